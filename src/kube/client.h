@@ -1,0 +1,136 @@
+// A typed-enough Kubernetes REST client: paths from GVRs, Status errors, server-side apply, JSON/merge patches,
+// paged lists, discovery. Knows the API's semantics and nothing of MindIE.
+#pragma once
+
+#include <boost/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/transport.h"
+
+namespace mindie::kube {
+
+/// Group/version/resource plus the kind and scope needed to build paths and objects.
+struct GVR {
+  std::string group;     ///< "" for the core group
+  std::string version;   ///< "v1"
+  std::string resource;  ///< plural lower-case, e.g. "configmaps"
+  std::string kind;      ///< e.g. "ConfigMap"
+  bool namespaced = true;
+
+  /// "v1" for the core group, else "group/version".
+  std::string api_version() const;
+  /// "kind.group" as kubectl prints it ("configmap", "inferserviceset.mindcluster.huawei.com"): lower-case kind,
+  /// group appended when not core.
+  std::string kind_dot_group() const;
+};
+
+/// Well-known GVRs used by the product.
+namespace gvr {
+extern const GVR kConfigMaps;
+extern const GVR kServiceAccounts;
+extern const GVR kServices;
+extern const GVR kPods;
+extern const GVR kNamespaces;
+extern const GVR kDeployments;
+extern const GVR kStatefulSets;
+extern const GVR kClusterRoles;
+extern const GVR kClusterRoleBindings;
+extern const GVR kInferServiceSets;  ///< mindcluster.huawei.com/v1 inferservicesets
+/// The GVR for an object's apiVersion + kind among the ones above; nullptr when unknown.
+const GVR* for_kind(std::string_view api_version, std::string_view kind);
+}  // namespace gvr
+
+/// One entry of a Status's details.causes.
+struct StatusCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+};
+
+/// An HTTP error answer from the API server, decoded from its Status body (or synthesised from the HTTP status
+/// when the body is not a Status). Decide on `reason`, never on `message` (API conventions).
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes, std::string method,
+           std::string path, int retry_after_seconds = 0);
+  int code() const { return code_; }
+  const std::string& reason() const { return reason_; }
+  const std::string& status_message() const { return message_; }
+  const std::vector<StatusCause>& causes() const { return causes_; }
+  const std::string& method() const { return method_; }
+  const std::string& path() const { return path_; }
+  int retry_after_seconds() const { return retry_after_; }
+  bool is_not_found() const { return reason_ == "NotFound"; }
+  bool is_conflict() const { return reason_ == "Conflict"; }
+  bool is_invalid() const { return reason_ == "Invalid"; }
+
+  /// kubectl's rendering: "Error from server (Reason): message" then one "* field: message" line per cause,
+  /// then the request ("PATCH /apis/...") so the failing resource is always named.
+  std::string render() const;
+
+ private:
+  int code_;
+  std::string reason_;
+  std::string message_;
+  std::vector<StatusCause> causes_;
+  std::string method_;
+  std::string path_;
+  int retry_after_;
+};
+
+/// Options common to writes.
+struct WriteOptions {
+  bool dry_run = false;               ///< sends dryRun=All
+  std::string field_manager = "kubectl-mindie";
+  bool force = false;                 ///< apply only: force=true takes over conflicting fields
+};
+
+/// Patch flavours the product sends. Strategic merge is deliberately absent: custom resources reject it.
+enum class PatchType {
+  Json,   ///< application/json-patch+json (RFC 6902)
+  Merge,  ///< application/merge-patch+json (RFC 7386)
+};
+
+/// REST client over an HttpTransport. Every method throws ApiError for an HTTP error status, TransportError
+/// when the server cannot be reached, and std::runtime_error for a success answer whose body is not JSON.
+class Client {
+ public:
+  explicit Client(HttpTransport& transport);
+
+  /// Path of a collection or object: "/api/v1/namespaces/ns/configmaps[/name]"; `ns` ignored when cluster-scoped.
+  static std::string path(const GVR& r, std::string_view ns, std::string_view name = {});
+
+  boost::json::object get(const GVR& r, std::string_view ns, std::string_view name);
+  /// As get(), but NotFound gives std::nullopt.
+  std::optional<boost::json::object> get_if_exists(const GVR& r, std::string_view ns, std::string_view name);
+  /// Lists all items matching `label_selector` (may be empty), following `continue` tokens with `limit` per page.
+  /// Returns the List object with every page's items concatenated and the last page's metadata.
+  boost::json::object list(const GVR& r, std::string_view ns, std::string_view label_selector = {},
+                           int limit = 500);
+  /// Server-side apply of the full intended object `obj` (its metadata.name/namespace are used).
+  boost::json::object apply(const GVR& r, const boost::json::object& obj, const WriteOptions& opts = {});
+  boost::json::object patch(const GVR& r, std::string_view ns, std::string_view name, PatchType type,
+                            const boost::json::value& patch, const WriteOptions& opts = {});
+  boost::json::object create(const GVR& r, const boost::json::object& obj, const WriteOptions& opts = {});
+  void remove(const GVR& r, std::string_view ns, std::string_view name, const WriteOptions& opts = {});
+  /// Discovery: true when /apis/{group}/{version} (or /api/v1) answers 200, false on 404; other errors throw.
+  bool has_group_version(std::string_view group, std::string_view version);
+
+  /// Requests sent so far (for benchmarks and tests).
+  std::size_t requests_sent() const { return requests_; }
+  HttpTransport& transport() { return transport_; }
+
+ private:
+  boost::json::object send_json(HttpRequest req);
+  HttpTransport& transport_;
+  std::size_t requests_ = 0;
+};
+
+/// Percent-encodes a query-string value (RFC 3986 unreserved characters kept).
+std::string url_encode(std::string_view s);
+
+}  // namespace mindie::kube

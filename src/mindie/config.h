@@ -1,0 +1,107 @@
+// The MindIE PyMotor configuration model: user_config.json (+ env.json) parsed once into a normalized,
+// validated model with one set of defaults. Knows nothing of HTTP.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mindie::config {
+
+/// How the workload is rendered (motor_deploy_config.deploy_mode). Missing = InferServiceSet everywhere (the
+/// published deployer defaults differently in deploy and update-config, a defect we do not repeat).
+enum class DeployMode { InferServiceSet, MultiDeployment, SingleContainer };
+/// "infer_service_set", "multi_deployment", "single_container".
+std::string_view to_string(DeployMode m);
+/// Inverse of to_string; std::nullopt for anything else.
+std::optional<DeployMode> deploy_mode_from_string(std::string_view s);
+
+/// An Ascend server model the built-in templates know (motor_deploy_config.hardware_type).
+struct HardwareProfile {
+  std::string name;              ///< "800I_A2", "800I_A3"
+  std::string accelerator_type;  ///< node label value: "module-910b-8", "module-a3-16"
+  int max_npus_per_pod;          ///< NPUs on one server: 8 (A2), 16 (A3)
+  bool sp_block;                 ///< A3: engine pod templates carry the sp-block annotation
+};
+/// The known profiles, or nullptr.
+const HardwareProfile* find_hardware_profile(std::string_view name);
+
+/// One validation problem: `path` is the JSON path in the input ("motor_deploy_config.p_instances_num").
+struct Problem {
+  std::string path;
+  std::string message;
+};
+
+/// Raised by parse_* when the input is not usable; carries every problem found, not just the first.
+/// what() is "<source>: N problem(s)" followed by one "* path: message" line per problem.
+class ValidationError : public std::runtime_error {
+ public:
+  ValidationError(std::string source, std::vector<Problem> problems);
+  const std::vector<Problem>& problems() const { return problems_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+  std::vector<Problem> problems_;
+};
+
+/// A parsed and validated user_config.json. `raw` is the exact input (the baseline stored in the ConfigMap).
+struct UserConfig {
+  std::string raw;
+  boost::json::object doc;
+
+  std::string job_id;  ///< = namespace; DNS-1123 label
+  DeployMode deploy_mode = DeployMode::InferServiceSet;
+  std::string image_name;
+  const HardwareProfile* hardware = nullptr;
+  int p_instances = 1;         ///< p_instances_num, 1..16
+  int d_instances = 1;         ///< d_instances_num, 1..16
+  int p_pods_per_instance = 1; ///< single_p_instance_pod_num
+  int d_pods_per_instance = 1; ///< single_d_instance_pod_num
+  int p_npus_per_pod = 0;      ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
+  int d_npus_per_pod = 0;      ///< d_pod_npu_num
+  std::string weight_mount_path = "/mnt/weight";
+  std::string engine_type;     ///< motor_engine_prefill_config.engine_type: vllm, mindie-llm, sglang
+  std::string engine_base;     ///< vllm, mindie-server, sglang
+  std::string model_name;      ///< motor_engine_prefill_config.model_config.model_name (may be empty)
+  bool controller_standby = false;   ///< motor_controller_config.standby_config.enable_master_standby
+  bool coordinator_standby = false;  ///< motor_coordinator_config.standby_config.enable_master_standby
+  bool kv_pool = false;        ///< prefill kv_connector == "MultiConnector"
+  int kv_pool_port = 50088;    ///< kv_cache_pool_config.port
+  bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
+  int kv_conductor_port = 0;
+  std::string host_log_dir;    ///< logging_config.host_log_dir (may be empty)
+};
+
+/// An env.json: section name -> (variable -> value as a string). Values that are numbers or booleans in the
+/// file are kept in their JSON spelling. `raw` is the exact input.
+struct EnvConfig {
+  std::string raw;
+  boost::json::object doc;
+};
+
+/// Parses and validates user_config.json text. `source` names the file in messages. Throws ValidationError
+/// listing every problem (JSON syntax errors are one problem at path "" with line/column).
+UserConfig parse_user_config(std::string raw, std::string_view source);
+
+/// Parses env.json text: an object of sections, each an object of scalar values. Throws ValidationError.
+EnvConfig parse_env_config(std::string raw, std::string_view source);
+
+/// Every JSON path at which `a` and `b` differ ("motor_deploy_config.image_name"; array elements as "x[2]";
+/// an array whose length differs is reported as the array's own path). Sorted.
+std::vector<std::string> diff_paths(const boost::json::value& a, const boost::json::value& b);
+
+/// Returns `raw` with the number at dotted object path `path` (e.g. "motor_deploy_config.p_instances_num")
+/// replaced by `value`, every other byte unchanged, so the stored baseline keeps the operator's formatting.
+/// Throws std::invalid_argument when `raw` is not JSON or the path does not hold a number.
+std::string replace_json_number(std::string_view raw, std::string_view path, std::int64_t value);
+
+/// DNS-1123 label check (RFC 1123, as Kubernetes uses it): lower-case alphanumerics and '-', starts and ends
+/// alphanumeric, at most 63 characters.
+bool is_dns1123_label(std::string_view s);
+
+}  // namespace mindie::config

@@ -1,0 +1,59 @@
+// Renders the Kubernetes objects of a MindIE deployment from the config model and the built-in templates under
+// manifests/ (embedded at build time). Pure: objects in, objects out; knows nothing of HTTP.
+#pragma once
+
+#include <boost/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mindie/config.h"
+
+namespace mindie::render {
+
+/// Name of the ConfigMap that holds the baseline (deploy.py's name).
+inline constexpr const char* kConfigMapName = "motor-config";
+/// ConfigMap key holding the baseline user_config.json, byte for byte.
+inline constexpr const char* kBaselineKey = "user_config.json";
+inline constexpr const char* kEnvKey = "env.json";
+/// Annotations on the ConfigMap recording what later commands need without local files.
+inline constexpr const char* kDeployModeAnnotation = "kubectl-mindie/deploy-mode";
+inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-service-set";
+/// Field manager for every write.
+inline constexpr const char* kFieldManager = "kubectl-mindie";
+
+/// Choices that are not part of user_config.json.
+struct RenderOptions {
+  std::string service_set_name;  ///< InferServiceSet name; empty = default_service_set_name(cfg)
+  /// Extra ConfigMap files (startup/probe scripts from --scripts-dir): key -> content.
+  std::map<std::string, std::string> scripts;
+};
+
+/// The InferServiceSet name used when none is given: "mindie-motor-<engine base>" (e.g. mindie-motor-vllm).
+std::string default_service_set_name(const config::UserConfig& cfg);
+
+/// The motor-config ConfigMap: keys user_config.json (cfg.raw), env.json (env->raw when given) and `opts.scripts`;
+/// annotations recording the deploy mode and the InferServiceSet name.
+boost::json::object render_config_map(const config::UserConfig& cfg, const config::EnvConfig* env,
+                                      const RenderOptions& opts);
+
+/// All objects of an infer_service_set deployment in write order: ConfigMap, ServiceAccount, ClusterRole,
+/// ClusterRoleBinding, InferServiceSet. Cluster-scoped RBAC names embed the namespace so two deployments never
+/// collide (fixing deploy.py's shared names).
+std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
+                                                          const config::EnvConfig* env, const RenderOptions& opts);
+
+/// The role names of the InferServiceSet, in order: controller, coordinator, prefill, decode, kv-pool,
+/// kv-conductor.
+const std::vector<std::string>& role_names();
+
+/// Desired role.replicas (instances) per role for `cfg`: controller/coordinator 1, prefill p_instances, decode
+/// d_instances, kv-pool/kv-conductor 1 when enabled else 0.
+std::map<std::string, int> desired_role_replicas(const config::UserConfig& cfg);
+
+/// Names of the Services the operator creates for a role service entry:
+/// "<service>-<iss>-0-<role>.<ns>.svc.cluster.local" (infer-operator naming, InferService index 0).
+std::string operator_service_address(const std::string& service, const std::string& iss, const std::string& role,
+                                     const std::string& ns);
+
+}  // namespace mindie::render
