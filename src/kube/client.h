@@ -52,7 +52,10 @@ struct StatusCause {
 };
 
 /// An HTTP error answer from the API server, decoded from its Status body (or synthesised from the HTTP status
-/// when the body is not a Status). Decide on `reason`, never on `message` (API conventions).
+/// when the body is not a Status: reason from the code — 401 Unauthorized, 403 Forbidden, 404 NotFound,
+/// 409 Conflict, 422 Invalid, 429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable, ... else "Unknown" —
+/// and the body's first 200 characters as message). Decide on `reason`, never on `message` (API conventions).
+/// retry_after_seconds() comes from the Retry-After header, else details.retryAfterSeconds; 0 when absent.
 class ApiError : public std::runtime_error {
  public:
   ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes, std::string method,
@@ -68,8 +71,9 @@ class ApiError : public std::runtime_error {
   bool is_conflict() const { return reason_ == "Conflict"; }
   bool is_invalid() const { return reason_ == "Invalid"; }
 
-  /// kubectl's rendering: "Error from server (Reason): message" then one "* field: message" line per cause,
-  /// then the request ("PATCH /apis/...") so the failing resource is always named.
+  /// kubectl's rendering: "Error from server (Reason): message" then one "* field: message" line per cause
+  /// (every cause, even when an Invalid message already lists them), then the request without its query,
+  /// "(PATCH /apis/...)", so the failing resource is always named. what() returns the same text.
   std::string render() const;
 
  private:
@@ -96,31 +100,45 @@ enum class PatchType {
 };
 
 /// REST client over an HttpTransport. Every method throws ApiError for an HTTP error status, TransportError
-/// when the server cannot be reached, and std::runtime_error for a success answer whose body is not JSON.
+/// when the server cannot be reached, and std::runtime_error (naming the path) for a success answer whose body is
+/// not a JSON object. No retries: each call sends each request once.
 class Client {
  public:
   explicit Client(HttpTransport& transport);
 
-  /// Path of a collection or object: "/api/v1/namespaces/ns/configmaps[/name]"; `ns` ignored when cluster-scoped.
+  /// Path of a collection or object: "/api/v1/namespaces/ns/configmaps[/name]" for the core group,
+  /// "/apis/{group}/{version}/..." otherwise; `ns` ignored when cluster-scoped; an empty `ns` for a namespaced
+  /// resource gives the all-namespaces collection. `ns` and `name` are percent-encoded.
   static std::string path(const GVR& r, std::string_view ns, std::string_view name = {});
 
+  /// GET of one object.
   boost::json::object get(const GVR& r, std::string_view ns, std::string_view name);
   /// As get(), but NotFound gives std::nullopt.
   std::optional<boost::json::object> get_if_exists(const GVR& r, std::string_view ns, std::string_view name);
-  /// Lists all items matching `label_selector` (may be empty), following `continue` tokens with `limit` per page.
-  /// Returns the List object with every page's items concatenated and the last page's metadata.
+  /// Lists all items matching `label_selector` (may be empty), following `continue` tokens with `limit` per page
+  /// (limit <= 0: no limit parameter). Returns the List object with every page's items concatenated and the last
+  /// page's metadata. A server repeating a continue token, or items that are not an array, raise runtime_error.
   boost::json::object list(const GVR& r, std::string_view ns, std::string_view label_selector = {},
                            int limit = 500);
-  /// Server-side apply of the full intended object `obj` (its metadata.name/namespace are used).
+  /// Server-side apply of the full intended object `obj` (its metadata.name/namespace are used): PATCH with
+  /// application/apply-patch+yaml (a JSON body, JSON being YAML) and ?fieldManager=..[&force=true][&dryRun=All].
+  /// Throws std::invalid_argument, sending nothing, when metadata.name (or, if namespaced, metadata.namespace)
+  /// is missing.
   boost::json::object apply(const GVR& r, const boost::json::object& obj, const WriteOptions& opts = {});
+  /// PATCH with a JSON Patch (an array of ops) or merge patch, ?fieldManager=..[&dryRun=All]; opts.force is not
+  /// sent (the API accepts it for apply only). Returns the patched object.
   boost::json::object patch(const GVR& r, std::string_view ns, std::string_view name, PatchType type,
                             const boost::json::value& patch, const WriteOptions& opts = {});
+  /// POST of `obj` to its collection (namespace from metadata.namespace), ?fieldManager=..[&dryRun=All].
+  /// Throws std::invalid_argument when a namespaced object has no metadata.namespace.
   boost::json::object create(const GVR& r, const boost::json::object& obj, const WriteOptions& opts = {});
+  /// DELETE of one object, [?dryRun=All]; the server's default propagation policy applies.
   void remove(const GVR& r, std::string_view ns, std::string_view name, const WriteOptions& opts = {});
-  /// Discovery: true when /apis/{group}/{version} (or /api/v1) answers 200, false on 404; other errors throw.
+  /// Discovery: true when /apis/{group}/{version} (or /api/{version} for the core group "") answers 2xx, false on
+  /// 404; other statuses throw ApiError.
   bool has_group_version(std::string_view group, std::string_view version);
 
-  /// Requests sent so far (for benchmarks and tests).
+  /// Requests sent so far, failed ones included (for benchmarks and tests).
   std::size_t requests_sent() const { return requests_; }
   HttpTransport& transport() { return transport_; }
 

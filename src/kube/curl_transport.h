@@ -9,7 +9,10 @@
 
 namespace mindie::kube {
 
-/// Talks HTTPS (or HTTP) to `config.server`. Not thread-safe: one request at a time.
+/// Talks HTTPS (or HTTP) to `config.server`. Not thread-safe: one request at a time. Sends
+/// "Authorization: Bearer <token>" when config.token is set, User-Agent kubectl-mindie/<version>; connect timeout
+/// 30 s (client-go's dial timeout), whole-request timeout config.request_timeout_seconds (0 = none). send() throws
+/// TransportError "Unable to connect to the server <server>: <libcurl's error>" when no response arrives.
 class CurlTransport : public HttpTransport {
  public:
   explicit CurlTransport(RestConfig config);

@@ -17,19 +17,26 @@ struct KubeconfigFlags {
   long request_timeout_seconds = 0;
 };
 
-/// Raised for a kubeconfig that cannot be used: missing file, invalid YAML, unknown context/cluster/user,
-/// unreadable certificate file. The message names the file and the entry.
+/// Raised for a kubeconfig that cannot be used: missing file, invalid YAML or wrong shapes, unknown
+/// context/cluster/user, unreadable certificate or token file, invalid base64, a client certificate without its
+/// key, or a user that only has unsupported authentication (exec, auth-provider, username/password).
+/// The message names the file and the entry.
 class KubeconfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-/// Resolves flags + environment ($KUBECONFIG, $HOME) to a RestConfig. Reads only local files.
-/// Throws KubeconfigError.
+/// Resolves flags + environment to a RestConfig with kubectl's loading rules: --kubeconfig FILE (must exist), else
+/// $KUBECONFIG (colon-separated; missing files skipped; the first file defining a cluster/context/user name wins;
+/// the first non-empty current-context wins), else $HOME/.kube/config. Context: --context, else current-context.
+/// Namespace: -n, else the context's, else "default". Relative file paths resolve against the directory of the
+/// kubeconfig that names them; *-data fields override their file counterparts, token overrides tokenFile.
+/// tls-server-name and proxy-url are not supported yet. Reads only local files. Throws KubeconfigError.
 RestConfig load_rest_config(const KubeconfigFlags& flags);
 
-/// Parses kubeconfig YAML text (`source` names it in errors; `base_dir` resolves relative paths) and resolves
-/// the context `context` (empty = current-context). Throws KubeconfigError.
+/// Parses kubeconfig YAML text (`source` names it in errors; `base_dir` resolves relative paths, "" = the
+/// working directory) and resolves flags.context (empty = current-context) and flags.namespace_ as
+/// load_rest_config does; flags.kubeconfig is not read. Throws KubeconfigError.
 RestConfig parse_kubeconfig(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
                             const KubeconfigFlags& flags);
 

@@ -1,5 +1,5 @@
-// A transport decorator that logs like kubectl's -v levels: 6 = method, URL, status and latency;
-// 8 = also request/response headers (Authorization redacted) and bodies.
+// A transport decorator that logs like kubectl's -v levels: 6 = method, URL, status and latency; 7 = also the
+// request's Accept/Content-Type; 8 = also response headers and bodies (cut at 1024 characters); 9 = whole bodies.
 #pragma once
 
 #include <ostream>
@@ -8,8 +8,9 @@
 
 namespace mindie::kube {
 
-/// Wraps `inner`, logging each request to `log` at `verbosity` (< 6 logs nothing). Never prints a token:
-/// Authorization values appear as "Bearer <masked>" as kubectl does.
+/// Wraps `inner`, logging each request to `log` at `verbosity` (< 6 logs nothing) in klog's line format.
+/// Never prints a token: credentials are added by the inner transport, below this decorator. A TransportError
+/// from `inner` is logged (status="" and the error) and rethrown.
 class LoggingTransport : public HttpTransport {
  public:
   LoggingTransport(HttpTransport& inner, int verbosity, std::ostream& log);

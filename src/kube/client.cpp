@@ -1,0 +1,320 @@
+#include "kube/client.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+
+namespace mindie::kube {
+
+// ---------------------------------------------------------------------------------------------------------------
+// GVR
+
+std::string GVR::api_version() const { return group.empty() ? version : group + "/" + version; }
+
+std::string GVR::kind_dot_group() const {
+  std::string out;
+  out.reserve(kind.size() + 1 + group.size());
+  for (char c : kind) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!group.empty()) out += "." + group;
+  return out;
+}
+
+namespace gvr {
+const GVR kConfigMaps{"", "v1", "configmaps", "ConfigMap", true};
+const GVR kServiceAccounts{"", "v1", "serviceaccounts", "ServiceAccount", true};
+const GVR kServices{"", "v1", "services", "Service", true};
+const GVR kPods{"", "v1", "pods", "Pod", true};
+const GVR kNamespaces{"", "v1", "namespaces", "Namespace", false};
+const GVR kDeployments{"apps", "v1", "deployments", "Deployment", true};
+const GVR kStatefulSets{"apps", "v1", "statefulsets", "StatefulSet", true};
+const GVR kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false};
+const GVR kClusterRoleBindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false};
+const GVR kInferServiceSets{"mindcluster.huawei.com", "v1", "inferservicesets", "InferServiceSet", true};
+
+const GVR* for_kind(std::string_view api_version, std::string_view kind) {
+  static const std::array<const GVR*, 10> known{&kConfigMaps,  &kServiceAccounts, &kServices,
+                                                &kPods,        &kNamespaces,      &kDeployments,
+                                                &kStatefulSets, &kClusterRoles,   &kClusterRoleBindings,
+                                                &kInferServiceSets};
+  for (const GVR* r : known)
+    if (r->kind == kind && r->api_version() == api_version) return r;
+  return nullptr;
+}
+}  // namespace gvr
+
+// ---------------------------------------------------------------------------------------------------------------
+// ApiError
+
+namespace {
+
+std::string render_api_error(const std::string& reason, const std::string& message,
+                             const std::vector<StatusCause>& causes, const std::string& method,
+                             const std::string& path) {
+  std::string out = "Error from server (" + reason + "): " + message;
+  for (const auto& c : causes) out += "\n* " + (c.field.empty() ? c.message : c.field + ": " + c.message);
+  // The query (fieldManager, dryRun, ...) is noise here; the path names the resource.
+  out += "\n(" + method + " " + path.substr(0, path.find('?')) + ")";
+  return out;
+}
+
+// The reason the API server would have given for `code` (its Status reasons), for error bodies that carry none.
+std::string reason_for_code(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 500: return "InternalError";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    default: return "Unknown";
+  }
+}
+
+std::string string_member(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// Decodes an error answer: a Status body gives reason, message, causes and retryAfterSeconds; anything else (an
+// HTML page from a proxy, plain text) gives the reason for the HTTP code and the body's start as the message.
+ApiError error_from_response(const HttpRequest& req, const HttpResponse& resp) {
+  int retry_after = 0;
+  if (const std::string h = resp.header("retry-after"); !h.empty()) {
+    std::from_chars(h.data(), h.data() + h.size(), retry_after);  // an HTTP-date form stays 0
+  }
+  boost::system::error_code ec;
+  const boost::json::value body = boost::json::parse(resp.body, ec);
+  const boost::json::object* status = !ec && body.is_object() ? &body.get_object() : nullptr;
+  if (status != nullptr && string_member(*status, "kind") == "Status") {
+    std::string reason = string_member(*status, "reason");
+    if (reason.empty()) reason = reason_for_code(resp.status);
+    std::string message = string_member(*status, "message");
+    if (message.empty()) message = "the server answered HTTP " + std::to_string(resp.status);
+    std::vector<StatusCause> causes;
+    if (const auto* details = status->if_contains("details"); details != nullptr && details->is_object()) {
+      const auto& d = details->get_object();
+      if (const auto* list = d.if_contains("causes"); list != nullptr && list->is_array()) {
+        for (const auto& c : list->get_array()) {
+          if (!c.is_object()) continue;
+          const auto& co = c.get_object();
+          causes.push_back({string_member(co, "reason"), string_member(co, "message"), string_member(co, "field")});
+        }
+      }
+      if (const auto* ra = d.if_contains("retryAfterSeconds"); ra != nullptr && ra->is_int64() && retry_after == 0) {
+        retry_after = static_cast<int>(std::clamp<std::int64_t>(ra->get_int64(), 0, 86400));
+      }
+    }
+    return ApiError(resp.status, std::move(reason), std::move(message), std::move(causes), req.method, req.path,
+                    retry_after);
+  }
+  std::string message = resp.body.substr(0, 200);
+  if (message.empty()) message = "the server answered HTTP " + std::to_string(resp.status) + " with an empty body";
+  return ApiError(resp.status, reason_for_code(resp.status), std::move(message), {}, req.method, req.path,
+                  retry_after);
+}
+
+// Builds "?a=1&b=2" with escaped values.
+class Query {
+ public:
+  void add(std::string_view key, std::string_view value) {
+    out_ += out_.empty() ? '?' : '&';
+    out_.append(key);
+    out_ += '=';
+    out_ += url_encode(value);
+  }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// metadata.name and metadata.namespace of an object to write; `need_name` for apply, which addresses the object.
+std::pair<std::string, std::string> name_and_namespace(const GVR& r, const boost::json::object& obj,
+                                                       bool need_name) {
+  std::string name, ns;
+  if (const auto* md = obj.if_contains("metadata"); md != nullptr && md->is_object()) {
+    name = string_member(md->get_object(), "name");
+    ns = string_member(md->get_object(), "namespace");
+  }
+  if (need_name && name.empty()) throw std::invalid_argument(r.kind + " object has no metadata.name");
+  if (r.namespaced && ns.empty()) throw std::invalid_argument(r.kind + " object has no metadata.namespace");
+  return {name, ns};
+}
+
+}  // namespace
+
+ApiError::ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes,
+                   std::string method, std::string path, int retry_after_seconds)
+    : std::runtime_error(render_api_error(reason, message, causes, method, path)),
+      code_(code),
+      reason_(std::move(reason)),
+      message_(std::move(message)),
+      causes_(std::move(causes)),
+      method_(std::move(method)),
+      path_(std::move(path)),
+      retry_after_(std::max(0, retry_after_seconds)) {}
+
+std::string ApiError::render() const { return what(); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Client
+
+std::string url_encode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
+  }
+  return out;
+}
+
+Client::Client(HttpTransport& transport) : transport_(transport) {}
+
+std::string Client::path(const GVR& r, std::string_view ns, std::string_view name) {
+  std::string p = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
+  // An empty namespace for a namespaced resource addresses the all-namespaces collection, as in the API.
+  if (r.namespaced && !ns.empty()) p += "/namespaces/" + url_encode(ns);
+  p += "/" + r.resource;
+  if (!name.empty()) p += "/" + url_encode(name);
+  return p;
+}
+
+boost::json::object Client::send_json(HttpRequest req) {
+  ++requests_;
+  const HttpResponse resp = transport_.send(req);
+  if (resp.status < 200 || resp.status > 299) throw error_from_response(req, resp);
+  boost::system::error_code ec;
+  boost::json::value body = boost::json::parse(resp.body, ec);
+  if (ec || !body.is_object()) {
+    throw std::runtime_error(req.method + " " + req.path + ": the server answered " + std::to_string(resp.status) +
+                             " with a body that is not a JSON object");
+  }
+  return std::move(body.get_object());
+}
+
+boost::json::object Client::get(const GVR& r, std::string_view ns, std::string_view name) {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = path(r, ns, name);
+  return send_json(std::move(req));
+}
+
+std::optional<boost::json::object> Client::get_if_exists(const GVR& r, std::string_view ns, std::string_view name) {
+  try {
+    return get(r, ns, name);
+  } catch (const ApiError& e) {
+    if (e.is_not_found()) return std::nullopt;
+    throw;
+  }
+}
+
+boost::json::object Client::list(const GVR& r, std::string_view ns, std::string_view label_selector, int limit) {
+  const std::string base = path(r, ns);
+  boost::json::array items;
+  boost::json::object last;
+  std::string token;
+  while (true) {
+    // Every page repeats the same parameters; only `continue` changes (API concepts, "Retrieving large results").
+    Query q;
+    if (!label_selector.empty()) q.add("labelSelector", label_selector);
+    if (limit > 0) q.add("limit", std::to_string(limit));
+    if (!token.empty()) q.add("continue", token);
+    HttpRequest req;
+    req.method = "GET";
+    req.path = base + q.str();
+    last = send_json(std::move(req));
+    if (const auto* page = last.if_contains("items"); page != nullptr && !page->is_null()) {
+      if (!page->is_array()) throw std::runtime_error("GET " + base + ": the list's \"items\" is not an array");
+      for (const auto& item : page->get_array()) items.push_back(item);
+    }
+    std::string next;
+    if (const auto* md = last.if_contains("metadata"); md != nullptr && md->is_object()) {
+      next = string_member(md->get_object(), "continue");
+    }
+    if (next.empty()) break;
+    // A server handing back the token it was given would otherwise keep us paging forever.
+    if (next == token) throw std::runtime_error("GET " + base + ": the server repeated continue token " + token);
+    token = std::move(next);
+  }
+  last["items"] = std::move(items);
+  return last;
+}
+
+boost::json::object Client::apply(const GVR& r, const boost::json::object& obj, const WriteOptions& opts) {
+  const auto [name, ns] = name_and_namespace(r, obj, true);
+  Query q;
+  q.add("fieldManager", opts.field_manager);
+  if (opts.force) q.add("force", "true");
+  if (opts.dry_run) q.add("dryRun", "All");
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = path(r, ns, name) + q.str();
+  req.content_type = "application/apply-patch+yaml";  // JSON is YAML: the server accepts the object as is
+  req.body = boost::json::serialize(obj);
+  return send_json(std::move(req));
+}
+
+boost::json::object Client::patch(const GVR& r, std::string_view ns, std::string_view name, PatchType type,
+                                  const boost::json::value& patch, const WriteOptions& opts) {
+  Query q;
+  q.add("fieldManager", opts.field_manager);
+  if (opts.dry_run) q.add("dryRun", "All");
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = path(r, ns, name) + q.str();
+  req.content_type = type == PatchType::Json ? "application/json-patch+json" : "application/merge-patch+json";
+  req.body = boost::json::serialize(patch);
+  return send_json(std::move(req));
+}
+
+boost::json::object Client::create(const GVR& r, const boost::json::object& obj, const WriteOptions& opts) {
+  const auto [name, ns] = name_and_namespace(r, obj, false);
+  Query q;
+  q.add("fieldManager", opts.field_manager);
+  if (opts.dry_run) q.add("dryRun", "All");
+  HttpRequest req;
+  req.method = "POST";
+  req.path = path(r, ns) + q.str();
+  req.content_type = "application/json";
+  req.body = boost::json::serialize(obj);
+  return send_json(std::move(req));
+}
+
+void Client::remove(const GVR& r, std::string_view ns, std::string_view name, const WriteOptions& opts) {
+  Query q;
+  if (opts.dry_run) q.add("dryRun", "All");
+  HttpRequest req;
+  req.method = "DELETE";
+  req.path = path(r, ns, name) + q.str();
+  send_json(std::move(req));
+}
+
+bool Client::has_group_version(std::string_view group, std::string_view version) {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = group.empty() ? "/api/" + std::string(version) : "/apis/" + std::string(group) + "/" + std::string(version);
+  ++requests_;
+  const HttpResponse resp = transport_.send(req);
+  if (resp.status >= 200 && resp.status <= 299) return true;
+  if (resp.status == 404) return false;
+  throw error_from_response(req, resp);
+}
+
+}  // namespace mindie::kube

@@ -1,0 +1,125 @@
+#include "kube/logging_transport.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace mindie::kube {
+namespace {
+
+// kubectl at -v=8 shows the first 1024 characters of a body; -v=9 shows it whole.
+constexpr std::size_t kBodyLimitAtV8 = 1024;
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+// klog's line header: "I1130 10:04:05.123456   12345 kube] ".
+std::string klog_prefix() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "I%02d%02d %02d:%02d:%02d.%06lld %7d kube] ", tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<long long>(micros), static_cast<int>(getpid()));
+  return buf;
+}
+
+// A value in double quotes with Go-%q-like escaping, so that a body stays on one log line.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", c);
+          out += hex;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string body_for_log(const std::string& body, int verbosity) {
+  if (verbosity >= 9 || body.size() <= kBodyLimitAtV8) return quote(body);
+  return quote(std::string_view(body).substr(0, kBodyLimitAtV8)) + " [truncated " +
+         std::to_string(body.size() - kBodyLimitAtV8) + " chars]";
+}
+
+}  // namespace
+
+LoggingTransport::LoggingTransport(HttpTransport& inner, int verbosity, std::ostream& log)
+    : inner_(inner), verbosity_(verbosity), log_(log) {}
+
+HttpResponse LoggingTransport::send(const HttpRequest& req) {
+  if (verbosity_ < 6) return inner_.send(req);
+  const std::string request = "verb=\"" + req.method + "\" url=" + quote(inner_.server() + req.path);
+  if (verbosity_ >= 7) {
+    // Only the headers the client chose; the transport adds Authorization itself, so no token can reach the log.
+    log_ << klog_prefix() << "\"Request Headers\" " << request << " Accept=" << quote(req.accept);
+    if (!req.content_type.empty()) log_ << " Content-Type=" << quote(req.content_type);
+    log_ << '\n';
+  }
+  if (verbosity_ >= 8 && !req.body.empty()) {
+    log_ << klog_prefix() << "\"Request Body\" body=" << body_for_log(req.body, verbosity_) << '\n';
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_ms = [&start] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  };
+  HttpResponse resp;
+  try {
+    resp = inner_.send(req);
+  } catch (const TransportError& e) {
+    log_ << klog_prefix() << "\"Response\" " << request << " status=\"\" milliseconds=" << elapsed_ms()
+         << " error=" << quote(e.what()) << '\n';
+    throw;
+  }
+  const std::string phrase = reason_phrase(resp.status);
+  log_ << klog_prefix() << "\"Response\" " << request << " status=\""
+       << std::to_string(resp.status) + (phrase.empty() ? "" : " " + phrase) << "\" milliseconds=" << elapsed_ms()
+       << '\n';
+  if (verbosity_ >= 8) {
+    log_ << klog_prefix() << "\"Response Headers\"";
+    for (const auto& [name, value] : resp.headers) log_ << ' ' << name << '=' << quote(value);
+    log_ << '\n';
+    log_ << klog_prefix() << "\"Response Body\" body=" << body_for_log(resp.body, verbosity_) << '\n';
+  }
+  return resp;
+}
+
+}  // namespace mindie::kube

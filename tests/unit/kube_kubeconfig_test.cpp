@@ -1,0 +1,366 @@
+// kubeconfig loading: kubectl's file precedence and merge rules, field resolution and error reporting.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "kube/kubeconfig.h"
+
+namespace fs = std::filesystem;
+using mindie::kube::KubeconfigError;
+using mindie::kube::KubeconfigFlags;
+using mindie::kube::load_rest_config;
+using mindie::kube::parse_kubeconfig;
+using mindie::kube::RestConfig;
+
+namespace {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kube-kubeconfig-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  // Writes `text` to the relative path `name` (creating directories) and returns the absolute path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = path / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+};
+
+// Sets (or unsets, with nullopt) an environment variable for the scope, restoring the old value afterwards.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const std::optional<std::string>& value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) old = v;
+    if (value) {
+      setenv(name.c_str(), value->c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
+  ~ScopedEnv() {
+    if (old) {
+      setenv(name.c_str(), old->c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
+};
+
+// The KubeconfigError message raised by `f`, or "" when it raised nothing (which fails the calling CHECK).
+template <typename F>
+std::string kubeconfig_error(F&& f) {
+  try {
+    f();
+  } catch (const KubeconfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// base64 of "CA PEM\n", "CERT PEM\n", "KEY PEM\n".
+const char* kConfigWithData = R"(
+apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster:
+    server: https://10.0.0.1:6443/
+    certificate-authority-data: Q0EgUEVNCg==
+contexts:
+- name: dev
+  context: {cluster: dev-cluster, user: dev-user}
+- name: other
+  context: {cluster: dev-cluster, user: dev-user, namespace: team-a}
+users:
+- name: dev-user
+  user:
+    client-certificate-data: Q0VSVCBQRU0K
+    client-key-data: S0VZIFBFTQo=
+    token: abc123
+)";
+
+}  // namespace
+
+TEST_CASE("kubeconfig: *-data fields are base64-decoded and the current context is used") {
+  const RestConfig c = parse_kubeconfig(kConfigWithData, "test-config", "", KubeconfigFlags{});
+  CHECK(c.context == "dev");
+  CHECK(c.server == "https://10.0.0.1:6443");  // trailing slash dropped
+  CHECK(c.ca_pem == "CA PEM\n");
+  CHECK(c.client_cert_pem == "CERT PEM\n");
+  CHECK(c.client_key_pem == "KEY PEM\n");
+  CHECK(c.token == "abc123");
+  CHECK_FALSE(c.insecure_skip_tls_verify);
+  CHECK(c.namespace_ == "default");
+  CHECK_FALSE(c.namespace_from_flag);
+}
+
+TEST_CASE("kubeconfig: namespace comes from -n, else the context, else default") {
+  KubeconfigFlags flags;
+  flags.context = "other";
+  CHECK(parse_kubeconfig(kConfigWithData, "cfg", "", flags).namespace_ == "team-a");
+  flags.namespace_ = "from-flag";
+  const RestConfig c = parse_kubeconfig(kConfigWithData, "cfg", "", flags);
+  CHECK(c.namespace_ == "from-flag");
+  CHECK(c.namespace_from_flag);
+  CHECK(c.context == "other");
+  flags = {};
+  CHECK(parse_kubeconfig(kConfigWithData, "cfg", "", flags).namespace_ == "default");
+}
+
+TEST_CASE("kubeconfig: request timeout is carried over from the flags") {
+  KubeconfigFlags flags;
+  flags.request_timeout_seconds = 17;
+  CHECK(parse_kubeconfig(kConfigWithData, "cfg", "", flags).request_timeout_seconds == 17);
+}
+
+TEST_CASE("kubeconfig: file fields resolve relative paths against the kubeconfig's directory") {
+  TempDir dir;
+  dir.write("conf/pki/ca.crt", "CA FROM FILE\n");
+  dir.write("conf/pki/client.crt", "CERT FROM FILE\n");
+  dir.write("conf/pki/client.key", "KEY FROM FILE\n");
+  dir.write("conf/token", "  file-token\n");
+  const std::string cfg = dir.write("conf/config", R"(
+current-context: c
+clusters:
+- name: k
+  cluster: {server: https://k:6443, certificate-authority: pki/ca.crt}
+contexts:
+- name: c
+  context: {cluster: k, user: u}
+users:
+- name: u
+  user: {client-certificate: pki/client.crt, client-key: pki/client.key, tokenFile: token}
+)");
+  KubeconfigFlags flags;
+  flags.kubeconfig = cfg;
+  const RestConfig c = load_rest_config(flags);
+  CHECK(c.ca_pem == "CA FROM FILE\n");
+  CHECK(c.client_cert_pem == "CERT FROM FILE\n");
+  CHECK(c.client_key_pem == "KEY FROM FILE\n");
+  CHECK(c.token == "file-token");  // surrounding whitespace trimmed, as client-go does
+}
+
+TEST_CASE("kubeconfig: *-data wins over the file field and token over tokenFile") {
+  const RestConfig c = parse_kubeconfig(R"(
+current-context: c
+clusters: [{name: k, cluster: {server: https://k, certificate-authority-data: Q0EgUEVNCg==,
+                               certificate-authority: /nonexistent/ca.crt}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {token: t1, tokenFile: /nonexistent/token}}]
+)", "cfg", "", {});
+  CHECK(c.ca_pem == "CA PEM\n");
+  CHECK(c.token == "t1");
+}
+
+TEST_CASE("kubeconfig: a missing referenced file is an error naming it") {
+  TempDir dir;
+  const std::string cfg = dir.write("config", R"(
+current-context: c
+clusters: [{name: k, cluster: {server: https://k, certificate-authority: missing-ca.crt}}]
+contexts: [{name: c, context: {cluster: k}}]
+)");
+  KubeconfigFlags flags;
+  flags.kubeconfig = cfg;
+  const std::string msg = kubeconfig_error([&] { load_rest_config(flags); });
+  CHECK(msg.find((dir.path / "missing-ca.crt").string()) != std::string::npos);
+  CHECK(msg.find("certificate-authority") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: --kubeconfig naming a missing file is an error naming it") {
+  TempDir dir;
+  ScopedEnv kubeconfig_env("KUBECONFIG", std::nullopt);
+  KubeconfigFlags flags;
+  flags.kubeconfig = (dir.path / "nope.yaml").string();
+  const std::string msg = kubeconfig_error([&] { load_rest_config(flags); });
+  CHECK(msg.find(flags.kubeconfig) != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: $KUBECONFIG merges files, first definition and first current-context win") {
+  TempDir dir;
+  // a.yaml defines cluster "shared" and user "u" but no current-context.
+  const std::string a = dir.write("a/a.yaml", R"(
+clusters:
+- name: shared
+  cluster: {server: https://from-a:6443, certificate-authority: ca.crt}
+users:
+- name: u
+  user: {token: token-a}
+)");
+  dir.write("a/ca.crt", "CA OF A\n");
+  // b.yaml redefines both (ignored), defines the context, and sets the current-context.
+  const std::string b = dir.write("b/b.yaml", R"(
+current-context: ctx-b
+clusters:
+- name: shared
+  cluster: {server: https://from-b:6443}
+contexts:
+- name: ctx-b
+  context: {cluster: shared, user: u, namespace: ns-b}
+users:
+- name: u
+  user: {token: token-b}
+)");
+  // c.yaml's current-context comes too late to matter.
+  const std::string c = dir.write("c.yaml", "current-context: ctx-c\ncontexts: [{name: ctx-c, context: {cluster: shared}}]\n");
+  const std::string missing = (dir.path / "missing.yaml").string();
+  ScopedEnv kubeconfig_env("KUBECONFIG", missing + ":" + a + "::" + b + ":" + c);
+  const RestConfig cfg = load_rest_config({});
+  CHECK(cfg.context == "ctx-b");
+  CHECK(cfg.server == "https://from-a:6443");
+  CHECK(cfg.ca_pem == "CA OF A\n");  // resolved against a.yaml's directory, not b.yaml's
+  CHECK(cfg.token == "token-a");
+  CHECK(cfg.namespace_ == "ns-b");
+
+  KubeconfigFlags flags;
+  flags.context = "ctx-c";  // a context from a later file is still reachable by name
+  CHECK(load_rest_config(flags).context == "ctx-c");
+}
+
+TEST_CASE("kubeconfig: $KUBECONFIG listing only missing files is an error") {
+  TempDir dir;
+  ScopedEnv kubeconfig_env("KUBECONFIG", (dir.path / "x").string() + ":" + (dir.path / "y").string());
+  const std::string msg = kubeconfig_error([] { load_rest_config({}); });
+  CHECK(msg.find((dir.path / "x").string()) != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: without --kubeconfig or $KUBECONFIG, $HOME/.kube/config is read") {
+  TempDir dir;
+  dir.write(".kube/config", kConfigWithData);
+  ScopedEnv kubeconfig_env("KUBECONFIG", std::nullopt);
+  ScopedEnv home_env("HOME", dir.path.string());
+  CHECK(load_rest_config({}).server == "https://10.0.0.1:6443");
+  fs::remove(dir.path / ".kube" / "config");
+  const std::string msg = kubeconfig_error([] { load_rest_config({}); });
+  CHECK(msg.find((dir.path / ".kube" / "config").string()) != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: unknown --context is an error naming the context") {
+  KubeconfigFlags flags;
+  flags.context = "prod-ctx";
+  const std::string msg = kubeconfig_error([&] { parse_kubeconfig(kConfigWithData, "my-config", "", flags); });
+  CHECK(msg.find("\"prod-ctx\"") != std::string::npos);
+  CHECK(msg.find("my-config") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: missing current-context, cluster or user are errors naming them") {
+  CHECK(kubeconfig_error([] { parse_kubeconfig("clusters: []\n", "cfg", "", {}); }).find("current-context") !=
+        std::string::npos);
+  const char* dangling = R"(
+current-context: c
+contexts: [{name: c, context: {cluster: ghost-cluster, user: ghost-user}}]
+clusters: [{name: real, cluster: {server: https://x}}]
+)";
+  CHECK(kubeconfig_error([&] { parse_kubeconfig(dangling, "cfg", "", {}); }).find("ghost-cluster") !=
+        std::string::npos);
+  const char* no_user = R"(
+current-context: c
+contexts: [{name: c, context: {cluster: real, user: ghost-user}}]
+clusters: [{name: real, cluster: {server: https://x}}]
+)";
+  CHECK(kubeconfig_error([&] { parse_kubeconfig(no_user, "cfg", "", {}); }).find("ghost-user") != std::string::npos);
+  const char* no_server = R"(
+current-context: c
+contexts: [{name: c, context: {cluster: real}}]
+clusters: [{name: real, cluster: {insecure-skip-tls-verify: true}}]
+)";
+  CHECK(kubeconfig_error([&] { parse_kubeconfig(no_server, "cfg", "", {}); }).find("no server") !=
+        std::string::npos);
+}
+
+TEST_CASE("kubeconfig: invalid YAML and wrong shapes are KubeconfigErrors naming the file") {
+  const char* bad[] = {
+      "clusters: [unclosed\n",                                  // YAML syntax error
+      "- just\n- a list\n",                                     // top level not a mapping
+      "clusters: {name: x}\n",                                  // clusters not a list
+      "clusters: [plain-string]\n",                             // entry not a mapping
+      "clusters: [{cluster: {server: https://x}}]\n",           // entry without a name
+      "clusters: [{name: k, cluster: [1, 2]}]\n",               // body not a mapping
+      "current-context: [a, b]\n",                              // not a string
+      "clusters: [{name: k, cluster: {server: https://a}}, {name: k, cluster: {server: https://b}}]\n",
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+      "clusters: [{name: k, cluster: {server: {nested: map}}}]\n",
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+      "clusters: [{name: k, cluster: {server: https://x, insecure-skip-tls-verify: maybe}}]\n",
+  };
+  for (const char* text : bad) {
+    CAPTURE(text);
+    const std::string msg = kubeconfig_error([&] { parse_kubeconfig(text, "/path/to/broken-config", "", {}); });
+    CHECK(msg.find("/path/to/broken-config") != std::string::npos);
+  }
+}
+
+TEST_CASE("kubeconfig: an empty file is an empty config") {
+  // No crash and no YAML error: the complaint is that nothing selects a context.
+  const std::string msg = kubeconfig_error([] { parse_kubeconfig("", "empty-config", "", {}); });
+  CHECK(msg.find("current-context") != std::string::npos);
+}
+
+TEST_CASE("kubeconfig: invalid base64 in *-data is an error naming the field") {
+  for (const char* data : {"not base64!", "Q0EgUEVNCg", "Q0E=UEVN", "Q==="}) {
+    CAPTURE(data);
+    const std::string text = std::string("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n") +
+                             "clusters: [{name: k, cluster: {server: https://x, certificate-authority-data: \"" +
+                             data + "\"}}]\n";
+    const std::string msg = kubeconfig_error([&] { parse_kubeconfig(text, "cfg", "", {}); });
+    CHECK(msg.find("certificate-authority-data") != std::string::npos);
+  }
+  // Line breaks inside the value are allowed, as Go's decoder skips them.
+  const RestConfig c = parse_kubeconfig(
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+      "clusters: [{name: k, cluster: {server: https://x, certificate-authority-data: \"Q0Eg\\nUEVNCg==\"}}]\n",
+      "cfg", "", {});
+  CHECK(c.ca_pem == "CA PEM\n");
+}
+
+TEST_CASE("kubeconfig: a server without scheme defaults like client-go") {
+  const auto server_of = [](const std::string& cluster_body) {
+    return parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                            "clusters: [{name: k, cluster: " + cluster_body + "}]\n",
+                            "cfg", "", {})
+        .server;
+  };
+  CHECK(server_of("{server: \"10.1.1.1:6443\"}") == "http://10.1.1.1:6443");
+  CHECK(server_of("{server: \"10.1.1.1:6443\", insecure-skip-tls-verify: true}") == "https://10.1.1.1:6443");
+  CHECK(server_of("{server: \"10.1.1.1:6443\", certificate-authority-data: Q0EgUEVNCg==}") ==
+        "https://10.1.1.1:6443");
+}
+
+TEST_CASE("kubeconfig: insecure-skip-tls-verify is read") {
+  const RestConfig c = parse_kubeconfig(
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+      "clusters: [{name: k, cluster: {server: https://x, insecure-skip-tls-verify: true}}]\n",
+      "cfg", "", {});
+  CHECK(c.insecure_skip_tls_verify);
+  CHECK(c.token.empty());  // no user: anonymous
+}
+
+TEST_CASE("kubeconfig: unusable credentials are errors, not silent anonymous requests") {
+  const std::string head =
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+      "clusters: [{name: k, cluster: {server: https://x}}]\n";
+  const std::string cert_only = kubeconfig_error(
+      [&] { parse_kubeconfig(head + "users: [{name: u, user: {client-certificate-data: Q0VSVCBQRU0K}}]\n", "cfg", "", {}); });
+  CHECK(cert_only.find("client-key") != std::string::npos);
+  const std::string exec = kubeconfig_error([&] {
+    parse_kubeconfig(head + "users: [{name: u, user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}}]\n",
+                     "cfg", "", {});
+  });
+  CHECK(exec.find("exec") != std::string::npos);
+  CHECK(exec.find("\"u\"") != std::string::npos);
+}

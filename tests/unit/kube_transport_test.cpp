@@ -1,0 +1,271 @@
+// HttpResponse::header, the -v logging decorator, and CurlTransport against a one-connection loopback server.
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_transport.h"
+#include "kube/curl_transport.h"
+#include "kube/logging_transport.h"
+
+using mindie::kube::CurlTransport;
+using mindie::kube::HttpRequest;
+using mindie::kube::HttpResponse;
+using mindie::kube::LoggingTransport;
+using mindie::kube::RestConfig;
+using mindie::kube::TransportError;
+using mindie::test::FakeTransport;
+
+namespace {
+
+HttpRequest request(std::string method, std::string path, std::string content_type = {}, std::string body = {}) {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.path = std::move(path);
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("HttpResponse::header is case-insensitive and gives the first match") {
+  HttpResponse r;
+  r.headers = {{"content-type", "application/json"}, {"warning", "first"}, {"warning", "second"}};
+  CHECK(r.header("Content-Type") == "application/json");
+  CHECK(r.header("WARNING") == "first");
+  CHECK(r.header("retry-after").empty());
+}
+
+TEST_CASE("LoggingTransport below -v=6 logs nothing") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 5, log);
+  inner.reply(200, "{}");
+  CHECK(t.send(request("GET", "/api/v1")).status == 200);
+  CHECK(log.str().empty());
+  CHECK(t.server() == inner.server());
+}
+
+TEST_CASE("LoggingTransport -v=6: one line with verb, full URL, status and latency; no bodies") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 6, log);
+  inner.reply(404, "secret-ish body");
+  const HttpResponse r = t.send(request("PATCH", "/api/v1/namespaces/ns/configmaps/cm?dryRun=All",
+                                        "application/merge-patch+json", "request body"));
+  CHECK(r.status == 404);
+  CHECK(r.body == "secret-ish body");
+  const auto lines = lines_of(log.str());
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].rfind("I", 0) == 0);  // klog severity letter
+  CHECK(contains(lines[0], "] \"Response\" verb=\"PATCH\" "
+                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/configmaps/cm?dryRun=All\" "
+                           "status=\"404 Not Found\" milliseconds="));
+  CHECK_FALSE(contains(log.str(), "body"));
+}
+
+TEST_CASE("LoggingTransport -v=8: request headers and body, response headers and body, cut at 1024") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 8, log);
+  const std::string big(3000, 'z');
+  const std::string body = "{\"kind\":\"ConfigMap\"}\n" + big;  // 3021 characters: 1997 beyond the limit
+  inner.reply(200, body, {{"content-type", "application/json"}});
+  t.send(request("POST", "/api/v1/namespaces/ns/configmaps", "application/json", R"({"a":"b"})"));
+  const std::string out = log.str();
+  CHECK(contains(out, "\"Request Headers\" verb=\"POST\""));
+  CHECK(contains(out, "Accept=\"application/json\" Content-Type=\"application/json\""));
+  CHECK(contains(out, R"("Request Body" body="{\"a\":\"b\"}")"));
+  CHECK(contains(out, "status=\"200 OK\""));
+  CHECK(contains(out, "\"Response Headers\" content-type=\"application/json\""));
+  CHECK(contains(out, R"("Response Body" body="{\"kind\":\"ConfigMap\"}\n)"));  // one line: newline escaped
+  const std::size_t shown = 1024 - std::string("{\"kind\":\"ConfigMap\"}\n").size();
+  CHECK(contains(out, std::string(shown, 'z') + "\" [truncated 1997 chars]"));
+  CHECK_FALSE(contains(out, std::string(shown + 1, 'z')));
+  CHECK(lines_of(out).size() == 5);
+}
+
+TEST_CASE("LoggingTransport -v=9 logs whole bodies") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 9, log);
+  inner.reply(200, std::string(3000, 'z'));
+  t.send(request("GET", "/api/v1"));
+  CHECK(contains(log.str(), std::string(3000, 'z') + "\"\n"));
+  CHECK_FALSE(contains(log.str(), "truncated"));
+}
+
+TEST_CASE("LoggingTransport logs a transport failure and rethrows it") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 6, log);
+  inner.fail("Unable to connect to the server https://fake.example:6443: Connection refused");
+  CHECK_THROWS_AS(t.send(request("GET", "/api/v1")), TransportError);
+  CHECK(contains(log.str(), "status=\"\" milliseconds="));
+  CHECK(contains(log.str(), "error=\"Unable to connect to the server https://fake.example:6443: Connection refused\""));
+}
+
+namespace {
+
+// A plain-HTTP server on 127.0.0.1 that accepts exactly one connection and answers `count` requests on it, so a
+// second connection (no keep-alive) leaves the client unanswered until its timeout. Raw requests are recorded.
+class OneConnectionServer {
+ public:
+  explicit OneConnectionServer(int count) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(listen_fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(listen(listen_fd_, 4) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this, count] { serve(count); });
+  }
+  ~OneConnectionServer() {
+    if (thread_.joinable()) thread_.join();
+    close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  /// Waits for the server to finish its `count` answers (or give up) and returns the raw requests it read.
+  std::vector<std::string> take_requests() {
+    thread_.join();
+    return std::move(requests_);
+  }
+
+ private:
+  void serve(int count) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return;
+    const int fd = accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    std::string buffer;
+    for (int i = 0; i < count; ++i) {
+      std::size_t end;
+      while ((end = buffer.find("\r\n\r\n")) == std::string::npos) {
+        if (!read_more(fd, buffer)) return finish(fd);
+      }
+      std::size_t length = 0;
+      const auto cl = buffer.find("Content-Length: ");
+      if (cl != std::string::npos && cl < end) length = std::stoul(buffer.substr(cl + 16));
+      while (buffer.size() < end + 4 + length) {
+        if (!read_more(fd, buffer)) return finish(fd);
+      }
+      requests_.push_back(buffer.substr(0, end + 4 + length));
+      buffer.erase(0, end + 4 + length);
+      const std::string body = "{\"n\":" + std::to_string(i) + "}";
+      const std::string reply = "HTTP/1.1 " + std::string(i == 1 ? "404 Not Found" : "200 OK") +
+                                "\r\nContent-Type: application/json\r\nX-Mixed-Case: Value \r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body;
+      if (write(fd, reply.data(), reply.size()) != static_cast<ssize_t>(reply.size())) return finish(fd);
+    }
+    finish(fd);
+  }
+  static void finish(int fd) { close(fd); }
+  static bool read_more(int fd, std::string& buffer) {
+    char chunk[4096];
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return false;
+    const ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::vector<std::string> requests_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive connection") {
+  std::vector<std::string> seen;
+  std::vector<HttpResponse> answers;
+  {
+    OneConnectionServer server(3);
+    RestConfig cfg;
+    cfg.server = server.url();
+    cfg.token = "sekrit-token";
+    cfg.request_timeout_seconds = 20;
+    CurlTransport t(cfg);
+    CHECK(t.server() == server.url());
+    answers.push_back(t.send(request("PATCH", "/apis/g/v1/namespaces/ns/things/x?fieldManager=m",
+                                     "application/apply-patch+yaml", R"({"spec":{}})")));
+    // A GET after a body-carrying request must not resend the body on the reused handle.
+    answers.push_back(t.send(request("GET", "/api/v1/namespaces/ns/pods/p")));
+    answers.push_back(t.send(request("POST", "/api/v1/namespaces/ns/configmaps", "application/json", "")));
+    seen = server.take_requests();
+  }
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].rfind("PATCH /apis/g/v1/namespaces/ns/things/x?fieldManager=m HTTP/1.1\r\n", 0) == 0);
+  CHECK(contains(seen[0], "Content-Type: application/apply-patch+yaml\r\n"));
+  CHECK(contains(seen[0], "Accept: application/json\r\n"));
+  CHECK(contains(seen[0], "Authorization: Bearer sekrit-token\r\n"));
+  CHECK(contains(seen[0], "User-Agent: kubectl-mindie/"));
+  CHECK(seen[0].substr(seen[0].size() - 11) == R"({"spec":{}})");
+
+  CHECK(seen[1].rfind("GET /api/v1/namespaces/ns/pods/p HTTP/1.1\r\n", 0) == 0);
+  CHECK_FALSE(contains(seen[1], "Content-Length"));
+  CHECK_FALSE(contains(seen[1], "Content-Type"));
+  CHECK(seen[1].substr(seen[1].size() - 4) == "\r\n\r\n");
+
+  CHECK(seen[2].rfind("POST /api/v1/namespaces/ns/configmaps HTTP/1.1\r\n", 0) == 0);
+  CHECK(contains(seen[2], "Content-Length: 0\r\n"));
+
+  REQUIRE(answers.size() == 3);
+  CHECK(answers[0].status == 200);
+  CHECK(answers[0].body == "{\"n\":0}");
+  CHECK(answers[0].header("content-type") == "application/json");
+  CHECK(answers[0].headers.at(1).first == "x-mixed-case");  // names stored lower-case, values trimmed
+  CHECK(answers[0].headers.at(1).second == "Value");
+  CHECK(answers[1].status == 404);  // an error status is a response, not an exception
+  CHECK(answers[2].body == "{\"n\":2}");
+}
+
+TEST_CASE("CurlTransport: no server listening is a TransportError naming the server") {
+  // A bound socket that does not listen: connecting to its port is refused, and nobody else can take the port.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  cfg.request_timeout_seconds = 20;
+  CurlTransport t(cfg);
+  std::string message;
+  try {
+    t.send(request("GET", "/api/v1"));
+  } catch (const TransportError& e) {
+    message = e.what();
+  }
+  close(fd);
+  CHECK(contains(message, cfg.server));
+  CHECK(contains(message, "Unable to connect"));
+  CHECK(message.size() > std::string("Unable to connect to the server " + cfg.server + ": ").size());
+}
