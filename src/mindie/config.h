@@ -57,7 +57,7 @@ struct UserConfig {
   std::string job_id;  ///< = namespace; DNS-1123 label
   DeployMode deploy_mode = DeployMode::InferServiceSet;
   std::string image_name;
-  const HardwareProfile* hardware = nullptr;
+  const HardwareProfile* hardware = nullptr;  ///< motor_deploy_config.hardware_type (required)
   int p_instances = 1;         ///< p_instances_num, 1..16
   int d_instances = 1;         ///< d_instances_num, 1..16
   int p_pods_per_instance = 1; ///< single_p_instance_pod_num
@@ -74,7 +74,14 @@ struct UserConfig {
   int kv_pool_port = 50088;    ///< kv_cache_pool_config.port
   bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
   int kv_conductor_port = 0;
-  std::string host_log_dir;    ///< logging_config.host_log_dir (may be empty)
+  /// motor_engine_prefill_config.engine_config.disaggregation_bootstrap_port as text, empty when unset; passed to
+  /// the coordinator as DISAGGREGATION_BOOTSTRAP_PORT (deploy.py).
+  std::string disaggregation_bootstrap_port;
+  /// Host directories mounted as component log dirs: logging_config.host_log_dir of motor_controller_config,
+  /// motor_coordinator_config and motor_nodemanger_config (engines); deploy.py's default "/root/ascend/log".
+  std::string controller_log_dir = "/root/ascend/log";
+  std::string coordinator_log_dir = "/root/ascend/log";
+  std::string engine_log_dir = "/root/ascend/log";
 };
 
 /// An env.json: section name -> (variable -> value as a string). Values that are numbers or booleans in the
@@ -85,10 +92,17 @@ struct EnvConfig {
 };
 
 /// Parses and validates user_config.json text. `source` names the file in messages. Throws ValidationError
-/// listing every problem (JSON syntax errors are one problem at path "" with line/column).
+/// listing every problem (JSON syntax errors are one problem at path "" with line/column). Required: the sections
+/// motor_deploy_config, motor_controller_config, motor_coordinator_config, motor_engine_prefill_config and
+/// motor_engine_decode_config (objects), and in motor_deploy_config job_id, image_name, hardware_type,
+/// p/d_instances_num and p/d_pod_npu_num. Defaults (deploy.py's): deploy_mode infer_service_set, pods per
+/// instance 1, weight_mount_path /mnt/weight, engine_type mindie-llm, KV pool port 50088, log dirs
+/// /root/ascend/log. Unknown keys are allowed (engine sections carry many engine-specific fields).
 UserConfig parse_user_config(std::string raw, std::string_view source);
 
-/// Parses env.json text: an object of sections, each an object of scalar values. Throws ValidationError.
+/// Parses env.json text: an object of sections, each an object of scalar values (string, number, boolean) keyed by
+/// shell variable names (deploy.py exports each section from a bash function); a top-level "version" string is
+/// allowed. Throws ValidationError listing every problem.
 EnvConfig parse_env_config(std::string raw, std::string_view source);
 
 /// Every JSON path at which `a` and `b` differ ("motor_deploy_config.image_name"; array elements as "x[2]";

@@ -22,6 +22,14 @@ inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-ser
 /// Field manager for every write.
 inline constexpr const char* kFieldManager = "kubectl-mindie";
 
+/// Names of the role service entries (the first part of the operator's Service names; the runtime only sees the
+/// resulting addresses, so they are kept short to leave room for the InferServiceSet name).
+inline constexpr const char* kControllerService = "controller";    ///< controller role, port 1026
+inline constexpr const char* kCoordinatorService = "coordinator";  ///< coordinator role, management port 1026
+inline constexpr const char* kCoordinatorInferService = "infer";   ///< coordinator role, inference port 1025
+inline constexpr const char* kKvPoolService = "kvp-master";        ///< kv-pool role, kv_cache_pool_config.port
+inline constexpr const char* kKvConductorService = "kv-conductor"; ///< kv-conductor role, http_server_port
+
 /// Choices that are not part of user_config.json.
 struct RenderOptions {
   std::string service_set_name;  ///< InferServiceSet name; empty = default_service_set_name(cfg)
@@ -29,17 +37,25 @@ struct RenderOptions {
   std::map<std::string, std::string> scripts;
 };
 
+/// Problems with an InferServiceSet name (path "metadata.name"): it must be a DNS-1123 label, and every name the
+/// operator derives from it (role Services "<service>-<iss>-0-<role>", StatefulSet pods and their
+/// controller-revision-hash labels) must stay within the 63-character DNS label limit. Empty when usable.
+std::vector<config::Problem> check_service_set_name(const std::string& name);
+
 /// The InferServiceSet name used when none is given: "mindie-motor-<engine base>" (e.g. mindie-motor-vllm).
 std::string default_service_set_name(const config::UserConfig& cfg);
 
 /// The motor-config ConfigMap: keys user_config.json (cfg.raw), env.json (env->raw when given) and `opts.scripts`;
-/// annotations recording the deploy mode and the InferServiceSet name.
+/// annotations recording the deploy mode and the InferServiceSet name. Throws config::ValidationError (source
+/// "scripts") when a script key is not a valid ConfigMap key or collides with the two config keys, a script is not
+/// UTF-8 text, or the data exceeds the 1 MiB object limit.
 boost::json::object render_config_map(const config::UserConfig& cfg, const config::EnvConfig* env,
                                       const RenderOptions& opts);
 
 /// All objects of an infer_service_set deployment in write order: ConfigMap, ServiceAccount, ClusterRole,
 /// ClusterRoleBinding, InferServiceSet. Cluster-scoped RBAC names embed the namespace so two deployments never
-/// collide (fixing deploy.py's shared names).
+/// collide (fixing deploy.py's shared names). Throws config::ValidationError when the InferServiceSet name or the
+/// ConfigMap content is unusable, std::invalid_argument when cfg.deploy_mode is not InferServiceSet.
 std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
                                                           const config::EnvConfig* env, const RenderOptions& opts);
 
@@ -51,7 +67,7 @@ const std::vector<std::string>& role_names();
 /// d_instances, kv-pool/kv-conductor 1 when enabled else 0.
 std::map<std::string, int> desired_role_replicas(const config::UserConfig& cfg);
 
-/// Names of the Services the operator creates for a role service entry:
+/// Address of the Service the operator creates for a role's service entry:
 /// "<service>-<iss>-0-<role>.<ns>.svc.cluster.local" (infer-operator naming, InferService index 0).
 std::string operator_service_address(const std::string& service, const std::string& iss, const std::string& role,
                                      const std::string& ns);

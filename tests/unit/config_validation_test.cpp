@@ -1,0 +1,355 @@
+// Validation and defaults of user_config.json / env.json (mindie/config.h).
+#include <doctest/doctest.h>
+
+#include "config_test_support.h"
+
+using namespace mindie;
+using mindie::test::deploy_of;
+using mindie::test::has_problem;
+using mindie::test::parse;
+using mindie::test::problems_of;
+using mindie::test::valid_config;
+namespace json = boost::json;
+
+TEST_CASE("a valid config parses with the documented defaults") {
+  auto cfg = valid_config();
+  const std::string raw = json::serialize(cfg);
+  auto c = config::parse_user_config(raw, "user_config.json");
+  CHECK(c.raw == raw);
+  CHECK(c.job_id == "team-a");
+  CHECK(c.deploy_mode == config::DeployMode::InferServiceSet);  // missing deploy_mode
+  CHECK(c.image_name == "mindie:test");
+  REQUIRE(c.hardware != nullptr);
+  CHECK(c.hardware->accelerator_type == "module-910b-8");
+  CHECK(c.p_instances == 1);
+  CHECK(c.d_instances == 1);
+  CHECK(c.p_pods_per_instance == 1);
+  CHECK(c.d_pods_per_instance == 1);
+  CHECK(c.p_npus_per_pod == 8);
+  CHECK(c.weight_mount_path == "/mnt/weight");
+  CHECK(c.engine_type == "vllm");
+  CHECK(c.engine_base == "vllm");
+  CHECK(c.model_name == "qwen");
+  CHECK_FALSE(c.controller_standby);
+  CHECK_FALSE(c.coordinator_standby);
+  CHECK_FALSE(c.kv_pool);
+  CHECK_FALSE(c.kv_conductor);
+  CHECK(c.controller_log_dir == "/root/ascend/log");
+  CHECK(c.engine_log_dir == "/root/ascend/log");
+  CHECK(c.disaggregation_bootstrap_port.empty());
+}
+
+TEST_CASE("engine type defaults to mindie-llm and maps to its engine base") {
+  auto cfg = valid_config();
+  cfg["motor_engine_prefill_config"].as_object().erase("engine_type");
+  cfg["motor_engine_decode_config"].as_object().erase("engine_type");
+  auto c = parse(cfg);
+  CHECK(c.engine_type == "mindie-llm");
+  CHECK(c.engine_base == "mindie-server");
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
+  CHECK(parse(cfg).engine_base == "sglang");
+}
+
+TEST_CASE("every deploy mode is accepted by name") {
+  auto cfg = valid_config();
+  for (auto m : {config::DeployMode::InferServiceSet, config::DeployMode::MultiDeployment,
+                 config::DeployMode::SingleContainer}) {
+    deploy_of(cfg)["deploy_mode"] = config::to_string(m);
+    CHECK(parse(cfg).deploy_mode == m);
+    CHECK(config::deploy_mode_from_string(config::to_string(m)) == m);
+  }
+  CHECK_FALSE(config::deploy_mode_from_string("k8s").has_value());
+}
+
+TEST_CASE("optional switches: standby, KV pool, KV conductor, log dirs, bootstrap port") {
+  auto cfg = valid_config();
+  cfg["motor_controller_config"] = json::parse(
+      R"({"standby_config": {"enable_master_standby": true}, "logging_config": {"host_log_dir": "/var/log/ctl"}})");
+  cfg["motor_coordinator_config"] = json::parse(R"({"standby_config": {"enable_master_standby": true}})");
+  cfg["motor_engine_prefill_config"].as_object()["engine_config"] = json::parse(
+      R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}, "disaggregation_bootstrap_port": 8998})");
+  cfg["kv_cache_pool_config"] = json::parse(R"({"eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
+  cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  cfg["motor_nodemanger_config"] = json::parse(R"({"logging_config": {"host_log_dir": "/var/log/engine"}})");
+  auto c = parse(cfg);
+  CHECK(c.controller_standby);
+  CHECK(c.coordinator_standby);
+  CHECK(c.kv_pool);
+  CHECK(c.kv_pool_port == 50088);  // default port
+  CHECK(c.kv_conductor);
+  CHECK(c.kv_conductor_port == 13333);
+  CHECK(c.controller_log_dir == "/var/log/ctl");
+  CHECK(c.coordinator_log_dir == "/root/ascend/log");
+  CHECK(c.engine_log_dir == "/var/log/engine");
+  CHECK(c.disaggregation_bootstrap_port == "8998");
+
+  cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 0})");
+  CHECK_FALSE(parse(cfg).kv_conductor);
+  cfg["kv_cache_pool_config"].as_object()["port"] = 50100;
+  CHECK(parse(cfg).kv_pool_port == 50100);
+}
+
+// One failing input per rule: (description, mutation, expected problem path).
+struct Case {
+  const char* what;
+  void (*mutate)(json::object&);
+  const char* path;
+};
+
+static json::object& dep(json::object& c) { return deploy_of(c); }
+
+static const Case kCases[] = {
+    {"job_id missing", [](json::object& c) { dep(c).erase("job_id"); }, "motor_deploy_config.job_id"},
+    {"job_id upper case", [](json::object& c) { dep(c)["job_id"] = "Team-A"; }, "motor_deploy_config.job_id"},
+    {"job_id underscore", [](json::object& c) { dep(c)["job_id"] = "team_a"; }, "motor_deploy_config.job_id"},
+    {"job_id too long", [](json::object& c) { dep(c)["job_id"] = std::string(64, 'a'); },
+     "motor_deploy_config.job_id"},
+    {"job_id not a string", [](json::object& c) { dep(c)["job_id"] = 5; }, "motor_deploy_config.job_id"},
+    {"image_name empty", [](json::object& c) { dep(c)["image_name"] = ""; }, "motor_deploy_config.image_name"},
+    {"image_name missing", [](json::object& c) { dep(c).erase("image_name"); }, "motor_deploy_config.image_name"},
+    {"image_name whitespace", [](json::object& c) { dep(c)["image_name"] = "a b"; },
+     "motor_deploy_config.image_name"},
+    {"hardware_type unknown", [](json::object& c) { dep(c)["hardware_type"] = "800T_A2"; },
+     "motor_deploy_config.hardware_type"},
+    {"hardware_type missing", [](json::object& c) { dep(c).erase("hardware_type"); },
+     "motor_deploy_config.hardware_type"},
+    {"deploy_mode unknown", [](json::object& c) { dep(c)["deploy_mode"] = "helm"; },
+     "motor_deploy_config.deploy_mode"},
+    {"deploy_mode not a string", [](json::object& c) { dep(c)["deploy_mode"] = true; },
+     "motor_deploy_config.deploy_mode"},
+    {"p_instances_num float", [](json::object& c) { dep(c)["p_instances_num"] = 2.0; },
+     "motor_deploy_config.p_instances_num"},
+    {"p_instances_num string", [](json::object& c) { dep(c)["p_instances_num"] = "2"; },
+     "motor_deploy_config.p_instances_num"},
+    {"p_instances_num bool", [](json::object& c) { dep(c)["p_instances_num"] = true; },
+     "motor_deploy_config.p_instances_num"},
+    {"p_instances_num 0", [](json::object& c) { dep(c)["p_instances_num"] = 0; },
+     "motor_deploy_config.p_instances_num"},
+    {"p_instances_num 17", [](json::object& c) { dep(c)["p_instances_num"] = 17; },
+     "motor_deploy_config.p_instances_num"},
+    {"p_instances_num missing", [](json::object& c) { dep(c).erase("p_instances_num"); },
+     "motor_deploy_config.p_instances_num"},
+    {"d_instances_num huge", [](json::object& c) { dep(c)["d_instances_num"] = std::uint64_t(1) << 63; },
+     "motor_deploy_config.d_instances_num"},
+    {"d_instances_num negative", [](json::object& c) { dep(c)["d_instances_num"] = -1; },
+     "motor_deploy_config.d_instances_num"},
+    {"single_p_instance_pod_num 0", [](json::object& c) { dep(c)["single_p_instance_pod_num"] = 0; },
+     "motor_deploy_config.single_p_instance_pod_num"},
+    {"single_d_instance_pod_num 65", [](json::object& c) { dep(c)["single_d_instance_pod_num"] = 65; },
+     "motor_deploy_config.single_d_instance_pod_num"},
+    {"single_d_instance_pod_num float", [](json::object& c) { dep(c)["single_d_instance_pod_num"] = 1.5; },
+     "motor_deploy_config.single_d_instance_pod_num"},
+    {"p_pod_npu_num above the A2 maximum", [](json::object& c) { dep(c)["p_pod_npu_num"] = 16; },
+     "motor_deploy_config.p_pod_npu_num"},
+    {"d_pod_npu_num 0", [](json::object& c) { dep(c)["d_pod_npu_num"] = 0; }, "motor_deploy_config.d_pod_npu_num"},
+    {"d_pod_npu_num missing", [](json::object& c) { dep(c).erase("d_pod_npu_num"); },
+     "motor_deploy_config.d_pod_npu_num"},
+    {"weight_mount_path relative", [](json::object& c) { dep(c)["weight_mount_path"] = "mnt/weight"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path empty", [](json::object& c) { dep(c)["weight_mount_path"] = ""; },
+     "motor_deploy_config.weight_mount_path"},
+    {"tls_config not an object", [](json::object& c) { dep(c)["tls_config"] = "on"; },
+     "motor_deploy_config.tls_config"},
+    {"motor_deploy_config missing", [](json::object& c) { c.erase("motor_deploy_config"); }, "motor_deploy_config"},
+    {"motor_deploy_config not an object", [](json::object& c) { c["motor_deploy_config"] = json::array(); },
+     "motor_deploy_config"},
+    {"motor_controller_config missing", [](json::object& c) { c.erase("motor_controller_config"); },
+     "motor_controller_config"},
+    {"motor_coordinator_config not an object", [](json::object& c) { c["motor_coordinator_config"] = 1; },
+     "motor_coordinator_config"},
+    {"motor_engine_prefill_config missing", [](json::object& c) { c.erase("motor_engine_prefill_config"); },
+     "motor_engine_prefill_config"},
+    {"motor_engine_decode_config missing", [](json::object& c) { c.erase("motor_engine_decode_config"); },
+     "motor_engine_decode_config"},
+    {"engine_type unknown",
+     [](json::object& c) { c["motor_engine_prefill_config"].as_object()["engine_type"] = "tgi"; },
+     "motor_engine_prefill_config.engine_type"},
+    {"engine_type differs between prefill and decode",
+     [](json::object& c) { c["motor_engine_decode_config"].as_object()["engine_type"] = "sglang"; },
+     "motor_engine_decode_config.engine_type"},
+    {"model_config not an object",
+     [](json::object& c) { c["motor_engine_prefill_config"].as_object()["model_config"] = "qwen"; },
+     "motor_engine_prefill_config.model_config"},
+    {"standby flag not a bool",
+     [](json::object& c) {
+       c["motor_controller_config"] = json::parse(R"({"standby_config": {"enable_master_standby": "yes"}})");
+     },
+     "motor_controller_config.standby_config.enable_master_standby"},
+    {"standby_config not an object",
+     [](json::object& c) { c["motor_coordinator_config"] = json::parse(R"({"standby_config": true})"); },
+     "motor_coordinator_config.standby_config"},
+    {"host_log_dir relative",
+     [](json::object& c) {
+       c["motor_coordinator_config"] = json::parse(R"({"logging_config": {"host_log_dir": "logs"}})");
+     },
+     "motor_coordinator_config.logging_config.host_log_dir"},
+    {"KV pool on without kv_cache_pool_config",
+     [](json::object& c) {
+       c["motor_engine_prefill_config"].as_object()["engine_config"] =
+           json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+     },
+     "kv_cache_pool_config"},
+    {"KV pool on without eviction_ratio",
+     [](json::object& c) {
+       c["motor_engine_prefill_config"].as_object()["engine_config"] =
+           json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+       c["kv_cache_pool_config"] = json::parse(R"({"eviction_high_watermark_ratio": 0.9})");
+     },
+     "kv_cache_pool_config.eviction_ratio"},
+    {"KV pool port out of range",
+     [](json::object& c) {
+       c["motor_engine_prefill_config"].as_object()["engine_config"] =
+           json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+       c["kv_cache_pool_config"] =
+           json::parse(R"({"port": 70000, "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
+     },
+     "kv_cache_pool_config.port"},
+    {"kv_cache_pool_config not an object", [](json::object& c) { c["kv_cache_pool_config"] = "x"; },
+     "kv_cache_pool_config"},
+    {"kv conductor port a string",
+     [](json::object& c) { c["kv_conductor_config"] = json::parse(R"({"http_server_port": "13333"})"); },
+     "kv_conductor_config.http_server_port"},
+    {"bootstrap port out of range",
+     [](json::object& c) {
+       c["motor_engine_prefill_config"].as_object()["engine_config"] =
+           json::parse(R"({"disaggregation_bootstrap_port": 0})");
+     },
+     "motor_engine_prefill_config.engine_config.disaggregation_bootstrap_port"},
+    {"north_config not an object", [](json::object& c) { c["north_config"] = json::array(); }, "north_config"},
+};
+
+TEST_CASE("each validation rule reports its JSON path") {
+  for (const auto& tc : kCases) {
+    CAPTURE(tc.what);
+    auto cfg = valid_config();
+    tc.mutate(cfg);
+    auto problems = problems_of(cfg);
+    CHECK(has_problem(problems, tc.path));
+  }
+}
+
+TEST_CASE("A3 allows 16 NPUs per pod, A2 only 8") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["p_pod_npu_num"] = 16;
+  deploy_of(cfg)["hardware_type"] = "800I_A3";
+  auto c = parse(cfg);
+  CHECK(c.p_npus_per_pod == 16);
+  CHECK(c.hardware->sp_block);
+  CHECK(c.hardware->accelerator_type == "module-a3-16");
+  deploy_of(cfg)["p_pod_npu_num"] = 17;
+  CHECK(has_problem(problems_of(cfg), "motor_deploy_config.p_pod_npu_num"));
+}
+
+TEST_CASE("all problems are reported at once") {
+  auto cfg = valid_config();
+  dep(cfg)["job_id"] = "Bad_Name";
+  dep(cfg)["image_name"] = "";
+  dep(cfg)["hardware_type"] = "X";
+  dep(cfg)["p_instances_num"] = 2.0;
+  dep(cfg)["d_instances_num"] = "2";
+  dep(cfg)["deploy_mode"] = "helm";
+  cfg.erase("motor_controller_config");
+  try {
+    parse(cfg);
+    FAIL("expected a ValidationError");
+  } catch (const config::ValidationError& e) {
+    CHECK(e.problems().size() == 7);
+    CHECK(e.source() == "user_config.json");
+    const std::string what = e.what();
+    CHECK(what.find("user_config.json: 7 problems") == 0);
+    for (const char* p : {"motor_deploy_config.job_id", "motor_deploy_config.image_name",
+                          "motor_deploy_config.hardware_type", "motor_deploy_config.p_instances_num",
+                          "motor_deploy_config.d_instances_num", "motor_deploy_config.deploy_mode",
+                          "motor_controller_config"}) {
+      CAPTURE(p);
+      CHECK(has_problem(e.problems(), p));
+      CHECK(what.find(std::string("* ") + p + ": ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("unknown keys are allowed") {
+  auto cfg = valid_config();
+  cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
+      json::parse(R"({"max-num-seqs": 16, "speculative-config": {"method": "mtp"}})");
+  dep(cfg)["env_path"] = "/somewhere";
+  cfg["something_new"] = json::array{1, 2};
+  CHECK(problems_of(cfg).empty());
+}
+
+TEST_CASE("syntax errors and non-object documents are one problem at the document") {
+  auto p = problems_of("{\n  \"a\": 1,\n  oops\n}");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].path.empty());
+  CHECK(p[0].message.find("line 3") != std::string::npos);
+  p = problems_of("");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].path.empty());
+  p = problems_of("[1, 2]");
+  REQUIRE(p.size() == 1);
+  CHECK(p[0].message.find("JSON object") != std::string::npos);
+  p = problems_of("{\"a\": 1} trailing");
+  REQUIRE(p.size() == 1);
+  try {
+    config::parse_user_config("[]", "cfg.json");
+  } catch (const config::ValidationError& e) {
+    CHECK(std::string(e.what()).find("* (document): ") != std::string::npos);
+  }
+}
+
+TEST_CASE("the shared example configs") {
+  const std::string dir = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/";
+  SUBCASE("deepseek_v3_1 parses") {
+    auto c = config::parse_user_config(mindie::test::read_text(dir + "deepseek_v3_1/user_config.json"), "ds");
+    CHECK(c.job_id == "mindie-motor");
+    CHECK(c.hardware->name == "800I_A3");
+    CHECK(c.p_instances == 2);
+    CHECK(c.d_pods_per_instance == 2);
+    CHECK(c.p_npus_per_pod == 16);
+    CHECK(c.weight_mount_path == "/mnt/weight/");
+    CHECK(c.engine_base == "vllm");
+    auto env = config::parse_env_config(mindie::test::read_text(dir + "deepseek_v3_1/env.json"), "env.json");
+    CHECK(env.doc.contains("motor_common_env"));
+  }
+  SUBCASE("vllm has an empty image_name, and only that is wrong") {
+    auto problems = problems_of(mindie::test::read_text(dir + "vllm/user_config.json"));
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].path == "motor_deploy_config.image_name");
+    auto env = config::parse_env_config(mindie::test::read_text(dir + "vllm/env.json"), "env.json");
+    CHECK(env.raw == mindie::test::read_text(dir + "vllm/env.json"));
+  }
+}
+
+TEST_CASE("the shipped example parses") {
+  const std::string dir = std::string(MINDIE_SOURCE_DIR) + "/examples/";
+  auto c = config::parse_user_config(mindie::test::read_text(dir + "user_config.json"), "user_config.json");
+  CHECK(c.job_id == "mindie-demo");
+  CHECK(c.hardware->name == "800I_A2");
+  CHECK(c.engine_type == "vllm");
+  CHECK(c.deploy_mode == config::DeployMode::InferServiceSet);
+  CHECK(c.doc.at("motor_deploy_config").as_object().contains("deploy_mode"));
+  CHECK_NOTHROW(config::parse_env_config(mindie::test::read_text(dir + "env.json"), "env.json"));
+}
+
+TEST_CASE("env.json: sections of scalar variables") {
+  CHECK_NOTHROW(config::parse_env_config(R"({"version": "1", "motor_common_env": {"A": "x", "B": 2, "C": true}})",
+                                         "env.json"));
+  auto problems_env = [](const std::string& raw) {
+    try {
+      config::parse_env_config(raw, "env.json");
+    } catch (const config::ValidationError& e) {
+      return e.problems();
+    }
+    return std::vector<config::Problem>{};
+  };
+  auto p = problems_env(R"({"motor_common_env": {"A": {"nested": 1}, "B": [1], "C": null}, "x": 3})");
+  CHECK(p.size() == 4);
+  CHECK(has_problem(p, "motor_common_env.A"));
+  CHECK(has_problem(p, "motor_common_env.B"));
+  CHECK(has_problem(p, "motor_common_env.C"));
+  CHECK(has_problem(p, "x"));
+  CHECK(has_problem(problems_env(R"({"s": {"1BAD": "v"}})"), "s.1BAD"));
+  CHECK(has_problem(problems_env(R"({"version": 2})"), "version"));
+  CHECK(problems_env("[]").size() == 1);
+  CHECK(problems_env("{").size() == 1);
+}

@@ -1,0 +1,425 @@
+// Rendering of the infer_service_set objects (mindie/render.h), including a schema check of the InferServiceSet
+// against the published CRD in ../shared/reference/crds.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "config_test_support.h"
+#include "mindie/manifests.h"
+#include "mindie/render.h"
+#include "support/openapi_schema.h"
+#include "util/yaml_json.h"
+
+using namespace mindie;
+using mindie::test::deploy_of;
+using mindie::test::parse;
+using mindie::test::valid_config;
+namespace json = boost::json;
+
+namespace {
+
+bool is(const json::value& v, std::string_view s) { return v.is_string() && v.get_string() == s; }
+
+std::vector<json::object> render_all(const config::UserConfig& c, const render::RenderOptions& opts = {}) {
+  return render::render_infer_service_set(c, nullptr, opts);
+}
+
+// A copy, so callers may pass the temporary result of render_all.
+json::object find_kind(const std::vector<json::object>& objs, std::string_view kind) {
+  for (const auto& o : objs)
+    if (is(o.at("kind"), kind)) return o;
+  throw std::runtime_error("no " + std::string(kind));
+}
+
+const json::object& role_of(const json::object& iss, std::string_view name) {
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
+    if (is(r.at("name"), name)) return r.as_object();
+  throw std::runtime_error("no role " + std::string(name));
+}
+
+const json::object& container_of(const json::object& role) {
+  return role.at("spec").at("template").at("spec").at("containers").at(0).as_object();
+}
+
+// Env value by name, or "" (absent).
+std::string env_of(const json::object& role, std::string_view name) {
+  for (const auto& e : container_of(role).at("env").as_array())
+    if (is(e.at("name"), name)) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
+  return "";
+}
+
+nlohmann::json to_nlohmann(const json::value& v) { return nlohmann::json::parse(json::serialize(v)); }
+
+bool valid_label_value(std::string_view v) {
+  if (v.size() > 63) return false;
+  if (v.empty()) return true;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(v.front()) || !alnum(v.back())) return false;
+  for (char c : v)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+// Every "labels" map anywhere in `v` holds valid label values.
+void check_labels(const json::value& v, const std::string& path) {
+  if (v.is_object()) {
+    for (const auto& kv : v.as_object()) {
+      if ((kv.key() == "labels" || kv.key() == "matchLabels" || kv.key() == "selector") && kv.value().is_object()) {
+        for (const auto& l : kv.value().as_object()) {
+          if (!l.value().is_string()) continue;  // selector may hold matchLabels
+          CAPTURE(path);
+          CAPTURE(std::string(l.key()));
+          CHECK(valid_label_value(l.value().as_string()));
+        }
+      }
+      check_labels(kv.value(), path + "." + std::string(kv.key()));
+    }
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.as_array().size(); ++i)
+      check_labels(v.as_array()[i], path + "[" + std::to_string(i) + "]");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("objects come in write order with names, namespaces and the managed-by label") {
+  auto c = parse(valid_config());
+  auto objs = render_all(c);
+  REQUIRE(objs.size() == 5);
+  const char* kinds[] = {"ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "InferServiceSet"};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CAPTURE(kinds[i]);
+    CHECK(objs[i].at("kind") == kinds[i]);
+    CHECK(objs[i].contains("apiVersion"));
+    const auto& md = objs[i].at("metadata").as_object();
+    CHECK(!md.at("name").as_string().empty());
+    CHECK(md.at("labels").at("app.kubernetes.io/managed-by") == "kubectl-mindie");
+    const bool cluster_scoped = objs[i].at("kind") == "ClusterRole" || objs[i].at("kind") == "ClusterRoleBinding";
+    CHECK(md.contains("namespace") == !cluster_scoped);
+    if (!cluster_scoped) CHECK(md.at("namespace") == "team-a");
+    check_labels(objs[i], kinds[i]);
+  }
+  const auto& iss = objs[4];
+  CHECK(iss.at("apiVersion") == "mindcluster.huawei.com/v1");
+  CHECK(iss.at("metadata").at("name") == "mindie-motor-vllm");
+  CHECK(iss.at("spec").at("replicas") == 1);
+  CHECK(objs[1].at("metadata").at("name") == "mindie-motor-controller");
+}
+
+TEST_CASE("RBAC: names embed the namespace, the binding points at the namespaced ServiceAccount") {
+  auto cfg = valid_config();
+  auto a = render_all(parse(cfg));
+  deploy_of(cfg)["job_id"] = "team-b";
+  auto b = render_all(parse(cfg));
+  const auto& role_a = find_kind(a, "ClusterRole");
+  const auto& role_b = find_kind(b, "ClusterRole");
+  CHECK(role_a.at("metadata").at("name") == "mindie-motor-controller-team-a");
+  CHECK(role_a.at("metadata").at("name") != role_b.at("metadata").at("name"));
+  const auto& rules = role_a.at("rules").at(0).as_object();
+  std::set<std::string> resources, verbs;
+  for (const auto& r : rules.at("resources").as_array()) resources.insert(std::string(r.as_string()));
+  for (const auto& v : rules.at("verbs").as_array()) verbs.insert(std::string(v.as_string()));
+  CHECK(resources == std::set<std::string>{"configmaps", "nodes", "pods"});
+  CHECK(verbs == std::set<std::string>{"get", "list", "watch"});
+
+  const auto& bind_b = find_kind(b, "ClusterRoleBinding");
+  CHECK(bind_b.at("metadata").at("name") == "mindie-motor-controller-team-b");
+  CHECK(bind_b.at("roleRef").at("name") == "mindie-motor-controller-team-b");
+  CHECK(bind_b.at("roleRef").at("kind") == "ClusterRole");
+  const auto& subject = bind_b.at("subjects").at(0).as_object();
+  CHECK(subject.at("kind") == "ServiceAccount");
+  CHECK(subject.at("name") == "mindie-motor-controller");
+  CHECK(subject.at("namespace") == "team-b");
+}
+
+TEST_CASE("roles, replicas and pods per instance") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["p_instances_num"] = 3;
+  deploy_of(cfg)["d_instances_num"] = 2;
+  deploy_of(cfg)["single_p_instance_pod_num"] = 2;
+  deploy_of(cfg)["single_d_instance_pod_num"] = 4;
+  auto c = parse(cfg);
+  const auto& iss = find_kind(render_all(c), "InferServiceSet");
+  std::vector<std::string> names;
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
+    names.emplace_back(r.at("name").as_string());
+  CHECK(names == render::role_names());
+  CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "kv-pool",
+                                          "kv-conductor"});
+
+  struct Want {
+    const char* role;
+    int replicas;
+    int pods;
+    const char* kind;
+  };
+  for (const Want& w : {Want{"controller", 1, 1, "Deployment"}, Want{"coordinator", 1, 1, "Deployment"},
+                        Want{"prefill", 3, 2, "StatefulSet"}, Want{"decode", 2, 4, "StatefulSet"},
+                        Want{"kv-pool", 0, 1, "Deployment"}, Want{"kv-conductor", 0, 1, "Deployment"}}) {
+    CAPTURE(w.role);
+    const auto& r = role_of(iss, w.role);
+    CHECK(r.at("replicas") == w.replicas);
+    CHECK(r.at("spec").at("replicas") == w.pods);
+    CHECK(r.at("workload").at("apiVersion") == "apps/v1");
+    CHECK(r.at("workload").at("kind") == w.kind);
+    // Selector matches the pod template's labels.
+    const auto& match = r.at("spec").at("selector").at("matchLabels").as_object();
+    const auto& labels = r.at("spec").at("template").at("metadata").at("labels").as_object();
+    for (const auto& kv : match) CHECK(labels.at(kv.key()) == kv.value());
+    CHECK(container_of(r).at("image") == "mindie:test");
+    CHECK(env_of(r, "JOB_NAME") == "team-a");
+  }
+  auto desired = render::desired_role_replicas(c);
+  CHECK(desired.at("prefill") == 3);
+  CHECK(desired.at("decode") == 2);
+  CHECK(desired.at("kv-pool") == 0);
+
+  cfg["motor_controller_config"] = json::parse(R"({"standby_config": {"enable_master_standby": true}})");
+  cfg["motor_coordinator_config"] = json::parse(R"({"standby_config": {"enable_master_standby": true}})");
+  const auto& iss2 = find_kind(render_all(parse(cfg)), "InferServiceSet");
+  CHECK(role_of(iss2, "controller").at("spec").at("replicas") == 2);
+  CHECK(role_of(iss2, "coordinator").at("spec").at("replicas") == 2);
+  CHECK(role_of(iss2, "controller").at("replicas") == 1);
+}
+
+TEST_CASE("controller, coordinator and engine pod details") {
+  auto c = parse(valid_config());
+  const auto& iss = find_kind(render_all(c), "InferServiceSet");
+  const auto& ctl = role_of(iss, "controller");
+  const auto& ctl_pod = ctl.at("spec").at("template").at("spec").as_object();
+  CHECK(ctl_pod.at("serviceAccountName") == "mindie-motor-controller");
+  for (const char* probe : {"startupProbe", "readinessProbe", "livenessProbe"}) {
+    CAPTURE(probe);
+    const auto& cmd = container_of(ctl).at(probe).at("exec").at("command").as_array();
+    CHECK(cmd.at(1) == "/mnt/configmap/probe.sh");
+  }
+  CHECK(container_of(ctl).at("startupProbe").at("exec").at("command").at(2) == "startup");
+  CHECK(container_of(role_of(iss, "coordinator")).at("livenessProbe").at("exec").at("command").at(2) == "liveness");
+  CHECK(env_of(ctl, "ROLE") == "controller");
+  CHECK(env_of(role_of(iss, "kv-pool"), "ROLE") == "kv_pool");
+
+  // Services: controller 1026; coordinator 1026 and the inference port 1025.
+  const auto& ctl_svc = ctl.at("services").as_array();
+  REQUIRE(ctl_svc.size() == 1);
+  CHECK(ctl_svc.at(0).at("spec").at("ports").at(0).at("port") == 1026);
+  const auto& coord_svc = role_of(iss, "coordinator").at("services").as_array();
+  REQUIRE(coord_svc.size() == 2);
+  CHECK(coord_svc.at(0).at("spec").at("ports").at(0).at("port") == 1026);
+  CHECK(coord_svc.at(1).at("spec").at("ports").at(0).at("port") == 1025);
+  CHECK_FALSE(role_of(iss, "kv-pool").contains("services"));
+
+  const auto& prefill = role_of(iss, "prefill");
+  const auto& pod_tpl = prefill.at("spec").at("template").as_object();
+  const auto& pod = pod_tpl.at("spec").as_object();
+  CHECK(pod.at("schedulerName") == "volcano");
+  CHECK(pod.at("nodeSelector").at("accelerator-type") == "module-910b-8");
+  CHECK(pod_tpl.at("metadata").at("labels").at("fault-scheduling") == "grace");
+  CHECK(pod_tpl.at("metadata").at("labels").at("fault-retry-times").is_string());
+  CHECK_FALSE(pod_tpl.at("metadata").as_object().contains("annotations"));  // no sp-block on A2
+  const auto& res = container_of(prefill).at("resources").as_object();
+  CHECK(res.at("requests").at("huawei.com/Ascend910") == "8");
+  CHECK(res.at("limits").at("huawei.com/Ascend910") == "8");
+  CHECK(env_of(prefill, "ROLE") == "prefill");
+  CHECK(env_of(role_of(iss, "decode"), "ROLE") == "decode");
+  // Controller and coordinator carry no NPUs.
+  CHECK_FALSE(container_of(ctl).at("resources").at("limits").as_object().contains("huawei.com/Ascend910"));
+
+  // Volumes: the ConfigMap at /mnt/configmap, shm in memory, the weights at weight_mount_path.
+  std::map<std::string, json::object> volumes;
+  for (const auto& v : pod.at("volumes").as_array()) volumes[std::string(v.at("name").as_string())] = v.as_object();
+  CHECK(volumes.at("motor-config").at("configMap").at("name") == "motor-config");
+  CHECK(volumes.at("dshm").at("emptyDir").at("medium") == "Memory");
+  CHECK(volumes.at("weight-mount").at("hostPath").at("path") == "/mnt/weight");
+  CHECK(volumes.at("log-path").at("hostPath").at("path") == "/root/ascend/log");
+  std::map<std::string, std::string> mounts;
+  for (const auto& m : container_of(prefill).at("volumeMounts").as_array())
+    mounts[std::string(m.at("name").as_string())] = std::string(m.at("mountPath").as_string());
+  CHECK(mounts.at("motor-config") == "/mnt/configmap");
+  CHECK(mounts.at("weight-mount") == "/mnt/weight");
+  CHECK(mounts.at("dshm") == "/dev/shm");
+  const auto& cmd = container_of(prefill).at("command").as_array();
+  CHECK(cmd.back().as_string().find("/mnt/configmap/boot.sh") != json::string::npos);
+}
+
+TEST_CASE("env addresses follow the operator's Service naming") {
+  auto cfg = valid_config();
+  render::RenderOptions opts;
+  opts.service_set_name = "svc";
+  auto c = parse(cfg);
+  const auto& iss = find_kind(render_all(c, opts), "InferServiceSet");
+  CHECK(iss.at("metadata").at("name") == "svc");
+  for (const auto& role : render::role_names()) {
+    CAPTURE(role);
+    const auto& r = role_of(iss, role);
+    CHECK(env_of(r, "CONTROLLER_SERVICE") == "controller-svc-0-controller.team-a.svc.cluster.local");
+    CHECK(env_of(r, "COORDINATOR_SERVICE") == "coordinator-svc-0-coordinator.team-a.svc.cluster.local");
+    CHECK(env_of(r, "KVP_MASTER_SERVICE").empty());
+    CHECK(env_of(r, "KV_CONDUCTOR_SERVICE").empty());
+  }
+  // The addresses name Services the role entries actually define.
+  CHECK(role_of(iss, "controller").at("services").at(0).at("name") == render::kControllerService);
+  CHECK(role_of(iss, "coordinator").at("services").at(0).at("name") == render::kCoordinatorService);
+  CHECK(render::operator_service_address("a", "b", "c", "d") == "a-b-0-c.d.svc.cluster.local");
+
+  cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
+      json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}, "disaggregation_bootstrap_port": "8998"})");
+  cfg["kv_cache_pool_config"] =
+      json::parse(R"({"port": 50100, "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
+  cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  const auto& iss2 = find_kind(render_all(parse(cfg), opts), "InferServiceSet");
+  for (const auto& role : render::role_names()) {
+    CAPTURE(role);
+    const auto& r = role_of(iss2, role);
+    CHECK(env_of(r, "KVP_MASTER_SERVICE") == "kvp-master-svc-0-kv-pool.team-a.svc.cluster.local");
+    CHECK(env_of(r, "KV_CONDUCTOR_SERVICE") == "kv-conductor-svc-0-kv-conductor.team-a.svc.cluster.local");
+  }
+  CHECK(env_of(role_of(iss2, "coordinator"), "DISAGGREGATION_BOOTSTRAP_PORT") == "8998");
+  CHECK(env_of(role_of(iss2, "prefill"), "DISAGGREGATION_BOOTSTRAP_PORT").empty());
+  CHECK(role_of(iss2, "kv-pool").at("replicas") == 1);
+  CHECK(role_of(iss2, "kv-conductor").at("replicas") == 1);
+  CHECK(role_of(iss2, "kv-pool").at("services").at(0).at("spec").at("ports").at(0).at("port") == 50100);
+  CHECK(role_of(iss2, "kv-conductor").at("services").at(0).at("spec").at("ports").at(0).at("port") == 13333);
+}
+
+TEST_CASE("A3: accelerator-type module-a3-16 and sp-block = NPUs per pod on engine templates") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = "800I_A3";
+  deploy_of(cfg)["p_pod_npu_num"] = 16;
+  deploy_of(cfg)["d_pod_npu_num"] = 8;
+  deploy_of(cfg)["weight_mount_path"] = "/data/models";
+  const auto& iss = find_kind(render_all(parse(cfg)), "InferServiceSet");
+  for (auto [role, npus] : {std::pair{"prefill", "16"}, std::pair{"decode", "8"}}) {
+    CAPTURE(role);
+    const auto& tpl = role_of(iss, role).at("spec").at("template").as_object();
+    CHECK(tpl.at("spec").at("nodeSelector").at("accelerator-type") == "module-a3-16");
+    CHECK(tpl.at("metadata").at("annotations").at("sp-block") == npus);
+    CHECK(container_of(role_of(iss, role)).at("resources").at("limits").at("huawei.com/Ascend910") == npus);
+  }
+  const auto& ctl_tpl = role_of(iss, "controller").at("spec").at("template").as_object();
+  CHECK_FALSE(ctl_tpl.at("metadata").as_object().contains("annotations"));
+  bool mounted = false;
+  for (const auto& m : container_of(role_of(iss, "decode")).at("volumeMounts").as_array())
+    if (m.at("name") == "weight-mount") mounted = m.at("mountPath") == "/data/models";
+  CHECK(mounted);
+}
+
+TEST_CASE("InferServiceSet names: default from the engine, DNS label, derived names within 63") {
+  auto cfg = valid_config();
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "mindie-llm";
+  cfg["motor_engine_decode_config"].as_object()["engine_type"] = "mindie-llm";
+  auto c = parse(cfg);
+  CHECK(render::default_service_set_name(c) == "mindie-motor-mindie-server");
+  CHECK(render::check_service_set_name("mindie-motor-mindie-server").empty());
+  // The longest derived name is "kv-conductor-<name>-0-kv-conductor": 28 characters plus the name.
+  CHECK(render::check_service_set_name(std::string(35, 'a')).empty());
+  auto long_problems = render::check_service_set_name(std::string(36, 'a'));
+  REQUIRE(long_problems.size() == 1);
+  CHECK(long_problems[0].path == "metadata.name");
+  CHECK(long_problems[0].message.find("at most 35") != std::string::npos);
+  CHECK(render::check_service_set_name("Bad_Name").size() == 1);
+
+  render::RenderOptions opts;
+  opts.service_set_name = std::string(40, 'x');
+  CHECK_THROWS_AS(render::render_infer_service_set(c, nullptr, opts), config::ValidationError);
+  deploy_of(cfg)["deploy_mode"] = "multi_deployment";
+  CHECK_THROWS_AS(render::render_infer_service_set(parse(cfg), nullptr, {}), std::invalid_argument);
+}
+
+TEST_CASE("ConfigMap: exact baseline bytes, env.json, scripts, annotations") {
+  const std::string raw = "{\"motor_deploy_config\":{\"job_id\":\"team-a\",\"image_name\":\"m:1\",\n"
+                          "  \"hardware_type\":\"800I_A2\",\"p_instances_num\":1,\"d_instances_num\":1,\n"
+                          "  \"p_pod_npu_num\":8,\"d_pod_npu_num\":8},   \"motor_controller_config\":{},\n"
+                          "\"motor_coordinator_config\":{},\"motor_engine_prefill_config\":{\"engine_type\":\"vllm\"},"
+                          "\"motor_engine_decode_config\":{}}\n\n";
+  auto c = config::parse_user_config(raw, "user_config.json");
+  auto env = config::parse_env_config("{\"motor_common_env\": {\"A\": 1}}\n", "env.json");
+  render::RenderOptions opts;
+  opts.scripts = {{"boot.sh", "#!/bin/bash\necho hi\n"}, {"probe.sh", "exit 0\n"}};
+  auto cm = render::render_config_map(c, &env, opts);
+  CHECK(cm.at("apiVersion") == "v1");
+  CHECK(cm.at("kind") == "ConfigMap");
+  CHECK(cm.at("metadata").at("name") == "motor-config");
+  CHECK(cm.at("metadata").at("namespace") == "team-a");
+  CHECK(cm.at("metadata").at("labels").at("app.kubernetes.io/managed-by") == "kubectl-mindie");
+  CHECK(cm.at("metadata").at("annotations").at("kubectl-mindie/deploy-mode") == "infer_service_set");
+  CHECK(cm.at("metadata").at("annotations").at("kubectl-mindie/infer-service-set") == "mindie-motor-vllm");
+  const auto& data = cm.at("data").as_object();
+  CHECK(data.at("user_config.json").as_string() == raw);
+  CHECK(data.at("env.json").as_string() == env.raw);
+  CHECK(data.at("boot.sh") == "#!/bin/bash\necho hi\n");
+  CHECK(data.size() == 4);
+  // Bytes survive serialisation (what is sent) too.
+  CHECK(json::parse(json::serialize(cm)).at("data").at("user_config.json").as_string() == raw);
+
+  auto no_env = render::render_config_map(c, nullptr, {});
+  CHECK_FALSE(no_env.at("data").as_object().contains("env.json"));
+
+  render::RenderOptions bad;
+  bad.scripts = {{"user_config.json", "x"}, {"bad/key", "x"}, {"bin.sh", std::string("\xff\xfe", 2)}};
+  try {
+    render::render_config_map(c, nullptr, bad);
+    FAIL("expected ValidationError");
+  } catch (const config::ValidationError& e) {
+    CHECK(e.problems().size() == 3);
+  }
+  render::RenderOptions huge;
+  huge.scripts = {{"big.txt", std::string(1024 * 1024, 'x')}};
+  CHECK_THROWS_AS(render::render_config_map(c, nullptr, huge), config::ValidationError);
+}
+
+TEST_CASE("the rendered InferServiceSet satisfies the published CRD schema") {
+  const auto crds = testing::load_crd_schemas(std::string(MINDIE_SHARED_DIR) +
+                                              "/reference/crds/mindcluster.huawei.com_crds.yaml");
+  const testing::CrdVersionSchema* schema = nullptr;
+  for (const auto& crd : crds)
+    if (crd.kind == "InferServiceSet" && crd.version == "v1") schema = &crd;
+  REQUIRE(schema != nullptr);
+
+  auto cfg = valid_config();
+  SUBCASE("A2, everything off") {}
+  SUBCASE("A3 with standby, KV pool and conductor") {
+    deploy_of(cfg)["hardware_type"] = "800I_A3";
+    deploy_of(cfg)["p_pod_npu_num"] = 16;
+    deploy_of(cfg)["p_instances_num"] = 16;
+    cfg["motor_controller_config"] = json::parse(R"({"standby_config": {"enable_master_standby": true}})");
+    cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
+        json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+    cfg["kv_cache_pool_config"] = json::parse(R"({"eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
+    cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  }
+  const auto& iss = find_kind(render_all(parse(cfg)), "InferServiceSet");
+  auto violations = testing::validate_schema(schema->schema, to_nlohmann(iss));
+  for (const auto& v : violations) INFO(v.field << " " << v.reason << " " << v.message);
+  CHECK(violations.empty());
+
+  // The check is not vacuous: a wrongly typed role field is caught.
+  auto broken = to_nlohmann(iss);
+  broken["spec"]["template"]["roles"][0]["replicas"] = "1";
+  CHECK_FALSE(testing::validate_schema(schema->schema, broken).empty());
+}
+
+TEST_CASE("the shipped example and the shared examples render (with an image set)") {
+  auto example = config::parse_user_config(
+      mindie::test::read_text(std::string(MINDIE_SOURCE_DIR) + "/examples/user_config.json"), "user_config.json");
+  auto objs = render_all(example);
+  CHECK(find_kind(objs, "InferServiceSet").at("metadata").at("namespace") == "mindie-demo");
+  // Round trip through YAML (the -o yaml path) is lossless.
+  for (const auto& o : objs) CHECK(util::yaml_to_json(util::json_to_yaml(o), "rendered") == json::value(o));
+
+  auto ds = json::parse(mindie::test::read_text(std::string(MINDIE_SHARED_DIR) +
+                                                "/reference/user_configs/deepseek_v3_1/user_config.json"))
+                .as_object();
+  const auto& iss = find_kind(render_all(parse(ds)), "InferServiceSet");
+  CHECK(role_of(iss, "prefill").at("replicas") == 2);
+  CHECK(role_of(iss, "decode").at("spec").at("replicas") == 2);
+  CHECK(role_of(iss, "decode").at("spec").at("template").at("metadata").at("annotations").at("sp-block") == "16");
+}
+
+TEST_CASE("every built-in manifest parses") {
+  for (const auto& [path, text] : manifests::embedded()) {
+    CAPTURE(std::string(path));
+    CHECK_NOTHROW(util::yaml_to_json(std::string(text), std::string(path)));
+  }
+  CHECK(manifests::embedded().count("infer_service_set/inferserviceset.yaml") == 1);
+}
