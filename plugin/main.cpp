@@ -1,0 +1,236 @@
+// kubectl-mindie: deploy, scale, update-config and status of MindIE PyMotor services on Kubernetes.
+// Entry point: picks the subcommand, binds its flags, runs complete() -> validate() -> run(), and maps errors to
+// kubectl's output conventions (stderr, exit 1).
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cmd/common.h"
+#include "cmd/deploy.h"
+#include "cmd/scale.h"
+#include "cmd/status.h"
+#include "cmd/update_config.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "mindie/config.h"
+
+namespace po = boost::program_options;
+using namespace mindie;
+
+namespace {
+
+constexpr const char* kUsage =
+    "kubectl mindie deploys, scales and watches MindIE PyMotor inference services on Ascend clusters.\n"
+    "\n"
+    "Usage:\n"
+    "  kubectl mindie COMMAND [flags]\n"
+    "\n"
+    "Commands:\n"
+    "  deploy         Validate user_config.json and deploy it (motor-config baseline, RBAC, InferServiceSet)\n"
+    "  scale          Change prefill/decode instance counts of a running deployment\n"
+    "  update-config  Refresh settings in the motor-config baseline (log levels, timeouts, north config)\n"
+    "  status         Show roles, instances and pods, and drift from the baseline\n"
+    "  version        Print the version\n"
+    "\n"
+    "Use \"kubectl mindie COMMAND --help\" for more information about a command.\n";
+
+struct CommandHelp {
+  const char* synopsis;
+  const char* description;
+  const char* examples;
+};
+
+const std::map<std::string, CommandHelp>& command_help() {
+  static const std::map<std::string, CommandHelp> help = {
+      {"deploy",
+       {"kubectl mindie deploy (-f user_config.json [-e env.json] | --config-dir DIR) [flags]",
+        "Validate the config completely, then write the motor-config ConfigMap (the baseline), the controller's\n"
+        "RBAC and the InferServiceSet by server-side apply. The namespace is motor_deploy_config.job_id.",
+        "  # Deploy from a folder holding user_config.json and env.json\n"
+        "  kubectl mindie deploy --config-dir ./conf\n\n"
+        "  # Print the objects without contacting the cluster\n"
+        "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n"}},
+      {"scale",
+       {"kubectl mindie scale [-n NS] (--prefill N | --decode M | -f user_config.json) [flags]",
+        "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
+        "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.",
+        "  # Three prefill instances, two decode instances\n"
+        "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
+        "  # Take the counts from an edited config (nothing else may differ)\n"
+        "  kubectl mindie scale -f user_config.json\n"}},
+      {"update-config",
+       {"kubectl mindie update-config (-f user_config.json [-e env.json] | --config-dir DIR) [flags]",
+        "Refresh the motor-config ConfigMap. Only the deployer's whitelisted paths may change (log levels,\n"
+        "observability, coordinator exception/timeout settings, north_config, north TLS files); instance counts\n"
+        "and deploy_mode must equal the baseline.",
+        "  # Raise the coordinator's log level\n"
+        "  kubectl mindie update-config -f user_config.json\n"}},
+      {"status",
+       {"kubectl mindie status [-n NS] [-o json|yaml]",
+        "Show, per role, the baseline's instances, the live spec, and pods ready/total with restarts; list the\n"
+        "pods per instance; spell out drift between the baseline and the live InferServiceSet.",
+        "  # The deployment in namespace mindie-demo\n"
+        "  kubectl mindie status -n mindie-demo\n\n"
+        "  # Machine-readable\n"
+        "  kubectl mindie status -n mindie-demo -o json\n"}},
+  };
+  return help;
+}
+
+/// kubectl accepts "-n=ns" and "-v=8"; Boost reads a short option's value only as "-nns" or "-n ns".
+std::vector<std::string> normalize_args(int argc, char** argv) {
+  std::vector<std::string> out;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() > 3 && a[0] == '-' && a[1] != '-' && a[2] == '=') {
+      out.push_back(a.substr(0, 2));
+      out.push_back(a.substr(3));
+    } else {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+/// Index of the subcommand: the first argument that is neither a flag nor the value of a global flag.
+std::ptrdiff_t find_command(const std::vector<std::string>& args) {
+  static const std::set<std::string> takes_value = {"--kubeconfig", "--context", "-n", "--namespace",
+                                                    "--request-timeout", "-v", "--v"};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].empty() || args[i][0] != '-') return static_cast<std::ptrdiff_t>(i);
+    if (takes_value.count(args[i])) ++i;
+  }
+  return -1;
+}
+
+void print_help(const std::string& name, const po::options_description& desc) {
+  const auto& h = command_help().at(name);
+  std::cout << h.description << "\n\nExamples:\n" << h.examples << "\nOptions:\n" << desc << "\nUsage:\n  "
+            << h.synopsis << "\n";
+}
+
+/// Prints `e` the way kubectl does and returns the exit code.
+int report(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const kube::ApiError& e) {
+    std::cerr << e.render() << '\n';
+  } catch (const cmd::PartialFailure& e) {
+    report(e.cause());
+    std::cerr << e.what() << '\n';
+  } catch (const kube::TransportError& e) {
+    std::cerr << "error: Unable to connect to the server: " << e.what() << '\n';
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+  }
+  return 1;
+}
+
+int run(const std::vector<std::string>& all_args) {
+  const std::ptrdiff_t at = find_command(all_args);
+  if (at < 0) {
+    std::cout << kUsage;
+    return all_args.empty() || all_args[0] == "--help" || all_args[0] == "-h" ? 0 : 1;
+  }
+  const std::string name = all_args[static_cast<std::size_t>(at)];
+  std::vector<std::string> args = all_args;
+  args.erase(args.begin() + at);
+
+  if (name == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (name == "version") {
+    std::cout << "kubectl-mindie " << MINDIE_VERSION << '\n';
+    return 0;
+  }
+  if (!command_help().count(name)) {
+    std::cerr << "error: unknown command \"" << name << "\" for \"kubectl mindie\"\n"
+              << "Run 'kubectl mindie --help' for usage.\n";
+    return 1;
+  }
+
+  cmd::GlobalFlags global;
+  bool help = false;
+  po::options_description desc;
+  desc.add_options()("help,h", po::bool_switch(&help), "Help for this command");
+
+  cmd::DeployFlags deploy_flags;
+  cmd::ScaleFlags scale_flags;
+  cmd::UpdateConfigFlags update_flags;
+  cmd::StatusFlags status_flags;
+  if (name == "deploy") cmd::add_deploy_flags(desc, deploy_flags);
+  if (name == "scale") cmd::add_scale_flags(desc, scale_flags);
+  if (name == "update-config") cmd::add_update_config_flags(desc, update_flags);
+  if (name == "status") cmd::add_status_flags(desc, status_flags);
+  po::options_description globals("Global flags");
+  cmd::add_global_flags(globals, global);
+  desc.add(globals);
+
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "error: " << e.what() << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
+    return 1;
+  }
+  if (help) {
+    print_help(name, desc);
+    return 0;
+  }
+
+  const std::string& ns_flag = global.kube.namespace_;
+  try {
+    if (name == "deploy") {
+      cmd::DeployOptions o(deploy_flags, ns_flag);
+      o.validate();
+      o.complete();
+      cmd::Printer printer(std::cout, std::cerr, deploy_flags.output);
+      if (!o.needs_server()) {
+        cmd::OfflineTransport offline;
+        kube::Client client(offline);
+        o.run(client, printer);
+      } else {
+        cmd::Session session(global, std::cerr);
+        o.run(session.client(), printer);
+      }
+    } else if (name == "scale") {
+      cmd::ScaleOptions o(scale_flags, ns_flag);
+      o.validate();
+      cmd::Session session(global, std::cerr);
+      o.complete(session.rest_config().namespace_);
+      cmd::Printer printer(std::cout, std::cerr, scale_flags.output);
+      o.run(session.client(), printer);
+    } else if (name == "update-config") {
+      cmd::UpdateConfigOptions o(update_flags, ns_flag);
+      o.validate();
+      o.complete();
+      cmd::Session session(global, std::cerr);
+      cmd::Printer printer(std::cout, std::cerr, "");
+      o.run(session.client(), printer);
+    } else if (name == "status") {
+      cmd::StatusOptions o(status_flags, ns_flag);
+      o.validate();
+      cmd::Session session(global, std::cerr);
+      o.complete(session.rest_config().namespace_);
+      cmd::Printer printer(std::cout, std::cerr, status_flags.output);
+      o.run(session.client(), printer);
+    }
+  } catch (...) {
+    return report(std::current_exception());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(normalize_args(argc, argv));
+  } catch (...) {
+    return report(std::current_exception());
+  }
+}

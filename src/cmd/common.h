@@ -1,0 +1,119 @@
+// What every subcommand shares: global flags, the connection to the API server, kubectl-style output and errors.
+#pragma once
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+#include <exception>
+#include <iosfwd>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+#include "mindie/config.h"
+
+namespace mindie::cmd {
+
+/// Flags accepted by every subcommand (kubectl's names).
+struct GlobalFlags {
+  kube::KubeconfigFlags kube;  ///< --kubeconfig, --context, -n/--namespace, --request-timeout
+  int verbosity = 0;           ///< -v/--v: 6 logs requests, 8 also bodies
+};
+
+/// Adds the global flags to `desc`, bound to `flags`.
+void add_global_flags(boost::program_options::options_description& desc, GlobalFlags& flags);
+
+/// --dry-run values (kubectl's): none sends writes, client prints without contacting the cluster, server sends
+/// writes with dryRun=All.
+enum class DryRun { None, Client, Server };
+/// Parses "none" | "client" | "server" (kubectl also accepts an empty value as "client"). Throws UsageError.
+DryRun parse_dry_run(const std::string& s);
+
+/// A command-line mistake (bad flag value, missing argument): printed as "error: ..." with exit 1, before any
+/// request.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A failure of the command's own logic that kubectl would print as "error: ...". The message names the field,
+/// object or state concerned and, where something was left behind, how to recover.
+class CommandError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A failure after some writes succeeded. The original error (`cause`, an ApiError, TransportError, ...) is
+/// printed as usual, followed by what() — the state the cluster is left in and the command that recovers.
+class PartialFailure : public std::runtime_error {
+ public:
+  PartialFailure(std::exception_ptr cause, const std::string& state)
+      : std::runtime_error(state), cause_(std::move(cause)) {}
+  const std::exception_ptr& cause() const { return cause_; }
+
+ private:
+  std::exception_ptr cause_;
+};
+
+/// Output in kubectl's style. `format` is "" (human), "json", "yaml" or "name".
+class Printer {
+ public:
+  /// `out` receives results, `err` warnings.
+  Printer(std::ostream& out, std::ostream& err, std::string format);
+  /// "Warning: msg" on the error stream, as kubectl shows server warnings.
+  void warning(const std::string& msg);
+  /// Validates an -o value for commands that print objects. Throws UsageError.
+  static std::string check_object_format(const std::string& format);
+  const std::string& format() const { return format_; }
+  /// "kind.group/name verb[ (dry run)| (server dry run)]"; with -o name only "kind.group/name".
+  void mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run);
+  /// The object as JSON (2-space indented) or YAML; several objects under yaml are separated by "---".
+  void object(const boost::json::value& obj);
+  std::ostream& out() { return out_; }
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+  std::string format_;
+  bool printed_object_ = false;
+};
+
+/// A transport for --dry-run=client: any request is a programming error, so it throws std::logic_error.
+class OfflineTransport : public kube::HttpTransport {
+ public:
+  kube::HttpResponse send(const kube::HttpRequest& req) override;
+  std::string server() const override { return "(offline)"; }
+};
+
+/// The live connection: transport chain (libcurl, optional -v logging) and the REST client over it.
+class Session {
+ public:
+  /// Loads the kubeconfig per `flags`; throws kube::KubeconfigError. Sends nothing.
+  explicit Session(const GlobalFlags& flags, std::ostream& log);
+  ~Session();
+  kube::Client& client() { return *client_; }
+  const kube::RestConfig& rest_config() const { return rest_; }
+
+ private:
+  kube::RestConfig rest_;
+  std::unique_ptr<kube::HttpTransport> transport_;
+  std::unique_ptr<kube::HttpTransport> logging_;
+  std::unique_ptr<kube::Client> client_;
+};
+
+/// Reads a whole file. Throws CommandError naming the file and the OS reason.
+std::string read_file(const std::string& path);
+
+/// The namespace of a deployment is its config's `job_id`; an explicit -n that differs is an error naming both
+/// values (never a silent choice). `namespace_flag` is the -n value as given ("" = not given). Throws UsageError.
+void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id);
+
+/// Parses the baseline user_config.json held in a motor-config ConfigMap. Throws CommandError saying the
+/// ConfigMap is not a usable baseline (missing key, invalid JSON or failing validation, with the problems).
+config::UserConfig parse_baseline(const boost::json::object& config_map, const std::string& ns);
+
+/// The string at `key` of a ConfigMap's metadata.annotations, or "" when absent.
+std::string annotation(const boost::json::object& obj, const std::string& key);
+
+}  // namespace mindie::cmd

@@ -1,0 +1,47 @@
+// kubectl mindie scale: change only instance counts, by JSON Patch of the live InferServiceSet's role replicas
+// (guarded by test ops) and a resourceVersion-guarded update of the baseline; undone if the second write fails.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <optional>
+#include <string>
+
+#include "cmd/common.h"
+#include "mindie/config.h"
+
+namespace mindie::cmd {
+
+/// scale's own flags, as given (-1 = not given).
+struct ScaleFlags {
+  int prefill = -1;       ///< --prefill: prefill instances
+  int decode = -1;        ///< --decode: decode instances
+  std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
+  std::string dry_run = "none";
+  std::string output;
+};
+
+/// Binds ScaleFlags to `desc`.
+void add_scale_flags(boost::program_options::options_description& desc, ScaleFlags& flags);
+
+/// The scale command.
+class ScaleOptions {
+ public:
+  ScaleOptions(ScaleFlags flags, std::string namespace_flag);
+  /// Flag combinations and ranges; no I/O. Throws UsageError.
+  void validate() const;
+  /// Reads -f (if given) and fixes the namespace: -f's job_id, else -n, else `context_namespace`.
+  /// Throws CommandError / config::ValidationError / UsageError.
+  void complete(const std::string& context_namespace);
+  /// Reads the baseline and the live object, then patches. At most 4 requests. Throws ApiError, TransportError,
+  /// CommandError or PartialFailure (with the state and the recovery command when an undo failed too).
+  void run(kube::Client& client, Printer& printer);
+
+ private:
+  ScaleFlags flags_;
+  std::string namespace_flag_;
+  std::string namespace_;
+  DryRun dry_run_ = DryRun::None;
+  std::optional<config::UserConfig> proposed_;  ///< from -f
+};
+
+}  // namespace mindie::cmd

@@ -1,0 +1,102 @@
+#include "cmd/update_config.h"
+
+#include <filesystem>
+
+#include "mindie/baseline_policy.h"
+#include "mindie/render.h"
+
+namespace mindie::cmd {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& flags) {
+  desc.add_options()
+      ("filename,f", po::value(&flags.filename), "The new user_config.json")
+      ("env-file,e", po::value(&flags.env_file), "The new env.json")
+      ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
+      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("server"),
+       "none or server (send with dryRun=All)");
+}
+
+UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag)
+    : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void UpdateConfigOptions::validate() const {
+  if (flags_.filename.empty() && flags_.config_dir.empty())
+    throw UsageError("must specify -f user_config.json or --config-dir DIR");
+  if (!flags_.filename.empty() && !flags_.config_dir.empty())
+    throw UsageError("-f and --config-dir cannot be used together");
+  if (!flags_.env_file.empty() && !flags_.config_dir.empty())
+    throw UsageError("-e and --config-dir cannot be used together (--config-dir reads DIR/env.json)");
+  if (parse_dry_run(flags_.dry_run) == DryRun::Client)
+    throw UsageError("--dry-run=client is not supported by update-config: use --dry-run=server");
+}
+
+void UpdateConfigOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  std::string config_path = flags_.filename;
+  std::string env_path = flags_.env_file;
+  if (!flags_.config_dir.empty()) {
+    config_path = (fs::path(flags_.config_dir) / "user_config.json").string();
+    std::error_code ec;
+    if (fs::exists(fs::path(flags_.config_dir) / "env.json", ec))
+      env_path = (fs::path(flags_.config_dir) / "env.json").string();
+  }
+  proposed_ = config::parse_user_config(read_file(config_path), config_path);
+  if (!env_path.empty()) env_ = config::parse_env_config(read_file(env_path), env_path);
+  check_namespace_flag(namespace_flag_, proposed_->job_id);
+}
+
+void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
+  const std::string ns = proposed_->job_id;
+  const std::string cm_name = render::kConfigMapName;
+  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);
+  if (!cm) {
+    throw CommandError("no deployment found in namespace " + ns + " (configmap/" + cm_name +
+                       " not found): run kubectl mindie deploy first");
+  }
+  const config::UserConfig baseline = parse_baseline(*cm, ns);
+
+  std::string mode = annotation(*cm, render::kDeployModeAnnotation);
+  if (mode.empty()) mode = std::string(config::to_string(baseline.deploy_mode));
+  const std::string new_mode(config::to_string(proposed_->deploy_mode));
+  if (mode != new_mode) {
+    throw CommandError("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +
+                       ", the config has " + new_mode + "; delete the deployment and deploy again");
+  }
+  if (proposed_->p_instances != baseline.p_instances || proposed_->d_instances != baseline.d_instances) {
+    throw CommandError("instance counts cannot change with update-config: the baseline has " +
+                       std::to_string(baseline.p_instances) + " prefill / " + std::to_string(baseline.d_instances) +
+                       " decode, the config has " + std::to_string(proposed_->p_instances) + " / " +
+                       std::to_string(proposed_->d_instances) + "; use kubectl mindie scale");
+  }
+  const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc, policy::update_config_whitelist());
+  if (!bad.empty()) {
+    std::string msg = "update-config may not change these paths (they need a redeploy):";
+    for (const auto& p : bad) msg += "\n* " + p;
+    throw CommandError(msg);
+  }
+
+  json::object data;
+  if (proposed_->raw != baseline.raw) data[render::kBaselineKey] = proposed_->raw;
+  if (env_) {
+    const auto* stored = cm->at("data").as_object().if_contains(render::kEnvKey);
+    if (!stored || !stored->is_string() || stored->as_string() != env_->raw) data[render::kEnvKey] = env_->raw;
+  }
+  if (data.empty()) {
+    printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
+    return;
+  }
+  // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap.
+  json::object patch{{"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
+                     {"data", std::move(data)}};
+  kube::WriteOptions opts;
+  opts.dry_run = dry_run_ == DryRun::Server;
+  opts.field_manager = render::kFieldManager;
+  client.patch(kube::gvr::kConfigMaps, ns, cm_name, kube::PatchType::Merge, patch, opts);
+  printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+}
+
+}  // namespace mindie::cmd

@@ -1,0 +1,27 @@
+// Which differences from the baseline each command accepts (deploy.py's update rules, kept, with its defects
+// fixed). Knows config documents, not HTTP.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mindie/config.h"
+
+namespace mindie::policy {
+
+/// JSON paths of the instance counts, the only fields `scale -f` may change.
+inline constexpr const char* kPrefillInstancesPath = "motor_deploy_config.p_instances_num";
+inline constexpr const char* kDecodeInstancesPath = "motor_deploy_config.d_instances_num";
+
+/// The paths update-config may change (the published deployer's whitelist): north TLS files, north_config,
+/// log levels, observability, coordinator exception/timeout settings.
+const std::vector<std::string>& update_config_whitelist();
+
+/// The paths at which `baseline` and `proposed` differ and that are not `allowed` (an allowed path covers
+/// everything below it). A difference at a parent of allowed paths (a section added or removed whole) is
+/// accepted only when every leaf below it is allowed. Sorted, each path once.
+std::vector<std::string> disallowed_changes(const boost::json::value& baseline, const boost::json::value& proposed,
+                                            const std::vector<std::string>& allowed);
+
+}  // namespace mindie::policy

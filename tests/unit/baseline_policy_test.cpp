@@ -1,0 +1,37 @@
+#include <doctest/doctest.h>
+
+#include "mindie/baseline_policy.h"
+
+namespace json = boost::json;
+using mindie::policy::disallowed_changes;
+using mindie::policy::update_config_whitelist;
+
+TEST_CASE("whitelisted leaf changes are allowed") {
+  const auto a = json::parse(R"({"motor_coordinator_config":{"logging_config":{"log_level":"INFO"}}})");
+  const auto b = json::parse(R"({"motor_coordinator_config":{"logging_config":{"log_level":"DEBUG"}}})");
+  CHECK(disallowed_changes(a, b, update_config_whitelist()).empty());
+}
+
+TEST_CASE("other changes are listed, each path once") {
+  const auto a = json::parse(R"({"motor_deploy_config":{"image_name":"a","p_instances_num":1},"x":[1,2]})");
+  const auto b = json::parse(R"({"motor_deploy_config":{"image_name":"b","p_instances_num":2},"x":[1,2,3]})");
+  const auto bad = disallowed_changes(a, b, update_config_whitelist());
+  CHECK(bad == std::vector<std::string>{"motor_deploy_config.image_name", "motor_deploy_config.p_instances_num",
+                                         "x"});
+}
+
+TEST_CASE("a section added whole is allowed only when all it holds is whitelisted") {
+  const auto a = json::parse(R"({})");
+  CHECK(disallowed_changes(a, json::parse(R"({"north_config":{"name":"n","ip":"1.2.3.4","port":1}})"),
+                           update_config_whitelist())
+            .empty());
+  CHECK(disallowed_changes(a, json::parse(R"({"north_config":{"name":"n","secret":"s"}})"),
+                           update_config_whitelist()) == std::vector<std::string>{"north_config"});
+}
+
+TEST_CASE("scale's allowance is the two count paths") {
+  const auto a = json::parse(R"({"motor_deploy_config":{"p_instances_num":1,"d_instances_num":1}})");
+  const auto b = json::parse(R"({"motor_deploy_config":{"p_instances_num":4,"d_instances_num":2}})");
+  CHECK(disallowed_changes(a, b, {mindie::policy::kPrefillInstancesPath, mindie::policy::kDecodeInstancesPath})
+            .empty());
+}
