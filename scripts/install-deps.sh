@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kubectl-mindie needs to build and test, when any is missing. Needs root.
+set -euo pipefail
+packages=(cmake g++ make ninja-build pkg-config
+  libboost-program-options1.81-dev libboost-json1.81-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev
+  doctest-dev nlohmann-json3-dev libcpp-httplib-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
