@@ -1,0 +1,244 @@
+// mindie-sandbox: an in-memory, HTTPS Kubernetes API server for kubectl-mindie's end-to-end tests.
+//
+//   mindie-sandbox --listen 127.0.0.1:0 --kubeconfig-out FILE [--request-log FILE] [--no-crd]
+//                  [--simulate-operator] [--crd FILE]... [--namespace NS]... [--fault METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]]...
+//
+// Prints `ready https://127.0.0.1:PORT` once the kubeconfig is written and the socket accepts connections; runs
+// until SIGTERM/SIGINT and exits 0.
+#include <httplib.h>
+#include <openssl/rand.h>
+#include <signal.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "api_server.h"
+#include "support/openapi_schema.h"
+#include "tls.h"
+
+namespace {
+
+using mindie::sandbox::ApiServer;
+using nlohmann::json;
+
+struct Options {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string kubeconfig_out;
+  std::string request_log;
+  bool no_crd = false;
+  std::vector<std::string> crds;
+  mindie::sandbox::ServerOptions server;
+};
+
+[[noreturn]] void usage(const std::string& error) {
+  std::cerr << "mindie-sandbox: " << error << "\n"
+            << "usage: mindie-sandbox --listen HOST:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
+               "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
+               "                      [--fault METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]]...\n";
+  std::exit(2);
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--listen") {
+      const std::string v = value();
+      const auto colon = v.rfind(':');
+      if (colon == std::string::npos) usage("--listen expects HOST:PORT");
+      o.host = v.substr(0, colon);
+      try {
+        o.port = std::stoi(v.substr(colon + 1));
+      } catch (const std::exception&) {
+        usage("--listen expects HOST:PORT");
+      }
+    } else if (a == "--kubeconfig-out") {
+      o.kubeconfig_out = value();
+    } else if (a == "--request-log") {
+      o.request_log = value();
+    } else if (a == "--no-crd") {
+      o.no_crd = true;
+    } else if (a == "--simulate-operator") {
+      o.server.simulate_operator = true;
+    } else if (a == "--crd") {
+      o.crds.push_back(value());
+    } else if (a == "--namespace") {
+      o.server.namespaces.push_back(value());
+    } else if (a == "--fault") {
+      try {
+        o.server.faults.push_back(mindie::sandbox::parse_fault(value()));
+      } catch (const std::exception& e) {
+        usage(std::string("--fault: ") + e.what());
+      }
+    } else {
+      usage("unknown argument " + a);
+    }
+  }
+  if (o.kubeconfig_out.empty()) usage("--kubeconfig-out is required");
+  return o;
+}
+
+std::string random_token() {
+  unsigned char raw[24];
+  if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("RAND_bytes failed");
+  std::string hex;
+  for (unsigned char c : raw) {
+    hex.push_back("0123456789abcdef"[c >> 4]);
+    hex.push_back("0123456789abcdef"[c & 15]);
+  }
+  return hex;
+}
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    const unsigned n = (static_cast<unsigned char>(in[i]) << 16) |
+                       (i + 1 < in.size() ? static_cast<unsigned char>(in[i + 1]) << 8 : 0) |
+                       (i + 2 < in.size() ? static_cast<unsigned char>(in[i + 2]) : 0);
+    out.push_back(t[(n >> 18) & 63]);
+    out.push_back(t[(n >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? t[(n >> 6) & 63] : '=');
+    out.push_back(i + 2 < in.size() ? t[n & 63] : '=');
+  }
+  return out;
+}
+
+// Written to a temporary file and renamed, so a reader never sees half a kubeconfig.
+void write_kubeconfig(const std::string& path, const std::string& server, const std::string& ca_pem,
+                      const std::string& token) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "apiVersion: v1\n"
+           "kind: Config\n"
+           "clusters:\n"
+           "- name: sandbox\n"
+           "  cluster:\n"
+           "    server: " << server << "\n"
+           "    certificate-authority-data: " << base64(ca_pem) << "\n"
+           "users:\n"
+           "- name: sandbox\n"
+           "  user:\n"
+           "    token: " << token << "\n"
+           "contexts:\n"
+           "- name: sandbox\n"
+           "  context:\n"
+           "    cluster: sandbox\n"
+           "    user: sandbox\n"
+           "    namespace: default\n"
+           "current-context: sandbox\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
+}
+
+mindie::sandbox::HttpRequest to_request(const httplib::Request& r) {
+  mindie::sandbox::HttpRequest out;
+  out.method = r.method;
+  out.path = r.path;
+  out.params.insert(r.params.begin(), r.params.end());
+  out.content_type = r.get_header_value("Content-Type");
+  out.authorization = r.get_header_value("Authorization");
+  out.accept = r.get_header_value("Accept");
+  out.body = r.body;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opts = parse_args(argc, argv);
+
+  // Signals are taken synchronously by one thread; block them before any other thread exists.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  try {
+    mindie::sandbox::Registry registry(!opts.no_crd);
+    for (const auto& file : opts.crds)
+      for (const auto& crd : mindie::testing::load_crd_schemas(file)) {
+        if (opts.no_crd && crd.group == "mindcluster.huawei.com") continue;
+        registry.add_crd(crd.group, crd.version, crd.kind, crd.plural, crd.namespaced, crd.status_subresource,
+                         crd.schema);
+      }
+    opts.server.token = random_token();
+    const std::string token = opts.server.token;
+    ApiServer api(std::move(registry), std::move(opts.server));
+
+    const mindie::sandbox::TlsMaterial tls = mindie::sandbox::generate_tls();
+    httplib::SSLServer http(tls.server_cert.get(), tls.server_key.get());
+    if (!http.is_valid()) throw std::runtime_error("cannot set up the TLS server");
+
+    const auto handler = [&api](const httplib::Request& req, httplib::Response& res) {
+      const mindie::sandbox::HttpResponse out = api.handle(to_request(req));
+      res.status = out.status;
+      for (const auto& [k, v] : out.headers) res.set_header(k, v);
+      res.set_content(out.body, out.content_type);
+    };
+    for (auto reg : {&httplib::Server::Get, &httplib::Server::Post, &httplib::Server::Put,
+                     &httplib::Server::Patch, &httplib::Server::Delete})
+      (http.*reg)(".*", handler);
+
+    std::ofstream request_log;
+    std::mutex log_mu;
+    if (!opts.request_log.empty()) {
+      request_log.open(opts.request_log, std::ios::app);
+      if (!request_log) throw std::runtime_error("cannot open " + opts.request_log);
+      // httplib calls the logger once the response has been written.
+      http.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+        const auto q = req.target.find('?');
+        const json line = {{"method", req.method},
+                           {"path", req.path},
+                           {"query", q == std::string::npos ? "" : req.target.substr(q + 1)},
+                           {"contentType", req.get_header_value("Content-Type")},
+                           {"body", req.body},
+                           {"status", res.status}};
+        std::lock_guard lock(log_mu);
+        request_log << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+      });
+    }
+
+    const int port = opts.port == 0 ? http.bind_to_any_port(opts.host) : opts.port;
+    if (port <= 0 || (opts.port != 0 && !http.bind_to_port(opts.host, opts.port)))
+      throw std::runtime_error("cannot listen on " + opts.host + ":" + std::to_string(opts.port));
+    const std::string server = "https://" + opts.host + ":" + std::to_string(port);
+    write_kubeconfig(opts.kubeconfig_out, server, tls.ca_pem(), token);
+
+    std::atomic<bool> signalled{false};
+    std::thread stopper([&] {
+      int sig = 0;
+      sigwait(&stop_signals, &sig);
+      signalled = true;
+      http.stop();
+    });
+    // The socket is bound and listening, so connections made after this line queue until the loop accepts them.
+    std::cout << "ready " << server << std::endl;
+    http.listen_after_bind();
+    if (!signalled) {
+      std::cerr << "mindie-sandbox: the server loop ended unexpectedly\n";
+      kill(getpid(), SIGTERM);  // releases the stopper thread
+    }
+    stopper.join();
+    return signalled ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "mindie-sandbox: " << e.what() << "\n";
+    return 1;
+  }
+}
