@@ -184,13 +184,13 @@ json::object build_status_report(const std::string& ns, const json::object& conf
 
 std::string render_status_table(const json::object& report) {
   std::ostringstream out;
-  out << "NAMESPACE: " << report.at("namespace").as_string() << "   INFERSERVICESET: "
-      << report.at("inferServiceSet").as_string() << "   DEPLOY MODE: " << report.at("deployMode").as_string()
-      << "\n\n";
+  const auto text = [&](const char* key) { return std::string_view(report.at(key).as_string()); };
+  out << "NAMESPACE: " << text("namespace") << "   INFERSERVICESET: " << text("inferServiceSet")
+      << "   DEPLOY MODE: " << text("deployMode") << "\n\n";
   const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
                        const std::string& e, const std::string& f) {
-    out << std::left << std::setw(14) << a << std::setw(10) << b << std::setw(6) << c << std::setw(14) << d
-        << std::setw(8) << e << f << '\n';
+    out << std::left << std::setw(14) << a << std::setw(10) << b << std::setw(6) << c << std::setw(15) << d
+        << std::setw(10) << e << f << '\n';
   };
   row("ROLE", "BASELINE", "SPEC", "PODS/INSTANCE", "READY", "RESTARTS");
   for (const auto& r : report.at("roles").as_array()) {
@@ -223,8 +223,8 @@ std::string render_status_table(const json::object& report) {
   if (drift.empty()) {
     out << "\nlive state matches the baseline\n";
   } else {
-    for (const auto& d : drift) out << "\ndrift: " << d.as_string();
     out << '\n';
+    for (const auto& d : drift) out << "drift: " << std::string_view(d.as_string()) << '\n';
   }
   return out.str();
 }

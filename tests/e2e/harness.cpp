@@ -1,0 +1,197 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace e2e {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "mindie-e2e-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& content) const {
+  const std::string p = path_ + "/" + name;
+  fs::create_directories(fs::path(p).parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+  if (!out.flush()) throw std::runtime_error("cannot write " + p);
+  return p;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace {
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+/// Spawns argv with stdout/stderr connected to fresh pipes; returns the pid and the read ends.
+pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed: " + std::string(std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = -1;
+  auto args = c_argv(argv);
+  const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  }
+  out_fd = out_pipe[0];
+  err_fd = err_pipe[0];
+  return pid;
+}
+
+}  // namespace
+
+Run run_process(const std::vector<std::string>& argv) {
+  int out_fd = -1, err_fd = -1;
+  const pid_t pid = spawn(argv, out_fd, err_fd);
+  Run run;
+  // Drain both pipes together so a child that fills one cannot block.
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+Sandbox::Sandbox(std::vector<std::string> extra_args) {
+  kubeconfig_ = dir_.path() + "/kubeconfig";
+  log_ = dir_.path() + "/requests.jsonl";
+  std::vector<std::string> argv = {SANDBOX_BINARY, "--listen", "127.0.0.1:0", "--kubeconfig-out", kubeconfig_,
+                                   "--request-log", log_, "--simulate-operator",
+                                   "--crd", std::string(MINDIE_SHARED_DIR) + "/reference/crds/mindcluster.huawei.com_crds.yaml",
+                                   "--namespace", "mindie-demo", "--namespace", "mindie-motor"};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  int out_fd = -1, err_fd = -1;
+  pid_ = spawn(argv, out_fd, err_fd);
+  // stderr is left to the sandbox's own diagnostics; only stdout carries the ready line.
+  close(err_fd);
+  std::string line;
+  char ch;
+  while (true) {
+    const ssize_t n = read(out_fd, &ch, 1);
+    if (n == 1) {
+      if (ch == '\n') break;
+      line += ch;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  close(out_fd);
+  if (line.rfind("ready ", 0) != 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    throw std::runtime_error("sandbox did not start (first line: \"" + line + "\")");
+  }
+  url_ = line.substr(6);
+}
+
+Sandbox::~Sandbox() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::vector<LoggedRequest> Sandbox::requests() const { return requests_since(0); }
+
+std::vector<LoggedRequest> Sandbox::requests_since(std::size_t since) const {
+  std::vector<LoggedRequest> out;
+  std::ifstream in(log_);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || n++ < since) continue;
+    const auto j = nlohmann::json::parse(line);
+    LoggedRequest r;
+    r.method = j.value("method", "");
+    r.path = j.value("path", "");
+    r.query = j.value("query", "");
+    r.content_type = j.value("contentType", "");
+    r.body = j.value("body", "");
+    r.status = j.value("status", 0);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Run Sandbox::mindie(std::vector<std::string> args) const {
+  std::vector<std::string> argv = {MINDIE_BINARY, "--kubeconfig", kubeconfig_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
+}
+
+std::size_t count_writes(const std::vector<LoggedRequest>& reqs) {
+  std::size_t n = 0;
+  for (const auto& r : reqs) n += r.is_write() ? 1 : 0;
+  return n;
+}
+
+}  // namespace e2e

@@ -1,0 +1,80 @@
+// End-to-end test harness: runs the real mindie-sandbox and the real kubectl-mindie binary as child processes.
+// Synchronisation is by pipes (the sandbox prints "ready URL" once it serves), never by sleeping.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace e2e {
+
+/// The result of one kubectl-mindie run.
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// One line of the sandbox's request log.
+struct LoggedRequest {
+  std::string method;
+  std::string path;
+  std::string query;
+  std::string content_type;
+  std::string body;
+  int status = 0;
+  bool is_write() const { return method != "GET"; }
+};
+
+/// A fresh temporary directory, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// Writes `content` to path()/name and returns the full path.
+  std::string write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::string path_;
+};
+
+/// A running sandbox API server. `extra_args` are added to its command line (e.g. "--no-crd",
+/// "--fault", "PATCH:...:409:1"). Always started with --simulate-operator, the shared InferServiceSet CRD and
+/// namespaces `mindie-demo` and `mindie-motor`.
+class Sandbox {
+ public:
+  explicit Sandbox(std::vector<std::string> extra_args = {});
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  const std::string& kubeconfig() const { return kubeconfig_; }
+  const std::string& url() const { return url_; }
+  /// Every request logged so far.
+  std::vector<LoggedRequest> requests() const;
+  /// Requests logged after the first `since` ones.
+  std::vector<LoggedRequest> requests_since(std::size_t since) const;
+  /// Runs kubectl-mindie with `args` plus --kubeconfig of this sandbox.
+  Run mindie(std::vector<std::string> args) const;
+
+ private:
+  TempDir dir_;
+  std::string kubeconfig_;
+  std::string log_;
+  std::string url_;
+  int pid_ = -1;
+};
+
+/// Runs `argv[0]` with `argv`, capturing stdout and stderr; no shell involved.
+Run run_process(const std::vector<std::string>& argv);
+
+/// Reads a whole file (throws std::runtime_error when it cannot).
+std::string read_file(const std::string& path);
+
+/// The request counts by kind.
+std::size_t count_writes(const std::vector<LoggedRequest>& reqs);
+
+}  // namespace e2e

@@ -1,0 +1,282 @@
+// The main job end to end: the real kubectl-mindie binary against the sandbox API server over HTTPS.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "harness.h"
+
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
+const std::string kExample = kExampleDir + "/user_config.json";
+const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
+const std::string kConfigMap = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+
+json status_json(const Sandbox& sb, const std::string& ns) {
+  const auto run = sb.mindie({"status", "-n", ns, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return json::parse(run.out);
+}
+
+json role(const json& report, const std::string& name) {
+  for (const auto& r : report["roles"])
+    if (r["name"] == name) return r;
+  FAIL("role " << name << " missing from status");
+  return {};
+}
+
+void deploy_example(const Sandbox& sb) {
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+}
+
+/// The shared example config with `image_name` set (the published vllm example leaves it empty).
+std::string with_image(const std::string& path, const std::string& image) {
+  json cfg = json::parse(e2e::read_file(path));
+  cfg["motor_deploy_config"]["image_name"] = image;
+  return cfg.dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, by server-side apply") {
+  Sandbox sb;
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("configmap/motor-config serverside-applied") != std::string::npos);
+  CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
+        std::string::npos);
+
+  const auto reqs = sb.requests();
+  CHECK(reqs.size() <= 7);
+  std::vector<std::string> writes;
+  for (const auto& r : reqs) {
+    if (!r.is_write()) continue;
+    CHECK(r.method == "PATCH");
+    CHECK(r.content_type == "application/apply-patch+yaml");
+    CHECK(r.query.find("fieldManager=kubectl-mindie") != std::string::npos);
+    writes.push_back(r.path);
+  }
+  REQUIRE(writes.size() == 5);
+  CHECK(writes.front() == kConfigMap);
+  CHECK(writes.back() == kIss);
+
+  // The baseline is the input, byte for byte.
+  for (const auto& r : reqs) {
+    if (r.path != kConfigMap || !r.is_write()) continue;
+    const auto body = json::parse(r.body);
+    CHECK(body["data"]["user_config.json"] == e2e::read_file(kExample));
+    CHECK(body["metadata"]["annotations"]["kubectl-mindie/deploy-mode"] == "infer_service_set");
+  }
+
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+  CHECK(role(report, "prefill")["readyPods"] == 1);
+  CHECK(role(report, "decode")["specInstances"] == 1);
+}
+
+TEST_CASE("deploy is idempotent and a second deploy over the same baseline converges") {
+  Sandbox sb;
+  deploy_example(sb);
+  const auto again = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+}
+
+TEST_CASE("the shared example configs deploy once an image is set") {
+  e2e::TempDir dir;
+  // Both examples use job_id mindie-motor: each gets its own cluster.
+  for (const std::string name : {"deepseek_v3_1", "vllm"}) {
+    Sandbox sb;
+    const std::string base = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/" + name;
+    const auto cfg = dir.write(name + "/user_config.json", with_image(base + "/user_config.json", "mindie:test"));
+    const auto run = sb.mindie({"deploy", "-f", cfg, "-e", base + "/env.json"});
+    CHECK_MESSAGE(run.exit_code == 0, name << ": " << run.err);
+    const auto report = status_json(sb, "mindie-motor");
+    CHECK(report["drift"].empty());
+    const json cfg_json = json::parse(e2e::read_file(cfg));
+    const auto pods_per_decode = cfg_json["motor_deploy_config"]["single_d_instance_pod_num"].get<int>();
+    CHECK(role(report, "decode")["pods"] ==
+          pods_per_decode * cfg_json["motor_deploy_config"]["d_instances_num"].get<int>());
+  }
+}
+
+TEST_CASE("the published vllm example as is fails validation naming image_name, with zero requests") {
+  Sandbox sb;
+  const std::string base = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/vllm";
+  const auto run = sb.mindie({"deploy", "-f", base + "/user_config.json", "-e", base + "/env.json"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("motor_deploy_config.image_name") != std::string::npos);
+  CHECK(sb.requests().empty());
+}
+
+TEST_CASE("scale prefill 1 to 3 sends exactly one JSON Patch of the InferServiceSet, guarded by test ops") {
+  Sandbox sb;
+  deploy_example(sb);
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n");
+
+  const auto reqs = sb.requests_since(mark);
+  CHECK(reqs.size() <= 4);
+  std::size_t iss_patches = 0;
+  for (const auto& r : reqs) {
+    if (r.path != kIss || r.method == "GET") continue;
+    ++iss_patches;
+    CHECK(r.method == "PATCH");
+    CHECK(r.content_type == "application/json-patch+json");
+    const auto ops = json::parse(r.body);
+    std::size_t tests = 0;
+    for (const auto& op : ops) {
+      tests += op["op"] == "test" ? 1 : 0;
+      CHECK(op["path"].get<std::string>().find("/spec/template/roles/") == 0);
+    }
+    CHECK(tests == 2);
+    CHECK(r.body.find("\"roles\":[") == std::string::npos);  // never the whole roles array
+  }
+  CHECK(iss_patches == 1);
+
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+  CHECK(role(report, "prefill")["specInstances"] == 3);
+  CHECK(role(report, "prefill")["baselineInstances"] == 3);
+  CHECK(role(report, "prefill")["pods"] == 3);
+}
+
+TEST_CASE("scale -f that also changes the image is refused with zero writes") {
+  Sandbox sb;
+  deploy_example(sb);
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(kExample));
+  cfg["motor_deploy_config"]["p_instances_num"] = 2;
+  cfg["motor_deploy_config"]["image_name"] = "other:1";
+  const auto file = dir.write("user_config.json", cfg.dump(2));
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"scale", "-f", file});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("motor_deploy_config.image_name") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+}
+
+TEST_CASE("update-config that changes deploy_mode is refused with zero writes; a log level change lands") {
+  Sandbox sb;
+  deploy_example(sb);
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(kExample));
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  const auto bad = dir.write("bad.json", cfg.dump(2));
+  std::size_t mark = sb.requests().size();
+  auto run = sb.mindie({"update-config", "-f", bad});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("deploy_mode") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+
+  cfg = json::parse(e2e::read_file(kExample));
+  cfg["motor_coordinator_config"]["logging_config"]["log_level"] = "DEBUG";
+  const auto good = dir.write("good.json", cfg.dump(2));
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "-f", good});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured\n");
+  const auto reqs = sb.requests_since(mark);
+  REQUIRE(e2e::count_writes(reqs) == 1);
+  for (const auto& r : reqs) {
+    if (!r.is_write()) continue;
+    CHECK(r.content_type == "application/merge-patch+json");
+    CHECK(json::parse(r.body)["metadata"].contains("resourceVersion"));
+  }
+}
+
+TEST_CASE("deploy without the infer-operator CRD writes nothing and says what to install") {
+  Sandbox sb({"--no-crd"});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("infer-operator") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests()) == 0);
+}
+
+TEST_CASE("scale in a namespace without a deployment fails and says to deploy first") {
+  Sandbox sb;
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--decode", "2"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("no deployment found in namespace mindie-demo") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests()) == 0);
+}
+
+TEST_CASE("when the baseline update fails, scale undoes the InferServiceSet patch") {
+  // The deploy's apply of the ConfigMap is the first PATCH of that path; scale's baseline update the second.
+  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1"});
+  deploy_example(sb);
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("Error from server (Conflict)") != std::string::npos);
+  CHECK(run.err.find("undone") != std::string::npos);
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+  CHECK(role(report, "prefill")["specInstances"] == 1);
+}
+
+TEST_CASE("-n that disagrees with job_id is an error naming both, before any request") {
+  Sandbox sb;
+  const auto run = sb.mindie({"deploy", "-n", "other", "--config-dir", kExampleDir});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("other") != std::string::npos);
+  CHECK(run.err.find("mindie-demo") != std::string::npos);
+  CHECK(sb.requests().empty());
+}
+
+TEST_CASE("--dry-run=server sends dryRun=All and stores nothing") {
+  Sandbox sb;
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--dry-run=server"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("(server dry run)") != std::string::npos);
+  for (const auto& r : sb.requests())
+    if (r.is_write()) CHECK(r.query.find("dryRun=All") != std::string::npos);
+  const auto status = sb.mindie({"status", "-n", "mindie-demo"});
+  CHECK(status.exit_code != 0);
+}
+
+TEST_CASE("when the baseline update and the undo both fail, the error gives the state and the recovery commands") {
+  // PATCHes of the InferServiceSet: deploy's apply, scale's patch (both pass), then the undo (fails).
+  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1", "--fault", "PATCH:" + kIss + ":503:1:2"});
+  deploy_example(sb);
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("now runs prefill 2, decode 1") != std::string::npos);
+  CHECK(run.err.find("still says prefill 1, decode 1") != std::string::npos);
+  CHECK(run.err.find("kubectl mindie scale -n mindie-demo --prefill 1 --decode 1") != std::string::npos);
+
+  // The recovery command it prints works: live goes back to the baseline.
+  const auto recover = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "1", "--decode", "1"});
+  CHECK_MESSAGE(recover.exit_code == 0, recover.err);
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+}
+
+TEST_CASE("--dry-run=client prints every object without a kubeconfig or a server") {
+  const auto run = e2e::run_process({MINDIE_BINARY, "--kubeconfig", "/nonexistent/kubeconfig", "deploy",
+                                     "--config-dir", kExampleDir, "--dry-run=client", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("\"kind\": \"InferServiceSet\"") != std::string::npos);
+  CHECK(run.out.find("\"kind\": \"ClusterRoleBinding\"") != std::string::npos);
+}
+
+TEST_CASE("status shows drift between the baseline and the live InferServiceSet") {
+  Sandbox sb;
+  deploy_example(sb);
+  // Someone scales the live object behind the tool's back (a plain JSON patch, as kubectl patch would send).
+  e2e::TempDir dir;
+  const auto run = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+                                     "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
+                                     "--type=json", "-p",
+                                     R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto table = sb.mindie({"status", "-n", "mindie-demo"});
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("drift: role decode: baseline 1 instances, spec.template.roles[3].replicas 2") !=
+        std::string::npos);
+}
