@@ -81,6 +81,18 @@ void check_config_map_size(const json::object& cm) {
   }
 }
 
+/// True when every cause of a server-side apply conflict names our own field manager: fields that scale or
+/// update-config changed with a patch (an Update entry of "kubectl-mindie" in managedFields) and that deploy now
+/// applies again. Those are the tool's own earlier writes, so deploy takes them back; a conflict with any other
+/// manager is reported and overridden only with --force-conflicts (kubectl apply --server-side does the same).
+bool conflicts_only_with_own_updates(const kube::ApiError& e) {
+  if (!e.is_conflict() || e.causes().empty()) return false;
+  const std::string own = std::string("conflict with \"") + render::kFieldManager + "\"";
+  return std::all_of(e.causes().begin(), e.causes().end(), [&](const kube::StatusCause& c) {
+    return c.reason == "FieldManagerConflict" && c.message.compare(0, own.size(), own) == 0;
+  });
+}
+
 std::string object_name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
@@ -187,7 +199,14 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     const kube::GVR& r = gvr_of(obj);
     json::object stored;
     try {
-      stored = client.apply(r, obj, opts);
+      try {
+        stored = client.apply(r, obj, opts);
+      } catch (const kube::ApiError& e) {
+        if (opts.force || !conflicts_only_with_own_updates(e)) throw;
+        kube::WriteOptions forced = opts;
+        forced.force = true;
+        stored = client.apply(r, obj, forced);
+      }
     } catch (...) {
       if (written.empty() || opts.dry_run) throw;
       // The ConfigMap (the baseline) is written first, so it may now describe a workload that was not

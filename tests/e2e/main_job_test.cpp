@@ -280,3 +280,32 @@ TEST_CASE("status shows drift between the baseline and the live InferServiceSet"
   CHECK(table.out.find("drift: role decode: baseline 1 instances, spec.template.roles[3].replicas 2") !=
         std::string::npos);
 }
+
+TEST_CASE("deploy after scale takes back its own fields; a conflict with another manager needs --force-conflicts") {
+  Sandbox sb;
+  deploy_example(sb);
+  auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // The original file again: the scale's writes were the tool's own, so deploy converges without force.
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+  CHECK(role(report, "prefill")["specInstances"] == 1);
+
+  // Another field manager changes the roles: deploy reports the conflict, naming that manager.
+  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+                                         "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
+                                         "--type=json", "-p",
+                                         R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
+  REQUIRE_MESSAGE(patched.exit_code == 0, patched.err);
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("Error from server (Conflict)") != std::string::npos);
+  CHECK(run.err.find("kubectl-patch") != std::string::npos);
+  CHECK(run.err.find("re-run: kubectl mindie deploy") != std::string::npos);
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--force-conflicts"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+}
