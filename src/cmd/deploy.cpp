@@ -45,40 +45,17 @@ void DeployOptions::validate() const {
 
 namespace {
 
-/// The files of a --scripts-dir, key = file name. ConfigMap keys must match [-._a-zA-Z0-9]+ (API validation),
-/// so other names are refused here rather than by the server after earlier writes.
+/// The regular files of a --scripts-dir, key = file name. Key names, collisions and the ConfigMap size are
+/// checked by the renderer, before any request.
 std::map<std::string, std::string> read_scripts(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw CommandError("--scripts-dir " + dir + " is not a directory");
   std::map<std::string, std::string> scripts;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file()) continue;
-    const std::string key = entry.path().filename().string();
-    const bool valid = std::all_of(key.begin(), key.end(), [](unsigned char c) {
-      return std::isalnum(c) || c == '-' || c == '.' || c == '_';
-    });
-    if (!valid) throw CommandError("--scripts-dir: file name " + key + " is not a valid ConfigMap key");
-    if (key == render::kBaselineKey || key == render::kEnvKey)
-      throw CommandError("--scripts-dir: " + key + " is reserved for the baseline; pass it with -f/-e");
-    scripts[key] = read_file(entry.path().string());
+    if (entry.is_regular_file()) scripts[entry.path().filename().string()] = read_file(entry.path().string());
   }
   if (ec) throw CommandError("cannot list --scripts-dir " + dir + ": " + ec.message());
   return scripts;
-}
-
-/// The API's limit on a ConfigMap's data (kube-apiserver: 1 MiB), checked before any write.
-constexpr std::size_t kConfigMapLimit = 1024 * 1024;
-
-void check_config_map_size(const json::object& cm) {
-  std::size_t total = 0;
-  if (const auto* data = cm.if_contains("data"); data && data->is_object()) {
-    for (const auto& kv : data->as_object()) total += kv.key().size() + kv.value().as_string().size();
-  }
-  if (total > kConfigMapLimit) {
-    throw CommandError("configmap/" + std::string(render::kConfigMapName) + " would hold " + std::to_string(total) +
-                       " bytes of data, over the API limit of " + std::to_string(kConfigMapLimit) +
-                       " bytes: drop large files from --scripts-dir");
-  }
 }
 
 /// True when every cause of a server-side apply conflict names our own field manager: fields that scale or
@@ -125,7 +102,6 @@ void DeployOptions::complete() {
   if (!flags_.scripts_dir.empty()) render_options_.scripts = read_scripts(flags_.scripts_dir);
   render_options_.service_set_name = flags_.name;
   objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
-  check_config_map_size(objects_.front());
 }
 
 void DeployOptions::check_existing_baseline(kube::Client& client) const {

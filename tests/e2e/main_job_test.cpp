@@ -309,3 +309,32 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   report = status_json(sb, "mindie-demo");
   CHECK(report["drift"].empty());
 }
+
+TEST_CASE("--scripts-dir files land in motor-config; --output-dir gets every rendered object") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  dir.write("scripts/boot.sh", "#!/bin/bash\necho boot\n");
+  dir.write("scripts/probe.sh", "#!/bin/bash\nexit 0\n");
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", dir.path() + "/scripts",
+                              "--output-dir", dir.path() + "/out"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  for (const auto& r : sb.requests()) {
+    if (r.path != kConfigMap || !r.is_write()) continue;
+    const auto body = json::parse(r.body);
+    CHECK(body["data"]["boot.sh"] == "#!/bin/bash\necho boot\n");
+    CHECK(body["data"]["probe.sh"] == "#!/bin/bash\nexit 0\n");
+  }
+  CHECK(e2e::read_file(dir.path() + "/out/inferserviceset-mindie-motor-vllm.yaml").find("kind: InferServiceSet") !=
+        std::string::npos);
+  CHECK(e2e::read_file(dir.path() + "/out/configmap-motor-config.yaml").find("kind: ConfigMap") != std::string::npos);
+}
+
+TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request, with size and limit") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  dir.write("scripts/big.sh", std::string(1100 * 1024, '#'));
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", dir.path() + "/scripts"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("1 MiB") != std::string::npos);
+  CHECK(sb.requests().empty());
+}

@@ -189,8 +189,30 @@ int main(int argc, char** argv) {
     // (kube-apiserver, written in Go, sets it by default).
     http.set_tcp_nodelay(true);
 
-    const auto handler = [&api](const httplib::Request& req, httplib::Response& res) {
+    std::ofstream request_log;
+    std::mutex log_mu;
+    if (!opts.request_log.empty()) {
+      request_log.open(opts.request_log, std::ios::app);
+      if (!request_log) throw std::runtime_error("cannot open " + opts.request_log);
+    }
+    // The log line is written before the response goes out, so a client that has its answer (and a test that
+    // then reads the log) always finds the request logged.
+    const auto log_request = [&](const httplib::Request& req, int status) {
+      if (!request_log.is_open()) return;
+      const auto q = req.target.find('?');
+      const json line = {{"method", req.method},
+                         {"path", req.path},
+                         {"query", q == std::string::npos ? "" : req.target.substr(q + 1)},
+                         {"contentType", req.get_header_value("Content-Type")},
+                         {"body", req.body},
+                         {"status", status}};
+      std::lock_guard lock(log_mu);
+      request_log << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    };
+
+    const auto handler = [&api, &log_request](const httplib::Request& req, httplib::Response& res) {
       const mindie::sandbox::HttpResponse out = api.handle(to_request(req));
+      log_request(req, out.status);
       res.status = out.status;
       for (const auto& [k, v] : out.headers) res.set_header(k, v);
       res.set_content(out.body, out.content_type);
@@ -198,25 +220,6 @@ int main(int argc, char** argv) {
     for (auto reg : {&httplib::Server::Get, &httplib::Server::Post, &httplib::Server::Put,
                      &httplib::Server::Patch, &httplib::Server::Delete})
       (http.*reg)(".*", handler);
-
-    std::ofstream request_log;
-    std::mutex log_mu;
-    if (!opts.request_log.empty()) {
-      request_log.open(opts.request_log, std::ios::app);
-      if (!request_log) throw std::runtime_error("cannot open " + opts.request_log);
-      // httplib calls the logger once the response has been written.
-      http.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
-        const auto q = req.target.find('?');
-        const json line = {{"method", req.method},
-                           {"path", req.path},
-                           {"query", q == std::string::npos ? "" : req.target.substr(q + 1)},
-                           {"contentType", req.get_header_value("Content-Type")},
-                           {"body", req.body},
-                           {"status", res.status}};
-        std::lock_guard lock(log_mu);
-        request_log << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
-      });
-    }
 
     const int port = opts.port == 0 ? http.bind_to_any_port(opts.host) : opts.port;
     if (port <= 0 || (opts.port != 0 && !http.bind_to_port(opts.host, opts.port)))
