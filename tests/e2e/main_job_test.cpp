@@ -338,3 +338,21 @@ TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request,
   CHECK(run.err.find("1 MiB") != std::string::npos);
   CHECK(sb.requests().empty());
 }
+
+TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero writes") {
+  Sandbox sb;
+  const std::vector<std::string> kubectl = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo"};
+  auto create = kubectl;
+  create.insert(create.end(), {"create", "configmap", "motor-config", "--from-file=user_config.json=" + kExample});
+  REQUIRE(e2e::run_process(create).exit_code == 0);
+  auto annotate = kubectl;
+  annotate.insert(annotate.end(), {"annotate", "configmap", "motor-config", "kubectl-mindie/deploy-mode=multi_deployment"});
+  REQUIRE(e2e::run_process(annotate).exit_code == 0);
+
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("deploy_mode cannot change") != std::string::npos);
+  CHECK(run.err.find("multi_deployment") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+}
