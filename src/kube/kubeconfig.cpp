@@ -1,6 +1,9 @@
 // kubeconfig loading: a first cut of client-go's clientcmd loading rules (the ones kubectl uses).
 #include "kube/kubeconfig.h"
 
+#include "util/yaml_json.h"
+
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,7 +17,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <vector>
@@ -42,8 +44,12 @@ struct Merged {
   std::string current_context;
 };
 
-// Reads a whole file. nullopt when it does not exist (callers decide whether that is an error); any other failure
-// (a directory, no permission) raises, naming `what`.
+// Kubeconfigs, certificates and token files are small; reading stops beyond this so that a path naming an endless
+// device (/dev/zero) or a huge file fails instead of exhausting memory.
+constexpr std::size_t kMaxFileBytes = 16 * 1024 * 1024;
+
+// Reads a whole file of at most kMaxFileBytes. nullopt when it does not exist (callers decide whether that is an
+// error); any other failure (a directory, no permission, too large) raises, naming `what`.
 std::optional<std::string> read_file_if_exists(const std::string& path, const std::string& what) {
   std::error_code ec;
   const auto st = fs::status(path, ec);
@@ -52,10 +58,15 @@ std::optional<std::string> read_file_if_exists(const std::string& path, const st
   if (fs::is_directory(st)) fail("cannot read " + what + " " + path + ": is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot read " + what + " " + path + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  char buf[64 * 1024];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes)
+      fail("cannot read " + what + " " + path + ": larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+  }
   if (in.bad()) fail("cannot read " + what + " " + path + ": read error");
-  return text.str();
+  return text;
 }
 
 std::string read_required_file(const std::string& path, const std::string& what) {
@@ -124,12 +135,9 @@ void merge_section(const YAML::Node& root, const char* section, const char* body
     const std::string name = get_string(item, "name", where);
     if (name.empty()) fail(where + " has no name");
     if (!seen.insert(name).second) fail(source + ": duplicate name \"" + name + "\" in " + section);
-    YAML::Node body = item[body_key];
-    if (!body.IsDefined() || body.IsNull()) {
-      body = YAML::Node(YAML::NodeType::Map);
-    } else if (!body.IsMap()) {
-      fail(where + " (\"" + name + "\"): \"" + body_key + "\" must be a mapping");
-    }
+    // A fresh node for an absent body: yaml-cpp's assignment writes through to the (here invalid) node it came from.
+    const YAML::Node body = has_member(item, body_key) ? item[body_key] : YAML::Node(YAML::NodeType::Map);
+    if (!body.IsMap()) fail(where + " (\"" + name + "\"): \"" + body_key + "\" must be a mapping");
     into.try_emplace(name, Entry{body, source, base_dir});
   }
 }
@@ -137,9 +145,16 @@ void merge_section(const YAML::Node& root, const char* section, const char* body
 // Parses one file's text into `merged`. yaml-cpp throws on malformed text; that becomes a KubeconfigError naming
 // the file.
 void merge_file(const std::string& text, const std::string& source, const std::string& base_dir, Merged& merged) {
+  // Go's YAML decoder (kubectl's) reads UTF-8 or, after a byte-order mark, UTF-16; yaml-cpp would pass other bytes
+  // through into names, paths and tokens.
+  const bool utf16 = text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF");
+  if (!utf16 && !util::is_valid_utf8(text)) fail(source + ": invalid YAML: the text is not valid UTF-8");
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    fail(source + ": invalid YAML: nested too deeply (more than " + std::to_string(e.depth()) + " levels) at line " +
+         std::to_string(e.mark.line + 1));
   } catch (const YAML::Exception& e) {
     fail(source + ": invalid YAML: " + e.what());
   }
@@ -216,6 +231,7 @@ RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::str
       fail(u_where + ": client-certificate and client-key must be given together");
     }
     cfg.token = get_string(u.body, "token", u_where);
+    const bool token_inline = !cfg.token.empty();
     if (cfg.token.empty()) {
       const std::string token_file = get_string(u.body, "tokenFile", u_where);
       if (!token_file.empty()) {
@@ -226,6 +242,10 @@ RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::str
         cfg.token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
       }
     }
+    // The token goes into an HTTP header verbatim: a line break would inject headers (Go's net/http refuses such
+    // values too).
+    if (std::any_of(cfg.token.begin(), cfg.token.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+      fail(u_where + ": " + (token_inline ? "token" : "tokenFile") + " contains control characters");
     // Without this, a user relying on a credential plugin would silently send anonymous requests and get 401s.
     if (cfg.token.empty() && cfg.client_cert_pem.empty()) {
       for (const char* unsupported : {"exec", "auth-provider", "username"}) {

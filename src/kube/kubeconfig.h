@@ -18,8 +18,9 @@ struct KubeconfigFlags {
 };
 
 /// Raised for a kubeconfig that cannot be used: missing file, invalid YAML or wrong shapes, unknown
-/// context/cluster/user, unreadable certificate or token file, invalid base64, a client certificate without its
-/// key, or a user that only has unsupported authentication (exec, auth-provider, username/password).
+/// context/cluster/user, unreadable certificate or token file (or one over 16 MiB, such as /dev/zero), invalid
+/// base64, a client certificate without its key, a token with control characters (it becomes an HTTP header), or a
+/// user that only has unsupported authentication (exec, auth-provider, username/password).
 /// The message names the file and the entry.
 class KubeconfigError : public std::runtime_error {
  public:

@@ -74,7 +74,14 @@ namespace {
 
 // Parses `raw`; on a syntax error returns nullopt and fills `problem` with the line and column of the error.
 std::optional<json::value> parse_json(std::string_view raw, Problem& problem) {
-  json::stream_parser p;
+  // Python's json module (PyMotor's reader) rejects a byte-order mark too; say so rather than "syntax error".
+  if (raw.starts_with("\xEF\xBB\xBF")) {
+    problem = {"", "starts with a UTF-8 byte-order mark (BOM); save the file as UTF-8 without BOM"};
+    return std::nullopt;
+  }
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  json::stream_parser p({}, options);
   json::error_code ec;
   std::size_t consumed = p.write_some(raw.data(), raw.size(), ec);
   if (!ec) p.finish(ec);
@@ -84,8 +91,11 @@ std::optional<json::value> parse_json(std::string_view raw, Problem& problem) {
   std::size_t line_start = raw.rfind('\n', offset == 0 ? 0 : offset - 1);
   std::size_t column = (line_start == std::string_view::npos || offset == 0) ? offset + 1 : offset - line_start;
   if (raw.empty()) line = 1, column = 1;
+  const std::string reason = ec == json::error::too_deep
+                                 ? "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"
+                                 : ec.message();
   problem = {"", "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
-                     ec.message()};
+                     reason};
   return std::nullopt;
 }
 
@@ -208,8 +218,10 @@ class Reader {
   std::optional<std::string> abs_path(const json::object* obj, const std::string& path, std::string_view key) {
     auto s = string(obj, path, key, false);
     if (!s) return std::nullopt;
-    if (s->empty() || s->front() != '/' || s->find(':') != std::string::npos) {
-      add(child(path, key), "must be an absolute path without ':', got \"" + *s + "\"");
+    if (s->empty() || s->front() != '/' || s->find(':') != std::string::npos ||
+        std::any_of(s->begin(), s->end(), [](unsigned char c) { return std::iscntrl(c); })) {
+      add(child(path, key), "must be an absolute path without ':' or control characters, got " +
+                                describe(json::string(*s)));
       return std::nullopt;
     }
     return s;
@@ -261,8 +273,10 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (auto image = r.string(deploy, path, "image_name", true)) {
     if (image->empty())
       r.add(path + ".image_name", "must name the container image (it is empty)");
-    else if (std::any_of(image->begin(), image->end(), [](unsigned char c) { return std::isspace(c); }))
-      r.add(path + ".image_name", "must not contain whitespace, got \"" + *image + "\"");
+    else if (std::any_of(image->begin(), image->end(),
+                         [](unsigned char c) { return std::isspace(c) || std::iscntrl(c); }))
+      r.add(path + ".image_name",
+            "must not contain whitespace or control characters, got " + describe(json::string(*image)));
     else
       cfg.image_name = *image;
   }
@@ -641,7 +655,9 @@ struct NumberLocator {
 }  // namespace
 
 std::string replace_json_number(std::string_view raw, std::string_view path, std::int64_t value) {
-  json::basic_parser<NumberLocator> parser(json::parse_options{});
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  json::basic_parser<NumberLocator> parser(options);
   auto& h = parser.handler();
   h.input = raw;
   h.target = std::string(path);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -91,8 +92,13 @@ struct EnvConfig {
   boost::json::object doc;
 };
 
+/// The deepest nesting of objects and arrays accepted in user_config.json and env.json. Real files nest about five
+/// levels (engine sections); the bound turns pathological input into a clear error.
+inline constexpr std::size_t kMaxJsonDepth = 128;
+
 /// Parses and validates user_config.json text. `source` names the file in messages. Throws ValidationError
-/// listing every problem (JSON syntax errors are one problem at path "" with line/column). Required: the sections
+/// listing every problem (JSON syntax errors, a byte-order mark and nesting deeper than kMaxJsonDepth are one problem
+/// at path "" with line/column). Required: the sections
 /// motor_deploy_config, motor_controller_config, motor_coordinator_config, motor_engine_prefill_config and
 /// motor_engine_decode_config (objects), and in motor_deploy_config job_id, image_name, hardware_type,
 /// p/d_instances_num and p/d_pod_npu_num. Defaults (deploy.py's): deploy_mode infer_service_set, pods per
@@ -111,7 +117,8 @@ std::vector<std::string> diff_paths(const boost::json::value& a, const boost::js
 
 /// Returns `raw` with the number at dotted object path `path` (e.g. "motor_deploy_config.p_instances_num")
 /// replaced by `value`, every other byte unchanged, so the stored baseline keeps the operator's formatting.
-/// Throws std::invalid_argument when `raw` is not JSON or the path does not hold a number.
+/// Throws std::invalid_argument when `raw` is not JSON (or nests deeper than kMaxJsonDepth) or the path does not
+/// hold a number.
 std::string replace_json_number(std::string_view raw, std::string_view path, std::int64_t value);
 
 /// DNS-1123 label check (RFC 1123, as Kubernetes uses it): lower-case alphanumerics and '-', starts and ends
