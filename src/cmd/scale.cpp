@@ -48,11 +48,57 @@ void ScaleOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
+/// Writes of the baseline that meet a 409 Conflict are re-read and retried at most this many times in all.
+constexpr int kBaselineAttempts = 3;
+
 std::string counts_text(std::int64_t prefill, std::int64_t decode) {
   return "prefill " + std::to_string(prefill) + ", decode " + std::to_string(decode);
 }
 
 }  // namespace
+
+std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, int prefill, int decode) const {
+  if (proposed_) {
+    const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc,
+                                                {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath});
+    if (!bad.empty()) {
+      std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + " and " +
+                        policy::kDecodeInstancesPath + "; " + flags_.filename +
+                        " also differs from the baseline at:";
+      for (const auto& p : bad) msg += "\n* " + p;
+      msg += "\nuse kubectl mindie update-config for allowed settings, or redeploy";
+      throw CommandError(msg);
+    }
+    return proposed_->raw;
+  }
+  std::string raw = baseline.raw;
+  if (prefill != baseline.p_instances) raw = config::replace_json_number(raw, policy::kPrefillInstancesPath, prefill);
+  if (decode != baseline.d_instances) raw = config::replace_json_number(raw, policy::kDecodeInstancesPath, decode);
+  return raw;
+}
+
+void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
+                                  int prefill, int decode, const kube::WriteOptions& opts) const {
+  for (int attempt = 1;; ++attempt) {
+    const config::UserConfig current = parse_baseline(cm, namespace_);
+    if (current.p_instances != read.p_instances || current.d_instances != read.d_instances) {
+      throw CommandError("the baseline's instance counts changed while scaling (another scale ran at the same "
+                         "time): now " + counts_text(current.p_instances, current.d_instances));
+    }
+    const std::string raw = new_baseline_text(current, prefill, decode);
+    if (raw == current.raw) return;
+    // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
+    const json::object patch{{"metadata", {{"resourceVersion", cm.at("metadata").at("resourceVersion")}}},
+                             {"data", {{render::kBaselineKey, raw}}}};
+    try {
+      client.patch(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName, kube::PatchType::Merge, patch, opts);
+      return;
+    } catch (const kube::ApiError& e) {
+      if (!e.is_conflict() || attempt == kBaselineAttempts) throw;
+    }
+    cm = client.get(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName);
+  }
+}
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const std::string cm_name = render::kConfigMapName;
@@ -69,30 +115,10 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
                        ", which this version of kubectl-mindie cannot scale");
   }
 
-  // The target counts and the new baseline text. Only the counts may differ from the baseline.
-  int prefill = flags_.prefill != -1 ? flags_.prefill : baseline.p_instances;
-  int decode = flags_.decode != -1 ? flags_.decode : baseline.d_instances;
-  std::string new_raw = baseline.raw;
-  if (proposed_) {
-    const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc,
-                                                {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath});
-    if (!bad.empty()) {
-      std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + " and " +
-                        policy::kDecodeInstancesPath + "; " + flags_.filename +
-                        " also differs from the baseline at:";
-      for (const auto& p : bad) msg += "\n* " + p;
-      msg += "\nuse kubectl mindie update-config for allowed settings, or redeploy";
-      throw CommandError(msg);
-    }
-    prefill = proposed_->p_instances;
-    decode = proposed_->d_instances;
-    new_raw = proposed_->raw;
-  } else {
-    if (prefill != baseline.p_instances)
-      new_raw = config::replace_json_number(new_raw, policy::kPrefillInstancesPath, prefill);
-    if (decode != baseline.d_instances)
-      new_raw = config::replace_json_number(new_raw, policy::kDecodeInstancesPath, decode);
-  }
+  // The target counts. Only the counts may differ from the baseline (checked again on every baseline write).
+  const int prefill = proposed_ ? proposed_->p_instances : flags_.prefill != -1 ? flags_.prefill : baseline.p_instances;
+  const int decode = proposed_ ? proposed_->d_instances : flags_.decode != -1 ? flags_.decode : baseline.d_instances;
+  new_baseline_text(baseline, prefill, decode);
 
   std::string iss_name = annotation(*cm, render::kWorkloadNameAnnotation);
   if (iss_name.empty()) iss_name = render::default_service_set_name(baseline);
@@ -120,35 +146,28 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
     result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
   }
 
-  if (new_raw != baseline.raw) {
-    // The resourceVersion turns this merge patch into a compare-and-swap on the baseline we read.
-    json::object cm_patch{
-        {"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
-        {"data", {{render::kBaselineKey, new_raw}}}};
+  try {
+    write_baseline(client, *cm, baseline, prefill, decode, opts);
+  } catch (...) {
+    if (patch.empty() || opts.dry_run) throw;
+    const auto cause = std::current_exception();
+    const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
     try {
-      client.patch(kube::gvr::kConfigMaps, namespace_, cm_name, kube::PatchType::Merge, cm_patch, opts);
-    } catch (...) {
-      if (patch.empty() || opts.dry_run) throw;
-      const auto cause = std::current_exception();
-      const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
-      try {
-        client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
-                     scale::build_undo_patch(changes), opts);
-      } catch (const std::exception& undo) {
-        throw PartialFailure(
-            cause, "the baseline was not updated and undoing the scale failed too (" + std::string(undo.what()) +
-                       "):\n  " + live + " now runs " + counts_text(prefill, decode) +
-                       "\n  configmap/" + cm_name + " (the baseline) still says " +
-                       counts_text(baseline.p_instances, baseline.d_instances) +
-                       "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-                       std::to_string(prefill) + " --decode " + std::to_string(decode) +
-                       "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-                       std::to_string(baseline.p_instances) + " --decode " + std::to_string(baseline.d_instances) +
-                       "   # return to the baseline");
-      }
-      throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
-                                      " is back at its previous counts; nothing changed");
+      client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
+                   scale::build_undo_patch(changes), opts);
+    } catch (const std::exception& undo) {
+      throw PartialFailure(
+          cause, "the baseline was not updated and undoing the scale failed too (" + std::string(undo.what()) +
+                     "):\n  " + live + " now runs " + counts_text(prefill, decode) + "\n  configmap/" + cm_name +
+                     " (the baseline) still says " + counts_text(baseline.p_instances, baseline.d_instances) +
+                     "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
+                     std::to_string(prefill) + " --decode " + std::to_string(decode) +
+                     "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
+                     std::to_string(baseline.p_instances) + " --decode " + std::to_string(baseline.d_instances) +
+                     "   # return to the baseline");
     }
+    throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
+                                    " is back at its previous counts; nothing changed");
   }
 
   if (printer.format() == "json" || printer.format() == "yaml") {

@@ -37,6 +37,15 @@ class ScaleOptions {
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// The baseline text with the target counts: -f's bytes (after checking that only counts differ from
+  /// `baseline`), or `baseline.raw` with the two numbers replaced in place. Throws CommandError.
+  std::string new_baseline_text(const config::UserConfig& baseline, int prefill, int decode) const;
+  /// Writes the new baseline under a resourceVersion precondition. On 409 Conflict it re-reads the ConfigMap,
+  /// re-checks the intent against the fresh baseline (counts unchanged by anyone else, -f still differing only in
+  /// counts) and tries again, a bounded number of times: never a blind overwrite. Throws ApiError/CommandError.
+  void write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read, int prefill,
+                      int decode, const kube::WriteOptions& opts) const;
+
   ScaleFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;

@@ -49,17 +49,17 @@ void UpdateConfigOptions::complete() {
   check_namespace_flag(namespace_flag_, proposed_->job_id);
 }
 
-void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
-  const std::string ns = proposed_->job_id;
-  const std::string cm_name = render::kConfigMapName;
-  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + ns + " (configmap/" + cm_name +
-                       " not found): run kubectl mindie deploy first");
-  }
-  const config::UserConfig baseline = parse_baseline(*cm, ns);
+namespace {
 
-  std::string mode = annotation(*cm, render::kDeployModeAnnotation);
+/// Writes of the baseline that meet a 409 Conflict are re-read and retried at most this many times in all.
+constexpr int kBaselineAttempts = 3;
+
+}  // namespace
+
+json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
+  const std::string ns = proposed_->job_id;
+  const config::UserConfig baseline = parse_baseline(cm, ns);
+  std::string mode = annotation(cm, render::kDeployModeAnnotation);
   if (mode.empty()) mode = std::string(config::to_string(baseline.deploy_mode));
   const std::string new_mode(config::to_string(proposed_->deploy_mode));
   if (mode != new_mode) {
@@ -78,25 +78,45 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
     for (const auto& p : bad) msg += "\n* " + p;
     throw CommandError(msg);
   }
-
   json::object data;
   if (proposed_->raw != baseline.raw) data[render::kBaselineKey] = proposed_->raw;
   if (env_) {
-    const auto* stored = cm->at("data").as_object().if_contains(render::kEnvKey);
+    const auto* stored = cm.at("data").as_object().if_contains(render::kEnvKey);
     if (!stored || !stored->is_string() || stored->as_string() != env_->raw) data[render::kEnvKey] = env_->raw;
   }
-  if (data.empty()) {
-    printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
-    return;
+  return data;
+}
+
+void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
+  const std::string ns = proposed_->job_id;
+  const std::string cm_name = render::kConfigMapName;
+  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);
+  if (!cm) {
+    throw CommandError("no deployment found in namespace " + ns + " (configmap/" + cm_name +
+                       " not found): run kubectl mindie deploy first");
   }
-  // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap.
-  json::object patch{{"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
-                     {"data", std::move(data)}};
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
-  client.patch(kube::gvr::kConfigMaps, ns, cm_name, kube::PatchType::Merge, patch, opts);
-  printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+  for (int attempt = 1;; ++attempt) {
+    json::object data = changed_keys(*cm);
+    if (data.empty()) {
+      printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
+      return;
+    }
+    // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap, and a
+    // conflict is re-read and re-checked rather than overwritten.
+    const json::object patch{{"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
+                             {"data", std::move(data)}};
+    try {
+      client.patch(kube::gvr::kConfigMaps, ns, cm_name, kube::PatchType::Merge, patch, opts);
+      printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+      return;
+    } catch (const kube::ApiError& e) {
+      if (!e.is_conflict() || attempt == kBaselineAttempts) throw;
+    }
+    cm = client.get(kube::gvr::kConfigMaps, ns, cm_name);
+  }
 }
 
 }  // namespace mindie::cmd

@@ -2,6 +2,7 @@
 // (log levels, timeouts, north config, ...). Instance counts and deploy_mode must equal the baseline.
 #pragma once
 
+#include <boost/json.hpp>
 #include <boost/program_options.hpp>
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ class UpdateConfigOptions {
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// The ConfigMap keys to write, checked against the baseline in `cm`: deploy_mode and counts unchanged, only
+  /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path.
+  boost::json::object changed_keys(const boost::json::object& cm) const;
+
   UpdateConfigFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;

@@ -208,8 +208,9 @@ TEST_CASE("scale in a namespace without a deployment fails and says to deploy fi
 }
 
 TEST_CASE("when the baseline update fails, scale undoes the InferServiceSet patch") {
-  // The deploy's apply of the ConfigMap is the first PATCH of that path; scale's baseline update the second.
-  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1"});
+  // The deploy's apply of the ConfigMap is the first PATCH of that path; scale's baseline updates (a conflict is
+  // re-read and retried, three attempts) the next ones.
+  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1"});
   deploy_example(sb);
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   CHECK(run.exit_code != 0);
@@ -241,8 +242,9 @@ TEST_CASE("--dry-run=server sends dryRun=All and stores nothing") {
 }
 
 TEST_CASE("when the baseline update and the undo both fail, the error gives the state and the recovery commands") {
-  // PATCHes of the InferServiceSet: deploy's apply, scale's patch (both pass), then the undo (fails).
-  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1", "--fault", "PATCH:" + kIss + ":503:1:2"});
+  // PATCHes of the InferServiceSet: deploy's apply, scale's patch (both pass), then the undo fails with a
+  // Forbidden, which no retry hides.
+  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1", "--fault", "PATCH:" + kIss + ":403:1:2"});
   deploy_example(sb);
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   CHECK(run.exit_code != 0);
@@ -355,4 +357,19 @@ TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero wr
   CHECK(run.err.find("deploy_mode cannot change") != std::string::npos);
   CHECK(run.err.find("multi_deployment") != std::string::npos);
   CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+}
+
+TEST_CASE("a conflict on the baseline is re-read and retried, not overwritten blindly") {
+  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1"});
+  deploy_example(sb);
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto reqs = sb.requests_since(mark);
+  std::size_t rereads = 0;
+  for (const auto& r : reqs) rereads += (r.method == "GET" && r.path == kConfigMap) ? 1 : 0;
+  CHECK(rereads == 2);  // the first read and one re-read after the conflict
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(report["drift"].empty());
+  CHECK(role(report, "prefill")["baselineInstances"] == 2);
 }
