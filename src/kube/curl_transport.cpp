@@ -1,9 +1,16 @@
 #include "kube/curl_transport.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstdlib>
 #include <mutex>
+#include <cstring>
+#include <optional>
+#include <string_view>
 
 namespace mindie::kube {
 namespace {
@@ -44,21 +51,176 @@ curl_blob pem_blob(const std::string& pem) {
   return curl_blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Go's httpproxy.getEnvAny: the first of the names that is set and non-empty.
+std::string env_any(const char* upper, const char* lower_name) {
+  for (const char* name : {upper, lower_name})
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+  return {};
+}
+
+// The parts of a URL, via libcurl's own parser (so IPv6 literals and default ports agree with what it connects to).
+struct UrlParts {
+  std::string scheme, host, port, path;  // host without brackets; port with the scheme's default filled in
+};
+
+std::optional<UrlParts> split_url(const std::string& url) {
+  CURLU* u = curl_url();
+  if (u == nullptr) return std::nullopt;
+  UrlParts parts;
+  bool ok = curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
+  const auto get = [&](CURLUPart part, unsigned flags, std::string& into) {
+    char* v = nullptr;
+    if (ok && curl_url_get(u, part, &v, flags) == CURLUE_OK) {
+      into = v;
+      curl_free(v);
+    } else if (part != CURLUPART_PATH) {
+      ok = false;
+    }
+  };
+  get(CURLUPART_SCHEME, 0, parts.scheme);
+  get(CURLUPART_HOST, 0, parts.host);
+  get(CURLUPART_PORT, CURLU_DEFAULT_PORT, parts.port);
+  get(CURLUPART_PATH, 0, parts.path);
+  curl_url_cleanup(u);
+  if (!ok) return std::nullopt;
+  if (parts.host.size() > 1 && parts.host.front() == '[') parts.host = parts.host.substr(1, parts.host.size() - 2);
+  while (!parts.path.empty() && parts.path.back() == '/') parts.path.pop_back();
+  return parts;
+}
+
+// An IPv4 or IPv6 address as 16 bytes (IPv4 mapped into ::ffff:0:0/96, as Go's net.IP holds it).
+std::optional<std::array<unsigned char, 16>> parse_ip(const std::string& text) {
+  std::array<unsigned char, 16> ip{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    ip[10] = ip[11] = 0xff;
+    std::memcpy(ip.data() + 12, &v4, 4);
+    return ip;
+  }
+  if (inet_pton(AF_INET6, text.c_str(), ip.data()) == 1) return ip;
+  return std::nullopt;
+}
+
+bool is_loopback(const std::array<unsigned char, 16>& ip) {
+  static const std::array<unsigned char, 16> v6_loopback = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const bool v4 = std::all_of(ip.begin(), ip.begin() + 10, [](unsigned char b) { return b == 0; }) && ip[10] == 0xff &&
+                  ip[11] == 0xff;
+  return ip == v6_loopback || (v4 && ip[12] == 127);
+}
+
+// Splits "host:port" / "[v6]:port" / "host" (Go's net.SplitHostPort when a port is present).
+std::pair<std::string, std::string> split_host_port(const std::string& entry) {
+  if (entry.starts_with('[')) {
+    const auto close = entry.find(']');
+    if (close == std::string::npos) return {entry, ""};
+    const std::string rest = entry.substr(close + 1);
+    return {entry.substr(1, close - 1), rest.starts_with(':') ? rest.substr(1) : ""};
+  }
+  const auto colon = entry.rfind(':');
+  if (colon == std::string::npos || entry.find(':') != colon) return {entry, ""};  // none, or a bare IPv6
+  return {entry.substr(0, colon), entry.substr(colon + 1)};
+}
+
+// Go's httpproxy.config.useProxy for NO_PROXY: true when `no_proxy` exempts host:port.
+bool no_proxy_matches(const std::string& no_proxy, const std::string& host, const std::string& port) {
+  const auto host_ip = parse_ip(host);
+  std::string_view rest(no_proxy);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    std::string entry = lower(std::string(rest.substr(0, comma)));
+    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    if (entry.empty()) continue;
+    if (entry == "*") return true;
+    if (const auto slash = entry.find('/'); slash != std::string::npos) {  // CIDR
+      const auto net = parse_ip(entry.substr(0, slash));
+      if (!net || !host_ip) continue;
+      int bits = std::atoi(entry.c_str() + slash + 1);
+      if (entry.find(':') == std::string::npos) bits += 96;  // an IPv4 prefix inside the mapped form
+      bool inside = bits >= 0 && bits <= 128;
+      for (int b = 0; inside && b < bits; ++b) {
+        const unsigned char mask = static_cast<unsigned char>(0x80 >> (b % 8));
+        inside = ((*net)[b / 8] & mask) == ((*host_ip)[b / 8] & mask);
+      }
+      if (inside) return true;
+      continue;
+    }
+    auto [entry_host, entry_port] = split_host_port(entry);
+    if (!entry_port.empty() && entry_port != port) continue;
+    if (const auto ip = parse_ip(entry_host)) {
+      if (host_ip && *ip == *host_ip) return true;
+      continue;
+    }
+    if (entry_host.starts_with("*.")) entry_host.erase(0, 1);
+    const bool match_host = !entry_host.starts_with('.');
+    if (match_host) entry_host = "." + entry_host;
+    const std::string h = lower(host);
+    if (h.ends_with(entry_host) || (match_host && h == entry_host.substr(1))) return true;
+  }
+  return false;
+}
+
+std::string socks5_remote_dns(const std::string& proxy) {
+  return proxy.starts_with("socks5://") ? "socks5h://" + proxy.substr(9) : proxy;
+}
+
 }  // namespace
+
+std::string effective_proxy(const RestConfig& config) {
+  if (!config.proxy_url.empty()) return socks5_remote_dns(config.proxy_url);
+  const auto url = split_url(config.server);
+  if (!url) return {};
+  std::string proxy = url->scheme == "https" ? env_any("HTTPS_PROXY", "https_proxy")
+                      : url->scheme == "http" ? env_any("HTTP_PROXY", "http_proxy")
+                                              : std::string();
+  if (proxy.empty()) return {};
+  if (lower(url->host) == "localhost") return {};
+  if (const auto ip = parse_ip(url->host); ip && is_loopback(*ip)) return {};
+  if (no_proxy_matches(env_any("NO_PROXY", "no_proxy"), url->host, url->port)) return {};
+  if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
+  return socks5_remote_dns(proxy);
+}
 
 struct CurlTransport::Impl {
   RestConfig config;
+  std::unique_ptr<AuthProvider> auth;
+  std::string base_url;  // config.server, or the same URL naming tls-server-name
+  std::string connect_to;
+  curl_slist* connect_to_list = nullptr;
+  std::string proxy;
   CURL* handle = nullptr;
   char error[CURL_ERROR_SIZE] = {};
+  std::string cert_in_use, key_in_use;  // the client certificate currently set on the handle
+
+  HttpResponse perform(const HttpRequest& req, const Credentials& creds);
 };
 
-CurlTransport::CurlTransport(RestConfig config) : impl_(std::make_unique<Impl>()) {
+CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth) : impl_(std::make_unique<Impl>()) {
   global_init_once();
   impl_->config = std::move(config);
+  impl_->auth = auth ? std::move(auth) : std::make_unique<ConfigAuthProvider>(impl_->config);
   impl_->handle = curl_easy_init();
   if (impl_->handle == nullptr) throw TransportError("cannot initialise libcurl");
   CURL* h = impl_->handle;
   const RestConfig& c = impl_->config;
+  impl_->base_url = c.server;
+  if (!c.tls_server_name.empty()) {
+    const auto url = split_url(c.server);
+    if (!url) throw TransportError("Unable to connect to the server " + c.server + ": the server URL cannot be parsed");
+    const auto bracket = [](const std::string& host) {
+      return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    };
+    impl_->base_url = url->scheme + "://" + bracket(c.tls_server_name) + ":" + url->port + url->path;
+    impl_->connect_to = bracket(c.tls_server_name) + ":" + url->port + ":" + bracket(url->host) + ":" + url->port;
+    impl_->connect_to_list = curl_slist_append(nullptr, impl_->connect_to.c_str());
+    curl_easy_setopt(h, CURLOPT_CONNECT_TO, impl_->connect_to_list);
+  }
   // Options here persist for every request on this handle (and its kept-alive connection).
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, impl_->error);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM
@@ -66,36 +228,58 @@ CurlTransport::CurlTransport(RestConfig config) : impl_(std::make_unique<Impl>()
   curl_easy_setopt(h, CURLOPT_USERAGENT, "kubectl-mindie/" MINDIE_VERSION);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);  // client-go's dial timeout
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // offer gzip: the API server compresses large lists
-  if (c.request_timeout_seconds > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT, c.request_timeout_seconds);
+  if (c.request_timeout.count() > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(c.request_timeout.count()));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  // The proxy decision is client-go's (effective_proxy); "" makes libcurl connect directly instead of reading
+  // the proxy variables itself, and an empty NOPROXY keeps it from applying no_proxy over a proxy-url.
+  impl_->proxy = effective_proxy(c);
+  curl_easy_setopt(h, CURLOPT_PROXY, impl_->proxy.c_str());
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "");
   if (c.insecure_skip_tls_verify) {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   } else if (!c.ca_pem.empty()) {
-    curl_blob ca = pem_blob(c.ca_pem);
+    curl_blob ca = pem_blob(c.ca_pem);  // every certificate of a bundle is trusted
     curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
-  }
-  if (!c.client_cert_pem.empty()) {
-    curl_blob cert = pem_blob(c.client_cert_pem);
-    curl_blob key = pem_blob(c.client_key_pem);
-    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
   }
 }
 
 CurlTransport::~CurlTransport() {
   if (impl_ && impl_->handle != nullptr) curl_easy_cleanup(impl_->handle);
+  if (impl_) curl_slist_free_all(impl_->connect_to_list);
 }
 
 std::string CurlTransport::server() const { return impl_->config.server; }
 
 HttpResponse CurlTransport::send(const HttpRequest& req) {
-  CURL* h = impl_->handle;
+  HttpResponse resp = impl_->perform(req, impl_->auth->credentials());
+  // client-go's exec authenticator renews the credential on a 401; the request itself is repeated once here.
+  if (resp.status == 401 && impl_->auth->refresh()) resp = impl_->perform(req, impl_->auth->credentials());
+  return resp;
+}
+
+HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credentials& creds) {
+  CURL* h = handle;
   HttpResponse resp;
-  const std::string url = impl_->config.server + req.path;
+  const std::string url = base_url + req.path;
+
+  if (creds.client_cert_pem != cert_in_use || creds.client_key_pem != key_in_use) {
+    // A changed certificate is part of libcurl's connection matching, so it never rides an old connection.
+    if (creds.client_cert_pem.empty()) {
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, nullptr);
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, nullptr);
+    } else {
+      curl_blob cert = pem_blob(creds.client_cert_pem);
+      curl_blob key = pem_blob(creds.client_key_pem);
+      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+    }
+    cert_in_use = creds.client_cert_pem;
+    key_in_use = creds.client_key_pem;
+  }
 
   // HTTPGET resets the body state a previous POST/PATCH left on the reused handle; the verb itself comes from
   // CUSTOMREQUEST.
@@ -117,18 +301,18 @@ HttpResponse CurlTransport::send(const HttpRequest& req) {
   // "Content-Type:" with no value removes the form-urlencoded type libcurl would otherwise send with a body.
   add(req.content_type.empty() ? "Content-Type:" : "Content-Type: " + req.content_type);
   add("Expect:");  // no 100-continue round trip for large bodies
-  if (!impl_->config.token.empty()) add("Authorization: Bearer " + impl_->config.token);
+  if (!creds.authorization.empty()) add("Authorization: " + creds.authorization);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &resp.headers);
 
-  impl_->error[0] = '\0';
+  error[0] = '\0';
   const CURLcode rc = curl_easy_perform(h);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
   if (rc != CURLE_OK) {
-    const std::string detail = impl_->error[0] != '\0' ? impl_->error : curl_easy_strerror(rc);
-    throw TransportError("Unable to connect to the server " + impl_->config.server + ": " + detail);
+    const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);
+    throw TransportError("Unable to connect to the server " + config.server + ": " + detail);
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

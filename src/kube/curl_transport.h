@@ -1,21 +1,38 @@
 // libcurl implementation of HttpTransport: one easy handle reused across requests (keep-alive), TLS from
-// RestConfig (CA, client certificate/key as in-memory PEM blobs, insecure-skip-tls-verify), bearer token.
+// RestConfig (CA bundle, client certificate/key as in-memory PEM blobs, insecure-skip-tls-verify, tls-server-name),
+// proxy with client-go's precedence, credentials from an AuthProvider.
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "kube/auth.h"
 #include "kube/rest_config.h"
 #include "kube/transport.h"
 
 namespace mindie::kube {
 
-/// Talks HTTPS (or HTTP) to `config.server`. Not thread-safe: one request at a time. Sends
-/// "Authorization: Bearer <token>" when config.token is set, User-Agent kubectl-mindie/<version>; connect timeout
-/// 30 s (client-go's dial timeout), whole-request timeout config.request_timeout_seconds (0 = none). send() throws
-/// TransportError "Unable to connect to the server <server>: <libcurl's error>" when no response arrives.
+/// The proxy client-go would use for `config.server`, in libcurl's syntax ("" = connect directly):
+/// - cluster proxy-url, when set, wins over the environment (client-go's http.ProxyURL); socks5:// becomes
+///   socks5h:// so that the proxy resolves the server's name, as Go's SOCKS5 dialer does;
+/// - else http.ProxyFromEnvironment: HTTPS_PROXY/https_proxy for https servers, HTTP_PROXY/http_proxy for http
+///   ones (a value without scheme is http://), none for localhost and loopback addresses, none when NO_PROXY/
+///   no_proxy is "*" or lists the host (a name also matches its subdomains, ".name" only subdomains), its IP or
+///   a CIDR containing it, with an optional :port that must match.
+std::string effective_proxy(const RestConfig& config);
+
+/// Talks HTTPS (or HTTP) to `config.server`. Not thread-safe: one request at a time. Each request carries the
+/// credentials `auth` gives (Authorization header, client certificate); after a 401, auth->refresh() and, when it
+/// says the credentials changed, the request is sent once more. User-Agent kubectl-mindie/<version>; connect
+/// timeout 30 s (client-go's dial timeout), whole-request timeout config.request_timeout (0 = none).
+/// tls-server-name: the URL names that host (SNI and certificate check) and CURLOPT_CONNECT_TO sends the
+/// connection to the real one. The proxy is effective_proxy(config), and libcurl's own proxy environment handling
+/// is switched off. send() throws TransportError "Unable to connect to the server <server>: <libcurl's error>"
+/// when no response arrives; exec plugin failures pass through as ExecCredentialError.
 class CurlTransport : public HttpTransport {
  public:
-  explicit CurlTransport(RestConfig config);
+  /// `auth` = nullptr uses ConfigAuthProvider(config).
+  explicit CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth = nullptr);
   ~CurlTransport() override;
   CurlTransport(const CurlTransport&) = delete;
   CurlTransport& operator=(const CurlTransport&) = delete;

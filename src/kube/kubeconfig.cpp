@@ -1,4 +1,4 @@
-// kubeconfig loading: a first cut of client-go's clientcmd loading rules (the ones kubectl uses).
+// kubeconfig loading: client-go's clientcmd loading rules (the ones kubectl uses).
 #include "kube/kubeconfig.h"
 
 #include "util/yaml_json.h"
@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <boost/beast/core/detail/base64.hpp>
+#include <boost/json.hpp>
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -77,7 +79,7 @@ std::string read_required_file(const std::string& path, const std::string& what)
 
 std::string resolve_path(const std::string& path, const std::string& base_dir) {
   if (path.empty() || base_dir.empty() || fs::path(path).is_absolute()) return path;
-  return (fs::path(base_dir) / path).string();
+  return (fs::path(base_dir) / path).lexically_normal().string();  // filepath.Join cleans the result too
 }
 
 // Standard padded base64, as Go's encoding/base64 decodes the kubeconfig's []byte fields. Line breaks and spaces
@@ -182,80 +184,218 @@ std::string normalise_server(std::string server, bool tls_configured) {
   return server;
 }
 
+std::string trim_space(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+}
+
+// A credential goes into an HTTP header verbatim: a line break would inject headers (Go's net/http refuses such
+// values too). The message names `what`, never the value.
+void check_header_safe(const std::string& value, const std::string& what) {
+  if (std::any_of(value.begin(), value.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    fail(what + " contains control characters");
+}
+
+// A list of strings (exec args); `where` names the entry.
+std::vector<std::string> get_string_list(const YAML::Node& map, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  const YAML::Node v = map[key];
+  if (!v.IsDefined() || v.IsNull()) return out;
+  if (!v.IsSequence()) fail(where + ": \"" + key + "\" must be a list of strings");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].IsScalar()) fail(where + ": \"" + key + "\" must be a list of strings");
+    out.push_back(v[i].Scalar());
+  }
+  return out;
+}
+
+// The cluster's extension named client.authentication.k8s.io/exec as JSON, for spec.cluster.config.
+std::string exec_extension_json(const Entry& cluster, const std::string& where) {
+  const YAML::Node list = cluster.body["extensions"];
+  if (!list.IsDefined() || !list.IsSequence()) return {};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    if (!item.IsMap() || get_string(item, "name", where) != "client.authentication.k8s.io/exec") continue;
+    if (!has_member(item, "extension")) return {};
+    try {
+      return boost::json::serialize(util::yaml_to_json(YAML::Dump(item["extension"]), where + " extension"));
+    } catch (const std::exception& e) {
+      fail(where + ": extension client.authentication.k8s.io/exec: " + e.what());
+    }
+  }
+  return {};
+}
+
+// The user's exec section, validated as client-go's validateAuthInfo does.
+ExecConfig parse_exec(const Entry& user, const std::string& where) {
+  const YAML::Node e = user.body["exec"];
+  const std::string w = where + ": exec";
+  if (!e.IsMap()) fail(w + " must be a mapping");
+  ExecConfig x;
+  x.command = get_string(e, "command", w);
+  if (x.command.empty()) fail(w + ": command must be specified to use exec authentication");
+  // A bare name is looked up in PATH; a path containing '/' is relative to the kubeconfig (client-go's
+  // ResolveLocalPaths).
+  if (x.command.find('/') != std::string::npos) x.command = resolve_path(x.command, user.base_dir);
+  x.args = get_string_list(e, "args", w);
+  const YAML::Node env = e["env"];
+  if (env.IsDefined() && !env.IsNull()) {
+    if (!env.IsSequence()) fail(w + ": env must be a list of {name, value}");
+    for (std::size_t i = 0; i < env.size(); ++i) {
+      if (!env[i].IsMap()) fail(w + ": env must be a list of {name, value}");
+      const std::string name = get_string(env[i], "name", w);
+      if (name.empty()) fail(w + ": env[" + std::to_string(i) + "] has no name");
+      x.env.emplace_back(name, get_string(env[i], "value", w));
+    }
+  }
+  x.api_version = get_string(e, "apiVersion", w);
+  if (x.api_version != "client.authentication.k8s.io/v1" && x.api_version != "client.authentication.k8s.io/v1beta1") {
+    fail(w + ": apiVersion must be client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1" +
+         (x.api_version.empty() ? std::string(" (it is missing)") : " (not \"" + x.api_version + "\")"));
+  }
+  x.install_hint = get_string(e, "installHint", w);
+  x.provide_cluster_info = get_bool(e, "provideClusterInfo", w);
+  x.interactive_mode = get_string(e, "interactiveMode", w);
+  if (x.interactive_mode.empty()) {
+    if (x.api_version.ends_with("/v1")) fail(w + ": interactiveMode must be specified for apiVersion " + x.api_version);
+    x.interactive_mode = "IfAvailable";  // v1beta1's default
+  }
+  if (x.interactive_mode != "Never" && x.interactive_mode != "IfAvailable" && x.interactive_mode != "Always")
+    fail(w + ": invalid interactiveMode \"" + x.interactive_mode + "\" (Never, IfAvailable or Always)");
+  return x;
+}
+
+// Everything about the user: certificates, token/tokenFile, basic auth, exec; then the flag overrides.
+void resolve_user(const Entry* user, const std::string& u_where, const KubeconfigFlags& flags, RestConfig& cfg) {
+  if (user != nullptr) {
+    const Entry& u = *user;
+    cfg.client_cert_pem = pem_from(u, "client-certificate", u_where);
+    cfg.client_key_pem = pem_from(u, "client-key", u_where);
+    if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty())
+      fail(u_where + ": client-certificate and client-key must be given together");
+    cfg.token = get_string(u.body, "token", u_where);
+    check_header_safe(cfg.token, u_where + ": token");
+    const std::string token_file = get_string(u.body, "tokenFile", u_where);
+    if (!token_file.empty()) {
+      cfg.token_file = resolve_path(token_file, u.base_dir);
+      // client-go reads the file up front only when no token is given (--token replaces both); afterwards the
+      // file, re-read, wins.
+      if (cfg.token.empty() && flags.token.empty()) {
+        cfg.token = trim_space(read_required_file(cfg.token_file, "tokenFile (" + u_where + ")"));
+        check_header_safe(cfg.token, u_where + ": tokenFile");
+      }
+    }
+    cfg.username = get_string(u.body, "username", u_where);
+    cfg.password = get_string(u.body, "password", u_where);
+    if (has_member(u.body, "exec")) {
+      if (has_member(u.body, "auth-provider"))
+        fail(u_where + ": auth-provider cannot be provided in combination with an exec plugin");
+      cfg.exec = parse_exec(u, u_where);
+    } else if (has_member(u.body, "auth-provider") && cfg.token.empty() && cfg.token_file.empty() &&
+               cfg.client_cert_pem.empty() && cfg.username.empty()) {
+      // Without this, the user would silently send anonymous requests and get 401s.
+      fail(u_where + ": \"auth-provider\" authentication is not supported by kubectl-mindie; use an exec plugin, "
+                     "a token or a client certificate");
+    }
+  }
+  if (!flags.token.empty()) {
+    check_header_safe(flags.token, "--token");
+    cfg.token = flags.token;
+    cfg.token_file.clear();
+  }
+  // rest.Config's rule: "username/password or bearer token may be set, but not both".
+  if ((!cfg.username.empty() || !cfg.password.empty()) && (!cfg.token.empty() || !cfg.token_file.empty()))
+    fail(u_where + ": username/password or bearer token may be set, but not both");
+}
+
 RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::string& origin) {
   RestConfig cfg;
-  cfg.request_timeout_seconds = flags.request_timeout_seconds;
+  cfg.request_timeout = parse_request_timeout(flags.request_timeout);
 
   const std::string context_name = flags.context.empty() ? m.current_context : flags.context;
-  if (context_name.empty()) fail(origin + ": no current-context is set; pass --context");
-  const auto ctx = m.contexts.find(context_name);
-  if (ctx == m.contexts.end()) {
-    fail(std::string(flags.context.empty() ? "current-context" : "context") + " \"" + context_name +
-         "\" not found in " + origin);
+  const Entry* ctx = nullptr;
+  std::string ctx_where = "flags";
+  if (!context_name.empty()) {
+    const auto it = m.contexts.find(context_name);
+    if (it == m.contexts.end()) {
+      fail(std::string(flags.context.empty() ? "current-context" : "context") + " \"" + context_name +
+           "\" not found in " + origin);
+    }
+    ctx = &it->second;
+    ctx_where = ctx->source + ": context \"" + context_name + "\"";
+  } else if (flags.server.empty() && flags.cluster.empty()) {
+    fail(origin + ": no current-context is set; pass --context");
   }
   cfg.context = context_name;
-  const std::string ctx_where = ctx->second.source + ": context \"" + context_name + "\"";
-  const std::string cluster_name = get_string(ctx->second.body, "cluster", ctx_where);
-  const std::string user_name = get_string(ctx->second.body, "user", ctx_where);
-  const std::string ctx_namespace = get_string(ctx->second.body, "namespace", ctx_where);
-
+  const std::string cluster_name = !flags.cluster.empty() ? flags.cluster
+                                   : ctx != nullptr        ? get_string(ctx->body, "cluster", ctx_where)
+                                                           : std::string();
+  const std::string user_name = !flags.user.empty() ? flags.user
+                                : ctx != nullptr     ? get_string(ctx->body, "user", ctx_where)
+                                                     : std::string();
+  const std::string ctx_namespace = ctx != nullptr ? get_string(ctx->body, "namespace", ctx_where) : "";
   if (!flags.namespace_.empty()) {
     cfg.namespace_ = flags.namespace_;
     cfg.namespace_from_flag = true;
   } else {
-    cfg.namespace_ = ctx_namespace.empty() ? "default" : ctx_namespace;
+    cfg.namespace_ = ctx_namespace;  // "" here: load_rest_config continues with in-cluster, then "default"
   }
 
-  if (cluster_name.empty()) fail(ctx_where + " names no cluster");
-  const auto cluster = m.clusters.find(cluster_name);
-  if (cluster == m.clusters.end()) {
-    fail("cluster \"" + cluster_name + "\" (used by context \"" + context_name + "\") not found in " + origin);
+  // The cluster: --cluster or the context's; --server alone needs none.
+  const Entry* cluster = nullptr;
+  std::string cl_where = "--server " + flags.server;
+  if (!cluster_name.empty()) {
+    const auto it = m.clusters.find(cluster_name);
+    if (it == m.clusters.end()) {
+      fail("cluster \"" + cluster_name + "\" (" +
+           (!flags.cluster.empty() ? std::string("given by --cluster") : "used by context \"" + context_name + "\"") +
+           ") not found in " + origin);
+    }
+    cluster = &it->second;
+    cl_where = cluster->source + ": cluster \"" + cluster_name + "\"";
+  } else if (flags.server.empty()) {
+    fail(ctx_where + " names no cluster");
   }
-  const std::string cl_where = cluster->second.source + ": cluster \"" + cluster_name + "\"";
-  const std::string server = get_string(cluster->second.body, "server", cl_where);
-  if (server.empty()) fail(cl_where + " has no server");
-  cfg.insecure_skip_tls_verify = get_bool(cluster->second.body, "insecure-skip-tls-verify", cl_where);
-  cfg.ca_pem = pem_from(cluster->second, "certificate-authority", cl_where);
+  std::string server = flags.server;
+  if (cluster != nullptr) {
+    if (server.empty()) {
+      server = get_string(cluster->body, "server", cl_where);
+      if (server.empty()) fail(cl_where + " has no server");
+      cfg.tls_server_name = get_string(cluster->body, "tls-server-name", cl_where);
+    }
+    cfg.insecure_skip_tls_verify = get_bool(cluster->body, "insecure-skip-tls-verify", cl_where);
+    cfg.proxy_url = get_string(cluster->body, "proxy-url", cl_where);
+    // --insecure-skip-tls-verify drops the file's CA (client-go's getCluster), so it is not even read.
+    if (!flags.insecure_skip_tls_verify) {
+      cfg.ca_pem = pem_from(*cluster, "certificate-authority", cl_where);
+      if (cfg.insecure_skip_tls_verify && !cfg.ca_pem.empty())
+        fail(cl_where + ": specifying a root certificates file with the insecure flag is not allowed");
+    }
+  }
+  if (flags.insecure_skip_tls_verify) cfg.insecure_skip_tls_verify = true;
+  if (!flags.tls_server_name.empty()) cfg.tls_server_name = flags.tls_server_name;
+  if (!cfg.proxy_url.empty()) {
+    const auto scheme = cfg.proxy_url.substr(0, cfg.proxy_url.find("://"));
+    if (scheme != "http" && scheme != "https" && scheme != "socks5")
+      fail(cl_where + ": proxy-url must start with http://, https:// or socks5://");
+  }
 
   // An empty user name is an anonymous context; a named user that is absent is an error, as in client-go.
+  const Entry* user = nullptr;
+  std::string u_where = ctx_where;
   if (!user_name.empty()) {
-    const auto user = m.users.find(user_name);
-    if (user == m.users.end()) {
-      fail("user \"" + user_name + "\" (used by context \"" + context_name + "\") not found in " + origin);
+    const auto it = m.users.find(user_name);
+    if (it == m.users.end()) {
+      fail("user \"" + user_name + "\" (" +
+           (!flags.user.empty() ? std::string("given by --user") : "used by context \"" + context_name + "\"") +
+           ") not found in " + origin);
     }
-    const Entry& u = user->second;
-    const std::string u_where = u.source + ": user \"" + user_name + "\"";
-    cfg.client_cert_pem = pem_from(u, "client-certificate", u_where);
-    cfg.client_key_pem = pem_from(u, "client-key", u_where);
-    if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
-      fail(u_where + ": client-certificate and client-key must be given together");
-    }
-    cfg.token = get_string(u.body, "token", u_where);
-    const bool token_inline = !cfg.token.empty();
-    if (cfg.token.empty()) {
-      const std::string token_file = get_string(u.body, "tokenFile", u_where);
-      if (!token_file.empty()) {
-        std::string token = read_required_file(resolve_path(token_file, u.base_dir), "tokenFile (" + u_where + ")");
-        // client-go trims the file's surrounding whitespace (a trailing newline is the norm).
-        const auto first = token.find_first_not_of(" \t\r\n");
-        const auto last = token.find_last_not_of(" \t\r\n");
-        cfg.token = first == std::string::npos ? std::string() : token.substr(first, last - first + 1);
-      }
-    }
-    // The token goes into an HTTP header verbatim: a line break would inject headers (Go's net/http refuses such
-    // values too).
-    if (std::any_of(cfg.token.begin(), cfg.token.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-      fail(u_where + ": " + (token_inline ? "token" : "tokenFile") + " contains control characters");
-    // Without this, a user relying on a credential plugin would silently send anonymous requests and get 401s.
-    if (cfg.token.empty() && cfg.client_cert_pem.empty()) {
-      for (const char* unsupported : {"exec", "auth-provider", "username"}) {
-        if (has_member(u.body, unsupported)) {
-          fail(u_where + ": \"" + unsupported +
-               "\" authentication is not supported by kubectl-mindie; use a token or a client certificate");
-        }
-      }
-    }
+    user = &it->second;
+    u_where = user->source + ": user \"" + user_name + "\"";
   }
+  resolve_user(user, u_where, flags, cfg);
+  if (cfg.exec && cluster != nullptr) cfg.exec->cluster_config_json = exec_extension_json(*cluster, cl_where);
 
   cfg.server = normalise_server(server, !cfg.ca_pem.empty() || !cfg.client_cert_pem.empty() ||
                                             cfg.insecure_skip_tls_verify);
@@ -264,16 +404,102 @@ RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::str
 
 std::string parent_dir(const std::string& file) { return fs::path(file).parent_path().string(); }
 
+bool is_empty(const Merged& m) {
+  return m.clusters.empty() && m.contexts.empty() && m.users.empty() && m.current_context.empty();
+}
+
+std::string non_empty_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+// clientcmd's inClusterClientConfig.Possible: both service variables set and a token file that is not a folder.
+bool in_cluster_possible(const std::string& sa_dir) {
+  std::error_code ec;
+  const auto st = fs::status(fs::path(sa_dir) / "token", ec);
+  return !non_empty_env("KUBERNETES_SERVICE_HOST").empty() && !non_empty_env("KUBERNETES_SERVICE_PORT").empty() &&
+         !ec && fs::exists(st) && !fs::is_directory(st);
+}
+
+// rest.InClusterConfig plus the overrides inClusterClientConfig honours (--server, --token).
+RestConfig in_cluster_config(const KubeconfigFlags& flags, const std::string& sa_dir) {
+  RestConfig cfg;
+  cfg.request_timeout = parse_request_timeout(flags.request_timeout);
+  const std::string host = non_empty_env("KUBERNETES_SERVICE_HOST");
+  const std::string port = non_empty_env("KUBERNETES_SERVICE_PORT");
+  // net.JoinHostPort: an IPv6 address goes in brackets.
+  cfg.server = "https://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+  if (!flags.server.empty()) cfg.server = normalise_server(flags.server, true);
+  const std::string where = "in-cluster configuration (" + sa_dir + ")";
+  if (!flags.token.empty()) {
+    check_header_safe(flags.token, "--token");
+    cfg.token = flags.token;
+  } else {
+    cfg.token_file = (fs::path(sa_dir) / "token").string();
+    cfg.token = trim_space(read_required_file(cfg.token_file, "service account token"));
+    check_header_safe(cfg.token, where + ": token");
+  }
+  // client-go goes on without the CA when ca.crt is unusable; a missing file is the same here.
+  if (auto ca = read_file_if_exists((fs::path(sa_dir) / "ca.crt").string(), "service account CA")) cfg.ca_pem = *ca;
+  return cfg;
+}
+
+// clientcmd's inClusterClientConfig.Namespace: $POD_NAMESPACE, else the service account's namespace file.
+std::string in_cluster_namespace(const std::string& sa_dir) {
+  if (std::string ns = non_empty_env("POD_NAMESPACE"); !ns.empty()) return ns;
+  if (auto text = read_file_if_exists((fs::path(sa_dir) / "namespace").string(), "service account namespace"))
+    return trim_space(*text);
+  return {};
+}
+
 }  // namespace
+
+std::chrono::milliseconds parse_request_timeout(const std::string& value) {
+  const auto invalid = [&value]() -> KubeconfigError {
+    return KubeconfigError("invalid --request-timeout \"" + value +
+                           "\": Timeout must be a single integer in seconds, or an integer followed by a "
+                           "corresponding time unit (e.g. 1s | 2m | 3h)");
+  };
+  if (value.empty()) throw invalid();
+  if (std::all_of(value.begin(), value.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    if (value.size() > 12) throw invalid();
+    return std::chrono::seconds(std::stoll(value));
+  }
+  // Go's time.ParseDuration: a sequence of decimal numbers, each with an optional fraction and a unit.
+  static const std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1e-6}, {"us", 1e-3}, {"\xC2\xB5s", 1e-3}, {"\xCE\xBCs", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 6e4}, {"h", 3.6e6}};
+  std::string_view rest(value);
+  if (rest.starts_with('+')) rest.remove_prefix(1);
+  double total_ms = 0;
+  while (!rest.empty()) {
+    std::size_t n = 0;
+    while (n < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[n])) || rest[n] == '.')) ++n;
+    const std::string number(rest.substr(0, n));
+    if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) throw invalid();
+    rest.remove_prefix(n);
+    const auto* unit = std::find_if(std::begin(kUnits), std::end(kUnits), [&rest](const auto& u) {
+      // "ms" before "m", "ns"/"us" before "s": the table lists the longer units first where prefixes clash.
+      return rest.starts_with(u.first) && !(u.first == "m" && rest.starts_with("ms"));
+    });
+    if (unit == std::end(kUnits)) throw invalid();
+    rest.remove_prefix(unit->first.size());
+    total_ms += std::stod(number) * unit->second;
+    if (total_ms > 1e15) throw invalid();
+  }
+  if (total_ms > 0 && total_ms < 1) total_ms = 1;
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(total_ms)));
+}
 
 RestConfig parse_kubeconfig(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
                             const KubeconfigFlags& flags) {
   Merged merged;
   merge_file(yaml_text, source, base_dir, merged);
-  return resolve(merged, flags, source);
+  RestConfig cfg = resolve(merged, flags, source);
+  if (cfg.namespace_.empty()) cfg.namespace_ = "default";
+  return cfg;
 }
 
-RestConfig load_rest_config(const KubeconfigFlags& flags) {
+RestConfig load_rest_config(const KubeconfigFlags& flags, const std::string& service_account_dir) {
   Merged merged;
   std::string origin;
   if (!flags.kubeconfig.empty()) {
@@ -291,25 +517,36 @@ RestConfig load_rest_config(const KubeconfigFlags& flags) {
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
     }
-    bool any = false;
     for (const auto& file : files) {
       const auto text = read_file_if_exists(file, "kubeconfig");
-      if (!text) continue;
-      any = true;
-      merge_file(*text, file, parent_dir(file), merged);
+      if (text) merge_file(*text, file, parent_dir(file), merged);
     }
     origin = "$KUBECONFIG (" + std::string(env) + ")";
-    if (!any) fail("no kubeconfig found: none of the files in " + origin + " exists");
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    origin = (fs::path(home) / ".kube" / "config").string();
+    if (const auto text = read_file_if_exists(origin, "kubeconfig")) merge_file(*text, origin, parent_dir(origin), merged);
   } else {
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || *home == '\0') fail("no kubeconfig found: pass --kubeconfig or set KUBECONFIG ($HOME is not set)");
-    const std::string file = (fs::path(home) / ".kube" / "config").string();
-    const auto text = read_file_if_exists(file, "kubeconfig");
-    if (!text) fail("no kubeconfig found: " + file + " does not exist; pass --kubeconfig or set KUBECONFIG");
-    merge_file(*text, file, parent_dir(file), merged);
-    origin = file;
+    origin = "~/.kube/config ($HOME is not set)";
   }
-  return resolve(merged, flags, origin);
+
+  const bool in_cluster = in_cluster_possible(service_account_dir);
+  // DeferredLoadingClientConfig: an empty kubeconfig without --server falls back to the in-cluster config.
+  const bool selects_nothing = flags.context.empty() && merged.current_context.empty() && flags.cluster.empty();
+  if (flags.server.empty() && selects_nothing && in_cluster) {
+    RestConfig cfg = in_cluster_config(flags, service_account_dir);
+    cfg.namespace_from_flag = !flags.namespace_.empty();
+    cfg.namespace_ = !flags.namespace_.empty() ? flags.namespace_ : in_cluster_namespace(service_account_dir);
+    if (cfg.namespace_.empty()) cfg.namespace_ = "default";
+    return cfg;
+  }
+  if (is_empty(merged) && flags.server.empty()) {
+    fail("no configuration has been provided: " + origin +
+         " gives no cluster; pass --kubeconfig or --server, set KUBECONFIG, or run in a pod with a service account");
+  }
+  RestConfig cfg = resolve(merged, flags, origin);
+  if (cfg.namespace_.empty() && in_cluster) cfg.namespace_ = in_cluster_namespace(service_account_dir);
+  if (cfg.namespace_.empty()) cfg.namespace_ = "default";
+  return cfg;
 }
 
 }  // namespace mindie::kube

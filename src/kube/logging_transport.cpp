@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -75,19 +76,57 @@ std::string quote(std::string_view s) {
 }
 
 std::string body_for_log(const std::string& body, int verbosity) {
-  if (verbosity >= 9 || body.size() <= kBodyLimitAtV8) return quote(body);
-  return quote(std::string_view(body).substr(0, kBodyLimitAtV8)) + " [truncated " +
+  if (verbosity >= 9 || body.size() <= kBodyLimitAtV8) return quote(redact_credentials(body));
+  return quote(redact_credentials(std::string_view(body).substr(0, kBodyLimitAtV8))) + " [truncated " +
          std::to_string(body.size() - kBodyLimitAtV8) + " chars]";
 }
 
 }  // namespace
+
+std::string redact_credentials(std::string_view text) {
+  const auto is_token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-._~+/=:%").find(c) != std::string_view::npos;
+  };
+  // Length of an auth scheme (followed by blanks) starting a word at `i`; 0 when there is none.
+  const auto scheme_at = [&text](std::size_t i) -> std::size_t {
+    if (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1]))) return 0;
+    for (std::string_view scheme : {"bearer", "basic"}) {
+      if (text.size() - i <= scheme.size()) continue;
+      bool same = true;
+      for (std::size_t k = 0; k < scheme.size() && same; ++k)
+        same = std::tolower(static_cast<unsigned char>(text[i + k])) == scheme[k];
+      const char next = text[i + scheme.size()];
+      if (same && (next == ' ' || next == '\t')) return scheme.size();
+    }
+    return 0;
+  };
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t len = scheme_at(i);
+    if (len == 0) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t start = i + len;
+    while (start < text.size() && (text[start] == ' ' || text[start] == '\t')) ++start;
+    std::size_t end = start;
+    while (end < text.size() && is_token_char(text[end])) ++end;
+    out.append(text.substr(i, start - i));
+    if (end > start) out += "<masked>";
+    i = end;
+  }
+  return out;
+}
 
 LoggingTransport::LoggingTransport(HttpTransport& inner, int verbosity, std::ostream& log)
     : inner_(inner), verbosity_(verbosity), log_(log) {}
 
 HttpResponse LoggingTransport::send(const HttpRequest& req) {
   if (verbosity_ < 6) return inner_.send(req);
-  const std::string request = "verb=\"" + req.method + "\" url=" + quote(inner_.server() + req.path);
+  const std::string request =
+      "verb=\"" + req.method + "\" url=" + quote(redact_credentials(inner_.server() + req.path));
   if (verbosity_ >= 7) {
     // Only the headers the client chose; the transport adds Authorization itself, so no token can reach the log.
     log_ << klog_prefix() << "\"Request Headers\" " << request << " Accept=" << quote(req.accept);
@@ -106,7 +145,7 @@ HttpResponse LoggingTransport::send(const HttpRequest& req) {
     resp = inner_.send(req);
   } catch (const TransportError& e) {
     log_ << klog_prefix() << "\"Response\" " << request << " status=\"\" milliseconds=" << elapsed_ms()
-         << " error=" << quote(e.what()) << '\n';
+         << " error=" << quote(redact_credentials(e.what())) << '\n';
     throw;
   }
   const std::string phrase = reason_phrase(resp.status);
@@ -115,7 +154,10 @@ HttpResponse LoggingTransport::send(const HttpRequest& req) {
        << '\n';
   if (verbosity_ >= 8) {
     log_ << klog_prefix() << "\"Response Headers\"";
-    for (const auto& [name, value] : resp.headers) log_ << ' ' << name << '=' << quote(value);
+    for (const auto& [name, value] : resp.headers) {
+      const bool secret = name == "authorization" || name == "proxy-authorization";
+      log_ << ' ' << name << '=' << quote(secret ? "<masked>" : redact_credentials(value));
+    }
     log_ << '\n';
     log_ << klog_prefix() << "\"Response Body\" body=" << body_for_log(resp.body, verbosity_) << '\n';
   }

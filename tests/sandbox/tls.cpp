@@ -64,7 +64,7 @@ X509Ptr new_cert(EVP_PKEY* key, const char* common_name, X509* issuer, EVP_PKEY*
     add_ext(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE");
     add_ext(cert.get(), signer, NID_key_usage, "critical,digitalSignature,keyEncipherment");
     add_ext(cert.get(), signer, NID_ext_key_usage, "serverAuth");
-    add_ext(cert.get(), signer, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
+    add_ext(cert.get(), signer, NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost");
     add_ext(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
   }
   if (!X509_sign(cert.get(), issuer_key ? issuer_key : key, EVP_sha256())) fail("X509_sign");

@@ -18,7 +18,7 @@ struct PKeyDeleter {
 using X509Ptr = std::unique_ptr<X509, X509Deleter>;
 using PKeyPtr = std::unique_ptr<EVP_PKEY, PKeyDeleter>;
 
-/// A fresh CA (self-signed, P-256) and a server certificate it signed for IP:127.0.0.1 and DNS:localhost, valid
+/// A fresh CA (self-signed, P-256) and a server certificate it signed for IP:127.0.0.1, IP:::1 and DNS:localhost, valid
 /// for a day. Nothing touches the disk.
 struct TlsMaterial {
   PKeyPtr ca_key;

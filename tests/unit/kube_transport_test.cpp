@@ -208,7 +208,7 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
     RestConfig cfg;
     cfg.server = server.url();
     cfg.token = "sekrit-token";
-    cfg.request_timeout_seconds = 20;
+    cfg.request_timeout = std::chrono::seconds(20);
     CurlTransport t(cfg);
     CHECK(t.server() == server.url());
     answers.push_back(t.send(request("PATCH", "/apis/g/v1/namespaces/ns/things/x?fieldManager=m",
@@ -256,7 +256,7 @@ TEST_CASE("CurlTransport: no server listening is a TransportError naming the ser
   REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
   RestConfig cfg;
   cfg.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  cfg.request_timeout_seconds = 20;
+  cfg.request_timeout = std::chrono::seconds(20);
   CurlTransport t(cfg);
   std::string message;
   try {

@@ -1,0 +1,80 @@
+// The real binary's connection rules against the sandbox: connection flags without a kubeconfig, an exec
+// credential plugin named relative to its kubeconfig, unusable configurations that send nothing, no token in logs.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+// The value of `key:` in the sandbox's kubeconfig (server, token, certificate-authority-data).
+std::string kubeconfig_value(const e2e::Sandbox& sb, const std::string& key) {
+  std::smatch m;
+  const std::string text = e2e::read_file(sb.kubeconfig());
+  REQUIRE(std::regex_search(text, m, std::regex(key + ": (\\S+)")));
+  return m[1];
+}
+
+bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("connection: --server, --token and --insecure-skip-tls-verify reach the cluster without a kubeconfig") {
+  e2e::Sandbox sb;
+  e2e::TempDir dir;
+  const std::string token = kubeconfig_value(sb, "token");
+  // `env` clears KUBECONFIG and HOME so that no kubeconfig can be found.
+  const e2e::Run run = e2e::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "HOME=" + dir.path(), MINDIE_BINARY,
+                                         "status", "-n", "mindie-demo", "--server", sb.url(), "--token", token,
+                                         "--insecure-skip-tls-verify", "--request-timeout=30s", "-v=8"});
+  // No deployment yet: the request got through authenticated (a 401 would say Unauthorized).
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "no deployment found in namespace mindie-demo"));
+  CHECK_FALSE(contains(run.err, token));
+  CHECK_FALSE(sb.requests().empty());
+}
+
+TEST_CASE("connection: an exec plugin named relative to its kubeconfig supplies the token") {
+  e2e::Sandbox sb;
+  e2e::TempDir dir;
+  const std::string token = kubeconfig_value(sb, "token");
+  const std::string plugin = dir.write("bin/get-token",
+                                       "#!/bin/sh\necho \"get-token: $KUBERNETES_EXEC_INFO\" >&2\n"
+                                       "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+                                       "\"ExecCredential\",\"status\":{\"token\":\"" + token + "\"}}'\n");
+  REQUIRE(e2e::run_process({"/bin/chmod", "+x", plugin}).exit_code == 0);
+  const std::string kubeconfig = dir.write("config", "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                                                     "clusters: [{name: s, cluster: {server: " + sb.url() +
+                                                     ", certificate-authority-data: " +
+                                                     kubeconfig_value(sb, "certificate-authority-data") + "}}]\n"
+                                                     "contexts: [{name: x, context: {cluster: s, user: e, namespace: mindie-demo}}]\n"
+                                                     "users: [{name: e, user: {exec: {command: bin/get-token, "
+                                                     "apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}}]\n");
+  const e2e::Run run = e2e::run_process({MINDIE_BINARY, "status", "--kubeconfig", kubeconfig});
+  CHECK(contains(run.err, "no deployment found in namespace mindie-demo"));
+  CHECK(contains(run.err, R"(get-token: {"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}})"));
+}
+
+TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing file: exit 1 naming it, nothing sent") {
+  e2e::Sandbox sb;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--context", "prod"}, "context \"prod\""},
+      {{"--cluster", "other"}, "cluster \"other\""},
+      {{"--user", "ghost"}, "user \"ghost\""},
+      {{"--request-timeout", "soon"}, "--request-timeout \"soon\""},
+  };
+  for (const auto& [flags, named] : cases) {
+    std::vector<std::string> args = {"status", "-n", "mindie-demo"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const e2e::Run run = sb.mindie(args);
+    CHECK_MESSAGE(run.exit_code == 1, named);
+    CHECK_MESSAGE(contains(run.err, named), run.err);
+  }
+  const e2e::Run missing = e2e::run_process({MINDIE_BINARY, "status", "--kubeconfig", "/nonexistent/kc"});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "/nonexistent/kc"));
+  CHECK(sb.requests().empty());
+}

@@ -1,0 +1,220 @@
+// Loopback servers for connection tests: a scripted plain-HTTP server, an HTTPS server with the sandbox's
+// certificates, and a minimal HTTP CONNECT proxy. Every wait is bounded by poll timeouts; nothing sleeps.
+#pragma once
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "sandbox/tls.h"
+
+namespace mindie::test {
+
+/// A listening loopback TCP socket (127.0.0.1 or ::1) on a free port.
+inline int listen_loopback(bool ipv6, int& port) {
+  const int fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  if (ipv6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
+    a->sin6_family = AF_INET6;
+    a->sin6_addr = in6addr_loopback;
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&storage);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof *a;
+  }
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&storage), len) == 0);
+  REQUIRE(listen(fd, 8) == 0);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &len) == 0);
+  port = ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
+                    : reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
+  return fd;
+}
+
+/// Reads into `buffer` once, waiting at most 10 s; false on timeout, EOF or error.
+inline bool read_some(int fd, std::string& buffer) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 10000) != 1) return false;
+  char chunk[4096];
+  const ssize_t n = read(fd, chunk, sizeof chunk);
+  if (n <= 0) return false;
+  buffer.append(chunk, static_cast<std::size_t>(n));
+  return true;
+}
+
+/// Plain HTTP on loopback answering requests with `answers` (status, body) in order, over as many connections as
+/// the client opens, then stops. The raw requests (head and body) are recorded.
+class ScriptedHttpServer {
+ public:
+  explicit ScriptedHttpServer(std::vector<std::pair<int, std::string>> answers, bool ipv6 = false)
+      : ipv6_(ipv6), answers_(std::move(answers)) {
+    listen_fd_ = listen_loopback(ipv6, port_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ScriptedHttpServer() {
+    if (thread_.joinable()) thread_.join();
+    close(listen_fd_);
+  }
+  std::string url() const { return std::string("http://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_); }
+  /// Waits until every answer was given (or the server gave up) and returns the requests read.
+  std::vector<std::string> take_requests() {
+    thread_.join();
+    return std::move(requests_);
+  }
+
+ private:
+  void serve() {
+    std::size_t next = 0;
+    while (next < answers_.size()) {
+      pollfd p{listen_fd_, POLLIN, 0};
+      if (poll(&p, 1, 10000) != 1) return;
+      const int fd = accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      std::string buffer;
+      while (next < answers_.size()) {
+        std::size_t end;
+        bool ok = true;
+        while (ok && (end = buffer.find("\r\n\r\n")) == std::string::npos) ok = read_some(fd, buffer);
+        if (!ok) break;
+        std::size_t length = 0;
+        if (const auto cl = buffer.find("Content-Length: "); cl != std::string::npos && cl < end)
+          length = std::stoul(buffer.substr(cl + 16));
+        while (ok && buffer.size() < end + 4 + length) ok = read_some(fd, buffer);
+        if (!ok) break;
+        requests_.push_back(buffer.substr(0, end + 4 + length));
+        buffer.erase(0, end + 4 + length);
+        const auto& [status, body] = answers_[next++];
+        const std::string reply = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\n" +
+                                  "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+        if (write(fd, reply.data(), reply.size()) != static_cast<ssize_t>(reply.size())) break;
+      }
+      close(fd);
+    }
+  }
+  bool ipv6_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::vector<std::pair<int, std::string>> answers_;
+  std::vector<std::string> requests_;
+  std::thread thread_;
+};
+
+/// HTTPS on loopback with a fresh sandbox CA (server certificate for 127.0.0.1, ::1 and localhost). Answers every
+/// GET with 200 {"ok":true} and records the Authorization headers it saw.
+class TlsServer {
+ public:
+  explicit TlsServer(bool ipv6 = false)
+      : tls_(sandbox::generate_tls()), server_(tls_.server_cert.get(), tls_.server_key.get()), ipv6_(ipv6) {
+    REQUIRE(server_.is_valid());
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      authorizations_.push_back(req.get_header_value("Authorization"));
+      res.set_content("{\"ok\":true}", "application/json");
+    });
+    port_ = server_.bind_to_any_port(ipv6 ? "::1" : "127.0.0.1");
+    REQUIRE(port_ > 0);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~TlsServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return std::string("https://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_); }
+  int port() const { return port_; }
+  std::string ca_pem() const { return tls_.ca_pem(); }
+  std::vector<std::string> authorizations() {
+    std::lock_guard lock(mu_);
+    return authorizations_;
+  }
+
+ private:
+  sandbox::TlsMaterial tls_;
+  httplib::SSLServer server_;
+  bool ipv6_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> authorizations_;
+};
+
+/// A one-connection HTTP CONNECT proxy on 127.0.0.1: reads "CONNECT host:port", connects to that IPv4 address,
+/// answers 200 and relays bytes both ways until either side closes. Records the CONNECT request line.
+class ConnectProxy {
+ public:
+  ConnectProxy() {
+    listen_fd_ = listen_loopback(false, port_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ConnectProxy() {
+    if (thread_.joinable()) thread_.join();
+    close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  /// Waits until the relayed connection ended and returns the CONNECT request line ("" when none came).
+  std::string take_connect_line() {
+    thread_.join();
+    return connect_line_;
+  }
+
+ private:
+  void serve() {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return;
+    const int client = accept(listen_fd_, nullptr, nullptr);
+    if (client < 0) return;
+    std::string head;
+    while (head.find("\r\n\r\n") == std::string::npos)
+      if (!read_some(client, head)) return (void)close(client);
+    connect_line_ = head.substr(0, head.find("\r\n"));
+    const auto space = connect_line_.find(' ');
+    const std::string target = connect_line_.substr(space + 1, connect_line_.find(' ', space + 1) - space - 1);
+    const auto colon = target.rfind(':');
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(target.substr(colon + 1))));
+    const int upstream = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect_line_.rfind("CONNECT ", 0) != 0 || inet_pton(AF_INET, target.substr(0, colon).c_str(), &addr.sin_addr) != 1 ||
+        connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      const std::string refuse = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n";
+      (void)!write(client, refuse.data(), refuse.size());
+      close(upstream);
+      close(client);
+      return;
+    }
+    const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+    (void)!write(client, ok.data(), ok.size());
+    pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+    char buf[16384];
+    while (poll(fds, 2, 10000) > 0) {
+      bool closed = false;
+      for (int i = 0; i < 2 && !closed; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+        closed = n <= 0 || write(fds[1 - i].fd, buf, static_cast<std::size_t>(n)) != n;
+      }
+      if (closed) break;
+    }
+    close(upstream);
+    close(client);
+  }
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::string connect_line_;
+  std::thread thread_;
+};
+
+}  // namespace mindie::test
