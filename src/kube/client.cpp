@@ -49,13 +49,15 @@ const GVR* for_kind(std::string_view api_version, std::string_view kind) {
 
 namespace {
 
-std::string render_api_error(const std::string& reason, const std::string& message,
+std::string render_api_error(int code, const std::string& reason, const std::string& message,
                              const std::vector<StatusCause>& causes, const std::string& method,
-                             const std::string& path) {
+                             const std::string& path, int attempts) {
   std::string out = "Error from server (" + reason + "): " + message;
   for (const auto& c : causes) out += "\n* " + (c.field.empty() ? c.message : c.field + ": " + c.message);
   // The query (fieldManager, dryRun, ...) is noise here; the path names the resource.
-  out += "\n(" + method + " " + path.substr(0, path.find('?')) + ")";
+  out += "\n(HTTP " + std::to_string(code) + ", " + method + " " + path.substr(0, path.find('?'));
+  if (attempts > 1) out += ", gave up after " + std::to_string(attempts) + " attempts";
+  out += ")";
   return out;
 }
 
@@ -79,25 +81,38 @@ std::string reason_for_code(int code) {
   }
 }
 
+// Server text goes to a terminal line by line: control characters (NUL would also cut what() short, ESC could
+// drive the terminal, CR/LF would break the one-line-per-problem layout) become spaces.
+std::string printable(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
 std::string string_member(const boost::json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-// Decodes an error answer: a Status body gives reason, message, causes and retryAfterSeconds; anything else (an
-// HTML page from a proxy, plain text) gives the reason for the HTTP code and the body's start as the message.
-ApiError error_from_response(const HttpRequest& req, const HttpResponse& resp) {
+}  // namespace
+
+ApiError decode_api_error(const HttpRequest& req, const HttpResponse& resp) {
   int retry_after = 0;
   if (const std::string h = resp.header("retry-after"); !h.empty()) {
-    std::from_chars(h.data(), h.data() + h.size(), retry_after);  // an HTTP-date form stays 0
+    std::int64_t seconds = 0;
+    // An HTTP-date form, or a number with trailing junk, stays 0.
+    if (const auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), seconds);
+        ec == std::errc() && end == h.data() + h.size()) {
+      retry_after = static_cast<int>(std::clamp<std::int64_t>(seconds, 0, 86400));
+    }
   }
   boost::system::error_code ec;
   const boost::json::value body = boost::json::parse(resp.body, ec);
   const boost::json::object* status = !ec && body.is_object() ? &body.get_object() : nullptr;
   if (status != nullptr && string_member(*status, "kind") == "Status") {
-    std::string reason = string_member(*status, "reason");
+    std::string reason = printable(string_member(*status, "reason"));
     if (reason.empty()) reason = reason_for_code(resp.status);
-    std::string message = string_member(*status, "message");
+    std::string message = printable(string_member(*status, "message"));
     if (message.empty()) message = "the server answered HTTP " + std::to_string(resp.status);
     std::vector<StatusCause> causes;
     if (const auto* details = status->if_contains("details"); details != nullptr && details->is_object()) {
@@ -106,7 +121,8 @@ ApiError error_from_response(const HttpRequest& req, const HttpResponse& resp) {
         for (const auto& c : list->get_array()) {
           if (!c.is_object()) continue;
           const auto& co = c.get_object();
-          causes.push_back({string_member(co, "reason"), string_member(co, "message"), string_member(co, "field")});
+          causes.push_back({printable(string_member(co, "reason")), printable(string_member(co, "message")),
+                            printable(string_member(co, "field"))});
         }
       }
       if (const auto* ra = d.if_contains("retryAfterSeconds"); ra != nullptr && ra->is_int64() && retry_after == 0) {
@@ -114,13 +130,15 @@ ApiError error_from_response(const HttpRequest& req, const HttpResponse& resp) {
       }
     }
     return ApiError(resp.status, std::move(reason), std::move(message), std::move(causes), req.method, req.path,
-                    retry_after);
+                    retry_after, resp.attempts);
   }
-  std::string message = resp.body.substr(0, 200);
+  std::string message = printable(resp.body.substr(0, 200));
   if (message.empty()) message = "the server answered HTTP " + std::to_string(resp.status) + " with an empty body";
   return ApiError(resp.status, reason_for_code(resp.status), std::move(message), {}, req.method, req.path,
-                  retry_after);
+                  retry_after, resp.attempts);
 }
+
+namespace {
 
 // Builds "?a=1&b=2" with escaped values.
 class Query {
@@ -153,15 +171,16 @@ std::pair<std::string, std::string> name_and_namespace(const GVR& r, const boost
 }  // namespace
 
 ApiError::ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes,
-                   std::string method, std::string path, int retry_after_seconds)
-    : std::runtime_error(render_api_error(reason, message, causes, method, path)),
+                   std::string method, std::string path, int retry_after_seconds, int attempts)
+    : std::runtime_error(render_api_error(code, reason, message, causes, method, path, attempts)),
       code_(code),
       reason_(std::move(reason)),
       message_(std::move(message)),
       causes_(std::move(causes)),
       method_(std::move(method)),
       path_(std::move(path)),
-      retry_after_(std::max(0, retry_after_seconds)) {}
+      retry_after_(std::max(0, retry_after_seconds)),
+      attempts_(std::max(1, attempts)) {}
 
 std::string ApiError::render() const { return what(); }
 
@@ -199,7 +218,7 @@ std::string Client::path(const GVR& r, std::string_view ns, std::string_view nam
 boost::json::object Client::send_json(HttpRequest req) {
   ++requests_;
   const HttpResponse resp = transport_.send(req);
-  if (resp.status < 200 || resp.status > 299) throw error_from_response(req, resp);
+  if (resp.status < 200 || resp.status > 299) throw decode_api_error(req, resp);
   boost::system::error_code ec;
   boost::json::value body = boost::json::parse(resp.body, ec);
   if (ec || !body.is_object()) {
@@ -314,7 +333,7 @@ bool Client::has_group_version(std::string_view group, std::string_view version)
   const HttpResponse resp = transport_.send(req);
   if (resp.status >= 200 && resp.status <= 299) return true;
   if (resp.status == 404) return false;
-  throw error_from_response(req, resp);
+  throw decode_api_error(req, resp);
 }
 
 }  // namespace mindie::kube

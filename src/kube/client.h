@@ -56,10 +56,11 @@ struct StatusCause {
 /// 409 Conflict, 422 Invalid, 429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable, ... else "Unknown" —
 /// and the body's first 200 characters as message). Decide on `reason`, never on `message` (API conventions).
 /// retry_after_seconds() comes from the Retry-After header, else details.retryAfterSeconds; 0 when absent.
+/// attempts() > 1 when a RetryingTransport sent the request that often before giving up.
 class ApiError : public std::runtime_error {
  public:
   ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes, std::string method,
-           std::string path, int retry_after_seconds = 0);
+           std::string path, int retry_after_seconds = 0, int attempts = 1);
   int code() const { return code_; }
   const std::string& reason() const { return reason_; }
   const std::string& status_message() const { return message_; }
@@ -67,13 +68,15 @@ class ApiError : public std::runtime_error {
   const std::string& method() const { return method_; }
   const std::string& path() const { return path_; }
   int retry_after_seconds() const { return retry_after_; }
+  int attempts() const { return attempts_; }
   bool is_not_found() const { return reason_ == "NotFound"; }
   bool is_conflict() const { return reason_ == "Conflict"; }
   bool is_invalid() const { return reason_ == "Invalid"; }
 
   /// kubectl's rendering: "Error from server (Reason): message" then one "* field: message" line per cause
-  /// (every cause, even when an Invalid message already lists them), then the request without its query,
-  /// "(PATCH /apis/...)", so the failing resource is always named. what() returns the same text.
+  /// (every cause, even when an Invalid message already lists them), then the HTTP code and the request without
+  /// its query, "(HTTP 409, PATCH /apis/...)", so the failing resource is always named; after retries
+  /// ", gave up after N attempts" is added inside the parentheses. what() returns the same text.
   std::string render() const;
 
  private:
@@ -84,7 +87,17 @@ class ApiError : public std::runtime_error {
   std::string method_;
   std::string path_;
   int retry_after_;
+  int attempts_;
 };
+
+/// Decodes the error answer `resp` to `req` (any status; meant for non-2xx) as an ApiError: a Status body gives
+/// reason, message, causes and details.retryAfterSeconds; any other body (an HTML page from a proxy, plain text,
+/// nothing) gives the reason for the HTTP code and the body's first 200 characters as message. Control characters
+/// in the server's text become spaces, so the rendering is one line per message or cause. The Retry-After
+/// header (delta-seconds; an HTTP-date counts as absent) wins over details.retryAfterSeconds; both are clamped to
+/// 0..86400. Never throws anything but std::bad_alloc: every input decodes (kube-apiserver's Status, API
+/// conventions "Response Status Kind").
+ApiError decode_api_error(const HttpRequest& req, const HttpResponse& resp);
 
 /// Options common to writes.
 struct WriteOptions {
@@ -101,7 +114,7 @@ enum class PatchType {
 
 /// REST client over an HttpTransport. Every method throws ApiError for an HTTP error status, TransportError
 /// when the server cannot be reached, and std::runtime_error (naming the path) for a success answer whose body is
-/// not a JSON object. No retries: each call sends each request once.
+/// not a JSON object. Each call sends each request once; repeating failed ones is RetryingTransport's job.
 class Client {
  public:
   explicit Client(HttpTransport& transport);

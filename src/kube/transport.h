@@ -26,6 +26,9 @@ struct HttpResponse {
   int status = 0;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  /// How many times the request was sent to get this answer (RetryingTransport counts its retries here), so that
+  /// an error can say the client gave up after retrying.
+  int attempts = 1;
 
   /// Value of the first header named `name` (case-insensitive), or "" when absent.
   std::string header(std::string_view name) const;

@@ -147,8 +147,8 @@ boost::json::value resolve_plain(std::string_view s, bool& unrepresentable) {
   return boost::json::string(s);
 }
 
-// Strict UTF-8 check; with `allow_nonchars` false also rejects the noncharacters U+xxFFFE and U+xxFFFF, which YAML
-// streams may not contain and which yaml-cpp's emitter silently replaces by U+FFFD.
+// Strict UTF-8 check; with `allow_nonchars` false also rejects the noncharacters U+xxFFFE, U+xxFFFF and
+// U+FDD0..U+FDEF, which yaml-cpp's emitter silently replaces by U+FFFD (its GetNextCodePointAndAdvance).
 bool utf8_ok(std::string_view s, bool allow_nonchars) {
   std::size_t i = 0;
   while (i < s.size()) {
@@ -175,7 +175,7 @@ bool utf8_ok(std::string_view s, bool allow_nonchars) {
     }
     constexpr std::array<std::uint32_t, 5> min_for_len = {0, 0, 0x80, 0x800, 0x10000};
     if (cp < min_for_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    if (!allow_nonchars && (cp & 0xFFFE) == 0xFFFE) return false;
+    if (!allow_nonchars && ((cp & 0xFFFE) == 0xFFFE || (cp >= 0xFDD0 && cp <= 0xFDEF))) return false;
     i += len;
   }
   return true;
@@ -266,7 +266,8 @@ class Converter {
 
   void check_utf8(const YAML::Node& node) const {
     if (!utf8_ok(node.Scalar(), false))
-      throw YamlError(where(source_, node.Mark()) + ": text is not valid UTF-8 or contains U+FFFE/U+FFFF");
+      throw YamlError(where(source_, node.Mark()) +
+                      ": text is not valid UTF-8 or contains a noncharacter (U+FDD0..U+FDEF, U+xxFFFE, U+xxFFFF)");
   }
 
   boost::json::value scalar(const YAML::Node& node) const {
@@ -295,11 +296,15 @@ class Converter {
   std::vector<YAML::Node> open_;
 };
 
-// True when a plain (unquoted) scalar `s` would not read back as the string `s`: core-schema non-strings, plus
-// the YAML 1.1 words (yes/no/on/off/y/n) that older Kubernetes decoders still treat as booleans.
+// True when a plain (unquoted) scalar `s` would not read back as the string `s`: core-schema non-strings, the
+// document markers "---" and "..." (alone or before a blank: at the start of a line they end or start a document,
+// which a top-level string is), plus the YAML 1.1 words (yes/no/on/off/y/n) that older Kubernetes decoders still
+// treat as booleans.
 bool needs_quotes(std::string_view s) {
   bool unrepresentable = false;
   if (!resolve_plain(s, unrepresentable).is_string() || unrepresentable) return true;
+  const std::string_view head = s.substr(0, 3);
+  if ((head == "---" || head == "...") && (s.size() == 3 || s[3] == ' ' || s[3] == '\t')) return true;
   static constexpr std::array<std::string_view, 16> yaml11 = {"y", "Y", "n", "N", "yes", "Yes", "YES", "no",
                                                               "No", "NO", "on", "On", "ON", "off", "Off", "OFF"};
   for (auto w : yaml11)
@@ -328,7 +333,8 @@ bool has_control_char(std::string_view s) {
 
 void emit_string(YAML::Emitter& out, std::string_view s) {
   if (!utf8_ok(s, false))
-    throw YamlError("cannot emit \"" + excerpt(s) + "\" as YAML: not valid UTF-8 or contains U+FFFE/U+FFFF");
+    throw YamlError("cannot emit \"" + excerpt(s) +
+                    "\" as YAML: not valid UTF-8 or contains a noncharacter (U+FDD0..U+FDEF, U+xxFFFE, U+xxFFFF)");
   if (literal_block_ok(s))
     out << YAML::Literal << std::string(s.substr(0, s.size() - 1));  // the block's own line end restores it
   else if (has_control_char(s) || needs_quotes(s))  // yaml-cpp would write "\r" plain; it reads back as a break

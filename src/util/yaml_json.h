@@ -21,9 +21,10 @@ bool is_valid_utf8(std::string_view s);
 
 /// Parses every document of a YAML stream into JSON values. Plain scalars resolve by the YAML 1.2 core schema
 /// (null/~, true/false, integers, floats); quoted scalars are always strings. Throws YamlError for malformed YAML,
-/// text that is not UTF-8 (or holds U+FFFE/U+FFFF, which YAML forbids), duplicate or non-scalar keys, numbers JSON cannot hold (.inf, .nan, beyond the double
-/// range), nesting deeper than yaml-cpp's limit, an alias that refers to a node containing it, and alias expansion
-/// beyond 10,000 + 4 × (input bytes) values in all ("billion laughs").
+/// text that is not UTF-8 (or holds a noncharacter: U+FDD0..U+FDEF, U+xxFFFE, U+xxFFFF), duplicate or non-scalar
+/// keys, numbers JSON cannot hold (.inf, .nan, beyond the double range), nesting deeper than yaml-cpp's limit, an
+/// alias that refers to a node containing it, and alias expansion beyond 10,000 + 4 × (input bytes) values in all
+/// ("billion laughs").
 std::vector<boost::json::value> yaml_to_json_all(const std::string& text, const std::string& source);
 
 /// Parses a single-document YAML text. Throws YamlError (also when the stream holds 0 or >1 documents).
@@ -32,7 +33,7 @@ boost::json::value yaml_to_json(const std::string& text, const std::string& sour
 /// Emits `v` as one YAML document in kubectl's style (block style, 2-space indent, keys in stored order),
 /// quoting strings that would otherwise read back as another type ("true", "1", "", "null", ...).
 /// Multi-line strings are emitted as literal blocks. No leading "---". Throws YamlError for non-finite numbers and
-/// for strings that are not UTF-8 or hold the noncharacters U+xxFFFE/U+xxFFFF (yaml-cpp would alter them).
+/// for strings that are not UTF-8 or hold a noncharacter (yaml-cpp would alter them).
 std::string json_to_yaml(const boost::json::value& v);
 
 }  // namespace mindie::util

@@ -85,37 +85,48 @@ pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
 
 }  // namespace
 
-Run run_process(const std::vector<std::string>& argv) {
-  int out_fd = -1, err_fd = -1;
-  const pid_t pid = spawn(argv, out_fd, err_fd);
-  Run run;
-  // Drain both pipes together so a child that fills one cannot block.
-  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-  std::string* sinks[2] = {&run.out, &run.err};
-  int open_fds = 2;
+Run run_process(const std::vector<std::string>& argv) { return run_processes({argv}).front(); }
+
+std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argvs) {
+  std::vector<pid_t> pids;
+  std::vector<pollfd> fds;
+  std::vector<std::string*> sinks;
+  std::vector<Run> runs(argvs.size());
+  for (std::size_t i = 0; i < argvs.size(); ++i) {
+    int out_fd = -1, err_fd = -1;
+    pids.push_back(spawn(argvs[i], out_fd, err_fd));
+    fds.push_back({out_fd, POLLIN, 0});
+    sinks.push_back(&runs[i].out);
+    fds.push_back({err_fd, POLLIN, 0});
+    sinks.push_back(&runs[i].err);
+  }
+  // Drain every pipe together so a child that fills one cannot block.
+  std::size_t open_fds = fds.size();
   char buf[65536];
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    if (poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    for (int i = 0; i < 2; ++i) {
+    for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
       if (n > 0) {
         sinks[i]->append(buf, static_cast<std::size_t>(n));
       } else if (n == 0 || errno != EINTR) {
         close(fds[i].fd);
-        fds[i].fd = -1;
+        fds[i].fd = -1;  // poll() ignores negative descriptors
         --open_fds;
       }
     }
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    int status = 0;
+    while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {
+    }
+    runs[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
+  return runs;
 }
 
 Sandbox::Sandbox(std::vector<std::string> extra_args) {
@@ -182,16 +193,34 @@ std::vector<LoggedRequest> Sandbox::requests_since(std::size_t since) const {
   return out;
 }
 
-Run Sandbox::mindie(std::vector<std::string> args) const {
+std::vector<std::string> Sandbox::mindie_argv(std::vector<std::string> args) const {
   std::vector<std::string> argv = {MINDIE_BINARY, "--kubeconfig", kubeconfig_};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv);
+  return argv;
 }
+
+Run Sandbox::mindie(std::vector<std::string> args) const { return run_process(mindie_argv(std::move(args))); }
 
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs) {
   std::size_t n = 0;
   for (const auto& r : reqs) n += r.is_write() ? 1 : 0;
   return n;
+}
+
+bool baseline_agrees_with_live(const Sandbox& sb, const std::string& ns, std::string& why) {
+  const Run status = sb.mindie({"status", "-n", ns, "-o", "json"});
+  if (status.exit_code == 0) {
+    const auto report = nlohmann::json::parse(status.out);
+    why = report["drift"].dump();
+    return report["drift"].empty();
+  }
+  why = status.err;
+  if (status.err.find("no deployment found") == std::string::npos) return false;
+  // No baseline: then nothing may run without one either.
+  const Run live = run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", ns, "get",
+                                "inferservicesets.mindcluster.huawei.com", "-o", "name"});
+  why += live.out + live.err;
+  return live.exit_code == 0 && live.out.empty();
 }
 
 }  // namespace e2e

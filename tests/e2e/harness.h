@@ -22,7 +22,7 @@ struct LoggedRequest {
   std::string query;
   std::string content_type;
   std::string body;
-  int status = 0;
+  int status = 0;  ///< 0: not answered (a hang or drop fault)
   bool is_write() const { return method != "GET"; }
 };
 
@@ -59,6 +59,8 @@ class Sandbox {
   std::vector<LoggedRequest> requests_since(std::size_t since) const;
   /// Runs kubectl-mindie with `args` plus --kubeconfig of this sandbox.
   Run mindie(std::vector<std::string> args) const;
+  /// The command line mindie() runs, for run_processes().
+  std::vector<std::string> mindie_argv(std::vector<std::string> args) const;
 
  private:
   TempDir dir_;
@@ -71,10 +73,18 @@ class Sandbox {
 /// Runs `argv[0]` with `argv`, capturing stdout and stderr; no shell involved.
 Run run_process(const std::vector<std::string>& argv);
 
+/// Starts every command before waiting for any (so they run concurrently), then collects their results in order.
+std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argvs);
+
 /// Reads a whole file (throws std::runtime_error when it cannot).
 std::string read_file(const std::string& path);
 
 /// The request counts by kind.
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs);
+
+/// Whether the baseline of namespace `ns` agrees with the live InferServiceSet: `kubectl mindie status -o json`
+/// reports no drift, or there is neither a baseline nor any InferServiceSet. Otherwise false, with `why` set to
+/// what status said. Call it once the sandbox has no fault left to inject.
+bool baseline_agrees_with_live(const Sandbox& sb, const std::string& ns, std::string& why);
 
 }  // namespace e2e

@@ -283,28 +283,42 @@ std::optional<std::string> unbase64(const std::string& in) {
 // faults
 
 Fault parse_fault(const std::string& spec) {
-  // METHOD:REGEX:CODE[:COUNT[:AFTER]] — the regex may contain ':', so numbers are taken from the right.
+  // METHOD:REGEX:KIND[:COUNT[:AFTER]] — the regex may contain ':', so KIND, COUNT and AFTER are taken from the
+  // right: numbers, up to a hang/drop keyword or three fields.
+  constexpr const char* kSyntax = "expected METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]] (KIND: 4xx/5xx code, hang or drop)";
   const auto first = spec.find(':');
-  if (first == std::string::npos) throw std::invalid_argument("expected METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]");
-  std::vector<std::string> tail;
-  std::string rest = spec.substr(first + 1);
+  if (first == std::string::npos) throw std::invalid_argument(kSyntax);
   const auto is_number = [](const std::string& s) {
     return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 9;
   };
-  for (int i = 0; i < 3; ++i) {
+  const auto is_keyword = [](const std::string& s) { return s == "hang" || s == "drop"; };
+  std::vector<std::string> fields;  // the trailing fields, left to right: KIND[, COUNT[, AFTER]]
+  std::string rest = spec.substr(first + 1);
+  while (fields.size() < 3) {
     const auto colon = rest.rfind(':');
-    if (colon == std::string::npos || !is_number(rest.substr(colon + 1))) break;
-    tail.insert(tail.begin(), rest.substr(colon + 1));
+    if (colon == std::string::npos) break;
+    const std::string field = rest.substr(colon + 1);
+    if (!is_number(field) && !is_keyword(field)) break;
+    fields.insert(fields.begin(), field);
     rest = rest.substr(0, colon);
+    if (is_keyword(field)) break;  // a keyword KIND is the leftmost trailing field
   }
-  if (tail.empty()) throw std::invalid_argument("missing status CODE in fault " + spec);
+  if (fields.empty()) throw std::invalid_argument(std::string("missing KIND in fault ") + spec + ": " + kSyntax);
   Fault f;
   f.method = spec.substr(0, first);
+  if (f.method.empty()) throw std::invalid_argument("missing METHOD in fault " + spec + " (use * for any)");
   f.path_pattern = rest;
-  f.code = std::stoi(tail[0]);
-  if (tail.size() >= 2) f.remaining = std::stoi(tail[1]);
-  if (tail.size() == 3) f.after = std::stoi(tail[2]);
-  if (f.code < 400 || f.code > 599) throw std::invalid_argument("fault CODE must be 4xx or 5xx: " + spec);
+  const std::string& kind = fields[0];
+  if (kind == "hang") {
+    f.disruption = Disruption::Hang;
+  } else if (kind == "drop") {
+    f.disruption = Disruption::Drop;
+  } else {
+    f.code = std::stoi(kind);
+    if (f.code < 400 || f.code > 599) throw std::invalid_argument("fault CODE must be 4xx or 5xx: " + spec);
+  }
+  if (fields.size() >= 2) f.remaining = std::stoi(fields[1]);
+  if (fields.size() == 3) f.after = std::stoi(fields[2]);
   try {
     f.path = std::regex(f.path_pattern);
   } catch (const std::regex_error& e) {
@@ -353,12 +367,19 @@ HttpResponse ApiServer::handle(const HttpRequest& req) {
     if (req.authorization != "Bearer " + options_.token)
       throw ApiError(401, "Unauthorized", "Unauthorized", json::object());
     for (auto& f : options_.faults) {
-      if (f.remaining == 0 || f.method != req.method || !std::regex_match(req.path, f.path)) continue;
+      if (f.remaining == 0 || (f.method != "*" && f.method != req.method) || !std::regex_match(req.path, f.path))
+        continue;
       if (f.after > 0) {
         --f.after;
         continue;
       }
       if (f.remaining > 0) --f.remaining;
+      if (f.disruption != Disruption::None) {
+        HttpResponse r;
+        r.status = 0;
+        r.disruption = f.disruption;
+        return r;
+      }
       throw generic_error(f.code, "injected fault for " + req.method + " " + req.path, f.code == 429 ? 1 : 0);
     }
     const std::string dry_run = param(req, "dryRun");

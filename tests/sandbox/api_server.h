@@ -28,28 +28,40 @@ struct HttpRequest {
   std::string body;
 };
 
+/// How a request ends when it is not answered normally (an injected fault the HTTP layer must carry out).
+enum class Disruption {
+  None,  ///< send the response
+  Hang,  ///< hold the response until the client gives up (bounded by the HTTP layer)
+  Drop,  ///< close the connection without any response
+};
+
 struct HttpResponse {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  Disruption disruption = Disruption::None;  ///< not None: status/body are not sent
 };
 
-/// An injected failure (--fault METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]): after letting the first `after` matching
-/// requests through, the next `remaining` requests whose method and whole path match answer `code` without
-/// touching the store (`remaining` < 0: every matching request). AFTER lets a test fail the second write of a
-/// command (e.g. an undo) while the first one succeeds.
+/// An injected failure (--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]): after letting the first `after` matching
+/// requests through, the next `remaining` requests whose method (`*` = any) and whole path match fail as `kind`
+/// says, without touching the store (`remaining` < 0: every matching request). KIND is an HTTP status code
+/// (4xx/5xx; 429 carries Retry-After: 1, as kube-apiserver's throttling does), `hang` (no answer until the client
+/// gives up) or `drop` (connection closed without an answer). AFTER lets a test fail the second write of a
+/// command (e.g. an undo) while the first one succeeds; with `*:.*:KIND:1:N` it picks the request with ordinal N
+/// (0-based) of the server's life.
 struct Fault {
   std::string method;
   std::string path_pattern;
   std::regex path;
-  int code = 500;
+  int code = 500;                                  ///< the status, when disruption is None
+  Disruption disruption = Disruption::None;
   int remaining = -1;
   int after = 0;
 };
 
-/// Parses a --fault SPEC. The regex is everything between the first and the last one or two ':'-separated numeric
-/// fields, so it may itself contain ':'. Throws std::invalid_argument with the reason.
+/// Parses a --fault SPEC. The regex is everything between the first ':' and the KIND field, found from the right
+/// after at most two numeric fields, so it may itself contain ':'. Throws std::invalid_argument with the reason.
 Fault parse_fault(const std::string& spec);
 
 struct ServerOptions {

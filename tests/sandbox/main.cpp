@@ -1,17 +1,26 @@
 // mindie-sandbox: an in-memory, HTTPS Kubernetes API server for kubectl-mindie's end-to-end tests.
 //
 //   mindie-sandbox --listen 127.0.0.1:0 --kubeconfig-out FILE [--request-log FILE] [--no-crd]
-//                  [--simulate-operator] [--crd FILE]... [--namespace NS]... [--fault METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]]...
+//                  [--simulate-operator] [--crd FILE]... [--namespace NS]...
+//                  [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...
+//
+// KIND is an HTTP error code, `hang` (no answer until the client gives up, at most 5 s) or `drop` (the
+// connection is closed without an answer); see Fault in api_server.h.
 //
 // Prints `ready https://127.0.0.1:PORT` once the kubeconfig is written and the socket accepts connections; runs
 // until SIGTERM/SIGINT and exits 0.
 #include <httplib.h>
 #include <openssl/rand.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <poll.h>
 #include <signal.h>
-
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -42,7 +51,8 @@ struct Options {
   std::cerr << "mindie-sandbox: " << error << "\n"
             << "usage: mindie-sandbox --listen HOST:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
                "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
-               "                      [--fault METHOD:PATH_REGEX:CODE[:COUNT[:AFTER]]]...\n";
+               "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...\n"
+               "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n";
   std::exit(2);
 }
 
@@ -145,6 +155,56 @@ void write_kubeconfig(const std::string& path, const std::string& server, const 
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
 }
 
+// A hang fault holds the response at most this long: longer than the 1 s --request-timeout the e2e tests use, short
+// enough that a client without a timeout sees a dropped connection instead of waiting forever.
+constexpr int kHangLimitMs = 5000;
+
+// The socket of the connection `req` arrived on. httplib hands handlers no socket, so the descriptors of the
+// process are searched for the one whose peer is the request's remote address and port; -1 if none matches.
+int connection_socket(const httplib::Request& req) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int found = -1;
+  while (const dirent* entry = readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (entry->d_name[0] == '.' || fd == dirfd(dir)) continue;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+    char host[INET6_ADDRSTRLEN] = {};
+    int port = -1;
+    if (peer.ss_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(&peer);
+      inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+      port = ntohs(in->sin_port);
+    } else if (peer.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&peer);
+      inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+      port = ntohs(in6->sin6_port);
+    }
+    if (port == req.remote_port && req.remote_addr == host) {
+      found = fd;
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
+// Carries out a hang or drop fault on the connection of `req`. shutdown() rather than close(): the descriptor stays
+// httplib's, which closes it as usual; its attempt to write the response fails on the shut socket.
+void disrupt(const httplib::Request& req, mindie::sandbox::Disruption how) {
+  const int fd = connection_socket(req);
+  if (fd < 0) return;
+  if (how == mindie::sandbox::Disruption::Hang) {
+    // Until the client closes its end (readable EOF, or its TLS close_notify) or the limit passes.
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
+    while (poll(&p, 1, kHangLimitMs) < 0 && errno == EINTR) {
+    }
+  }
+  shutdown(fd, SHUT_RDWR);
+}
+
 mindie::sandbox::HttpRequest to_request(const httplib::Request& r) {
   mindie::sandbox::HttpRequest out;
   out.method = r.method;
@@ -213,6 +273,12 @@ int main(int argc, char** argv) {
     const auto handler = [&api, &log_request](const httplib::Request& req, httplib::Response& res) {
       const mindie::sandbox::HttpResponse out = api.handle(to_request(req));
       log_request(req, out.status);
+      // Outside the API server's lock: a hanging request must not stall the client's retry on a new connection.
+      if (out.disruption != mindie::sandbox::Disruption::None) {
+        disrupt(req, out.disruption);
+        res.status = 500;
+        return;
+      }
       res.status = out.status;
       for (const auto& [k, v] : out.headers) res.set_header(k, v);
       res.set_content(out.body, out.content_type);

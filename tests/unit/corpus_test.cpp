@@ -1,7 +1,7 @@
 // Corpus tests for the input parsers: every file under tests/corpus/<parser>/ is fed to its parser, which must
 // accept it or raise its own structured error (config::ValidationError, kube::KubeconfigError, util::YamlError) —
 // never crash, hang, exhaust memory or let another exception type escape. Files named ok_* must be accepted, every
-// other file must be rejected. Inputs that once crashed or hung a parser stay here as regression tests; the same
+// other file must be rejected; tests/corpus/status holds error answers, which must all decode. Inputs that once crashed or hung a parser stay here as regression tests; the same
 // folders seed the libFuzzer targets (tests/fuzz/README.md).
 #include <doctest/doctest.h>
 
@@ -17,6 +17,8 @@
 #include <typeinfo>
 #include <vector>
 
+#include "fuzz/status_input.h"
+#include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "mindie/config.h"
 #include "util/yaml_json.h"
@@ -125,4 +127,28 @@ TEST_CASE("replace_json_number on the user_config corpus edits exactly one numbe
     }
   }
   CHECK(config::replace_json_number(read_bytes(kCorpus / "user_config" / "ok_example.json"), path, 3).size() > 0);
+}
+
+TEST_CASE("status corpus: every error answer decodes to an ApiError naming code, reason, message and path") {
+  const auto files = corpus_files("status");
+  REQUIRE_FALSE(files.empty());
+  kube::HttpRequest req;
+  req.method = "GET";
+  req.path = "/api/v1/namespaces/ns/configmaps/motor-config?limit=1";
+  for (const auto& file : files) {
+    CAPTURE(file.filename().string());
+    const kube::HttpResponse resp = fuzz::status_response(read_bytes(file));
+    const kube::ApiError e = kube::decode_api_error(req, resp);
+    CHECK(e.code() == resp.status);
+    CHECK_FALSE(e.reason().empty());
+    CHECK_FALSE(e.status_message().empty());
+    CHECK(e.retry_after_seconds() >= 0);
+    CHECK(e.retry_after_seconds() <= 86400);
+    const std::string text = e.render();
+    CHECK(std::string(e.what()) == text);  // no NUL from the body cuts the C string short
+    CHECK(text.rfind("Error from server (" + e.reason() + "): " + e.status_message(), 0) == 0);
+    for (const auto& c : e.causes()) CHECK(text.find("\n* " + (c.field.empty() ? "" : c.field + ": ") + c.message) != std::string::npos);
+    CHECK(text.find("(HTTP " + std::to_string(resp.status) + ", GET /api/v1/namespaces/ns/configmaps/motor-config)") !=
+          std::string::npos);
+  }
 }

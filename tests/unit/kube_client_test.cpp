@@ -268,7 +268,7 @@ TEST_CASE("ApiError decodes a Status: reason, message, causes, and renders them 
         "* spec.replicas: Invalid value: -1: must be >= 0\n"
         "* spec.template.roles: Required value\n"
         "* no field here\n"
-        "(PATCH /apis/mindcluster.huawei.com/v1/namespaces/ns/inferservicesets/x)");
+        "(HTTP 422, PATCH /apis/mindcluster.huawei.com/v1/namespaces/ns/inferservicesets/x)");
   CHECK(std::string(e.what()) == e.render());
 }
 
@@ -282,7 +282,7 @@ TEST_CASE("ApiError renders NotFound and Conflict like kubectl") {
   CHECK(nf.is_not_found());
   CHECK(nf.render() ==
         "Error from server (NotFound): configmaps \"motor-config\" not found\n"
-        "(GET /api/v1/namespaces/ns/configmaps/motor-config)");
+        "(HTTP 404, GET /api/v1/namespaces/ns/configmaps/motor-config)");
 
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,
     "message":"Apply failed with 1 conflict: conflict with \"kubectl-edit\": .spec.replicas",
@@ -309,7 +309,8 @@ TEST_CASE("ApiError from a non-Status body takes its reason from the HTTP code")
     CHECK(e.status_message().size() == 200);
     CHECK(e.status_message().rfind("<html><body>xxx", 0) == 0);
     CHECK(e.causes().empty());
-    CHECK(e.render().find("(GET /api/v1/namespaces/ns/pods/p)") != std::string::npos);
+    CHECK(e.render().find("(HTTP " + std::to_string(code) + ", GET /api/v1/namespaces/ns/pods/p)") !=
+          std::string::npos);
   }
   // JSON that is not a Status, and an empty body, are treated the same way.
   FakeTransport t;

@@ -221,6 +221,35 @@ TEST_CASE("api server: a fault with AFTER lets the first matching requests throu
   CHECK(s.call("GET", path).status == 200);
 }
 
+TEST_CASE("api server: fault kinds hang and drop, any method with *, the request ordinal through AFTER") {
+  const Fault hang = parse_fault("PATCH:/api/v1/namespaces/[^/]+/configmaps/a:b:hang:2:1");
+  CHECK(hang.disruption == Disruption::Hang);
+  CHECK(hang.path_pattern == "/api/v1/namespaces/[^/]+/configmaps/a:b");
+  CHECK(hang.remaining == 2);
+  CHECK(hang.after == 1);
+  const Fault drop = parse_fault("*:.*:drop");
+  CHECK(drop.disruption == Disruption::Drop);
+  CHECK(drop.remaining == -1);
+  const Fault code = parse_fault("GET:/x:8080:503:1:4");  // a regex ending in a number keeps it
+  CHECK(code.path_pattern == "/x:8080");
+  CHECK(code.code == 503);
+  CHECK(code.disruption == Disruption::None);
+  CHECK_THROWS(parse_fault("GET:/x:hang:1:2:3"));  // three numbers after the keyword: the code would be 1
+  CHECK_THROWS(parse_fault("GET:/x:sleep"));
+  CHECK_THROWS(parse_fault(":/x:500"));
+  CHECK_THROWS(parse_fault("GET:/x:200"));
+
+  // "*:.*:KIND:1:N" fails exactly the request with ordinal N, whatever its method and path.
+  ServerOptions o;
+  o.faults.push_back(parse_fault("*:.*:drop:1:2"));
+  Sandbox s(o);
+  CHECK(s.call("GET", "/api/v1/namespaces/default/configmaps").status == 200);
+  CHECK(s.call("POST", "/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"x"}})").status == 201);
+  const HttpResponse dropped = s.call("DELETE", "/api/v1/namespaces/default/configmaps/x");
+  CHECK(dropped.disruption == Disruption::Drop);
+  CHECK(s.call("GET", "/api/v1/namespaces/default/configmaps/x").status == 200);  // the store was not touched
+}
+
 TEST_CASE("operator simulation: pods, labels, readiness, scale-in and cascade") {
   ServerOptions o;
   o.simulate_operator = true;

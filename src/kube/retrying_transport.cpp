@@ -1,0 +1,115 @@
+#include "kube/retrying_transport.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "kube/client.h"
+
+namespace mindie::kube {
+
+namespace {
+
+class ThreadSleeper : public Sleeper {
+ public:
+  void sleep(std::chrono::milliseconds duration) override { std::this_thread::sleep_for(duration); }
+};
+
+// A media type without parameters ("application/json; charset=utf-8" -> "application/json").
+std::string_view media_type(std::string_view content_type) {
+  content_type = content_type.substr(0, content_type.find(';'));
+  while (!content_type.empty() && content_type.back() == ' ') content_type.remove_suffix(1);
+  return content_type;
+}
+
+// The body's metadata.resourceVersion is a non-empty string: the server checks it (optimistic concurrency, API
+// conventions "Concurrency Control and Consistency"), so a second copy of an applied write fails with 409.
+bool carries_resource_version(const std::string& body) {
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(body, ec);
+  if (ec || !v.is_object()) return false;
+  const auto* md = v.get_object().if_contains("metadata");
+  if (md == nullptr || !md->is_object()) return false;
+  const auto* rv = md->get_object().if_contains("resourceVersion");
+  return rv != nullptr && rv->is_string() && !rv->get_string().empty();
+}
+
+// The JSON Patch's first operation is a `test`: RFC 6902 applies a patch all or nothing, so the guard decides
+// whether anything changes.
+bool starts_with_test_op(const std::string& body) {
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(body, ec);
+  if (ec || !v.is_array() || v.get_array().empty() || !v.get_array().front().is_object()) return false;
+  const auto* op = v.get_array().front().get_object().if_contains("op");
+  return op != nullptr && op->is_string() && op->get_string() == "test";
+}
+
+}  // namespace
+
+Sleeper& real_sleeper() {
+  static ThreadSleeper sleeper;
+  return sleeper;
+}
+
+bool is_safe_to_retry(const HttpRequest& req) {
+  if (req.method == "GET" || req.method == "HEAD") return true;
+  const std::string_view type = media_type(req.content_type);
+  if (req.method == "PATCH") {
+    if (type == "application/apply-patch+yaml") return true;
+    if (type == "application/json-patch+json") return starts_with_test_op(req.body);
+    if (type == "application/merge-patch+json") return carries_resource_version(req.body);
+    return false;
+  }
+  if (req.method == "PUT") return carries_resource_version(req.body);
+  return false;
+}
+
+bool is_retryable_status(int status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+RetryingTransport::RetryingTransport(HttpTransport& inner, RetryPolicy policy, Sleeper& sleeper,
+                                     std::function<double()> random)
+    : inner_(inner), policy_(policy), sleeper_(sleeper), random_(std::move(random)) {
+  if (!random_) {
+    auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
+    random_ = [engine] { return std::uniform_real_distribution<double>(0.0, 1.0)(*engine); };
+  }
+  policy_.max_attempts = std::max(1, policy_.max_attempts);
+}
+
+std::chrono::milliseconds RetryingTransport::backoff(int attempt) {
+  const double base = static_cast<double>(policy_.initial_backoff.count()) * std::pow(2.0, std::max(0, attempt - 1));
+  const double r = std::clamp(random_(), 0.0, 1.0);
+  const double jittered = base * (1.0 + policy_.jitter * r);
+  const double capped = std::min(jittered, static_cast<double>(policy_.max_backoff.count()));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(capped));
+}
+
+HttpResponse RetryingTransport::send(const HttpRequest& req) {
+  if (!is_safe_to_retry(req)) return inner_.send(req);
+  for (int attempt = 1;; ++attempt) {
+    std::chrono::milliseconds wait{0};
+    try {
+      HttpResponse resp = inner_.send(req);
+      resp.attempts = attempt;
+      if (!is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
+      // Retry-After in the header or the Status body (the API server sets both for 429 and some 5xx).
+      const int retry_after = decode_api_error(req, resp).retry_after_seconds();
+      wait = retry_after > 0 ? std::min<std::chrono::milliseconds>(std::chrono::seconds(retry_after),
+                                                                   policy_.max_retry_after)
+                             : backoff(attempt);
+    } catch (const TransportError& e) {
+      if (attempt == 1 && policy_.max_attempts == 1) throw;
+      if (attempt >= policy_.max_attempts)
+        throw TransportError(std::string(e.what()) + " (gave up after " + std::to_string(attempt) + " attempts)");
+      wait = backoff(attempt);
+    }
+    sleeper_.sleep(wait);
+  }
+}
+
+}  // namespace mindie::kube
