@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -102,6 +103,15 @@ std::optional<json::value> parse_json(std::string_view raw, Problem& problem) {
 // A short rendering of a JSON value for messages ("got string \"2\"").
 std::string describe(const json::value& v) {
   std::string text = json::serialize(v);
+  if (v.is_double()) {
+    // Boost.JSON writes 2.0 as "2E0"; the shortest round-trip form reads like the operator's file.
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+    if (ec == std::errc()) {
+      text.assign(buf, end);
+      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // n: inf/nan never parse from JSON
+    }
+  }
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   switch (v.kind()) {
     case json::kind::null: return "null";
@@ -273,6 +283,8 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (auto image = r.string(deploy, path, "image_name", true)) {
     if (image->empty())
       r.add(path + ".image_name", "must name the container image (it is empty)");
+    else if (image->size() > 1024)  // real references are far shorter; this catches pasted junk
+      r.add(path + ".image_name", "must be at most 1024 characters, got " + std::to_string(image->size()));
     else if (std::any_of(image->begin(), image->end(),
                          [](unsigned char c) { return std::isspace(c) || std::iscntrl(c); }))
       r.add(path + ".image_name",
@@ -398,7 +410,65 @@ void read_optional_components(Reader& r, const json::object& doc, UserConfig& cf
     cfg.kv_conductor = *port != 0;
   }
 
-  r.object(&doc, "", "north_config", false);
+}
+
+// The settings update-config may change while pods run (they re-read user_config.json every 10 s), so a wrong
+// type or value would reach live components: check each one's type and range (the paths are the published
+// deployer's update whitelist).
+void read_runtime_settings(Reader& r, const json::object& doc) {
+  // Sections whose shape other readers already report are looked up silently here, so no problem is doubled.
+  const auto peek = [](const json::object* obj, std::string_view key) -> const json::object* {
+    const json::value* v = obj ? obj->if_contains(key) : nullptr;
+    return v && v->is_object() ? &v->get_object() : nullptr;
+  };
+  // Python logging's level names, which PyMotor's components pass to logging (case-insensitive there too).
+  const auto log_level = [&](const json::object* section, const std::string& path) {
+    const json::object* logging = peek(section, "logging_config");
+    const std::string lpath = child(path, "logging_config");
+    if (auto level = r.string(logging, lpath, "log_level", false)) {
+      std::string upper = *level;
+      std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+      static const std::array<std::string_view, 6> kLevels = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR",
+                                                              "CRITICAL"};
+      if (std::find(kLevels.begin(), kLevels.end(), upper) == kLevels.end())
+        r.add(child(lpath, "log_level"),
+              "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got " + describe(json::string(*level)));
+    }
+  };
+  constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // a week: longer timeouts are typos
+  const json::object* controller = peek(&doc, "motor_controller_config");
+  log_level(controller, "motor_controller_config");
+  const json::object* observability =
+      r.object(controller, "motor_controller_config", "observability_config", false);
+  r.boolean(observability, "motor_controller_config.observability_config", "observability_enable");
+  r.number(observability, "motor_controller_config.observability_config", "metrics_ttl", 1, kMaxSeconds, false);
+
+  const json::object* coordinator = peek(&doc, "motor_coordinator_config");
+  log_level(coordinator, "motor_coordinator_config");
+  const std::string epath = "motor_coordinator_config.exception_config";
+  const json::object* exception = r.object(coordinator, "motor_coordinator_config", "exception_config", false);
+  r.integer(exception, epath, "max_retry", 0, 100, false);
+  for (const char* key : {"retry_delay", "first_token_timeout", "infer_timeout"})
+    r.number(exception, epath, key, 0, kMaxSeconds, false);
+  const std::string tpath = "motor_coordinator_config.timeout_config";
+  const json::object* timeouts = r.object(coordinator, "motor_coordinator_config", "timeout_config", false);
+  for (const char* key : {"request_timeout", "connection_timeout", "read_timeout", "write_timeout",
+                          "keep_alive_timeout"})
+    r.number(timeouts, tpath, key, 0, kMaxSeconds, false);
+
+  log_level(peek(&doc, "motor_nodemanger_config"), "motor_nodemanger_config");
+
+  const json::object* north = r.object(&doc, "", "north_config", false);
+  r.string(north, "north_config", "name", false);
+  if (auto ip = r.string(north, "north_config", "ip", false); ip && ip->empty())
+    r.add("north_config.ip", "must not be empty");
+  r.integer(north, "north_config", "port", 1, 65535, false);
+
+  const json::object* north_tls = peek(peek(peek(&doc, "motor_deploy_config"), "tls_config"), "north_tls_config");
+  const std::string npath = "motor_deploy_config.tls_config.north_tls_config";
+  r.boolean(north_tls, npath, "enable_tls");
+  for (const char* key : {"ca_file", "cert_file", "key_file", "passwd_file", "crl_file"})
+    r.string(north_tls, npath, key, false);
 }
 
 }  // namespace
@@ -433,6 +503,7 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
 
   read_engine_sections(r, cfg.doc, cfg);
   read_optional_components(r, cfg.doc, cfg);
+  read_runtime_settings(r, cfg.doc);
 
   if (!problems.empty()) throw ValidationError(std::string(source), std::move(problems));
   return cfg;

@@ -344,7 +344,7 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
   if (total > kMaxConfigMapBytes)
     problems.push_back({"", "the ConfigMap data would be " + std::to_string(total) +
                                 " bytes; Kubernetes objects are limited to 1 MiB"});
-  if (!problems.empty()) throw config::ValidationError("scripts", std::move(problems));
+  if (!problems.empty()) throw config::ValidationError("configmap/motor-config", std::move(problems));
   return cm;
 }
 

@@ -353,3 +353,42 @@ TEST_CASE("env.json: sections of scalar variables") {
   CHECK(problems_env("[]").size() == 1);
   CHECK(problems_env("{").size() == 1);
 }
+
+TEST_CASE("a float in an integer field is quoted as the operator wrote it, not in exponent form") {
+  // Regression: the message said "got number 2E0" for 2.0 (Boost.JSON's serialization of doubles).
+  const auto problems = problems_of(R"({"motor_deploy_config": {"p_instances_num": 2.0, "d_instances_num": 1.5}})");
+  std::string messages;
+  for (const auto& p : problems) messages += p.path + ": " + p.message + "\n";
+  CHECK(messages.find("motor_deploy_config.p_instances_num: must be a JSON integer 1..16, got number 2.0") !=
+        std::string::npos);
+  CHECK(messages.find("got number 1.5") != std::string::npos);
+}
+
+TEST_CASE("settings update-config can change are checked, since running pods re-read them") {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"("motor_controller_config": {"logging_config": {"log_level": {"x": 1}}})",
+       "motor_controller_config.logging_config.log_level"},
+      {R"("motor_controller_config": {"logging_config": {"log_level": "VERBOSE"}})",
+       "motor_controller_config.logging_config.log_level"},
+      {R"("motor_coordinator_config": {"timeout_config": {"request_timeout": "abc"}})",
+       "motor_coordinator_config.timeout_config.request_timeout"},
+      {R"("motor_coordinator_config": {"timeout_config": {"request_timeout": -1}})",
+       "motor_coordinator_config.timeout_config.request_timeout"},
+      {R"("motor_coordinator_config": {"exception_config": {"max_retry": 2.5}})",
+       "motor_coordinator_config.exception_config.max_retry"},
+      {R"("north_config": {"port": 999999})", "north_config.port"},
+      {R"("north_config": {"ip": ""})", "north_config.ip"},
+      {R"("motor_controller_config": {"observability_config": {"observability_enable": "yes"}})",
+       "motor_controller_config.observability_config.observability_enable"},
+  };
+  for (const auto& [fragment, path] : cases) {
+    auto cfg = valid_config();
+    const auto extra = boost::json::parse(std::string("{") + fragment + "}").as_object();
+    for (const auto& kv : extra) cfg[kv.key()] = kv.value();
+    CHECK_MESSAGE(has_problem(problems_of(cfg), path), fragment);
+  }
+  auto ok = valid_config();
+  ok["motor_coordinator_config"] = boost::json::parse(
+      R"({"logging_config": {"log_level": "debug"}, "timeout_config": {"request_timeout": 600}})");
+  CHECK(problems_of(ok).empty());
+}
