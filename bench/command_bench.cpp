@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   e2e::Sandbox sb;
   const std::string examples = std::string(MINDIE_SOURCE_DIR) + "/examples";
   std::vector<Measure> results;
-  results.push_back(measure(sb, "deploy", runs, [&](int) { return std::vector<std::string>{"deploy", "--config-dir", examples}; }));
+  results.push_back(measure(sb, "deploy", runs, [&](int) { return std::vector<std::string>{"deploy", "--config-dir", examples, "--scripts-dir", examples + "/scripts"}; }));
   results.push_back(measure(sb, "scale", runs, [&](int i) {
     return std::vector<std::string>{"scale", "-n", "mindie-demo", "--prefill", std::to_string(1 + (i + 1) % 4)};
   }));

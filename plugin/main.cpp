@@ -96,8 +96,9 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
 
 /// Index of the subcommand: the first argument that is neither a flag nor the value of a global flag.
 std::ptrdiff_t find_command(const std::vector<std::string>& args) {
-  static const std::set<std::string> takes_value = {"--kubeconfig", "--context", "-n", "--namespace",
-                                                    "--request-timeout", "-v", "--v"};
+  static const std::set<std::string> takes_value = {
+      "--kubeconfig", "--context", "--cluster", "--user", "-n", "--namespace", "-s", "--server", "--token",
+      "--tls-server-name", "--request-timeout", "-v", "--v"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].empty() || args[i][0] != '-') return static_cast<std::ptrdiff_t>(i);
     if (takes_value.count(args[i])) ++i;
@@ -121,7 +122,7 @@ int report(const std::exception_ptr& error) {
     report(e.cause());
     std::cerr << e.what() << '\n';
   } catch (const kube::TransportError& e) {
-    std::cerr << "error: Unable to connect to the server: " << e.what() << '\n';
+    std::cerr << "error: " << e.what() << '\n';  // the message already says "Unable to connect to the server"
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << '\n';
   }
@@ -131,8 +132,14 @@ int report(const std::exception_ptr& error) {
 int run(const std::vector<std::string>& all_args) {
   const std::ptrdiff_t at = find_command(all_args);
   if (at < 0) {
-    std::cout << kUsage;
-    return all_args.empty() || all_args[0] == "--help" || all_args[0] == "-h" ? 0 : 1;
+    if (!all_args.empty() && all_args[0] == "--version") {
+      std::cout << "kubectl-mindie " << MINDIE_VERSION << '\n';
+      return 0;
+    }
+    const bool asked = all_args.empty() || all_args[0] == "--help" || all_args[0] == "-h";
+    if (!asked) std::cerr << "error: a command is required\n";
+    (asked ? std::cout : std::cerr) << kUsage;
+    return asked ? 0 : 1;
   }
   const std::string name = all_args[static_cast<std::size_t>(at)];
   std::vector<std::string> args = all_args;
@@ -171,7 +178,10 @@ int run(const std::vector<std::string>& all_args) {
 
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    // kubectl accepts no abbreviated flags: "--pre 4" must not silently mean --prefill. An empty positional
+    // description makes any stray argument an error instead of being ignored.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(desc).style(style).positional({}).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "error: " << e.what() << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
@@ -183,12 +193,16 @@ int run(const std::vector<std::string>& all_args) {
   }
 
   const std::string& ns_flag = global.kube.namespace_;
+  const std::string output = name == "deploy" ? deploy_flags.output
+                             : name == "scale" ? scale_flags.output
+                             : name == "status" ? status_flags.output
+                                                : std::string();
+  cmd::Printer printer(std::cout, std::cerr, output);
   try {
     if (name == "deploy") {
       cmd::DeployOptions o(deploy_flags, ns_flag);
       o.validate();
       o.complete();
-      cmd::Printer printer(std::cout, std::cerr, deploy_flags.output);
       if (!o.needs_server()) {
         cmd::OfflineTransport offline;
         kube::Client client(offline);
@@ -202,24 +216,27 @@ int run(const std::vector<std::string>& all_args) {
       o.validate();
       cmd::Session session(global, std::cerr);
       o.complete(session.rest_config().namespace_);
-      cmd::Printer printer(std::cout, std::cerr, scale_flags.output);
       o.run(session.client(), printer);
     } else if (name == "update-config") {
       cmd::UpdateConfigOptions o(update_flags, ns_flag);
       o.validate();
       o.complete();
       cmd::Session session(global, std::cerr);
-      cmd::Printer printer(std::cout, std::cerr, "");
       o.run(session.client(), printer);
     } else if (name == "status") {
       cmd::StatusOptions o(status_flags, ns_flag);
       o.validate();
       cmd::Session session(global, std::cerr);
       o.complete(session.rest_config().namespace_);
-      cmd::Printer printer(std::cout, std::cerr, status_flags.output);
       o.run(session.client(), printer);
     }
+    printer.flush();
   } catch (...) {
+    // What succeeded before the failure is still shown, as kubectl does.
+    try {
+      printer.flush();
+    } catch (const std::exception&) {  // the original error matters more than a failed print
+    }
     return report(std::current_exception());
   }
   return 0;

@@ -25,7 +25,7 @@ export KUBECONFIG="$work/kubeconfig"
 mindie=./build/kubectl-mindie
 
 step() { echo; echo "\$ kubectl mindie $*"; "$mindie" "$@"; }
-step deploy --config-dir examples
+step deploy --config-dir examples --scripts-dir examples/scripts
 step status -n mindie-demo
 step scale -n mindie-demo --prefill 2 --decode 2
 step status -n mindie-demo

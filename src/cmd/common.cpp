@@ -2,12 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "kube/curl_transport.h"
 #include "kube/logging_transport.h"
+#include "kube/retrying_transport.h"
 #include "mindie/render.h"
 #include "util/json_pretty.h"
 #include "util/yaml_json.h"
@@ -18,12 +20,21 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_global_flags(po::options_description& desc, GlobalFlags& flags) {
+  // kubectl's connection flags; they override the kubeconfig's values (see kube::load_rest_config).
   desc.add_options()
       ("kubeconfig", po::value(&flags.kube.kubeconfig), "Path to the kubeconfig file to use")
       ("context", po::value(&flags.kube.context), "The name of the kubeconfig context to use")
+      ("cluster", po::value(&flags.kube.cluster), "The name of the kubeconfig cluster to use")
+      ("user", po::value(&flags.kube.user), "The name of the kubeconfig user to use")
       ("namespace,n", po::value(&flags.kube.namespace_), "The namespace (must equal job_id when a config is given)")
-      ("request-timeout", po::value(&flags.kube.request_timeout_seconds)->default_value(0),
-       "Seconds to wait for one server request (0 = no limit)")
+      ("server,s", po::value(&flags.kube.server), "The address and port of the Kubernetes API server")
+      ("token", po::value(&flags.kube.token), "Bearer token for authentication to the API server")
+      ("tls-server-name", po::value(&flags.kube.tls_server_name),
+       "Server name to use for server certificate validation (default: the server's host)")
+      ("insecure-skip-tls-verify", po::value(&flags.kube.insecure_skip_tls_verify)->implicit_value(true),
+       "Do not check the server's certificate (insecure)")
+      ("request-timeout", po::value(&flags.kube.request_timeout)->default_value("0"),
+       "How long to wait for one server request: seconds, or a duration such as 30s, 1m (0 = no limit)")
       ("v,v", po::value(&flags.verbosity)->default_value(0), "Log level: 6 requests, 8 request/response bodies");
 }
 
@@ -55,14 +66,25 @@ void Printer::mutation(const kube::GVR& r, const std::string& name, const std::s
   out_ << '\n';
 }
 
-void Printer::object(const json::value& obj) {
-  if (format_ == "json") {
-    out_ << util::json_pretty(obj) << '\n';
+void Printer::object(json::object obj) {
+  if (auto* md = obj.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
+  queued_.push_back(std::move(obj));
+}
+
+void Printer::flush() {
+  if (queued_.empty()) return;
+  json::value doc;
+  if (queued_.size() == 1) {
+    doc = std::move(queued_.front());
   } else {
-    if (printed_object_) out_ << "---\n";
-    out_ << util::json_to_yaml(obj);
+    json::array items;
+    for (auto& o : queued_) items.push_back(std::move(o));
+    doc = json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)},
+                       {"metadata", {{"resourceVersion", ""}}}};
   }
-  printed_object_ = true;
+  queued_.clear();
+  if (format_ == "json") out_ << util::json_pretty(doc) << '\n';
+  else out_ << util::json_to_yaml(doc);
 }
 
 Session::Session(const GlobalFlags& flags, std::ostream& log) : rest_(kube::load_rest_config(flags.kube)) {
@@ -72,18 +94,30 @@ Session::Session(const GlobalFlags& flags, std::ostream& log) : rest_(kube::load
     logging_ = std::make_unique<kube::LoggingTransport>(*transport_, flags.verbosity, log);
     top = logging_.get();
   }
-  client_ = std::make_unique<kube::Client>(*top);
+  // Above the logging, so that -v=6 shows every attempt.
+  retrying_ = std::make_unique<kube::RetryingTransport>(*top);
+  client_ = std::make_unique<kube::Client>(*retrying_);
 }
 
 Session::~Session() = default;
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw CommandError("cannot read " + path + ": it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CommandError("cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // A bound keeps a wrong path (a device, a pipe that never ends) from hanging the command or eating memory;
+  // nothing the tool reads (configs, scripts) comes near it, and a ConfigMap holds 1 MiB at most anyway.
+  constexpr std::size_t kMaxInput = 16 * 1024 * 1024;
+  std::string content;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    content.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (content.size() > kMaxInput)
+      throw CommandError("cannot read " + path + ": larger than " + std::to_string(kMaxInput) + " bytes");
+  }
   if (in.bad()) throw CommandError("cannot read " + path + ": " + std::strerror(errno));
-  return ss.str();
+  return content;
 }
 
 void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id) {
@@ -92,6 +126,12 @@ void check_namespace_flag(const std::string& namespace_flag, const std::string& 
                      ") does not match motor_deploy_config.job_id (" + job_id +
                      "): job_id is the namespace of the deployment; drop -n or make them equal");
   }
+}
+
+void check_namespace_syntax(const std::string& namespace_flag) {
+  if (!namespace_flag.empty() && !config::is_dns1123_label(namespace_flag))
+    throw UsageError("invalid namespace \"" + namespace_flag + "\": a namespace is a DNS-1123 label (lower-case "
+                     "letters, digits and '-', at most 63 characters)");
 }
 
 kube::HttpResponse OfflineTransport::send(const kube::HttpRequest& req) {
@@ -112,6 +152,21 @@ config::UserConfig parse_baseline(const json::object& config_map, const std::str
   } catch (const config::ValidationError& e) {
     throw CommandError(std::string("the baseline is not usable: ") + e.what());
   }
+}
+
+std::string recorded_deploy_mode(const json::object& cm, const config::UserConfig& baseline) {
+  std::string mode = annotation(cm, render::kDeployModeAnnotation);
+  return mode.empty() ? std::string(config::to_string(baseline.deploy_mode)) : mode;
+}
+
+std::string recorded_service_set_name(const json::object& cm, const config::UserConfig& baseline) {
+  const std::string name = annotation(cm, render::kWorkloadNameAnnotation);
+  if (name.empty()) return render::default_service_set_name(baseline);
+  if (!config::is_dns1123_label(name)) {
+    throw CommandError(std::string("configmap/") + render::kConfigMapName + " annotation " +
+                       render::kWorkloadNameAnnotation + " is not a valid InferServiceSet name: \"" + name + "\"");
+  }
+  return name;
 }
 
 std::string annotation(const json::object& obj, const std::string& key) {

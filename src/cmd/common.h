@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -17,7 +18,9 @@ namespace mindie::cmd {
 
 /// Flags accepted by every subcommand (kubectl's names).
 struct GlobalFlags {
-  kube::KubeconfigFlags kube;  ///< --kubeconfig, --context, -n/--namespace, --request-timeout
+  /// --kubeconfig, --context, --cluster, --user, -n/--namespace, -s/--server, --token, --tls-server-name,
+  /// --insecure-skip-tls-verify, --request-timeout
+  kube::KubeconfigFlags kube;
   int verbosity = 0;           ///< -v/--v: 6 logs requests, 8 also bodies
 };
 
@@ -44,8 +47,9 @@ class CommandError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A failure after some writes succeeded. The original error (`cause`, an ApiError, TransportError, ...) is
-/// printed as usual, followed by what() — the state the cluster is left in and the command that recovers.
+/// A failure with a note. The original error (`cause`, an ApiError, TransportError, ...) is printed as usual,
+/// followed by what(): the state the cluster is left in after earlier writes and the command that recovers, or
+/// the advice on how to proceed.
 class PartialFailure : public std::runtime_error {
  public:
   PartialFailure(std::exception_ptr cause, const std::string& state)
@@ -68,16 +72,23 @@ class Printer {
   const std::string& format() const { return format_; }
   /// "kind.group/name verb[ (dry run)| (server dry run)]"; with -o name only "kind.group/name".
   void mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run);
-  /// The object as JSON (2-space indented) or YAML; several objects under yaml are separated by "---".
-  void object(const boost::json::value& obj);
+  /// Queues `obj` for -o json|yaml, without metadata.managedFields (kubectl hides them by default).
+  /// flush() prints what was queued.
+  void object(boost::json::object obj);
+  /// Prints the queued objects: one as itself, several as a `kind: List` (as kubectl prints several objects).
+  void flush();
   std::ostream& out() { return out_; }
 
  private:
   std::ostream& out_;
   std::ostream& err_;
   std::string format_;
-  bool printed_object_ = false;
+  std::vector<boost::json::object> queued_;
 };
+
+/// Refuses a -n value that is not a DNS-1123 label (namespace names are; anything else could only form a wrong
+/// request path). "" (not given) passes. Throws UsageError.
+void check_namespace_syntax(const std::string& namespace_flag);
 
 /// A transport for --dry-run=client: any request is a programming error, so it throws std::logic_error.
 class OfflineTransport : public kube::HttpTransport {
@@ -86,7 +97,8 @@ class OfflineTransport : public kube::HttpTransport {
   std::string server() const override { return "(offline)"; }
 };
 
-/// The live connection: transport chain (libcurl, optional -v logging) and the REST client over it.
+/// The live connection: transport chain (libcurl, optional -v logging, retries of requests safe to repeat) and
+/// the REST client over it.
 class Session {
  public:
   /// Loads the kubeconfig per `flags`; throws kube::KubeconfigError. Sends nothing.
@@ -99,6 +111,7 @@ class Session {
   kube::RestConfig rest_;
   std::unique_ptr<kube::HttpTransport> transport_;
   std::unique_ptr<kube::HttpTransport> logging_;
+  std::unique_ptr<kube::HttpTransport> retrying_;
   std::unique_ptr<kube::Client> client_;
 };
 
@@ -112,6 +125,15 @@ void check_namespace_flag(const std::string& namespace_flag, const std::string& 
 /// Parses the baseline user_config.json held in a motor-config ConfigMap. Throws CommandError saying the
 /// ConfigMap is not a usable baseline (missing key, invalid JSON or failing validation, with the problems).
 config::UserConfig parse_baseline(const boost::json::object& config_map, const std::string& ns);
+
+/// The deploy mode recorded on the baseline ConfigMap `cm` (annotation kubectl-mindie/deploy-mode), else the
+/// baseline's own deploy_mode.
+std::string recorded_deploy_mode(const boost::json::object& cm, const config::UserConfig& baseline);
+
+/// The InferServiceSet name recorded on `cm` (annotation kubectl-mindie/infer-service-set), else the default
+/// for `baseline`. Throws CommandError when the recorded name is not a DNS-1123 label: a hand-edited annotation
+/// must never reach a request path.
+std::string recorded_service_set_name(const boost::json::object& cm, const config::UserConfig& baseline);
 
 /// The string at `key` of a ConfigMap's metadata.annotations, or "" when absent.
 std::string annotation(const boost::json::object& obj, const std::string& key);

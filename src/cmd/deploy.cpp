@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mindie/baseline_policy.h"
 #include "util/yaml_json.h"
 
 namespace mindie::cmd {
@@ -70,6 +71,10 @@ bool conflicts_only_with_own_updates(const kube::ApiError& e) {
   });
 }
 
+/// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh
+/// (controller/coordinator probes).
+constexpr const char* kRequiredScripts[] = {"boot.sh", "probe.sh"};
+
 std::string object_name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
@@ -104,24 +109,68 @@ void DeployOptions::complete() {
   objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
 }
 
-void DeployOptions::check_existing_baseline(kube::Client& client) const {
-  const auto existing = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, render::kConfigMapName);
-  if (!existing) return;
+void DeployOptions::check_existing_baseline(const json::object& existing, Printer& printer) const {
   const std::string where = "configmap/" + std::string(render::kConfigMapName) + " in namespace " + config_->job_id;
-  std::string mode = annotation(*existing, render::kDeployModeAnnotation);
-  if (mode.empty()) mode = std::string(config::to_string(parse_baseline(*existing, config_->job_id).deploy_mode));
+  std::string mode = annotation(existing, render::kDeployModeAnnotation);
+  if (mode.empty()) mode = std::string(config::to_string(parse_baseline(existing, config_->job_id).deploy_mode));
   if (mode != config::to_string(config_->deploy_mode)) {
     throw CommandError("deploy_mode cannot change after deploy: the baseline in " + where + " has " + mode +
                        ", the config has " + std::string(config::to_string(config_->deploy_mode)) +
                        "; delete the deployment and deploy again");
   }
-  const std::string live_name = annotation(*existing, render::kWorkloadNameAnnotation);
+  const std::string live_name = annotation(existing, render::kWorkloadNameAnnotation);
   const std::string new_name = object_name(objects_.back());
   if (!live_name.empty() && live_name != new_name) {
     throw CommandError("the baseline in " + where + " belongs to InferServiceSet " + live_name +
                        ", not " + new_name + ": pass --name " + live_name +
                        " (renaming would leave the old service running)");
   }
+
+  // A redeploy replaces the baseline whole (as re-applying deploy.py's files did): say what it changes, above
+  // all instance counts that a scale had set.
+  const auto* data = existing.if_contains("data");
+  const auto* raw = data && data->is_object() ? data->as_object().if_contains(render::kBaselineKey) : nullptr;
+  boost::system::error_code ec;
+  const json::value old_doc = raw && raw->is_string() ? json::parse(raw->as_string(), ec) : json::value();
+  if (!raw || ec || !old_doc.is_object()) {
+    printer.warning("the baseline in " + where + " is not valid JSON; deploy replaces it");
+    return;
+  }
+  const auto changed = config::diff_paths(old_doc, config_->doc);
+  if (changed.empty()) return;
+  std::string msg = "deploy replaces the baseline in " + where + ", which differs at:";
+  for (const auto& path : changed) msg += "\n  " + path;
+  for (const auto& [path, role] : {std::pair{policy::kPrefillInstancesPath, "prefill"},
+                                   std::pair{policy::kDecodeInstancesPath, "decode"}}) {
+    if (std::find(changed.begin(), changed.end(), path) != changed.end())
+      msg += std::string("\n  (") + role + " instances change: use kubectl mindie scale to change counts alone)";
+  }
+  printer.warning(msg);
+}
+
+void DeployOptions::keep_stored_files(const json::object& existing) {
+  const auto* data = existing.if_contains("data");
+  if (!data || !data->is_object()) return;
+  bool kept = false;
+  for (const auto& [key, value] : data->as_object()) {
+    if (!value.is_string() || key == render::kBaselineKey) continue;
+    if (key == render::kEnvKey) {
+      if (!env_) {
+        env_ = config::EnvConfig{std::string(value.as_string()), {}};
+        kept = true;
+      }
+    } else if (render_options_.scripts.emplace(std::string(key), std::string(value.as_string())).second) {
+      kept = true;
+    }
+  }
+  if (kept) objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
+}
+
+std::vector<std::string> DeployOptions::missing_scripts() const {
+  std::vector<std::string> missing;
+  for (const char* key : kRequiredScripts)
+    if (!render_options_.scripts.count(key)) missing.push_back(key);
+  return missing;
 }
 
 std::string DeployOptions::rerun_command() const {
@@ -149,9 +198,18 @@ void DeployOptions::write_output_dir() const {
 }
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
-  if (!flags_.output_dir.empty()) write_output_dir();
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
+  const auto scripts_message = [&](const std::vector<std::string>& missing) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    return "every pod sources " + names + " from configmap/" + render::kConfigMapName +
+           ", which would not hold them: pass --scripts-dir DIR (the folder of PyMotor's deployer scripts)";
+  };
   if (dry_run_ == DryRun::Client) {
+    // Without the cluster we cannot know whether motor-config already holds the scripts.
+    if (const auto missing = missing_scripts(); !missing.empty())
+      printer.warning(scripts_message(missing) + " unless the cluster's motor-config already holds them");
+    if (!flags_.output_dir.empty()) write_output_dir();
     for (const auto& obj : objects_) {
       if (print_objects) printer.object(obj);
       else printer.mutation(gvr_of(obj), object_name(obj), "serverside-applied", dry_run_);
@@ -161,28 +219,34 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
 
   if (!client.has_group_version("mindcluster.huawei.com", "v1")) {
     throw CommandError("the server does not serve mindcluster.huawei.com/v1 (InferServiceSet): install MindCluster "
-                       "infer-operator, or set motor_deploy_config.deploy_mode to multi_deployment; nothing was "
-                       "written");
+                       "infer-operator first; nothing was written");
   }
-  check_existing_baseline(client);
-
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.force = flags_.force_conflicts;
   opts.field_manager = render::kFieldManager;
+
+  const auto existing = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, render::kConfigMapName);
+  if (existing) {
+    check_existing_baseline(*existing, printer);
+    keep_stored_files(*existing);
+  }
+  if (const auto missing = missing_scripts(); !missing.empty())
+    throw CommandError(scripts_message(missing) + "; nothing was written");
+  if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
+  if (existing && !opts.dry_run) {
+    // A redeploy can meet field conflicts on the live InferServiceSet (someone else changed it): find them with a
+    // server dry run before the baseline is rewritten, so a refusal leaves everything as it was.
+    kube::WriteOptions probe = opts;
+    probe.dry_run = true;
+    apply_object(client, objects_.back(), probe);
+  }
+
   std::vector<std::string> written;
   for (const auto& obj : objects_) {
-    const kube::GVR& r = gvr_of(obj);
     json::object stored;
     try {
-      try {
-        stored = client.apply(r, obj, opts);
-      } catch (const kube::ApiError& e) {
-        if (opts.force || !conflicts_only_with_own_updates(e)) throw;
-        kube::WriteOptions forced = opts;
-        forced.force = true;
-        stored = client.apply(r, obj, forced);
-      }
+      stored = apply_object(client, obj, opts);
     } catch (...) {
       if (written.empty() || opts.dry_run) throw;
       // The ConfigMap (the baseline) is written first, so it may now describe a workload that was not
@@ -193,9 +257,29 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
                " may describe a workload that is not (yet) live; fix the cause above and re-run: " + rerun_command();
       throw PartialFailure(std::current_exception(), state);
     }
+    const kube::GVR& r = gvr_of(obj);
     written.push_back(r.kind_dot_group() + "/" + object_name(obj));
     if (print_objects) printer.object(stored);
     else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
+  }
+}
+
+json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
+                                         const kube::WriteOptions& opts) const {
+  const kube::GVR& r = gvr_of(obj);
+  try {
+    return client.apply(r, obj, opts);
+  } catch (const kube::ApiError& e) {
+    if (!e.is_conflict() || opts.force) throw;
+    if (conflicts_only_with_own_updates(e)) {
+      kube::WriteOptions forced = opts;
+      forced.force = true;
+      return client.apply(r, obj, forced);
+    }
+    // kubectl apply --server-side's advice for the same situation.
+    throw PartialFailure(std::current_exception(),
+                         "the fields above are managed by another field manager: change the config to agree, or "
+                         "re-run with --force-conflicts to take them over");
   }
 }
 

@@ -46,7 +46,20 @@ class DeployOptions {
   void run(kube::Client& client, Printer& printer);
 
  private:
-  void check_existing_baseline(kube::Client& client) const;
+  /// Refuses a redeploy that would change deploy_mode or the InferServiceSet name recorded in the existing
+  /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
+  /// Throws CommandError.
+  void check_existing_baseline(const boost::json::object& existing, Printer& printer) const;
+  /// Keeps the files a previous deploy stored (env.json, scripts) that this deploy does not pass again, so a
+  /// redeploy without -e or --scripts-dir never deletes them (server-side apply would drop keys the manager
+  /// stops sending). Re-renders when anything is kept.
+  void keep_stored_files(const boost::json::object& existing);
+  /// Required script keys (boot.sh, probe.sh) the ConfigMap would lack.
+  std::vector<std::string> missing_scripts() const;
+  /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken
+  /// over; any other conflict fails with kubectl's advice (PartialFailure carrying the ApiError).
+  boost::json::object apply_object(kube::Client& client, const boost::json::object& obj,
+                                   const kube::WriteOptions& opts) const;
   void write_output_dir() const;
   /// The command line that re-runs this deploy (printed when it stops half-way).
   std::string rerun_command() const;

@@ -11,10 +11,10 @@ namespace json = boost::json;
 
 void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
   desc.add_options()
-      ("prefill", po::value(&flags.prefill), "Prefill instances (1..16)")
-      ("decode", po::value(&flags.decode), "Decode instances (1..16)")
+      ("prefill", po::value<int>()->notifier([&flags](int v) { flags.prefill = v; }), "Prefill instances (1..16)")
+      ("decode", po::value<int>()->notifier([&flags](int v) { flags.decode = v; }), "Decode instances (1..16)")
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("server"),
+      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All)")
       ("output,o", po::value(&flags.output), "Print the scaled InferServiceSet: json, yaml or name");
 }
@@ -23,12 +23,13 @@ ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
 void ScaleOptions::validate() const {
-  const bool counts = flags_.prefill != -1 || flags_.decode != -1;
+  check_namespace_syntax(namespace_flag_);
+  const bool counts = flags_.prefill || flags_.decode;
   if (!counts && flags_.filename.empty()) throw UsageError("must specify --prefill and/or --decode, or -f FILE");
   if (counts && !flags_.filename.empty()) throw UsageError("--prefill/--decode and -f cannot be used together");
   for (auto [flag, v] : {std::pair{"--prefill", flags_.prefill}, std::pair{"--decode", flags_.decode}}) {
-    if (v != -1 && (v < 1 || v > 16))
-      throw UsageError(std::string(flag) + " " + std::to_string(v) + " is out of range: instances are 1..16");
+    if (v && (*v < 1 || *v > 16))
+      throw UsageError(std::string(flag) + " " + std::to_string(*v) + " is out of range: instances are 1..16");
   }
   Printer::check_object_format(flags_.output);
   if (parse_dry_run(flags_.dry_run) == DryRun::Client)
@@ -53,6 +54,23 @@ constexpr int kBaselineAttempts = 3;
 
 std::string counts_text(std::int64_t prefill, std::int64_t decode) {
   return "prefill " + std::to_string(prefill) + ", decode " + std::to_string(decode);
+}
+
+/// True when every role of `changes` in `live` is at its index with its target replicas.
+bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
+  std::map<std::string, int> targets;
+  for (const auto& c : changes) targets[c.role] = static_cast<int>(c.to);
+  try {
+    const auto now = scale::plan_role_changes(live, targets);
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const auto& before = *std::find_if(changes.begin(), changes.end(),
+                                         [&](const scale::RoleChange& c) { return c.role == now[i].role; });
+      if (now[i].index != before.index || now[i].from != now[i].to) return false;
+    }
+    return true;
+  } catch (const scale::PlanError&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -81,6 +99,11 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
                                   int prefill, int decode, const kube::WriteOptions& opts) const {
   for (int attempt = 1;; ++attempt) {
     const config::UserConfig current = parse_baseline(cm, namespace_);
+    // A retried write whose first try was stored (its answer lost) meets a 409: the re-read then already
+    // holds our counts, which is success, not a rival scale.
+    if (attempt > 1 && current.p_instances == prefill && current.d_instances == decode &&
+        (!proposed_ || current.raw == proposed_->raw))
+      return;
     if (current.p_instances != read.p_instances || current.d_instances != read.d_instances) {
       throw CommandError("the baseline's instance counts changed while scaling (another scale ran at the same "
                          "time): now " + counts_text(current.p_instances, current.d_instances));
@@ -108,27 +131,30 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
                        " not found): run kubectl mindie deploy first");
   }
   const config::UserConfig baseline = parse_baseline(*cm, namespace_);
-  std::string mode = annotation(*cm, render::kDeployModeAnnotation);
-  if (mode.empty()) mode = std::string(config::to_string(baseline.deploy_mode));
+  const std::string mode = recorded_deploy_mode(*cm, baseline);
   if (mode != config::to_string(config::DeployMode::InferServiceSet)) {
     throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode " + mode +
                        ", which this version of kubectl-mindie cannot scale");
   }
 
   // The target counts. Only the counts may differ from the baseline (checked again on every baseline write).
-  const int prefill = proposed_ ? proposed_->p_instances : flags_.prefill != -1 ? flags_.prefill : baseline.p_instances;
-  const int decode = proposed_ ? proposed_->d_instances : flags_.decode != -1 ? flags_.decode : baseline.d_instances;
+  const int prefill = proposed_ ? proposed_->p_instances : flags_.prefill.value_or(baseline.p_instances);
+  const int decode = proposed_ ? proposed_->d_instances : flags_.decode.value_or(baseline.d_instances);
   new_baseline_text(baseline, prefill, decode);
 
-  std::string iss_name = annotation(*cm, render::kWorkloadNameAnnotation);
-  if (iss_name.empty()) iss_name = render::default_service_set_name(baseline);
+  const std::string iss_name = recorded_service_set_name(*cm, baseline);
   std::optional<json::object> iss = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, iss_name);
   if (!iss) {
     throw CommandError("the baseline in namespace " + namespace_ + " names inferserviceset." +
                        kube::gvr::kInferServiceSets.group + "/" + iss_name +
                        ", which does not exist: re-run kubectl mindie deploy");
   }
-  const auto changes = scale::plan_role_changes(*iss, {{"prefill", prefill}, {"decode", decode}});
+  // Only the roles asked for are touched (-f names both): a role left out keeps its live replicas even when
+  // they drifted, and an HPA-owned role that is not being scaled does not block the other.
+  std::map<std::string, int> targets;
+  if (proposed_ || flags_.prefill) targets["prefill"] = prefill;
+  if (proposed_ || flags_.decode) targets["decode"] = decode;
+  const auto changes = scale::plan_role_changes(*iss, targets);
   for (const auto& c : changes) {
     const int base = c.role == "prefill" ? baseline.p_instances : baseline.d_instances;
     if (c.from != base) {
@@ -143,7 +169,20 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const json::array patch = scale::build_replicas_patch(changes);
   json::object result = *iss;
   if (!patch.empty()) {
-    result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
+    try {
+      result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
+    } catch (const kube::ApiError& e) {
+      // A failed test op (422 Invalid): the roles moved or someone scaled since the read — or a retried patch
+      // whose first try was stored. Nothing was applied by this answer, so re-read to tell which.
+      if (!e.is_invalid()) throw;
+      json::object live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
+      if (!already_applied(live, changes)) {
+        throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
+                           " changed since it was read (another scale or an edit of its roles): nothing was "
+                           "changed; run the command again (server said: " + e.status_message() + ")");
+      }
+      result = std::move(live);
+    }
   }
 
   try {

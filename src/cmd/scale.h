@@ -11,10 +11,10 @@
 
 namespace mindie::cmd {
 
-/// scale's own flags, as given (-1 = not given).
+/// scale's own flags, as given.
 struct ScaleFlags {
-  int prefill = -1;       ///< --prefill: prefill instances
-  int decode = -1;        ///< --decode: decode instances
+  std::optional<int> prefill;  ///< --prefill: prefill instances
+  std::optional<int> decode;   ///< --decode: decode instances
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   std::string output;

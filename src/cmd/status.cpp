@@ -20,6 +20,7 @@ StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
 void StatusOptions::validate() const {
+  check_namespace_syntax(namespace_flag_);
   if (!flags_.output.empty() && flags_.output != "json" && flags_.output != "yaml")
     throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
                      "\", allowed formats are: json,yaml");
@@ -89,19 +90,40 @@ json::object pod_summary(const json::value& pod) {
           {"reason", reason}};
 }
 
+/// The InferServiceSet to show: as recorded on the ConfigMap, or the baseline's default. With neither (a broken
+/// baseline and no annotation) there is nothing to look for: CommandError.
+std::string service_set_name_for_status(const json::object& cm, const std::optional<config::UserConfig>& baseline) {
+  if (baseline) return recorded_service_set_name(cm, *baseline);
+  const std::string name = annotation(cm, render::kWorkloadNameAnnotation);
+  if (name.empty() || !config::is_dns1123_label(name)) {
+    throw CommandError(std::string("configmap/") + render::kConfigMapName + " holds no usable baseline and no " +
+                       "valid " + render::kWorkloadNameAnnotation + " annotation: nothing says which " +
+                       "InferServiceSet to show; redeploy with kubectl mindie deploy");
+  }
+  return name;
+}
+
 }  // namespace
 
 json::object build_status_report(const std::string& ns, const json::object& config_map, const json::object* iss,
                                  const json::array& pods) {
-  const config::UserConfig baseline = parse_baseline(config_map, ns);
-  std::string iss_name = annotation(config_map, render::kWorkloadNameAnnotation);
-  if (iss_name.empty()) iss_name = render::default_service_set_name(baseline);
+  // A broken baseline (hand-edited) must not hide what runs: show the live state with the problem as drift.
+  std::optional<config::UserConfig> baseline;
+  std::string baseline_problem;
+  try {
+    baseline = parse_baseline(config_map, ns);
+  } catch (const CommandError& e) {
+    baseline_problem = e.what();
+  }
+  const std::string iss_name = service_set_name_for_status(config_map, baseline);
   std::string mode = annotation(config_map, render::kDeployModeAnnotation);
-  if (mode.empty()) mode = std::string(config::to_string(baseline.deploy_mode));
+  if (baseline) mode = recorded_deploy_mode(config_map, *baseline);
 
   json::object report{{"namespace", ns}, {"inferServiceSet", iss_name}, {"deployMode", mode},
-                      {"found", iss != nullptr}};
+                      {"found", iss != nullptr}, {"baselineUsable", baseline.has_value()}};
   json::array drift;
+  json::array unready;
+  if (!baseline) drift.push_back(json::string(baseline_problem));
   if (iss) {
     report["generation"] = num(find(*iss, {"metadata", "generation"}));
     report["observedGeneration"] = num(find(*iss, {"status", "observedGeneration"}));
@@ -129,7 +151,7 @@ json::object build_status_report(const std::string& ns, const json::object& conf
     grouped[role][k].push_back(pod_summary(pod));
   }
 
-  const auto desired = render::desired_role_replicas(baseline);
+  const auto desired = baseline ? render::desired_role_replicas(*baseline) : std::map<std::string, int>{};
   const json::array* live_roles = nullptr;
   if (iss) {
     if (const auto* r = find(*iss, {"spec", "template", "roles"}); r && r->is_array()) live_roles = &r->as_array();
@@ -149,19 +171,40 @@ json::object build_status_report(const std::string& ns, const json::object& conf
         index = i;
       }
     }
+    // Every instance the live spec asks for is listed, with or without pods, so a missing pod or instance
+    // shows up instead of vanishing; pods of instances beyond the spec (being scaled in) are listed too.
+    auto& by_instance = grouped[name];
+    for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace(k);
     json::array instances;
     std::int64_t ready = 0, total = 0, restarts = 0;
-    for (auto& [k, pod_list] : grouped[name]) {
+    for (auto& [k, pod_list] : by_instance) {
       std::int64_t inst_ready = 0;
       for (const auto& p : pod_list) {
-        inst_ready += p.at("ready").as_bool() ? 1 : 0;
+        const bool pod_ready = p.at("ready").as_bool();
+        inst_ready += pod_ready ? 1 : 0;
         restarts += p.at("restarts").as_int64();
+        if (!pod_ready) {
+          const auto& pod = p.as_object();
+          std::string why(pod.at("reason").as_string());
+          if (why.empty()) why = std::string(pod.at("phase").as_string());
+          unready.push_back(json::string("pod " + std::string(pod.at("name").as_string()) + " (role " + name +
+                                         ", instance " + std::to_string(k) + ") is not ready" +
+                                         (why.empty() ? "" : ": " + why)));
+        }
+      }
+      const auto present = static_cast<std::int64_t>(pod_list.size());
+      if (k < spec && present < pods_per_instance) {
+        unready.push_back(json::string("role " + name + " instance " + std::to_string(k) + ": " +
+                                       std::to_string(present) + " of " + std::to_string(pods_per_instance) +
+                                       " pods exist"));
       }
       ready += inst_ready;
-      total += static_cast<std::int64_t>(pod_list.size());
+      total += present;
       instances.push_back({{"index", k}, {"readyPods", inst_ready}, {"pods", pod_list}});
     }
-    if (iss && spec < 0) {
+    if (!baseline) {
+      // Nothing to compare with; the baseline problem is already reported.
+    } else if (iss && spec < 0) {
       drift.push_back(json::string("role " + name + ": in the baseline but not in the live InferServiceSet"));
     } else if (iss && spec != base) {
       drift.push_back(json::string("role " + name + ": baseline " + std::to_string(base) +
@@ -169,9 +212,10 @@ json::object build_status_report(const std::string& ns, const json::object& conf
                                    std::to_string(spec)));
     }
     roles.push_back({{"name", name},
-                     {"baselineInstances", base},
+                     {"baselineInstances", baseline ? json::value(base) : json::value(nullptr)},
                      {"specInstances", spec < 0 ? json::value(nullptr) : json::value(spec)},
                      {"podsPerInstance", pods_per_instance},
+                     {"desiredPods", spec < 0 ? 0 : spec * pods_per_instance},
                      {"readyPods", ready},
                      {"pods", total},
                      {"restarts", restarts},
@@ -179,6 +223,7 @@ json::object build_status_report(const std::string& ns, const json::object& conf
   }
   report["roles"] = std::move(roles);
   report["drift"] = std::move(drift);
+  report["unready"] = std::move(unready);
   return report;
 }
 
@@ -196,9 +241,14 @@ std::string render_status_table(const json::object& report) {
   for (const auto& r : report.at("roles").as_array()) {
     const auto& role = r.as_object();
     const auto& spec = role.at("specInstances");
-    row(std::string(role.at("name").as_string()), std::to_string(role.at("baselineInstances").as_int64()),
+    // Optional roles that are off everywhere (kv-pool, kv-conductor) would only add noise.
+    const auto& base = role.at("baselineInstances");
+    const bool unused = (base.is_null() || base.as_int64() == 0) && (spec.is_null() || spec.as_int64() == 0) &&
+                        role.at("pods").as_int64() == 0;
+    if (unused) continue;
+    row(std::string(role.at("name").as_string()), base.is_null() ? "-" : std::to_string(base.as_int64()),
         spec.is_null() ? "-" : std::to_string(spec.as_int64()), std::to_string(role.at("podsPerInstance").as_int64()),
-        std::to_string(role.at("readyPods").as_int64()) + "/" + std::to_string(role.at("pods").as_int64()),
+        std::to_string(role.at("readyPods").as_int64()) + "/" + std::to_string(role.at("desiredPods").as_int64()),
         std::to_string(role.at("restarts").as_int64()));
   }
   bool header = false;
@@ -219,13 +269,13 @@ std::string render_status_table(const json::object& report) {
       }
     }
   }
+  out << '\n';
   const auto& drift = report.at("drift").as_array();
-  if (drift.empty()) {
-    out << "\nlive state matches the baseline\n";
-  } else {
-    out << '\n';
-    for (const auto& d : drift) out << "drift: " << std::string_view(d.as_string()) << '\n';
-  }
+  if (drift.empty()) out << "live state matches the baseline\n";
+  for (const auto& d : drift) out << "drift: " << std::string_view(d.as_string()) << '\n';
+  const auto& unready = report.at("unready").as_array();
+  if (unready.empty() && report.at("found").as_bool()) out << "every desired pod exists and is ready\n";
+  for (const auto& u : unready) out << "not ready: " << std::string_view(u.as_string()) << '\n';
   return out.str();
 }
 
@@ -235,8 +285,12 @@ void StatusOptions::run(kube::Client& client, Printer& printer) {
     throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" +
                        std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
   }
-  std::string iss_name = annotation(*cm, render::kWorkloadNameAnnotation);
-  if (iss_name.empty()) iss_name = render::default_service_set_name(parse_baseline(*cm, namespace_));
+  std::optional<config::UserConfig> baseline;
+  try {
+    baseline = parse_baseline(*cm, namespace_);
+  } catch (const CommandError&) {  // reported by build_status_report; the recorded name may still be known
+  }
+  const std::string iss_name = service_set_name_for_status(*cm, baseline);
   const auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, iss_name);
   json::array pods;
   if (iss) {

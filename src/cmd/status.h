@@ -37,11 +37,15 @@ class StatusOptions {
 };
 
 /// Builds the status report from the three objects read (pure, for tests). Shape (stable, for scripts):
-/// {namespace, inferServiceSet, deployMode, found (bool: the InferServiceSet exists),
+/// {namespace, inferServiceSet, deployMode, found (bool: the InferServiceSet exists), baselineUsable (bool: the
+///  stored user_config.json parses; when false, baselineInstances are null and drift says why),
 ///  observedGeneration, generation,
-///  roles: [{name, baselineInstances, specInstances, podsPerInstance, readyPods, pods, restarts,
+///  roles: [{name, baselineInstances, specInstances (null when the role is not live), podsPerInstance,
+///           desiredPods (= specInstances x podsPerInstance), readyPods, pods (existing), restarts,
 ///           instances: [{index, readyPods, pods: [{name, phase, ready, restarts, node, reason}]}]}],
-///  drift: ["role prefill: baseline 3 instances, spec.template.roles[2].replicas 1", ...]}
+///  drift: ["role prefill: baseline 3 instances, spec.template.roles[2].replicas 1", ...],
+///  unready: ["role prefill instance 1: 0 of 1 pods exist", "pod X (role decode, instance 0) is not ready: ...", ...]}
+/// Every instance below specInstances is listed, with its pods or none.
 /// `iss` may be null (not found). Pods are grouped by the operator's labels instanceset-name (role) and
 /// instanceset-index (instance), never by name prefix (infer-operator behaviour).
 boost::json::object build_status_report(const std::string& ns, const boost::json::object& config_map,

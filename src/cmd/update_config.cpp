@@ -16,7 +16,7 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       ("filename,f", po::value(&flags.filename), "The new user_config.json")
       ("env-file,e", po::value(&flags.env_file), "The new env.json")
       ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("server"),
+      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All)");
 }
 
@@ -59,8 +59,7 @@ constexpr int kBaselineAttempts = 3;
 json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   const std::string ns = proposed_->job_id;
   const config::UserConfig baseline = parse_baseline(cm, ns);
-  std::string mode = annotation(cm, render::kDeployModeAnnotation);
-  if (mode.empty()) mode = std::string(config::to_string(baseline.deploy_mode));
+  const std::string mode = recorded_deploy_mode(cm, baseline);
   const std::string new_mode(config::to_string(proposed_->deploy_mode));
   if (mode != new_mode) {
     throw CommandError("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +

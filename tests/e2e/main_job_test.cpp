@@ -13,6 +13,7 @@ namespace {
 
 const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
 const std::string kExample = kExampleDir + "/user_config.json";
+const std::string kScripts = kExampleDir + "/scripts";
 const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
 const std::string kConfigMap = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
 
@@ -30,7 +31,7 @@ json role(const json& report, const std::string& name) {
 }
 
 void deploy_example(const Sandbox& sb) {
-  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }
 
@@ -45,7 +46,7 @@ std::string with_image(const std::string& path, const std::string& image) {
 
 TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, by server-side apply") {
   Sandbox sb;
-  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("configmap/motor-config serverside-applied") != std::string::npos);
   CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
@@ -82,7 +83,7 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
 TEST_CASE("deploy is idempotent and a second deploy over the same baseline converges") {
   Sandbox sb;
   deploy_example(sb);
-  const auto again = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const auto again = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK_MESSAGE(again.exit_code == 0, again.err);
 }
 
@@ -93,7 +94,7 @@ TEST_CASE("the shared example configs deploy once an image is set") {
     Sandbox sb;
     const std::string base = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/" + name;
     const auto cfg = dir.write(name + "/user_config.json", with_image(base + "/user_config.json", "mindie:test"));
-    const auto run = sb.mindie({"deploy", "-f", cfg, "-e", base + "/env.json"});
+    const auto run = sb.mindie({"deploy", "-f", cfg, "-e", base + "/env.json", "--scripts-dir", kScripts});
     CHECK_MESSAGE(run.exit_code == 0, name << ": " << run.err);
     const auto report = status_json(sb, "mindie-motor");
     CHECK(report["drift"].empty());
@@ -193,7 +194,7 @@ TEST_CASE("update-config that changes deploy_mode is refused with zero writes; a
 
 TEST_CASE("deploy without the infer-operator CRD writes nothing and says what to install") {
   Sandbox sb({"--no-crd"});
-  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("infer-operator") != std::string::npos);
   CHECK(e2e::count_writes(sb.requests()) == 0);
@@ -232,7 +233,7 @@ TEST_CASE("-n that disagrees with job_id is an error naming both, before any req
 
 TEST_CASE("--dry-run=server sends dryRun=All and stores nothing") {
   Sandbox sb;
-  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--dry-run=server"});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--dry-run=server"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("(server dry run)") != std::string::npos);
   for (const auto& r : sb.requests())
@@ -289,7 +290,7 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   // The original file again: the scale's writes were the tool's own, so deploy converges without force.
-  run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   auto report = status_json(sb, "mindie-demo");
   CHECK(report["drift"].empty());
@@ -301,12 +302,16 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
                                          "--type=json", "-p",
                                          R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
   REQUIRE_MESSAGE(patched.exit_code == 0, patched.err);
-  run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const std::size_t mark = sb.requests().size();
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("Error from server (Conflict)") != std::string::npos);
   CHECK(run.err.find("kubectl-patch") != std::string::npos);
-  CHECK(run.err.find("re-run: kubectl mindie deploy") != std::string::npos);
-  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--force-conflicts"});
+  CHECK(run.err.find("--force-conflicts") != std::string::npos);
+  // Found by a server dry run before the baseline was touched.
+  for (const auto& r : sb.requests_since(mark))
+    if (r.is_write()) CHECK(r.query.find("dryRun=All") != std::string::npos);
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--force-conflicts"});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   report = status_json(sb, "mindie-demo");
   CHECK(report["drift"].empty());
@@ -352,7 +357,7 @@ TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero wr
   REQUIRE(e2e::run_process(annotate).exit_code == 0);
 
   const std::size_t mark = sb.requests().size();
-  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("deploy_mode cannot change") != std::string::npos);
   CHECK(run.err.find("multi_deployment") != std::string::npos);
@@ -372,4 +377,83 @@ TEST_CASE("a conflict on the baseline is re-read and retried, not overwritten bl
   const auto report = status_json(sb, "mindie-demo");
   CHECK(report["drift"].empty());
   CHECK(role(report, "prefill")["baselineInstances"] == 2);
+}
+
+TEST_CASE("scale touches only the roles it is asked to") {
+  Sandbox sb;
+  deploy_example(sb);
+  // prefill drifts to 2 behind the tool's back; scaling decode must leave it alone.
+  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+                                         "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
+                                         "--type=json", "-p",
+                                         R"([{"op":"replace","path":"/spec/template/roles/2/replicas","value":2}])"});
+  REQUIRE_MESSAGE(patched.exit_code == 0, patched.err);
+  const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--decode", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto report = status_json(sb, "mindie-demo");
+  CHECK(role(report, "prefill")["specInstances"] == 2);
+  CHECK(role(report, "decode")["specInstances"] == 2);
+  CHECK(report["drift"].size() == 1);  // prefill: baseline 1, live 2 — still reported, not silently reset
+}
+
+TEST_CASE("flag mistakes are errors, not guesses: abbreviations, stray arguments, negative counts") {
+  Sandbox sb;
+  deploy_example(sb);
+  const std::size_t mark = sb.requests().size();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"scale", "-n", "mindie-demo", "--pre", "2"},
+           {"scale", "-n", "mindie-demo", "--prefill", "2", "extra"},
+           {"scale", "-n", "mindie-demo", "--prefill", "-1", "--decode", "2"},
+           {"status", "mindie-demo"}}) {
+    const auto run = sb.mindie(args);
+    CHECK_MESSAGE(run.exit_code != 0, args[3]);
+    CHECK(run.err.rfind("error: ", 0) == 0);
+  }
+  CHECK(sb.requests_since(mark).empty());
+}
+
+TEST_CASE("deploy refuses to write a motor-config without the scripts every pod sources") {
+  Sandbox sb;
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("boot.sh, probe.sh") != std::string::npos);
+  CHECK(run.err.find("--scripts-dir") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests()) == 0);
+}
+
+TEST_CASE("a redeploy without -e or --scripts-dir keeps the stored files and warns about what it changes") {
+  Sandbox sb;
+  deploy_example(sb);
+  auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const std::size_t mark = sb.requests().size();
+  run = sb.mindie({"deploy", "-f", kExample});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.err.find("Warning: deploy replaces the baseline") != std::string::npos);
+  CHECK(run.err.find("motor_deploy_config.p_instances_num") != std::string::npos);
+  CHECK(run.err.find("prefill instances change") != std::string::npos);
+  for (const auto& r : sb.requests_since(mark)) {
+    if (r.path != kConfigMap || !r.is_write()) continue;
+    const auto body = json::parse(r.body);
+    CHECK(body["data"].contains("boot.sh"));
+    CHECK(body["data"].contains("probe.sh"));
+    CHECK(body["data"]["env.json"] == e2e::read_file(kExampleDir + "/env.json"));
+  }
+}
+
+TEST_CASE("status still shows the live state when the stored baseline was broken by hand") {
+  Sandbox sb;
+  deploy_example(sb);
+  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+                                         "patch", "configmap", "motor-config", "--type=merge", "-p",
+                                         R"({"data":{"user_config.json":"{ not json"}})"});
+  REQUIRE_MESSAGE(patched.exit_code == 0, patched.err);
+  const auto run = sb.mindie({"status", "-n", "mindie-demo"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("drift: the baseline is not usable") != std::string::npos);
+  CHECK(run.out.find("mindie-motor-vllm-0-prefill-0-0") != std::string::npos);
+  // Scaling has nothing to compare with and refuses, naming the broken baseline.
+  const auto scale = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  CHECK(scale.exit_code != 0);
+  CHECK(scale.err.find("baseline is not usable") != std::string::npos);
 }
