@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
 #   1. unit and end-to-end tests (the real binary against the sandbox API server, fault matrix included);
-#   2. the unit tests again, built with AddressSanitizer + UndefinedBehaviorSanitizer (-DMINDIE_SANITIZE=ON);
+#   2. the same tests again, everything built with AddressSanitizer + UndefinedBehaviorSanitizer
+#      (-DMINDIE_SANITIZE=ON: the product binary and the sandbox too);
 #   3. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
 # Measured on 2 shared cores with the packages installed and no build directories: 11 min 7 s (build 2:45, unit +
@@ -20,10 +21,10 @@ bash scripts/build.sh
 step "unit and end-to-end tests"
 ctest --test-dir build --output-on-failure
 
-step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+step "unit and end-to-end tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINDIE_SANITIZE=ON >/dev/null
-cmake --build build-asan -j "$(nproc)" --target unit_tests
-build-asan/tests/unit_tests
+cmake --build build-asan -j "$(nproc)"
+ctest --test-dir build-asan --output-on-failure
 
 if command -v clang++-14 >/dev/null &&
   dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then

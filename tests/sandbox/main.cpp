@@ -47,12 +47,14 @@ struct Options {
   mindie::sandbox::ServerOptions server;
 };
 
+constexpr const char* kUsage =
+    "usage: mindie-sandbox --listen HOST:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
+    "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
+    "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...\n"
+    "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n";
+
 [[noreturn]] void usage(const std::string& error) {
-  std::cerr << "mindie-sandbox: " << error << "\n"
-            << "usage: mindie-sandbox --listen HOST:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
-               "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
-               "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...\n"
-               "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n";
+  std::cerr << "mindie-sandbox: " << error << "\n" << kUsage;
   std::exit(2);
 }
 
@@ -64,6 +66,10 @@ Options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) usage(a + " needs a value");
       return argv[++i];
     };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
     if (a == "--listen") {
       const std::string v = value();
       const auto colon = v.rfind(':');
