@@ -139,6 +139,29 @@ kube::HttpResponse OfflineTransport::send(const kube::HttpRequest& req) {
                          ")");
 }
 
+void check_config_input_flags(const std::string& filename, const std::string& env_file,
+                              const std::string& config_dir) {
+  if (filename.empty() && config_dir.empty()) throw UsageError("must specify -f user_config.json or --config-dir DIR");
+  if (!filename.empty() && !config_dir.empty()) throw UsageError("-f and --config-dir cannot be used together");
+  if (!env_file.empty() && !config_dir.empty())
+    throw UsageError("-e and --config-dir cannot be used together (--config-dir reads DIR/env.json)");
+}
+
+ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
+                                const std::string& config_dir) {
+  std::string config_path = filename;
+  std::string env_path = env_file;
+  if (!config_dir.empty()) {
+    config_path = (std::filesystem::path(config_dir) / "user_config.json").string();
+    const auto candidate = std::filesystem::path(config_dir) / "env.json";
+    std::error_code ec;
+    if (std::filesystem::exists(candidate, ec)) env_path = candidate.string();
+  }
+  ConfigInputs inputs{config::parse_user_config(read_file(config_path), config_path), std::nullopt};
+  if (!env_path.empty()) inputs.env = config::parse_env_config(read_file(env_path), env_path);
+  return inputs;
+}
+
 config::UserConfig parse_baseline(const json::object& config_map, const std::string& ns) {
   const std::string where = std::string("configmap/") + render::kConfigMapName + " in namespace " + ns;
   const json::value* data = config_map.if_contains("data");

@@ -6,6 +6,7 @@
 #include <exception>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,6 +115,26 @@ class Session {
   std::unique_ptr<kube::HttpTransport> retrying_;
   std::unique_ptr<kube::Client> client_;
 };
+
+/// The config files a command reads: -f FILE [-e FILE], or --config-dir DIR (DIR/user_config.json and, when it
+/// exists, DIR/env.json), as deploy.py's --config_dir.
+struct ConfigInputs {
+  config::UserConfig user;
+  std::optional<config::EnvConfig> env;
+};
+
+/// Checks that exactly one of -f / --config-dir is given and -e is not combined with --config-dir. No I/O.
+/// Throws UsageError.
+void check_config_input_flags(const std::string& filename, const std::string& env_file,
+                              const std::string& config_dir);
+
+/// Reads and validates the files named by the flags. Throws CommandError / config::ValidationError.
+ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
+                                const std::string& config_dir);
+
+/// Writes of the baseline that meet a 409 Conflict are re-read, re-checked and retried at most this many times
+/// in all (scale, update-config): never a blind overwrite, never an endless loop.
+inline constexpr int kBaselineWriteAttempts = 3;
 
 /// Reads a whole file. Throws CommandError naming the file and the OS reason.
 std::string read_file(const std::string& path);

@@ -32,12 +32,7 @@ DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
 void DeployOptions::validate() const {
-  if (flags_.filename.empty() && flags_.config_dir.empty())
-    throw UsageError("must specify -f user_config.json or --config-dir DIR");
-  if (!flags_.filename.empty() && !flags_.config_dir.empty())
-    throw UsageError("-f and --config-dir cannot be used together");
-  if (!flags_.env_file.empty() && !flags_.config_dir.empty())
-    throw UsageError("-e and --config-dir cannot be used together (--config-dir reads DIR/env.json)");
+  check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
   if (!flags_.name.empty() && !config::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   Printer::check_object_format(flags_.output);
@@ -89,16 +84,9 @@ const kube::GVR& gvr_of(const json::object& obj) {
 
 void DeployOptions::complete() {
   dry_run_ = parse_dry_run(flags_.dry_run);
-  std::string config_path = flags_.filename;
-  std::string env_path = flags_.env_file;
-  if (!flags_.config_dir.empty()) {
-    config_path = (fs::path(flags_.config_dir) / "user_config.json").string();
-    const auto candidate = fs::path(flags_.config_dir) / "env.json";
-    std::error_code ec;
-    if (fs::exists(candidate, ec)) env_path = candidate.string();
-  }
-  config_ = config::parse_user_config(read_file(config_path), config_path);
-  if (!env_path.empty()) env_ = config::parse_env_config(read_file(env_path), env_path);
+  auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
+  config_ = std::move(inputs.user);
+  env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, config_->job_id);
   if (config_->deploy_mode != config::DeployMode::InferServiceSet) {
     throw CommandError("motor_deploy_config.deploy_mode " + std::string(config::to_string(config_->deploy_mode)) +

@@ -49,9 +49,6 @@ void ScaleOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
-/// Writes of the baseline that meet a 409 Conflict are re-read and retried at most this many times in all.
-constexpr int kBaselineAttempts = 3;
-
 std::string counts_text(std::int64_t prefill, std::int64_t decode) {
   return "prefill " + std::to_string(prefill) + ", decode " + std::to_string(decode);
 }
@@ -117,7 +114,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
       client.patch(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName, kube::PatchType::Merge, patch, opts);
       return;
     } catch (const kube::ApiError& e) {
-      if (!e.is_conflict() || attempt == kBaselineAttempts) throw;
+      if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
     cm = client.get(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName);
   }

@@ -1,7 +1,5 @@
 #include "cmd/update_config.h"
 
-#include <filesystem>
-
 #include "mindie/baseline_policy.h"
 #include "mindie/render.h"
 
@@ -9,7 +7,6 @@ namespace mindie::cmd {
 
 namespace po = boost::program_options;
 namespace json = boost::json;
-namespace fs = std::filesystem;
 
 void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& flags) {
   desc.add_options()
@@ -24,37 +21,18 @@ UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string na
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
 void UpdateConfigOptions::validate() const {
-  if (flags_.filename.empty() && flags_.config_dir.empty())
-    throw UsageError("must specify -f user_config.json or --config-dir DIR");
-  if (!flags_.filename.empty() && !flags_.config_dir.empty())
-    throw UsageError("-f and --config-dir cannot be used together");
-  if (!flags_.env_file.empty() && !flags_.config_dir.empty())
-    throw UsageError("-e and --config-dir cannot be used together (--config-dir reads DIR/env.json)");
+  check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
   if (parse_dry_run(flags_.dry_run) == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by update-config: use --dry-run=server");
 }
 
 void UpdateConfigOptions::complete() {
   dry_run_ = parse_dry_run(flags_.dry_run);
-  std::string config_path = flags_.filename;
-  std::string env_path = flags_.env_file;
-  if (!flags_.config_dir.empty()) {
-    config_path = (fs::path(flags_.config_dir) / "user_config.json").string();
-    std::error_code ec;
-    if (fs::exists(fs::path(flags_.config_dir) / "env.json", ec))
-      env_path = (fs::path(flags_.config_dir) / "env.json").string();
-  }
-  proposed_ = config::parse_user_config(read_file(config_path), config_path);
-  if (!env_path.empty()) env_ = config::parse_env_config(read_file(env_path), env_path);
+  auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
+  proposed_ = std::move(inputs.user);
+  env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, proposed_->job_id);
 }
-
-namespace {
-
-/// Writes of the baseline that meet a 409 Conflict are re-read and retried at most this many times in all.
-constexpr int kBaselineAttempts = 3;
-
-}  // namespace
 
 json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   const std::string ns = proposed_->job_id;
@@ -112,7 +90,7 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
       printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
       return;
     } catch (const kube::ApiError& e) {
-      if (!e.is_conflict() || attempt == kBaselineAttempts) throw;
+      if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
     cm = client.get(kube::gvr::kConfigMaps, ns, cm_name);
   }
