@@ -78,3 +78,21 @@ TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing fi
   CHECK(contains(missing.err, "/nonexistent/kc"));
   CHECK(sb.requests().empty());
 }
+
+TEST_CASE("connection: a sandbox listening on [::1] is reached through its https://[::1]:PORT kubeconfig") {
+  // Needs the IPv6 loopback: without it the sandbox cannot bind and the constructor throws (a failure, not a skip).
+  e2e::Sandbox sb({}, "[::1]:0");
+  CHECK(sb.url().rfind("https://[::1]:", 0) == 0);
+  CHECK(kubeconfig_value(sb, "server") == sb.url());
+  const std::string examples = std::string(MINDIE_SOURCE_DIR) + "/examples";
+  const e2e::Run before = sb.mindie({"status", "-n", "mindie-demo"});
+  CHECK(before.exit_code == 1);
+  CHECK(contains(before.err, "no deployment found in namespace mindie-demo"));
+  const e2e::Run deployed = sb.mindie({"deploy", "--config-dir", examples, "--scripts-dir", examples + "/scripts"});
+  REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
+  const e2e::Run after = sb.mindie({"status", "-n", "mindie-demo"});
+  CHECK_MESSAGE(after.exit_code == 0, after.err);
+  std::size_t writes = 0;
+  for (const auto& r : sb.requests()) writes += r.is_write() ? 1 : 0;
+  CHECK(writes > 0);
+}

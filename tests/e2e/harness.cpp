@@ -129,10 +129,10 @@ std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argv
   return runs;
 }
 
-Sandbox::Sandbox(std::vector<std::string> extra_args) {
+Sandbox::Sandbox(std::vector<std::string> extra_args, std::string listen) {
   kubeconfig_ = dir_.path() + "/kubeconfig";
   log_ = dir_.path() + "/requests.jsonl";
-  std::vector<std::string> argv = {SANDBOX_BINARY, "--listen", "127.0.0.1:0", "--kubeconfig-out", kubeconfig_,
+  std::vector<std::string> argv = {SANDBOX_BINARY, "--listen", listen, "--kubeconfig-out", kubeconfig_,
                                    "--request-log", log_, "--simulate-operator",
                                    "--crd", std::string(MINDIE_SHARED_DIR) + "/reference/crds/mindcluster.huawei.com_crds.yaml",
                                    "--namespace", "mindie-demo", "--namespace", "mindie-motor"};

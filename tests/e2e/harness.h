@@ -43,10 +43,10 @@ class TempDir {
 
 /// A running sandbox API server. `extra_args` are added to its command line (e.g. "--no-crd",
 /// "--fault", "PATCH:...:409:1"). Always started with --simulate-operator, the shared InferServiceSet CRD and
-/// namespaces `mindie-demo` and `mindie-motor`.
+/// namespaces `mindie-demo` and `mindie-motor`. `listen` is its --listen address (e.g. "[::1]:0" for IPv6).
 class Sandbox {
  public:
-  explicit Sandbox(std::vector<std::string> extra_args = {});
+  explicit Sandbox(std::vector<std::string> extra_args = {}, std::string listen = "127.0.0.1:0");
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;

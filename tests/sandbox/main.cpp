@@ -48,7 +48,7 @@ struct Options {
 };
 
 constexpr const char* kUsage =
-    "usage: mindie-sandbox --listen HOST:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
+    "usage: mindie-sandbox --listen HOST:PORT|[IPV6]:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
     "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
     "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...\n"
     "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n";
@@ -72,9 +72,11 @@ Options parse_args(int argc, char** argv) {
     }
     if (a == "--listen") {
       const std::string v = value();
-      const auto colon = v.rfind(':');
-      if (colon == std::string::npos) usage("--listen expects HOST:PORT");
-      o.host = v.substr(0, colon);
+      // HOST:PORT, or [IPV6]:PORT with the address in brackets.
+      const auto close = v.starts_with('[') ? v.find(']') : std::string::npos;
+      const auto colon = v.starts_with('[') ? (close == std::string::npos ? close : close + 1) : v.rfind(':');
+      if (colon == std::string::npos || colon >= v.size() || v[colon] != ':') usage("--listen expects HOST:PORT");
+      o.host = v.starts_with('[') ? v.substr(1, close - 1) : v.substr(0, colon);
       try {
         o.port = std::stoi(v.substr(colon + 1));
       } catch (const std::exception&) {
@@ -296,7 +298,8 @@ int main(int argc, char** argv) {
     const int port = opts.port == 0 ? http.bind_to_any_port(opts.host) : opts.port;
     if (port <= 0 || (opts.port != 0 && !http.bind_to_port(opts.host, opts.port)))
       throw std::runtime_error("cannot listen on " + opts.host + ":" + std::to_string(opts.port));
-    const std::string server = "https://" + opts.host + ":" + std::to_string(port);
+    const std::string url_host = opts.host.find(':') != std::string::npos ? "[" + opts.host + "]" : opts.host;
+    const std::string server = "https://" + url_host + ":" + std::to_string(port);
     write_kubeconfig(opts.kubeconfig_out, server, tls.ca_pem(), token);
 
     std::atomic<bool> signalled{false};

@@ -1,5 +1,6 @@
 // HttpResponse::header, the -v logging decorator, and CurlTransport against a one-connection loopback server.
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include "fake_transport.h"
 #include "kube/curl_transport.h"
 #include "kube/logging_transport.h"
+#include "net_test_support.h"
 
 using mindie::kube::CurlTransport;
 using mindie::kube::HttpRequest;
@@ -22,6 +24,8 @@ using mindie::kube::LoggingTransport;
 using mindie::kube::RestConfig;
 using mindie::kube::TransportError;
 using mindie::test::FakeTransport;
+using mindie::test::Socks5Proxy;
+using mindie::test::TlsServer;
 
 namespace {
 
@@ -268,4 +272,64 @@ TEST_CASE("CurlTransport: no server listening is a TransportError naming the ser
   CHECK(contains(message, cfg.server));
   CHECK(contains(message, "Unable to connect"));
   CHECK(message.size() > std::string("Unable to connect to the server " + cfg.server + ": ").size());
+}
+
+TEST_CASE("CurlTransport: a socks5 proxy-url leaves resolving the server's name to the proxy (socks5h)") {
+  // ".invalid" never resolves (RFC 6761): only the proxy, which maps it to 127.0.0.1 itself, can reach it.
+  const std::string name = "sandbox.mindie.invalid";
+  addrinfo* found = nullptr;
+  REQUIRE(getaddrinfo(name.c_str(), nullptr, nullptr, &found) != 0);
+  TlsServer server;
+  const std::string server_url = "https://" + name + ":" + std::to_string(server.port());
+  RestConfig c;
+  c.ca_pem = server.ca_pem();
+  c.token = "via-socks";
+  c.request_timeout = std::chrono::seconds(20);
+
+  SUBCASE("verified certificate through tls-server-name") {
+    Socks5Proxy proxy({{name, "127.0.0.1"}});
+    c.server = server_url;
+    c.tls_server_name = "localhost";  // in the certificate; the connection still goes to `name`
+    c.proxy_url = proxy.url("socks5");
+    {
+      CurlTransport t(c);
+      CHECK(t.send(request("GET", "/version")).status == 200);
+      CHECK(t.server() == server_url);
+    }
+    const auto seen = proxy.take_request();
+    CHECK(seen.atyp == 3);  // a domain name, not an address curl resolved
+    CHECK(seen.host == name);
+    CHECK(seen.port == server.port());
+    CHECK(server.authorizations().back() == "Bearer via-socks");
+  }
+  SUBCASE("insecure-skip-tls-verify, socks5h:// given as such") {
+    Socks5Proxy proxy({{name, "127.0.0.1"}});
+    c.server = server_url;
+    c.ca_pem.clear();
+    c.insecure_skip_tls_verify = true;
+    c.proxy_url = proxy.url("socks5h");
+    CHECK(CurlTransport(c).send(request("GET", "/version")).status == 200);
+    const auto seen = proxy.take_request();
+    CHECK(seen.atyp == 3);
+    CHECK(seen.host == name);
+  }
+  SUBCASE("an IP address server is sent as ATYP 1") {
+    Socks5Proxy proxy;
+    c.server = server.url();
+    c.proxy_url = proxy.url("socks5");
+    CHECK(CurlTransport(c).send(request("GET", "/version")).status == 200);
+    const auto seen = proxy.take_request();
+    CHECK(seen.atyp == 1);
+    CHECK(seen.host == "127.0.0.1");
+  }
+  SUBCASE("a name the proxy cannot resolve fails with the server named; no local fallback") {
+    Socks5Proxy proxy;  // knows no names
+    c.server = server_url;
+    c.proxy_url = proxy.url("socks5");
+    CHECK_THROWS_WITH_AS(CurlTransport(c).send(request("GET", "/version")), doctest::Contains(server_url.c_str()),
+                         TransportError);
+    const auto seen = proxy.take_request();
+    CHECK(seen.atyp == 3);
+    CHECK(seen.host == name);
+  }
 }

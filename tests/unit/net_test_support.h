@@ -1,5 +1,6 @@
 // Loopback servers for connection tests: a scripted plain-HTTP server, an HTTPS server with the sandbox's
-// certificates, and a minimal HTTP CONNECT proxy. Every wait is bounded by poll timeouts; nothing sleeps.
+// certificates, a minimal HTTP CONNECT proxy and a minimal SOCKS5 proxy. Every wait is bounded by poll timeouts;
+// nothing sleeps.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,6 +57,21 @@ inline bool read_some(int fd, std::string& buffer) {
   if (n <= 0) return false;
   buffer.append(chunk, static_cast<std::size_t>(n));
   return true;
+}
+
+/// Copies bytes both ways between two connected sockets until either side closes or 10 s pass without traffic.
+inline void relay(int a, int b) {
+  pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+  char buf[16384];
+  while (poll(fds, 2, 10000) > 0) {
+    bool closed = false;
+    for (int i = 0; i < 2 && !closed; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      closed = n <= 0 || write(fds[1 - i].fd, buf, static_cast<std::size_t>(n)) != n;
+    }
+    if (closed) return;
+  }
 }
 
 /// Plain HTTP on loopback answering requests with `answers` (status, body) in order, over as many connections as
@@ -128,6 +146,10 @@ class TlsServer {
     port_ = server_.bind_to_any_port(ipv6 ? "::1" : "127.0.0.1");
     REQUIRE(port_ > 0);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() is a no-op until the listen loop runs: wait (bounded) for it, or a quick destructor would hang.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!server_.is_running() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    REQUIRE(server_.is_running());
   }
   ~TlsServer() {
     server_.stop();
@@ -197,23 +219,127 @@ class ConnectProxy {
     }
     const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
     (void)!write(client, ok.data(), ok.size());
-    pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-    char buf[16384];
-    while (poll(fds, 2, 10000) > 0) {
-      bool closed = false;
-      for (int i = 0; i < 2 && !closed; ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        const ssize_t n = read(fds[i].fd, buf, sizeof buf);
-        closed = n <= 0 || write(fds[1 - i].fd, buf, static_cast<std::size_t>(n)) != n;
-      }
-      if (closed) break;
-    }
+    relay(client, upstream);
     close(upstream);
     close(client);
   }
   int listen_fd_ = -1;
   int port_ = 0;
   std::string connect_line_;
+  std::thread thread_;
+};
+
+/// A one-connection SOCKS5 proxy (RFC 1928) on 127.0.0.1: offers only "no authentication", accepts only CONNECT,
+/// with an IPv4 (ATYP 1), domain-name (ATYP 3) or IPv6 (ATYP 4) destination. A domain name is resolved by the
+/// proxy itself from `hosts` (name -> IP literal) and nowhere else, so an unlisted name is "host unreachable".
+/// Records what it was asked for, answers success and relays bytes both ways until either side closes.
+class Socks5Proxy {
+ public:
+  struct Request {
+    int atyp = 0;      // 0: no CONNECT request arrived
+    std::string host;  // the domain name as sent, or the IP address as text
+    int port = 0;
+  };
+  explicit Socks5Proxy(std::map<std::string, std::string> hosts = {}) : hosts_(std::move(hosts)) {
+    listen_fd_ = listen_loopback(false, port_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~Socks5Proxy() {
+    if (thread_.joinable()) thread_.join();
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  /// proxy-url for this proxy with `scheme` (socks5 or socks5h).
+  std::string url(const std::string& scheme = "socks5") const {
+    return scheme + "://127.0.0.1:" + std::to_string(port_);
+  }
+  /// Waits until the relayed connection ended (or the proxy gave up) and returns the CONNECT request it read.
+  Request take_request() {
+    thread_.join();
+    return request_;
+  }
+
+ private:
+  // Reads until `buffer` holds at least `n` bytes.
+  static bool read_exactly(int fd, std::string& buffer, std::size_t n) {
+    while (buffer.size() < n)
+      if (!read_some(fd, buffer)) return false;
+    return true;
+  }
+  static void reply(int fd, unsigned char code) {
+    const unsigned char r[10] = {5, code, 0, 1, 0, 0, 0, 0, 0, 0};  // BND.ADDR 0.0.0.0:0
+    (void)!write(fd, r, sizeof r);
+  }
+  // Connects to an IP literal (v4 or v6); -1 on failure.
+  static int connect_ip(const std::string& ip, int port) {
+    sockaddr_storage storage{};
+    socklen_t len = 0;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+      v4->sin_family = AF_INET;
+      v4->sin_port = htons(static_cast<uint16_t>(port));
+      len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+      v6->sin6_port = htons(static_cast<uint16_t>(port));
+      len = sizeof *v6;
+    } else {
+      return -1;
+    }
+    const int fd = socket(storage.ss_family, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&storage), len) == 0) return fd;
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  void serve() {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return;
+    const int client = accept(listen_fd_, nullptr, nullptr);
+    if (client < 0) return;
+    handle(client);
+    close(client);
+  }
+  void handle(int client) {
+    std::string in;
+    const auto byte = [&in](std::size_t i) { return static_cast<unsigned char>(in[i]); };
+    // Greeting: VER NMETHODS METHODS...; only method 0 (no authentication) is acceptable.
+    if (!read_exactly(client, in, 2) || byte(0) != 5 || !read_exactly(client, in, 2 + byte(1))) return;
+    const bool no_auth = in.substr(2, byte(1)).find('\0') != std::string::npos;
+    const unsigned char method[2] = {5, static_cast<unsigned char>(no_auth ? 0 : 0xff)};
+    if (write(client, method, sizeof method) != 2 || !no_auth) return;
+    in.erase(0, 2 + byte(1));
+    // Request: VER CMD RSV ATYP DST.ADDR DST.PORT.
+    if (!read_exactly(client, in, 5) || byte(0) != 5) return;
+    const int atyp = byte(3);
+    std::size_t addr_len = atyp == 1 ? 4 : atyp == 4 ? 16 : atyp == 3 ? 1 + byte(4) : 0;
+    if (addr_len == 0) return reply(client, 8);  // address type not supported
+    if (!read_exactly(client, in, 4 + addr_len + 2)) return;
+    Request r;
+    r.atyp = atyp;
+    r.port = byte(4 + addr_len) << 8 | byte(5 + addr_len);
+    std::string ip;
+    if (atyp == 3) {
+      r.host = in.substr(5, byte(4));
+      if (const auto it = hosts_.find(r.host); it != hosts_.end()) ip = it->second;
+    } else {
+      char text[INET6_ADDRSTRLEN] = {};
+      inet_ntop(atyp == 1 ? AF_INET : AF_INET6, in.data() + 4, text, sizeof text);
+      r.host = ip = text;
+    }
+    request_ = r;
+    if (byte(1) != 1) return reply(client, 7);  // command not supported: CONNECT only
+    const int upstream = ip.empty() ? -1 : connect_ip(ip, r.port);
+    if (upstream < 0) return reply(client, 4);  // host unreachable
+    reply(client, 0);
+    in.erase(0, 4 + addr_len + 2);
+    if (in.empty() || write(upstream, in.data(), in.size()) == static_cast<ssize_t>(in.size())) relay(client, upstream);
+    close(upstream);
+  }
+  std::map<std::string, std::string> hosts_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  Request request_;
   std::thread thread_;
 };
 
