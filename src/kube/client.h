@@ -153,7 +153,6 @@ class Client {
 
   /// Requests sent so far, failed ones included (for benchmarks and tests).
   std::size_t requests_sent() const { return requests_; }
-  HttpTransport& transport() { return transport_; }
 
  private:
   boost::json::object send_json(HttpRequest req);
