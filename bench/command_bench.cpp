@@ -51,8 +51,7 @@ Measure measure(const std::function<const e2e::Sandbox&(int)>& cluster, const st
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   e2e::Sandbox sb;
-  const std::string examples = std::string(MINDIE_SOURCE_DIR) + "/examples";
-  const std::vector<std::string> deploy = {"deploy", "--config-dir", examples, "--scripts-dir", examples + "/scripts"};
+  const std::vector<std::string> deploy = {"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts};
   std::vector<Measure> results;
   std::unique_ptr<e2e::Sandbox> fresh;
   results.push_back(measure(

@@ -13,14 +13,14 @@
 #include "harness.h"
 
 namespace fs = std::filesystem;
+using e2e::kExample;
+using e2e::kExampleDir;
+using e2e::kScripts;
 using e2e::Sandbox;
 using nlohmann::json;
 
 namespace {
 
-const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
-const std::string kExample = kExampleDir + "/user_config.json";
-const std::string kScripts = kExampleDir + "/scripts";
 const fs::path kCorpus = fs::path(MINDIE_SOURCE_DIR) / "tests" / "corpus";
 
 struct Case {

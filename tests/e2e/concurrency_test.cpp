@@ -12,12 +12,11 @@ using e2e::Sandbox;
 using nlohmann::json;
 
 TEST_CASE("two concurrent scales of one service: one wins, a loser names the conflict, baseline equals live") {
-  const std::string example_dir = std::string(MINDIE_SOURCE_DIR) + "/examples";
   // Several rounds raise the odds that one of them overlaps; each round is judged on its own.
   for (int round = 0; round < 5; ++round) {
     CAPTURE(round);
     Sandbox sb;
-    const auto deployed = sb.mindie({"deploy", "--config-dir", example_dir, "--scripts-dir", example_dir + "/scripts"});
+    const auto deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
     REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
 
     const auto runs = e2e::run_processes({sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2"}),

@@ -84,11 +84,10 @@ TEST_CASE("connection: a sandbox listening on [::1] is reached through its https
   e2e::Sandbox sb({}, "[::1]:0");
   CHECK(sb.url().rfind("https://[::1]:", 0) == 0);
   CHECK(kubeconfig_value(sb, "server") == sb.url());
-  const std::string examples = std::string(MINDIE_SOURCE_DIR) + "/examples";
   const e2e::Run before = sb.mindie({"status", "-n", "mindie-demo"});
   CHECK(before.exit_code == 1);
   CHECK(contains(before.err, "no deployment found in namespace mindie-demo"));
-  const e2e::Run deployed = sb.mindie({"deploy", "--config-dir", examples, "--scripts-dir", examples + "/scripts"});
+  const e2e::Run deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
   REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
   const e2e::Run after = sb.mindie({"status", "-n", "mindie-demo"});
   CHECK_MESSAGE(after.exit_code == 0, after.err);

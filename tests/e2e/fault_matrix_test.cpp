@@ -14,12 +14,14 @@
 
 #include "harness.h"
 
+using e2e::kExample;
+using e2e::kExampleDir;
+using e2e::kScripts;
 using e2e::Sandbox;
 using nlohmann::json;
 
 namespace {
 
-const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
 const std::string kNamespace = "mindie-demo";
 
 struct FaultKind {

@@ -8,6 +8,11 @@
 
 namespace e2e {
 
+/// The example the project ships: its folder (user_config.json, env.json), its config and its stand-in scripts.
+inline const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
+inline const std::string kExample = kExampleDir + "/user_config.json";
+inline const std::string kScripts = kExampleDir + "/scripts";
+
 /// The result of one kubectl-mindie run.
 struct Run {
   int exit_code = -1;

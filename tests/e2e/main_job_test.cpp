@@ -6,14 +6,14 @@
 
 #include "harness.h"
 
+using e2e::kExample;
+using e2e::kExampleDir;
+using e2e::kScripts;
 using e2e::Sandbox;
 using nlohmann::json;
 
 namespace {
 
-const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
-const std::string kExample = kExampleDir + "/user_config.json";
-const std::string kScripts = kExampleDir + "/scripts";
 const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
 const std::string kConfigMap = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "apply.h"
+#include "base64.h"
 #include "label_selector.h"
 #include "operator_sim.h"
 #include "protobuf.h"
@@ -238,44 +239,6 @@ json to_table(const std::string& kind, const std::vector<json>& objects, const j
 }
 
 bool wants_table(const HttpRequest& req) { return req.accept.find("as=Table") != std::string::npos; }
-
-// A continue token: opaque base64 of {"rv":..., "start":"ns/name"} (the last key returned).
-const std::string kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64(const std::string& in) {
-  std::string out;
-  unsigned val = 0;
-  int bits = -6;
-  for (unsigned char c : in) {
-    val = (val << 8) + c;
-    bits += 8;
-    while (bits >= 0) {
-      out.push_back(kB64[(val >> bits) & 0x3F]);
-      bits -= 6;
-    }
-  }
-  if (bits > -6) out.push_back(kB64[((val << 8) >> (bits + 8)) & 0x3F]);
-  while (out.size() % 4) out.push_back('=');
-  return out;
-}
-
-std::optional<std::string> unbase64(const std::string& in) {
-  std::string out;
-  unsigned val = 0;
-  int bits = -8;
-  for (char c : in) {
-    if (c == '=') break;
-    const auto pos = kB64.find(c);
-    if (pos == std::string::npos) return std::nullopt;
-    val = (val << 6) + static_cast<unsigned>(pos);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -540,7 +503,7 @@ HttpResponse ApiServer::list_objects(const HttpRequest& req, const Target& t) {
   bool continuing = false;
   if (const std::string token = param(req, "continue"); !token.empty()) {
     json decoded;
-    auto raw = unbase64(token);
+    auto raw = base64_decode(token);
     try {
       decoded = json::parse(raw.value_or(""));
     } catch (const json::exception&) {
@@ -569,7 +532,8 @@ HttpResponse ApiServer::list_objects(const HttpRequest& req, const Target& t) {
   json meta = {{"resourceVersion", list_rv}};
   if (remaining > 0) {
     const json& last = items.back();
-    meta["continue"] = base64(
+    // An opaque token, as the API promises: base64 of where the next page starts and at which revision.
+    meta["continue"] = base64_encode(
         json{{"rv", list_rv}, {"ns", meta_string(last, "namespace")}, {"name", meta_string(last, "name")}}.dump());
     if (param(req, "labelSelector").empty() && param(req, "fieldSelector").empty())
       meta["remainingItemCount"] = remaining;

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "api_server.h"
+#include "base64.h"
 #include "support/openapi_schema.h"
 #include "tls.h"
 
@@ -119,21 +120,6 @@ std::string random_token() {
   return hex;
 }
 
-std::string base64(const std::string& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const unsigned n = (static_cast<unsigned char>(in[i]) << 16) |
-                       (i + 1 < in.size() ? static_cast<unsigned char>(in[i + 1]) << 8 : 0) |
-                       (i + 2 < in.size() ? static_cast<unsigned char>(in[i + 2]) : 0);
-    out.push_back(t[(n >> 18) & 63]);
-    out.push_back(t[(n >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? t[(n >> 6) & 63] : '=');
-    out.push_back(i + 2 < in.size() ? t[n & 63] : '=');
-  }
-  return out;
-}
-
 // Written to a temporary file and renamed, so a reader never sees half a kubeconfig.
 void write_kubeconfig(const std::string& path, const std::string& server, const std::string& ca_pem,
                       const std::string& token) {
@@ -146,7 +132,7 @@ void write_kubeconfig(const std::string& path, const std::string& server, const 
            "- name: sandbox\n"
            "  cluster:\n"
            "    server: " << server << "\n"
-           "    certificate-authority-data: " << base64(ca_pem) << "\n"
+           "    certificate-authority-data: " << mindie::sandbox::base64_encode(ca_pem) << "\n"
            "users:\n"
            "- name: sandbox\n"
            "  user:\n"

@@ -1,5 +1,7 @@
 #include "protobuf.h"
 
+#include "base64.h"
+
 #include <cstdint>
 #include <map>
 #include <string_view>
@@ -141,21 +143,6 @@ class Reader {
   }
 };
 
-std::string base64(std::string_view in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const unsigned n = (static_cast<unsigned char>(in[i]) << 16) |
-                       (i + 1 < in.size() ? static_cast<unsigned char>(in[i + 1]) << 8 : 0) |
-                       (i + 2 < in.size() ? static_cast<unsigned char>(in[i + 2]) : 0);
-    out.push_back(t[(n >> 18) & 63]);
-    out.push_back(t[(n >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? t[(n >> 6) & 63] : '=');
-    out.push_back(i + 2 < in.size() ? t[n & 63] : '=');
-  }
-  return out;
-}
-
 json decode_message(std::string_view data, const std::string& type, int depth);
 
 json decode_map_entry(std::string_view data, bool bytes_value, std::string& key) {
@@ -170,7 +157,7 @@ json decode_map_entry(std::string_view data, bool bytes_value, std::string& key)
     }
     const auto b = r.bytes();
     if (field == 1) key = std::string(b);
-    else if (field == 2) value = bytes_value ? base64(b) : std::string(b);
+    else if (field == 2) value = bytes_value ? base64_encode(b) : std::string(b);
   }
   return value;
 }
@@ -195,7 +182,7 @@ json decode_message(std::string_view data, const std::string& type, int depth) {
     json value;
     switch (fd.kind) {
       case F::String: value = std::string(r.bytes()); break;
-      case F::Bytes: value = base64(r.bytes()); break;
+      case F::Bytes: value = base64_encode(r.bytes()); break;
       case F::Int: value = static_cast<std::int64_t>(r.varint()); break;
       case F::Bool: value = r.varint() != 0; break;
       case F::Message: value = decode_message(r.bytes(), fd.message, depth + 1); break;

@@ -18,59 +18,17 @@
 #include "kube/exec_credential.h"
 #include "kube/logging_transport.h"
 #include "net_test_support.h"
+#include "scratch_files.h"
 
 namespace fs = std::filesystem;
 using namespace mindie::kube;
 using mindie::test::ConnectProxy;
+using mindie::test::ScopedEnv;
+using mindie::test::TempDir;
 using mindie::test::ScriptedHttpServer;
 using mindie::test::TlsServer;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kube-auth-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text, bool executable = false) const {
-    const fs::path p = path / name;
-    std::ofstream(p, std::ios::binary) << text;
-    if (executable) fs::permissions(p, fs::perms::owner_all);
-    return p.string();
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path / name, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-};
-
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const std::optional<std::string>& value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str())) old = v;
-    if (value) {
-      setenv(name.c_str(), value->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    if (old) {
-      setenv(name.c_str(), old->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-};
 
 bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
 

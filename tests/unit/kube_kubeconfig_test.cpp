@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kube/kubeconfig.h"
+#include "scratch_files.h"
 
 namespace fs = std::filesystem;
 using mindie::kube::KubeconfigError;
@@ -19,50 +20,10 @@ using mindie::kube::KubeconfigFlags;
 using mindie::kube::load_rest_config;
 using mindie::kube::parse_kubeconfig;
 using mindie::kube::RestConfig;
+using mindie::test::ScopedEnv;
+using mindie::test::TempDir;
 
 namespace {
-
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kube-kubeconfig-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  // Writes `text` to the relative path `name` (creating directories) and returns the absolute path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-};
-
-// Sets (or unsets, with nullopt) an environment variable for the scope, restoring the old value afterwards.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const std::optional<std::string>& value) : name(std::move(n)) {
-    if (const char* v = std::getenv(name.c_str())) old = v;
-    if (value) {
-      setenv(name.c_str(), value->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-  ~ScopedEnv() {
-    if (old) {
-      setenv(name.c_str(), old->c_str(), 1);
-    } else {
-      unsetenv(name.c_str());
-    }
-  }
-};
 
 // The KubeconfigError message raised by `f`, or "" when it raised nothing (which fails the calling CHECK).
 template <typename F>

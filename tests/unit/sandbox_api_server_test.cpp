@@ -3,6 +3,7 @@
 
 #include "sandbox/api_server.h"
 #include "sandbox/apply.h"
+#include "sandbox/base64.h"
 #include "sandbox/operator_sim.h"
 #include "support/openapi_schema.h"
 
@@ -307,4 +308,18 @@ TEST_CASE("store: one revision counter and an event history for watches") {
   CHECK((*events)[1].type == StoreEvent::Type::Modified);
   CHECK((*events)[2].type == StoreEvent::Type::Deleted);
   CHECK(st.events_since(st.revision())->empty());
+}
+
+TEST_CASE("sandbox base64: round trips and rejects what is not base64") {
+  using mindie::sandbox::base64_decode;
+  using mindie::sandbox::base64_encode;
+  CHECK(base64_encode("") == "");
+  CHECK(base64_encode("f") == "Zg==");
+  CHECK(base64_encode("fo") == "Zm8=");
+  CHECK(base64_encode("foo") == "Zm9v");
+  for (const std::string& s : {std::string(""), std::string("a"), std::string("ab"), std::string("abc"),
+                              std::string("\0\xff\x10", 3)})
+    CHECK(base64_decode(base64_encode(s)) == s);
+  CHECK_FALSE(base64_decode("garbage!"));
+  CHECK_FALSE(base64_decode("Zg="));
 }
