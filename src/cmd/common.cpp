@@ -87,16 +87,45 @@ void Printer::flush() {
   else out_ << util::json_to_yaml(doc);
 }
 
-Session::Session(const GlobalFlags& flags, std::ostream& log) : rest_(kube::load_rest_config(flags.kube)) {
-  transport_ = std::make_unique<kube::CurlTransport>(rest_);
-  kube::HttpTransport* top = transport_.get();
-  if (flags.verbosity >= 6) {
-    logging_ = std::make_unique<kube::LoggingTransport>(*transport_, flags.verbosity, log);
-    top = logging_.get();
+namespace {
+
+// The client's transport chain, owned as one: libcurl below, -v logging above it, retries on top so that -v=6
+// shows every attempt.
+class TransportChain : public kube::HttpTransport {
+ public:
+  TransportChain(const kube::RestConfig& rest, int verbosity, std::ostream& log)
+      : curl_(std::make_unique<kube::CurlTransport>(rest)) {
+    kube::HttpTransport* top = curl_.get();
+    if (verbosity >= 6) {
+      logging_ = std::make_unique<kube::LoggingTransport>(*curl_, verbosity, log);
+      top = logging_.get();
+    }
+    retrying_ = std::make_unique<kube::RetryingTransport>(*top);
   }
-  // Above the logging, so that -v=6 shows every attempt.
-  retrying_ = std::make_unique<kube::RetryingTransport>(*top);
-  client_ = std::make_unique<kube::Client>(*retrying_);
+  kube::HttpResponse send(const kube::HttpRequest& req) override { return retrying_->send(req); }
+  using kube::HttpTransport::stream;
+  kube::HttpResponse stream(const kube::HttpRequest& req, const kube::StreamSink& sink,
+                            const kube::StreamHeadObserver& on_head) override {
+    return retrying_->stream(req, sink, on_head);
+  }
+  std::string server() const override { return retrying_->server(); }
+
+ private:
+  std::unique_ptr<kube::HttpTransport> curl_;
+  std::unique_ptr<kube::HttpTransport> logging_;
+  std::unique_ptr<kube::HttpTransport> retrying_;
+};
+
+}  // namespace
+
+Session::Session(const GlobalFlags& flags, std::ostream& log)
+    : verbosity_(flags.verbosity), log_(log), rest_(kube::load_rest_config(flags.kube)) {
+  transport_ = std::make_unique<TransportChain>(rest_, verbosity_, log_);
+  client_ = std::make_unique<kube::Client>(*transport_);
+}
+
+std::unique_ptr<kube::HttpTransport> Session::new_transport() const {
+  return std::make_unique<TransportChain>(rest_, verbosity_, log_);
 }
 
 Session::~Session() = default;
@@ -137,6 +166,11 @@ void check_namespace_syntax(const std::string& namespace_flag) {
 kube::HttpResponse OfflineTransport::send(const kube::HttpRequest& req) {
   throw std::logic_error("--dry-run=client must not contact the server (attempted " + req.method + " " + req.path +
                          ")");
+}
+
+kube::HttpResponse OfflineTransport::stream(const kube::HttpRequest& req, const kube::StreamSink&,
+                                            const kube::StreamHeadObserver&) {
+  return send(req);  // throws the same logic_error
 }
 
 void check_config_input_flags(const std::string& filename, const std::string& env_file,

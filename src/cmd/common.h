@@ -95,6 +95,9 @@ void check_namespace_syntax(const std::string& namespace_flag);
 class OfflineTransport : public kube::HttpTransport {
  public:
   kube::HttpResponse send(const kube::HttpRequest& req) override;
+  using kube::HttpTransport::stream;
+  kube::HttpResponse stream(const kube::HttpRequest& req, const kube::StreamSink& sink,
+                            const kube::StreamHeadObserver& on_head) override;
   std::string server() const override { return "(offline)"; }
 };
 
@@ -107,12 +110,16 @@ class Session {
   ~Session();
   kube::Client& client() { return *client_; }
   const kube::RestConfig& rest_config() const { return rest_; }
+  /// Another transport chain like client()'s (libcurl, -v logging, retries), from the same RestConfig and with
+  /// its own connection and credentials, for use on another thread (a watch): transports are not thread-safe.
+  /// It logs to the Session's log stream, which must outlive it. Sends nothing when created.
+  std::unique_ptr<kube::HttpTransport> new_transport() const;
 
  private:
+  int verbosity_;
+  std::ostream& log_;
   kube::RestConfig rest_;
-  std::unique_ptr<kube::HttpTransport> transport_;
-  std::unique_ptr<kube::HttpTransport> logging_;
-  std::unique_ptr<kube::HttpTransport> retrying_;
+  std::unique_ptr<kube::HttpTransport> transport_;  // the chain under client_
   std::unique_ptr<kube::Client> client_;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,9 @@ extern const GVR kStatefulSets;
 extern const GVR kClusterRoles;
 extern const GVR kClusterRoleBindings;
 extern const GVR kInferServiceSets;  ///< mindcluster.huawei.com/v1 inferservicesets
+extern const GVR kInferServices;     ///< mindcluster.huawei.com/v1 inferservices (created by infer-operator)
+extern const GVR kInstanceSets;      ///< mindcluster.huawei.com/v1 instancesets (created by infer-operator)
+extern const GVR kEvents;            ///< core/v1 events
 /// The GVR for an object's apiVersion + kind among the ones above; nullptr when unknown.
 const GVR* for_kind(std::string_view api_version, std::string_view kind);
 }  // namespace gvr
@@ -128,11 +132,19 @@ class Client {
   boost::json::object get(const GVR& r, std::string_view ns, std::string_view name);
   /// As get(), but NotFound gives std::nullopt.
   std::optional<boost::json::object> get_if_exists(const GVR& r, std::string_view ns, std::string_view name);
-  /// Lists all items matching `label_selector` (may be empty), following `continue` tokens with `limit` per page
-  /// (limit <= 0: no limit parameter). Returns the List object with every page's items concatenated and the last
-  /// page's metadata. A server repeating a continue token, or items that are not an array, raise runtime_error.
+  /// Lists all items matching `label_selector` and `field_selector` (either may be empty), following `continue`
+  /// tokens with `limit` per page (limit <= 0: no limit parameter). Returns the List object with every page's
+  /// items concatenated and the last page's metadata (its resourceVersion is the one to watch from). A server
+  /// repeating a continue token, or items that are not an array, raise runtime_error.
   boost::json::object list(const GVR& r, std::string_view ns, std::string_view label_selector = {},
-                           int limit = 500);
+                           int limit = 500, std::string_view field_selector = {});
+  /// As list(), but hands every item to `on_item` page by page instead of keeping them, and returns only the last
+  /// page's metadata. Each page is parsed into one reused buffer, so memory stays at about one page whatever the
+  /// collection's size: for callers that keep a small part of each item (status on thousands of pods). The item
+  /// passed is valid only during the call.
+  boost::json::object list_each(const GVR& r, std::string_view ns, std::string_view label_selector, int limit,
+                                std::string_view field_selector,
+                                const std::function<void(boost::json::object& item)>& on_item);
   /// Server-side apply of the full intended object `obj` (its metadata.name/namespace are used): PATCH with
   /// application/apply-patch+yaml (a JSON body, JSON being YAML) and ?fieldManager=..[&force=true][&dryRun=All].
   /// Throws std::invalid_argument, sending nothing, when metadata.name (or, if namespaced, metadata.namespace)
@@ -155,7 +167,13 @@ class Client {
   std::size_t requests_sent() const { return requests_; }
 
  private:
-  boost::json::object send_json(HttpRequest req);
+  /// GETs every page of a list (the same parameters each time, `continue` following the last answer) and hands
+  /// each parsed page to `on_page`; `storage_for_page` gives the memory the next page is parsed into.
+  void page_through(const GVR& r, std::string_view ns, std::string_view label_selector, int limit,
+                    std::string_view field_selector, const std::function<boost::json::storage_ptr()>& storage_for_page,
+                    const std::function<void(boost::json::object& page)>& on_page);
+  /// Sends `req`; parses the 2xx body into `storage` (default: the default resource).
+  boost::json::object send_json(HttpRequest req, boost::json::storage_ptr storage = {});
   HttpTransport& transport_;
   std::size_t requests_ = 0;
 };

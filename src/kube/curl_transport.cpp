@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <chrono>
 #include <cstdlib>
-#include <mutex>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -22,28 +25,95 @@ void global_init_once() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+// The state of one transfer, shared by the callbacks. Without a sink (send()) the body is collected; with one
+// (stream()) a 2xx body goes to the sink instead.
+struct Transfer {
+  HttpResponse resp;
+  const StreamSink* sink = nullptr;
+  const StreamHeadObserver* on_head = nullptr;
+  int status = 0;                 // the current answer's, from its status line
+  bool head_done = false;         // the final (non-1xx) answer's headers are complete
+  bool aborted = false;           // the sink asked to stop
+  bool head_timed_out = false;
+  std::exception_ptr error;       // thrown by the sink or head observer; rethrown after curl returns
+  std::chrono::steady_clock::time_point start;
+  std::chrono::milliseconds head_timeout{0};  // 0 = none
+
+  bool success() const { return status >= 200 && status <= 299; }
+};
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* t = static_cast<Transfer*>(user);
+  const size_t n = size * count;
+  if (t->sink == nullptr || !t->success()) {
+    t->resp.body.append(data, n);
+    return n;
+  }
+  try {
+    if ((*t->sink)(std::string_view(data, n))) return n;
+    t->aborted = true;
+  } catch (...) {
+    t->error = std::current_exception();
+  }
+  return 0;  // anything but n makes libcurl stop the transfer
 }
 
 // Called once per header line, status lines included. A new status line (after "100 Continue") restarts the
-// header list so that only the final response's headers are kept.
+// header list so that only the final response's headers are kept; the blank line ending a final answer's headers
+// is when a stream's head observer hears of it.
 size_t on_header(char* data, size_t size, size_t count, void* user) {
-  auto* headers = static_cast<std::vector<std::pair<std::string, std::string>>*>(user);
+  auto* t = static_cast<Transfer*>(user);
+  auto& headers = t->resp.headers;
   std::string_view line(data, size * count);
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   if (line.substr(0, 5) == "HTTP/") {
-    headers->clear();
+    headers.clear();
+    t->status = 0;
+    if (const auto sp = line.find(' '); sp != std::string_view::npos) {
+      std::string_view code = line.substr(sp + 1, 3);
+      std::from_chars(code.data(), code.data() + code.size(), t->status);
+    }
+  } else if (line.empty()) {
+    if (t->status >= 200 && !t->head_done) {
+      t->head_done = true;
+      if (t->sink != nullptr && t->on_head != nullptr && *t->on_head && t->success()) {
+        try {
+          HttpResponse head;
+          head.status = t->status;
+          head.headers = headers;
+          (*t->on_head)(head);
+        } catch (...) {
+          t->error = std::current_exception();
+          return 0;
+        }
+      }
+    }
   } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
     std::string name(line.substr(0, colon));
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    headers->emplace_back(std::move(name), std::string(value));
+    headers.emplace_back(std::move(name), std::string(value));
   }
   return size * count;
+}
+
+// Streams only: libcurl calls this about once a second while idle (more often while data flows). It enforces
+// the request timeout up to the answer's headers and gives the sink its idle calls.
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  if (!t->head_done && t->head_timeout.count() > 0 && std::chrono::steady_clock::now() - t->start > t->head_timeout) {
+    t->head_timed_out = true;
+    return 1;
+  }
+  try {
+    if ((*t->sink)(std::string_view())) return 0;
+    t->aborted = true;
+  } catch (...) {
+    t->error = std::current_exception();
+  }
+  return 1;
 }
 
 // A PEM blob for libcurl; CURL_BLOB_COPY makes libcurl keep its own copy.
@@ -198,7 +268,9 @@ struct CurlTransport::Impl {
   char error[CURL_ERROR_SIZE] = {};
   std::string cert_in_use, key_in_use;  // the client certificate currently set on the handle
 
-  HttpResponse perform(const HttpRequest& req, const Credentials& creds);
+  // One request; `sink` non-null streams (see HttpTransport::stream).
+  HttpResponse perform(const HttpRequest& req, const Credentials& creds, const StreamSink* sink = nullptr,
+                       const StreamHeadObserver* on_head = nullptr);
 };
 
 CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth) : impl_(std::make_unique<Impl>()) {
@@ -227,10 +299,15 @@ CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> au
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_USERAGENT, "kubectl-mindie/" MINDIE_VERSION);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);  // client-go's dial timeout
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // offer gzip: the API server compresses large lists
-  if (c.request_timeout.count() > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(c.request_timeout.count()));
+  // client-go's dialer keeps TCP keep-alive probes at 30 s, which is what notices a silently dead watch.
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
+  // A proxy's CONNECT answer is not the server's: keep it out of the header callback.
+  curl_easy_setopt(h, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   // The proxy decision is client-go's (effective_proxy); "" makes libcurl connect directly instead of reading
   // the proxy variables itself, and an empty NOPROXY keeps it from applying no_proxy over a proxy-url.
   impl_->proxy = effective_proxy(c);
@@ -259,9 +336,20 @@ HttpResponse CurlTransport::send(const HttpRequest& req) {
   return resp;
 }
 
-HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credentials& creds) {
+HttpResponse CurlTransport::stream(const HttpRequest& req, const StreamSink& sink, const StreamHeadObserver& on_head) {
+  HttpResponse resp = impl_->perform(req, impl_->auth->credentials(), &sink, &on_head);
+  if (resp.status == 401 && !resp.aborted && impl_->auth->refresh())
+    resp = impl_->perform(req, impl_->auth->credentials(), &sink, &on_head);
+  return resp;
+}
+
+HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credentials& creds, const StreamSink* sink,
+                                          const StreamHeadObserver* on_head) {
   CURL* h = handle;
-  HttpResponse resp;
+  Transfer t;
+  t.sink = sink;
+  t.on_head = on_head;
+  t.start = std::chrono::steady_clock::now();
   const std::string url = base_url + req.path;
 
   if (creds.client_cert_pem != cert_in_use || creds.client_key_pem != key_in_use) {
@@ -303,21 +391,44 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   add("Expect:");  // no 100-continue round trip for large bodies
   if (!creds.authorization.empty()) add("Authorization: " + creds.authorization);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &resp.headers);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  // --request-timeout bounds a whole request, but a watch is meant to outlive it (client-go leaves the watch's
+  // length to the server's timeoutSeconds): for a stream it bounds only the wait up to the answer's headers,
+  // which on_progress enforces.
+  const long whole_timeout = sink == nullptr ? static_cast<long>(config.request_timeout.count()) : 0L;
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, whole_timeout);
+  t.head_timeout = config.request_timeout;
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, sink == nullptr ? 1L : 0L);
+  // Offer gzip, which the API server uses for large lists, but not for a stream: a compressor that does not
+  // flush after each event would hold events back.
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, sink == nullptr ? "" : nullptr);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
 
   error[0] = '\0';
   const CURLcode rc = curl_easy_perform(h);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
   curl_slist_free_all(headers);
+  if (t.error) std::rethrow_exception(t.error);
+  if (t.aborted) {
+    t.resp.aborted = true;
+    t.resp.status = t.head_done ? t.status : 0;
+    return std::move(t.resp);
+  }
+  if (t.head_timed_out) {
+    throw TransportError("Unable to connect to the server " + config.server + ": no answer within " +
+                         std::to_string(config.request_timeout.count()) + " ms (--request-timeout)");
+  }
   if (rc != CURLE_OK) {
     const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);
+    if (sink != nullptr && t.head_done)
+      throw TransportError("The stream from the server " + config.server + " broke: " + detail);
     throw TransportError("Unable to connect to the server " + config.server + ": " + detail);
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  resp.status = static_cast<int>(status);
-  return resp;
+  t.resp.status = static_cast<int>(status);
+  return std::move(t.resp);
 }
 
 }  // namespace mindie::kube

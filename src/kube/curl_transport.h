@@ -24,11 +24,18 @@ std::string effective_proxy(const RestConfig& config);
 /// Talks HTTPS (or HTTP) to `config.server`. Not thread-safe: one request at a time. Each request carries the
 /// credentials `auth` gives (Authorization header, client certificate); after a 401, auth->refresh() and, when it
 /// says the credentials changed, the request is sent once more. User-Agent kubectl-mindie/<version>; connect
-/// timeout 30 s (client-go's dial timeout), whole-request timeout config.request_timeout (0 = none).
+/// timeout 30 s (client-go's dial timeout), whole-request timeout config.request_timeout (0 = none); TCP
+/// keep-alive probes every 30 s.
 /// tls-server-name: the URL names that host (SNI and certificate check) and CURLOPT_CONNECT_TO sends the
 /// connection to the real one. The proxy is effective_proxy(config), and libcurl's own proxy environment handling
 /// is switched off. send() throws TransportError "Unable to connect to the server <server>: <libcurl's error>"
 /// when no response arrives; exec plugin failures pass through as ExecCredentialError.
+/// stream(): the same TLS, proxy, credentials and 401 renewal; config.request_timeout bounds only the wait for
+/// the answer's headers (connection included), never the stream itself, whose length the server's
+/// timeoutSeconds decides (client-go's rule for watches). The sink gets its idle calls from libcurl's progress
+/// callback (about once a second). No compression is offered for a stream (events must not wait in a
+/// compressor's buffer). A break after the headers throws TransportError "The stream from the server
+/// <server> broke: <libcurl's error>".
 class CurlTransport : public HttpTransport {
  public:
   /// `auth` = nullptr uses ConfigAuthProvider(config).
@@ -38,6 +45,8 @@ class CurlTransport : public HttpTransport {
   CurlTransport& operator=(const CurlTransport&) = delete;
 
   HttpResponse send(const HttpRequest& req) override;
+  using HttpTransport::stream;
+  HttpResponse stream(const HttpRequest& req, const StreamSink& sink, const StreamHeadObserver& on_head) override;
   std::string server() const override;
 
  private:

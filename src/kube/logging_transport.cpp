@@ -6,12 +6,16 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
+#include <sstream>
 
 namespace mindie::kube {
 namespace {
 
 // kubectl at -v=8 shows the first 1024 characters of a body; -v=9 shows it whole.
 constexpr std::size_t kBodyLimitAtV8 = 1024;
+// The longest unfinished event line a stream's -v=8 log keeps (an object is at most 1.5 MiB in etcd).
+constexpr std::size_t kMaxPartialLine = 16 * 1024 * 1024;
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -81,6 +85,27 @@ std::string body_for_log(const std::string& body, int verbosity) {
          std::to_string(body.size() - kBodyLimitAtV8) + " chars]";
 }
 
+std::string status_text(int status) {
+  const std::string phrase = reason_phrase(status);
+  return std::to_string(status) + (phrase.empty() ? "" : " " + phrase);
+}
+
+// Every LoggingTransport of the process shares one lock: the transports of watch threads and of the main thread
+// write to the same stream, and a log line must never be interleaved with another.
+std::mutex& log_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::string response_headers_line(const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::string line = klog_prefix() + "\"Response Headers\"";
+  for (const auto& [name, value] : headers) {
+    const bool secret = name == "authorization" || name == "proxy-authorization";
+    line += ' ' + name + '=' + quote(secret ? "<masked>" : redact_credentials(value));
+  }
+  return line + '\n';
+}
+
 }  // namespace
 
 std::string redact_credentials(std::string_view text) {
@@ -123,43 +148,113 @@ std::string redact_credentials(std::string_view text) {
 LoggingTransport::LoggingTransport(HttpTransport& inner, int verbosity, std::ostream& log)
     : inner_(inner), verbosity_(verbosity), log_(log) {}
 
-HttpResponse LoggingTransport::send(const HttpRequest& req) {
-  if (verbosity_ < 6) return inner_.send(req);
-  const std::string request =
-      "verb=\"" + req.method + "\" url=" + quote(redact_credentials(inner_.server() + req.path));
+void LoggingTransport::write(const std::string& lines) {
+  std::lock_guard lock(log_mutex());
+  log_ << lines << std::flush;
+}
+
+std::string LoggingTransport::describe(const HttpRequest& req) const {
+  return "verb=\"" + req.method + "\" url=" + quote(redact_credentials(inner_.server() + req.path));
+}
+
+void LoggingTransport::log_request(const HttpRequest& req) {
+  std::string lines;
   if (verbosity_ >= 7) {
     // Only the headers the client chose; the transport adds Authorization itself, so no token can reach the log.
-    log_ << klog_prefix() << "\"Request Headers\" " << request << " Accept=" << quote(req.accept);
-    if (!req.content_type.empty()) log_ << " Content-Type=" << quote(req.content_type);
-    log_ << '\n';
+    lines += klog_prefix() + "\"Request Headers\" " + describe(req) + " Accept=" + quote(req.accept);
+    if (!req.content_type.empty()) lines += " Content-Type=" + quote(req.content_type);
+    lines += '\n';
   }
-  if (verbosity_ >= 8 && !req.body.empty()) {
-    log_ << klog_prefix() << "\"Request Body\" body=" << body_for_log(req.body, verbosity_) << '\n';
+  if (verbosity_ >= 8 && !req.body.empty())
+    lines += klog_prefix() + "\"Request Body\" body=" + body_for_log(req.body, verbosity_) + '\n';
+  if (!lines.empty()) write(lines);
+}
+
+void LoggingTransport::log_failure(const HttpRequest& req, long long ms, const TransportError& e) {
+  write(klog_prefix() + "\"Response\" " + describe(req) + " status=\"\" milliseconds=" + std::to_string(ms) +
+        " error=" + quote(redact_credentials(e.what())) + '\n');
+}
+
+void LoggingTransport::log_response(const HttpRequest& req, long long ms, const HttpResponse& resp) {
+  std::string lines = klog_prefix() + "\"Response\" " + describe(req) + " status=\"" + status_text(resp.status) +
+                      "\" milliseconds=" + std::to_string(ms) + '\n';
+  if (verbosity_ >= 8) {
+    lines += response_headers_line(resp.headers);
+    lines += klog_prefix() + "\"Response Body\" body=" + body_for_log(resp.body, verbosity_) + '\n';
   }
+  write(lines);
+}
+
+namespace {
+long long ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+HttpResponse LoggingTransport::send(const HttpRequest& req) {
+  if (verbosity_ < 6) return inner_.send(req);
+  log_request(req);
   const auto start = std::chrono::steady_clock::now();
-  const auto elapsed_ms = [&start] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  };
   HttpResponse resp;
   try {
     resp = inner_.send(req);
   } catch (const TransportError& e) {
-    log_ << klog_prefix() << "\"Response\" " << request << " status=\"\" milliseconds=" << elapsed_ms()
-         << " error=" << quote(redact_credentials(e.what())) << '\n';
+    log_failure(req, ms_since(start), e);
     throw;
   }
-  const std::string phrase = reason_phrase(resp.status);
-  log_ << klog_prefix() << "\"Response\" " << request << " status=\""
-       << std::to_string(resp.status) + (phrase.empty() ? "" : " " + phrase) << "\" milliseconds=" << elapsed_ms()
-       << '\n';
-  if (verbosity_ >= 8) {
-    log_ << klog_prefix() << "\"Response Headers\"";
-    for (const auto& [name, value] : resp.headers) {
-      const bool secret = name == "authorization" || name == "proxy-authorization";
-      log_ << ' ' << name << '=' << quote(secret ? "<masked>" : redact_credentials(value));
+  log_response(req, ms_since(start), resp);
+  return resp;
+}
+
+HttpResponse LoggingTransport::stream(const HttpRequest& req, const StreamSink& sink,
+                                      const StreamHeadObserver& on_head) {
+  if (verbosity_ < 6) return inner_.stream(req, sink, on_head);
+  log_request(req);
+  const auto start = std::chrono::steady_clock::now();
+  bool established = false;
+  std::string partial;  // -v=8: the start of an event line still arriving
+  const auto log_line = [&](std::string_view line) {
+    write(klog_prefix() + "\"Response Body\" body=" + body_for_log(std::string(line), verbosity_) + '\n');
+  };
+  const StreamHeadObserver head = [&](const HttpResponse& h) {
+    established = true;
+    std::string lines = klog_prefix() + "\"Response\" " + describe(req) + " status=\"" + status_text(h.status) +
+                        "\" milliseconds=" + std::to_string(ms_since(start)) + '\n';
+    if (verbosity_ >= 8) lines += response_headers_line(h.headers);
+    write(lines);
+    if (on_head) on_head(h);
+  };
+  const StreamSink body = [&](std::string_view chunk) {
+    if (verbosity_ >= 8 && !chunk.empty()) {
+      // One log line per event line, so each is redacted and cut like a whole body of send().
+      partial.append(chunk);
+      std::size_t begin = 0;
+      for (std::size_t nl; (nl = partial.find('\n', begin)) != std::string::npos; begin = nl + 1)
+        log_line(std::string_view(partial).substr(begin, nl - begin));
+      partial.erase(0, begin);
+      // A server that never ends a line must not grow this without bound: log what came so far as one line.
+      if (partial.size() > kMaxPartialLine) {
+        log_line(partial);
+        partial.clear();
+      }
     }
-    log_ << '\n';
-    log_ << klog_prefix() << "\"Response Body\" body=" << body_for_log(resp.body, verbosity_) << '\n';
+    return sink(chunk);
+  };
+  HttpResponse resp;
+  try {
+    resp = inner_.stream(req, body, head);
+  } catch (const TransportError& e) {
+    if (!partial.empty()) log_line(partial);
+    log_failure(req, ms_since(start), e);
+    throw;
+  }
+  if (!partial.empty()) log_line(partial);
+  if (!established && !resp.aborted) {
+    log_response(req, ms_since(start), resp);  // an error answer: logged whole, as send() logs it
+  } else {
+    write(klog_prefix() + "\"Stream ended\" " + describe(req) + " status=\"" +
+          (resp.status == 0 ? std::string() : status_text(resp.status)) + "\" milliseconds=" +
+          std::to_string(ms_since(start)) + (resp.aborted ? " aborted=true" : "") + '\n');
   }
   return resp;
 }

@@ -97,11 +97,7 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
       HttpResponse resp = inner_.send(req);
       resp.attempts = attempt;
       if (!is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
-      // Retry-After in the header or the Status body (the API server sets both for 429 and some 5xx).
-      const int retry_after = decode_api_error(req, resp).retry_after_seconds();
-      wait = retry_after > 0 ? std::min<std::chrono::milliseconds>(std::chrono::seconds(retry_after),
-                                                                   policy_.max_retry_after)
-                             : backoff(attempt);
+      wait = retry_wait(req, resp, attempt);
     } catch (const TransportError& e) {
       if (attempt == 1 && policy_.max_attempts == 1) throw;
       if (attempt >= policy_.max_attempts)
@@ -109,6 +105,52 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
       wait = backoff(attempt);
     }
     sleeper_.sleep(wait);
+  }
+}
+
+std::chrono::milliseconds RetryingTransport::retry_wait(const HttpRequest& req, const HttpResponse& resp,
+                                                       int attempt) {
+  // Retry-After in the header or the Status body (the API server sets both for 429 and some 5xx).
+  const int retry_after = decode_api_error(req, resp).retry_after_seconds();
+  return retry_after > 0
+             ? std::min<std::chrono::milliseconds>(std::chrono::seconds(retry_after), policy_.max_retry_after)
+             : backoff(attempt);
+}
+
+HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink& sink,
+                                       const StreamHeadObserver& on_head) {
+  if (!is_safe_to_retry(req)) return inner_.stream(req, sink, on_head);
+  bool saw_data = false;
+  const StreamSink watching = [&](std::string_view chunk) {
+    saw_data = saw_data || !chunk.empty();
+    return sink(chunk);
+  };
+  for (int attempt = 1;; ++attempt) {
+    std::chrono::milliseconds wait{0};
+    try {
+      HttpResponse resp = inner_.stream(req, watching, on_head);
+      resp.attempts = attempt;
+      if (resp.aborted || !is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
+      wait = retry_wait(req, resp, attempt);
+    } catch (const TransportError& e) {
+      // Once the caller has seen part of the body, a second attempt would hand it the body again from the start.
+      if (saw_data || (attempt == 1 && policy_.max_attempts == 1)) throw;
+      if (attempt >= policy_.max_attempts)
+        throw TransportError(std::string(e.what()) + " (gave up after " + std::to_string(attempt) + " attempts)");
+      wait = backoff(attempt);
+    }
+    // Waits in slices of at most a second with the sink's idle call in between, so the caller can still stop.
+    while (wait.count() > 0) {
+      const auto slice = std::min<std::chrono::milliseconds>(wait, std::chrono::seconds(1));
+      sleeper_.sleep(slice);
+      wait -= slice;
+      if (!sink(std::string_view())) {
+        HttpResponse stopped;
+        stopped.aborted = true;
+        stopped.attempts = attempt;
+        return stopped;
+      }
+    }
   }
 }
 

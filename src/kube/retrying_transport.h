@@ -49,12 +49,18 @@ bool is_retryable_status(int status);
 /// policy.max_retry_after), else the exponential backoff with jitter. When the attempts run out it returns the
 /// last response (its `attempts` field says how many were made) or rethrows the last TransportError with the
 /// attempt count appended, so the caller reports the server's own reason. Other requests pass through once.
+/// stream() retries only the establishing of a stream, with the same rules: a retryable answer, or a
+/// TransportError before the sink saw any body byte; never after (the caller would see the body twice). Its waits
+/// are cut into slices of at most a second with the sink's idle call in between; a sink returning false there
+/// ends the call with an `aborted` response (status 0).
 class RetryingTransport : public HttpTransport {
  public:
   /// `random` yields values in [0, 1) for the jitter; empty: a generator seeded from std::random_device.
   RetryingTransport(HttpTransport& inner, RetryPolicy policy = {}, Sleeper& sleeper = real_sleeper(),
                     std::function<double()> random = {});
   HttpResponse send(const HttpRequest& req) override;
+  using HttpTransport::stream;
+  HttpResponse stream(const HttpRequest& req, const StreamSink& sink, const StreamHeadObserver& on_head) override;
   std::string server() const override { return inner_.server(); }
 
   /// The wait before attempt `attempt` + 1 (attempt >= 1) when the server gave no Retry-After: initial_backoff ·
@@ -62,6 +68,9 @@ class RetryingTransport : public HttpTransport {
   std::chrono::milliseconds backoff(int attempt);
 
  private:
+  // The wait before retrying the retryable answer `resp`: its Retry-After (capped), else backoff(attempt).
+  std::chrono::milliseconds retry_wait(const HttpRequest& req, const HttpResponse& resp, int attempt);
+
   HttpTransport& inner_;
   RetryPolicy policy_;
   Sleeper& sleeper_;

@@ -2,6 +2,7 @@
 // (as ninja hides the disk behind DiskInterface) while the product uses libcurl.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,25 +30,47 @@ struct HttpResponse {
   /// How many times the request was sent to get this answer (RetryingTransport counts its retries here), so that
   /// an error can say the client gave up after retrying.
   int attempts = 1;
+  /// stream() only: true when the caller's sink stopped the transfer (returned false). Not an error; `status` is
+  /// the answer's status, or 0 when the transfer was stopped before any answer arrived.
+  bool aborted = false;
 
   /// Value of the first header named `name` (case-insensitive), or "" when absent.
   std::string header(std::string_view name) const;
 };
 
-/// Raised when no HTTP response was received at all (DNS, connect, TLS handshake, reset, timeout).
-/// The message names the server and the underlying cause.
+/// Raised when no HTTP response was received at all (DNS, connect, TLS handshake, reset, timeout), or when a
+/// stream's connection broke mid-body. The message names the server and the underlying cause.
 class TransportError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
+/// Receives a streamed body (stream()). Called with each piece of a 2xx answer's body as it arrives, and with an
+/// EMPTY piece about once a second (or more often) while nothing arrives — before the answer too — so the caller
+/// can check a deadline or a stop flag. Returning false stops the transfer (HttpResponse::aborted). A piece can
+/// hold part of a line or several lines: framing is the caller's job.
+using StreamSink = std::function<bool(std::string_view chunk)>;
+
+/// Called once per stream() when a 2xx answer's status line and headers have arrived, before any body piece
+/// (`head.body` is empty), e.g. to log the status or to count the stream as established.
+using StreamHeadObserver = std::function<void(const HttpResponse& head)>;
+
 /// Sends requests to one API server. Implementations: CurlTransport (product), FakeTransport (unit tests),
-/// LoggingTransport (decorator for -v).
+/// LoggingTransport (decorator for -v), RetryingTransport (decorator for transient failures).
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
   /// Sends `req` and returns the response whatever its status code; throws TransportError when there is none.
   virtual HttpResponse send(const HttpRequest& req) = 0;
+  /// Sends `req` and hands a 2xx answer's body to `sink` piece by piece as it arrives, for long-running requests
+  /// (watches). Returns when the body ended, when `sink` returned false (`aborted` set) or, for a non-2xx answer,
+  /// with that answer's body collected in the response (`sink` never sees its bytes). `on_head` (may be empty)
+  /// is told about a 2xx answer's headers first. Throws TransportError when no answer arrives or the connection
+  /// breaks mid-body (the message names the server and says the stream broke); an exception from `sink` or
+  /// `on_head` ends the transfer and propagates.
+  virtual HttpResponse stream(const HttpRequest& req, const StreamSink& sink, const StreamHeadObserver& on_head) = 0;
+  /// stream() without a head observer.
+  HttpResponse stream(const HttpRequest& req, const StreamSink& sink) { return stream(req, sink, {}); }
   /// The server's base URL, e.g. "https://127.0.0.1:6443" (for messages and -v logs).
   virtual std::string server() const = 0;
 };

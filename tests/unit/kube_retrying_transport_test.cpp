@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "fake_transport.h"
@@ -207,4 +209,115 @@ TEST_CASE("max_attempts 1 turns retries off and leaves errors untouched") {
   t.reply(503, kUnavailable);
   CHECK(r.send(request("GET")).attempts == 1);
   CHECK(s.waits.empty());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// stream(): only the establishing of a stream is retried
+
+namespace {
+
+// A sink that collects the body and counts its idle calls; it stops the stream after `stop_after_idle` of them
+// (negative: never).
+struct Sink {
+  std::string body;
+  int idle = 0;
+  int stop_after_idle = -1;
+  mindie::kube::StreamSink fn() {
+    return [this](std::string_view chunk) {
+      if (!chunk.empty()) {
+        body.append(chunk);
+        return true;
+      }
+      ++idle;
+      return stop_after_idle < 0 || idle < stop_after_idle;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stream: failures before the first body byte are retried like a GET's") {
+  FakeTransport t;
+  RecordingSleeper s;
+  auto r = retrying(t, s);
+  t.fail("Unable to connect to the server https://fake.example:6443: Connection refused")
+      .reply(503, kUnavailable, {{"retry-after", "2"}})
+      .stream_reply({"a\n", "b\n"});
+  Sink sink;
+  const auto resp = r.stream(request("GET"), sink.fn());
+  CHECK(resp.status == 200);
+  CHECK(resp.attempts == 3);
+  CHECK(sink.body == "a\nb\n");  // once: the failed attempts gave the sink nothing
+  // 250 ms backoff, then the 2 s Retry-After in slices of at most a second with an idle call after each.
+  CHECK(s.waits == std::vector<milliseconds>{milliseconds(250), milliseconds(1000), milliseconds(1000)});
+  CHECK(sink.idle == 3);
+}
+
+TEST_CASE("stream: a stream that broke after the sink saw data is never repeated") {
+  FakeTransport t;
+  RecordingSleeper s;
+  auto r = retrying(t, s);
+  t.stream_reply({"{\"type\":"}, FakeTransport::StreamEnd::Break, "The stream from the server x broke: reset");
+  t.stream_reply({"never sent\n"});
+  Sink sink;
+  CHECK_THROWS_WITH_AS(r.stream(request("GET"), sink.fn()), "The stream from the server x broke: reset",
+                       TransportError);
+  CHECK(t.requests.size() == 1);
+  CHECK(sink.body == "{\"type\":");
+  CHECK(s.waits.empty());
+}
+
+TEST_CASE("stream: a 2xx head and then a break before any body byte is retried") {
+  FakeTransport t;
+  RecordingSleeper s;
+  auto r = retrying(t, s);
+  t.stream_reply({}, FakeTransport::StreamEnd::Break).stream_reply({"x\n"});
+  int heads = 0;
+  Sink sink;
+  const auto resp = r.stream(request("GET"), sink.fn(), [&](const mindie::kube::HttpResponse&) { ++heads; });
+  CHECK(resp.attempts == 2);
+  CHECK(sink.body == "x\n");
+  CHECK(heads == 2);
+}
+
+TEST_CASE("stream: non-retryable answers return at once; exhausted attempts return the last answer") {
+  FakeTransport t;
+  RecordingSleeper s;
+  RetryPolicy p;
+  p.max_attempts = 2;
+  auto r = retrying(t, s, p);
+  t.reply(403, "{}");
+  Sink sink;
+  CHECK(r.stream(request("GET"), sink.fn()).status == 403);
+  t.reply(503, kUnavailable).reply(503, kUnavailable);
+  const auto resp = r.stream(request("GET"), sink.fn());
+  CHECK(resp.status == 503);
+  CHECK(resp.attempts == 2);
+  CHECK(sink.body.empty());
+  t.fail("refused 1").fail("refused 2");
+  CHECK_THROWS_WITH_AS(r.stream(request("GET"), sink.fn()), "refused 2 (gave up after 2 attempts)", TransportError);
+}
+
+TEST_CASE("stream: the sink can stop the retries during a wait") {
+  FakeTransport t;
+  RecordingSleeper s;
+  auto r = retrying(t, s);
+  t.reply(429, "", {{"retry-after", "5"}});
+  Sink sink;
+  sink.stop_after_idle = 2;  // the second idle call says stop
+  const auto resp = r.stream(request("GET"), sink.fn());
+  CHECK(resp.aborted);
+  CHECK(resp.status == 0);
+  CHECK(t.requests.size() == 1);
+  CHECK(s.waits == std::vector<milliseconds>{milliseconds(1000), milliseconds(1000)});
+}
+
+TEST_CASE("stream: requests that are not safe to retry pass through once") {
+  FakeTransport t;
+  RecordingSleeper s;
+  auto r = retrying(t, s);
+  t.fail("refused");
+  Sink sink;
+  CHECK_THROWS_AS(r.stream(request("POST", "application/json", "{}"), sink.fn()), TransportError);
+  CHECK(t.requests.size() == 1);
 }

@@ -1,4 +1,5 @@
-// HttpResponse::header, the -v logging decorator, and CurlTransport against a one-connection loopback server.
+// HttpResponse::header, the -v logging decorator, and CurlTransport against a one-connection loopback server and
+// the TLS test server (streams).
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <doctest/doctest.h>
@@ -7,8 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -331,5 +336,279 @@ TEST_CASE("CurlTransport: a socks5 proxy-url leaves resolving the server's name 
     const auto seen = proxy.take_request();
     CHECK(seen.atyp == 3);
     CHECK(seen.host == name);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// stream()
+
+namespace {
+
+// Collects what a stream's sink is given.
+struct Collected {
+  std::string body;
+  int pieces = 0;  // non-empty ones
+  int idle = 0;    // empty ones
+};
+
+}  // namespace
+
+TEST_CASE("CurlTransport::stream hands each chunk to the sink as it arrives, over TLS") {
+  TlsServer server;
+  RestConfig c;
+  c.server = server.url();
+  c.ca_pem = server.ca_pem();
+  c.token = "stream-token";
+  c.request_timeout = std::chrono::seconds(20);
+  CurlTransport t(c);
+  Collected got;
+  std::vector<std::string> heads;
+  const HttpResponse r = t.stream(
+      request("GET", "/stream/pieces"),
+      [&](std::string_view chunk) {
+        if (chunk.empty()) {
+          ++got.idle;
+          return true;
+        }
+        ++got.pieces;
+        got.body.append(chunk);
+        // The server sends the next piece only after this: seeing a piece here proves it was not buffered.
+        if (got.body.ends_with("\n")) server.advance();
+        return true;
+      },
+      [&](const HttpResponse& head) {
+        CHECK(got.body.empty());  // the head comes before any body piece
+        heads.push_back(std::to_string(head.status) + " " + head.header("content-type"));
+      });
+  CHECK(r.status == 200);
+  CHECK_FALSE(r.aborted);
+  CHECK(r.body.empty());  // a 2xx body goes to the sink only
+  CHECK(got.body == "piece-1\npiece-2\npiece-3\n");
+  CHECK(got.pieces >= 3);
+  CHECK(heads == std::vector<std::string>{"200 application/json"});
+  CHECK(server.authorizations().empty());  // the stream routes do not record; the token is checked below
+  // The same handle still serves ordinary requests afterwards, with the credentials.
+  CHECK(t.send(request("GET", "/version")).status == 200);
+  CHECK(server.authorizations().back() == "Bearer stream-token");
+}
+
+TEST_CASE("CurlTransport::stream: a sink returning false stops an idle stream; request-timeout spares the body") {
+  TlsServer server;
+  RestConfig c;
+  c.server = server.url();
+  c.ca_pem = server.ca_pem();
+  // The sink keeps the idle stream open for twice this: a whole-request timeout would end it as an error.
+  c.request_timeout = std::chrono::milliseconds(400);
+  CurlTransport t(c);
+  int idle_after_head = 0;
+  std::optional<std::chrono::steady_clock::time_point> head;
+  const HttpResponse r = t.stream(
+      request("GET", "/stream/idle"),
+      [&](std::string_view chunk) {
+        CHECK(chunk.empty());  // the server sends nothing
+        if (!head) return true;
+        ++idle_after_head;
+        return std::chrono::steady_clock::now() - *head < 2 * c.request_timeout;
+      },
+      [&](const HttpResponse&) { head = std::chrono::steady_clock::now(); });
+  CHECK(r.aborted);
+  CHECK(r.status == 200);
+  CHECK(idle_after_head >= 1);
+  server.release();
+}
+
+TEST_CASE("CurlTransport::stream: the connection closing mid-body is a TransportError saying the stream broke") {
+  TlsServer server;
+  RestConfig c;
+  c.server = server.url();
+  c.ca_pem = server.ca_pem();
+  CurlTransport t(c);
+  std::string body;
+  try {
+    t.stream(request("GET", "/stream/break"), [&](std::string_view chunk) {
+      body.append(chunk);
+      return true;
+    });
+    FAIL("expected TransportError");
+  } catch (const TransportError& e) {
+    CHECK(contains(e.what(), "The stream from the server " + server.url() + " broke: "));
+  }
+  CHECK(body == "{\"partial");
+}
+
+TEST_CASE("CurlTransport::stream: an error answer's body is returned, never given to the sink") {
+  TlsServer server;
+  RestConfig c;
+  c.server = server.url();
+  c.ca_pem = server.ca_pem();
+  CurlTransport t(c);
+  std::string seen;
+  bool head = false;
+  const HttpResponse r = t.stream(
+      request("GET", "/stream/forbidden"),
+      [&](std::string_view chunk) {
+        seen.append(chunk);
+        return true;
+      },
+      [&](const HttpResponse&) { head = true; });
+  CHECK(r.status == 403);
+  CHECK(contains(r.body, "\"reason\":\"Forbidden\""));
+  CHECK(seen.empty());
+  CHECK_FALSE(head);
+}
+
+TEST_CASE("CurlTransport::stream: request-timeout bounds the wait for the answer's headers") {
+  int port = 0;
+  const int fd = mindie::test::listen_loopback(false, port);  // accepts connections in the kernel, never answers
+  RestConfig c;
+  c.server = "http://127.0.0.1:" + std::to_string(port);
+  c.request_timeout = std::chrono::milliseconds(300);
+  CurlTransport t(c);
+  int idle = 0;
+  CHECK_THROWS_WITH_AS(t.stream(request("GET", "/api/v1/pods?watch=true"),
+                                [&](std::string_view) {
+                                  ++idle;
+                                  return true;
+                                }),
+                       doctest::Contains(("Unable to connect to the server " + c.server + ": no answer within 300 ms")
+                                             .c_str()),
+                       TransportError);
+  close(fd);
+}
+
+TEST_CASE("CurlTransport::stream: the sink can stop a stream still waiting for its answer") {
+  int port = 0;
+  const int fd = mindie::test::listen_loopback(false, port);
+  RestConfig c;
+  c.server = "http://127.0.0.1:" + std::to_string(port);
+  CurlTransport t(c);  // no request timeout: only the sink can end this
+  int idle = 0;
+  const HttpResponse r = t.stream(request("GET", "/api/v1/pods?watch=true"), [&](std::string_view chunk) {
+    CHECK(chunk.empty());
+    return ++idle < 2;
+  });
+  CHECK(r.aborted);
+  CHECK(r.status == 0);
+  close(fd);
+}
+
+TEST_CASE("LoggingTransport::stream -v=6: status when the headers arrive and again when the stream ends") {
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 6, log);
+  inner.stream_reply({"{\"type\":\"ADDED\"}\n"});
+  std::string body;
+  bool head = false;
+  const HttpResponse r = t.stream(
+      request("GET", "/api/v1/namespaces/ns/pods?watch=true"),
+      [&](std::string_view chunk) {
+        // The "Response" line is already out when the first piece arrives.
+        CHECK(contains(log.str(), "\"Response\" verb=\"GET\""));
+        body.append(chunk);
+        return true;
+      },
+      [&](const HttpResponse& h) { head = h.status == 200; });
+  CHECK(r.status == 200);
+  CHECK(head);  // the caller's observer still hears of the head
+  CHECK(body == "{\"type\":\"ADDED\"}\n");
+  const auto lines = lines_of(log.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(contains(lines[0], "] \"Response\" verb=\"GET\" "
+                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
+                           "status=\"200 OK\" milliseconds="));
+  CHECK(contains(lines[1], "] \"Stream ended\" verb=\"GET\" "
+                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
+                           "status=\"200 OK\" milliseconds="));
+  CHECK_FALSE(contains(log.str(), "ADDED"));  // bodies only from -v=8
+
+  SUBCASE("a stream stopped by the caller says so") {
+    inner.stream_reply({}, FakeTransport::StreamEnd::Idle);
+    CHECK(t.stream(request("GET", "/w"), [](std::string_view) { return false; }).aborted);
+    CHECK(contains(lines_of(log.str()).back(), "\"Stream ended\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
+                                               "status=\"200 OK\" milliseconds="));
+    CHECK(contains(lines_of(log.str()).back(), " aborted=true"));
+  }
+  SUBCASE("an error answer is logged as send() logs it") {
+    inner.reply(403, "denied");
+    CHECK(t.stream(request("GET", "/w"), [](std::string_view) { return true; }).status == 403);
+    CHECK(contains(lines_of(log.str()).back(), "\"Response\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
+                                               "status=\"403 Forbidden\""));
+    CHECK(lines_of(log.str()).size() == 3);
+  }
+  SUBCASE("a broken stream is logged and rethrown") {
+    inner.stream_reply({"{\"a\":"}, FakeTransport::StreamEnd::Break, "The stream from the server x broke: reset");
+    CHECK_THROWS_AS(t.stream(request("GET", "/w"), [](std::string_view) { return true; }), TransportError);
+    CHECK(contains(lines_of(log.str()).back(), "status=\"\" milliseconds="));
+    CHECK(contains(lines_of(log.str()).back(), "error=\"The stream from the server x broke: reset\""));
+  }
+}
+
+TEST_CASE("LoggingTransport::stream -v=8: one body line per event, redacted like send()'s bodies") {
+  // A Secret's data in an event: whatever send() would mask in a body is masked in a streamed line too.
+  const std::string secret =
+      R"({"type":"MODIFIED","object":{"kind":"Secret","metadata":{"name":"s"},)"
+      R"("stringData":{"auth":"Authorization: Bearer sekrit-token-123"},"data":{"basic":"Basic dXNlcjpwYXNz"}}})";
+  const std::string added = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p"}}})";
+  FakeTransport inner;
+  std::ostringstream log;
+  LoggingTransport t(inner, 8, log);
+  // Split inside both lines, two lines in one piece, and a last line without its newline.
+  inner.stream_reply({secret.substr(0, 40), secret.substr(40) + "\n" + added.substr(0, 10),
+                      added.substr(10) + "\n" + added});
+  std::string body;
+  t.stream(request("GET", "/api/v1/secrets?watch=true"), [&](std::string_view chunk) {
+    body.append(chunk);
+    return true;
+  });
+  CHECK(body == secret + "\n" + added + "\n" + added);  // the caller gets the bytes untouched
+  const std::string out = log.str();
+  CHECK_FALSE(contains(out, "sekrit-token-123"));
+  CHECK_FALSE(contains(out, "dXNlcjpwYXNz"));
+
+  // send() of the same body as a whole logs the same masked text.
+  FakeTransport plain;
+  std::ostringstream send_log;
+  LoggingTransport s(plain, 8, send_log);
+  plain.reply(200, secret);
+  s.send(request("GET", "/api/v1/secrets/s"));
+  std::string send_body_line;
+  for (const auto& line : lines_of(send_log.str()))
+    if (contains(line, "\"Response Body\"")) send_body_line = line.substr(line.find("\"Response Body\""));
+  REQUIRE_FALSE(send_body_line.empty());
+  CHECK(contains(send_body_line, "Bearer <masked>"));
+  std::vector<std::string> body_lines;
+  for (const auto& line : lines_of(out))
+    if (contains(line, "\"Response Body\"")) body_lines.push_back(line.substr(line.find("\"Response Body\"")));
+  REQUIRE(body_lines.size() == 3);
+  CHECK(body_lines[0] == send_body_line);
+  CHECK(contains(body_lines[1], R"(\"kind\":\"Pod\")"));
+  CHECK(body_lines[1] == body_lines[2]);
+  CHECK(contains(out, "\"Response Headers\" content-type=\"application/json\""));
+}
+
+TEST_CASE("LoggingTransport: transports on several threads never interleave log lines") {
+  std::ostringstream log;
+  std::vector<std::unique_ptr<FakeTransport>> inners;
+  std::vector<std::unique_ptr<LoggingTransport>> loggers;
+  for (int i = 0; i < 4; ++i) {
+    inners.push_back(std::make_unique<FakeTransport>());
+    loggers.push_back(std::make_unique<LoggingTransport>(*inners.back(), 8, log));
+    for (int k = 0; k < 50; ++k) inners.back()->stream_reply({std::string(100, static_cast<char>('a' + i)) + "\n"});
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 50; ++k) loggers[i]->stream(request("GET", "/w"), [](std::string_view) { return true; });
+    });
+  }
+  for (auto& th : threads) th.join();
+  const auto lines = lines_of(log.str());
+  CHECK(lines.size() == 4 * 50 * 5);  // Request Headers, Response, Response Headers, Response Body, Stream ended
+  for (const auto& line : lines) {
+    CHECK(line.rfind("I", 0) == 0);
+    if (contains(line, "\"Response Body\"")) {
+      const char c = line[line.find("body=\"") + 6];
+      CHECK(contains(line, "body=\"" + std::string(100, c) + "\""));
+    }
   }
 }

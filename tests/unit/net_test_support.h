@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
@@ -132,12 +133,48 @@ class ScriptedHttpServer {
 };
 
 /// HTTPS on loopback with a fresh sandbox CA (server certificate for 127.0.0.1, ::1 and localhost). Answers every
-/// GET with 200 {"ok":true} and records the Authorization headers it saw.
+/// GET with 200 {"ok":true} and records the Authorization headers it saw, except the chunked streams:
+/// - /stream/pieces: "piece-1\n", then each further piece ("piece-2\n", "piece-3\n") only after advance() was
+///   called once more, then the end of the body — so a client can prove it saw a piece before the next was sent;
+/// - /stream/break: "{\"partial" and then the connection closes without the body's end;
+/// - /stream/idle: the headers, then nothing until release() (or the destructor);
+/// - /stream/forbidden: 403 with a Status body.
+/// Every wait of the server is bounded (20 s), so a failing test cannot hang it.
 class TlsServer {
  public:
   explicit TlsServer(bool ipv6 = false)
       : tls_(sandbox::generate_tls()), server_(tls_.server_cert.get(), tls_.server_key.get()), ipv6_(ipv6) {
     REQUIRE(server_.is_valid());
+    server_.Get("/stream/pieces", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("application/json", [this, sent = 0](std::size_t, httplib::DataSink& sink) mutable {
+        if (sent == 3 || !wait_for_gate(sent)) {
+          sink.done();
+          return true;
+        }
+        const std::string piece = "piece-" + std::to_string(++sent) + "\n";
+        return sink.write(piece.data(), piece.size());
+      });
+    });
+    server_.Get("/stream/break", [](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("application/json", [sent = false](std::size_t, httplib::DataSink& sink) mutable {
+        if (sent) return false;  // abandons the response mid-body: the connection closes without the last chunk
+        sent = true;
+        return sink.write("{\"partial", 9);
+      });
+    });
+    server_.Get("/stream/idle", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("application/json", [this](std::size_t, httplib::DataSink& sink) {
+        std::unique_lock lock(mu_);
+        gate_cv_.wait_for(lock, std::chrono::seconds(20), [this] { return released_; });
+        sink.done();
+        return true;
+      });
+    });
+    server_.Get("/stream/forbidden", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 403;
+      res.set_content(R"({"kind":"Status","status":"Failure","reason":"Forbidden","message":"no","code":403})",
+                      "application/json");
+    });
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
       authorizations_.push_back(req.get_header_value("Authorization"));
@@ -152,8 +189,21 @@ class TlsServer {
     REQUIRE(server_.is_running());
   }
   ~TlsServer() {
+    release();
     server_.stop();
     thread_.join();
+  }
+  /// Lets /stream/pieces send its next piece.
+  void advance() {
+    std::lock_guard lock(mu_);
+    ++allowed_;
+    gate_cv_.notify_all();
+  }
+  /// Ends every waiting stream.
+  void release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    gate_cv_.notify_all();
   }
   std::string url() const { return std::string("https://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_); }
   int port() const { return port_; }
@@ -164,12 +214,22 @@ class TlsServer {
   }
 
  private:
+  // True when piece `sent` + 1 may go out (the first always may); false when released or after 20 s.
+  bool wait_for_gate(int sent) {
+    std::unique_lock lock(mu_);
+    return gate_cv_.wait_for(lock, std::chrono::seconds(20), [&] { return released_ || allowed_ >= sent; }) &&
+           !released_;
+  }
+
   sandbox::TlsMaterial tls_;
   httplib::SSLServer server_;
   bool ipv6_;
   int port_ = 0;
   std::thread thread_;
   std::mutex mu_;
+  std::condition_variable gate_cv_;
+  int allowed_ = 0;
+  bool released_ = false;
   std::vector<std::string> authorizations_;
 };
 
