@@ -13,6 +13,7 @@
 #include "operator_sim.h"
 #include "protobuf.h"
 #include "support/openapi_schema.h"
+#include "table.h"
 
 namespace mindie::sandbox {
 
@@ -33,6 +34,20 @@ std::string now_rfc3339() {
   gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// MicroTime, as events.k8s.io's eventTime carries it.
+std::string now_rfc3339_micro() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%06lldZ", static_cast<long long>(micros));
   return buf;
 }
 
@@ -172,73 +187,34 @@ void prune_unknown(const json& schema, json& value, bool is_root) {
   }
 }
 
-// duration.HumanDuration, as kubectl shows ages.
-std::string human_age(const std::string& rfc3339) {
-  std::tm tm{};
-  if (!strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return "<unknown>";
-  const long long secs = static_cast<long long>(std::time(nullptr) - timegm(&tm));
-  if (secs < 0) return "<invalid>";
-  const long long m = secs / 60, h = secs / 3600, d = h / 24;
-  if (secs < 120) return std::to_string(secs) + "s";
-  if (m < 10) return std::to_string(m) + "m" + (secs % 60 ? std::to_string(secs % 60) + "s" : "");
-  if (m < 180) return std::to_string(m) + "m";
-  if (h < 8) return std::to_string(h) + "h" + (m % 60 ? std::to_string(m % 60) + "m" : "");
-  if (h < 48) return std::to_string(h) + "h";
-  if (h < 192) return std::to_string(d) + "d" + (h % 24 ? std::to_string(h % 24) + "h" : "");
-  return std::to_string(d) + "d";
-}
-
-// The server-side printing kubectl asks for (Accept: ...;as=Table;g=meta.k8s.io): the columns kube-apiserver's
-// printers give the types kubectl-mindie's users look at, Name and Age for the rest.
-json to_table(const std::string& kind, const std::vector<json>& objects, const json& list_meta) {
-  const auto col = [](const char* name, const char* type, int priority = 0) {
-    return json{{"name", name}, {"type", type}, {"format", std::string(name) == "Name" ? "name" : ""},
-                {"description", ""}, {"priority", priority}};
-  };
-  json columns = {col("Name", "string")};
-  if (kind == "Pod")
-    for (auto c : {col("Ready", "string"), col("Status", "string"), col("Restarts", "string")}) columns.push_back(c);
-  if (kind == "Namespace") columns.push_back(col("Status", "string"));
-  if (kind == "ConfigMap") columns.push_back(col("Data", "integer"));
-  columns.push_back(col("Age", "string"));
-  if (kind == "Pod")
-    for (auto c : {col("IP", "string", 1), col("Node", "string", 1)}) columns.push_back(c);
-  json rows = json::array();
-  for (const auto& o : objects) {
-    const json meta = o.value("metadata", json::object());
-    const json status = o.value("status", json::object());
-    json cells = {meta.value("name", "")};
-    if (kind == "Pod") {
-      const json cs = status.value("containerStatuses", json::array());
-      std::size_t ready = 0, restarts = 0;
-      for (const auto& c : cs) {
-        ready += c.value("ready", false) ? 1 : 0;
-        restarts += c.value("restartCount", 0);
-      }
-      const std::size_t total = o.value("spec", json::object()).value("containers", json::array()).size();
-      cells.push_back(std::to_string(ready) + "/" + std::to_string(total));
-      cells.push_back(meta.contains("deletionTimestamp") ? "Terminating" : status.value("phase", "Pending"));
-      cells.push_back(std::to_string(restarts));
-    }
-    if (kind == "Namespace") cells.push_back(status.value("phase", "Active"));
-    if (kind == "ConfigMap")
-      cells.push_back(o.value("data", json::object()).size() + o.value("binaryData", json::object()).size());
-    cells.push_back(human_age(meta.value("creationTimestamp", "")));
-    if (kind == "Pod") {
-      cells.push_back(status.value("podIP", "<none>"));
-      cells.push_back(o.value("spec", json::object()).value("nodeName", "<none>"));
-    }
-    json partial = meta;
-    partial.erase("managedFields");
-    rows.push_back({{"cells", cells},
-                    {"object", {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"},
-                                {"metadata", partial}}}});
-  }
-  return {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", list_meta},
-          {"columnDefinitions", columns}, {"rows", rows}};
-}
-
 bool wants_table(const HttpRequest& req) { return req.accept.find("as=Table") != std::string::npos; }
+
+bool has_finalizers(const json& obj) {
+  const json& m = obj["metadata"];
+  return m.contains("finalizers") && m["finalizers"].is_array() && !m["finalizers"].empty();
+}
+
+// A pod the taint manager evicted from an unreachable node (pod state Terminating): its kubelet never confirms the
+// deletion, so only a forced delete (gracePeriodSeconds=0) removes it.
+bool awaits_dead_kubelet(const ResourceType& rt, const json& obj) {
+  if (rt.kind != "Pod" || !obj["metadata"].contains("deletionTimestamp")) return false;
+  for (const auto& c : obj.value("status", json::object()).value("conditions", json::array()))
+    if (c.is_object() && c.value("type", "") == "DisruptionTarget" && c.value("reason", "") == "DeletionByTaintManager")
+      return true;
+  return false;
+}
+
+// The types the simulated controllers create and keep: a client's write to one makes them reconcile.
+bool controllers_own(const ResourceType& rt) {
+  static const std::set<std::string> kinds = {"Pod", "Deployment", "StatefulSet", "ReplicaSet", "Service",
+                                              "InferService", "InstanceSet"};
+  return kinds.count(rt.kind) > 0;
+}
+
+bool is_watch(const HttpRequest& req) {
+  const std::string w = param(req, "watch");
+  return w == "1" || w == "true";
+}
 
 }  // namespace
 
@@ -322,13 +298,36 @@ ApiServer::ApiServer(Registry registry, ServerOptions options)
     WriteContext ctx("sandbox");
     commit(ns_type, std::nullopt, {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", n}}}}, ctx);
   }
+  pending_.clear();
+  store_.set_observer([this](const StoreEvent& e) { pending_.push_back(e); });
 }
 
 HttpResponse ApiServer::handle(const HttpRequest& req) {
   std::lock_guard lock(mu_);
+  dirty_namespaces_.clear();
+  HttpResponse res = handle_locked(req);
+  try {
+    reconcile_dirty();
+  } catch (const std::exception&) {
+    // The simulated controllers only log their failures; the client's request has been answered.
+  }
+  dispatch();
+  return res;
+}
+
+void ApiServer::shutdown() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  for (auto& w : watchers_) w->abort();
+  watchers_.clear();
+}
+
+HttpResponse ApiServer::handle_locked(const HttpRequest& req) {
   try {
     if (req.authorization != "Bearer " + options_.token)
       throw ApiError(401, "Unauthorized", "Unauthorized", json::object());
+    // The control endpoints are the test's side channel, not the API under test: no faults.
+    if (req.path.rfind("/sandbox/", 0) == 0) return control(req);
     for (auto& f : options_.faults) {
       if (f.remaining == 0 || (f.method != "*" && f.method != req.method) || !std::regex_match(req.path, f.path))
         continue;
@@ -358,9 +357,14 @@ HttpResponse ApiServer::handle(const HttpRequest& req) {
       res = route(req);
     } catch (...) {
       store_ = std::move(saved);
+      dirty_namespaces_.clear();
+      pending_.clear();
       throw;
     }
+    // Nothing of a dry run happened: no reconciling, no watch events.
     store_ = std::move(saved);
+    dirty_namespaces_.clear();
+    pending_.clear();
     return res;
   } catch (const ApiError& e) {
     return error_response(e);
@@ -451,15 +455,11 @@ HttpResponse ApiServer::route(const HttpRequest& req) {
 HttpResponse ApiServer::serve_resource(const HttpRequest& req, const Target& t) {
   const std::string& m = req.method;
   if (t.name.empty()) {
-    if (m == "GET") {
-      if (param(req, "watch") == "1" || param(req, "watch") == "true")
-        throw method_not_allowed("watch is not supported by the sandbox API server");
-      return list_objects(req, t);
-    }
+    if (m == "GET") return is_watch(req) ? watch_objects(req, t) : list_objects(req, t);
     if (m == "POST") return create_object(req, t);
     if (m == "DELETE") return delete_collection(req, t);
   } else {
-    if (m == "GET") return get_object(req, t);
+    if (m == "GET") return is_watch(req) && t.subresource.empty() ? watch_objects(req, t) : get_object(req, t);
     if (m == "PUT") return update_object(req, t);
     if (m == "PATCH") return patch_object(req, t);
     if (m == "DELETE" && t.subresource.empty()) return delete_object(req, t);
@@ -517,32 +517,54 @@ HttpResponse ApiServer::list_objects(const HttpRequest& req, const Target& t) {
     continuing = true;
   }
 
-  std::vector<json> items;
+  // A continue token from before the last compaction can no longer give a consistent list (etcd: 410 Expired).
+  if (continuing && std::stoull("0" + list_rv.substr(0, 18)) < store_.oldest_watchable())
+    throw ApiError(410, "Expired",
+                   "The provided continue parameter is too old to display a consistent list result. You can start a "
+                   "new list without the continue parameter, or use the continue token in this response to retrieve "
+                   "the remainder of the results. Continuing with the provided token results in an inconsistent list "
+                   "- objects that were created, modified, or deleted between the time the first chunk was returned "
+                   "and now may show up in the list.");
+
+  // One ordered pass from where the page starts, copying only the page. Without selectors the rest is counted for
+  // remainingItemCount; with them one more match is enough to know a next page exists.
+  const bool selective = !param(req, "labelSelector").empty() || !param(req, "fieldSelector").empty();
+  std::vector<ObjectPtr> items;
   std::size_t remaining = 0;
-  for (const auto& obj : store_.list(t.rt->key(), t.ns)) {
-    const std::pair<std::string, std::string> key{meta_string(obj, "namespace"), meta_string(obj, "name")};
-    if (continuing && key <= after) continue;
-    if (!labels->matches(obj["metadata"].value("labels", json::object())) || !fields->matches(obj)) continue;
+  static const json no_labels = json::object();
+  store_.scan(t.rt->key(), t.ns, after, [&](const ObjectPtr& p) {
+    const json& obj = *p;
+    const json& meta = obj["metadata"];
+    if (!labels->matches(meta.contains("labels") ? meta["labels"] : no_labels) || !fields->matches(obj)) return true;
     if (limit > 0 && items.size() == limit) {
       ++remaining;
-      continue;
+      return !selective;
     }
-    items.push_back(obj);
-  }
+    items.push_back(p);
+    return true;
+  });
   json meta = {{"resourceVersion", list_rv}};
   if (remaining > 0) {
-    const json& last = items.back();
+    const json& last = *items.back();
     // An opaque token, as the API promises: base64 of where the next page starts and at which revision.
     meta["continue"] = base64_encode(
         json{{"rv", list_rv}, {"ns", meta_string(last, "namespace")}, {"name", meta_string(last, "name")}}.dump());
-    if (param(req, "labelSelector").empty() && param(req, "fieldSelector").empty())
-      meta["remainingItemCount"] = remaining;
+    if (!selective) meta["remainingItemCount"] = remaining;
   }
-  if (wants_table(req)) return json_response(200, to_table(t.rt->kind, items, meta));
-  return json_response(200, {{"kind", t.rt->kind + "List"},
-                             {"apiVersion", t.rt->api_version()},
-                             {"metadata", meta},
-                             {"items", items}});
+  if (wants_table(req)) {
+    std::vector<json> objects;
+    for (const auto& p : items) objects.push_back(*p);
+    return json_response(200, to_table(t.rt->kind, objects, meta));
+  }
+  // Serialised straight from the stored versions: a page of 500 pods is never copied.
+  HttpResponse res;
+  res.body = "{\"apiVersion\":" + json(t.rt->api_version()).dump() + ",\"items\":[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) res.body += ',';
+    res.body += items[i]->dump();
+  }
+  res.body += "],\"kind\":" + json(t.rt->kind + "List").dump() + ",\"metadata\":" + meta.dump() + "}";
+  return res;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -643,7 +665,7 @@ json ApiServer::commit(const ResourceType& rt, const std::optional<json>& old, j
   json& meta = obj["metadata"];
   if (old) {
     const json& om = (*old)["metadata"];
-    for (const char* k : {"uid", "creationTimestamp", "generation", "deletionTimestamp"}) {
+    for (const char* k : {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"}) {
       if (om.contains(k)) meta[k] = om[k];
       else meta.erase(k);
     }
@@ -668,6 +690,7 @@ json ApiServer::commit(const ResourceType& rt, const std::optional<json>& old, j
     if (rt.generation != GenerationPolicy::None) meta["generation"] = 1;
     else meta.erase("generation");
     meta.erase("deletionTimestamp");
+    meta.erase("deletionGracePeriodSeconds");
     if (!ctx.apply) meta.erase("managedFields");
     if (rt.status_subresource && !ctx.internal) {
       obj.erase("status");
@@ -699,6 +722,14 @@ json ApiServer::commit(const ResourceType& rt, const std::optional<json>& old, j
     if (without_times(obj) == without_times(*old)) return *old;  // a no-op write stores nothing
   }
   json stored = store_.put(rt.key(), std::move(obj));
+  if (!ctx.internal && rt.namespaced && controllers_own(rt))
+    dirty_namespaces_.insert(meta_string(stored, "namespace"));
+  // The last finalizer of a deleted object gone: the deletion completes.
+  const json& sm = stored["metadata"];
+  if (sm.contains("deletionTimestamp") && !has_finalizers(stored) && !awaits_dead_kubelet(rt, stored)) {
+    remove_cascading(rt, meta_string(stored, "namespace"), meta_string(stored, "name"), false);
+    return stored;
+  }
   if (options_.simulate_operator && rt.kind == "InferServiceSet" && rt.group == "mindcluster.huawei.com" &&
       ctx.subresource.empty())
     reconcile_infer_service_set(stored);
@@ -941,9 +972,26 @@ HttpResponse ApiServer::apply_object(const HttpRequest& req, const Target& t) {
 // deletes
 
 std::optional<json> ApiServer::remove_cascading(const ResourceType& rt, const std::string& ns,
-                                                const std::string& name, bool orphan) {
+                                                const std::string& name, bool orphan, bool force) {
+  const json* current = store_.find(rt.key(), ns, name);
+  if (!current) return std::nullopt;
+  if (has_finalizers(*current) || (awaits_dead_kubelet(rt, *current) && !force)) {
+    // Graceful deletion that cannot complete yet: the object stays with its deletionTimestamp.
+    if ((*current)["metadata"].contains("deletionTimestamp")) return *current;
+    json marked = *current;
+    marked["metadata"]["deletionTimestamp"] = now_rfc3339();
+    marked["metadata"]["deletionGracePeriodSeconds"] = 0;
+    return store_.put(rt.key(), std::move(marked));
+  }
+  if (rt.kind == "Pod" && !force && !(*current)["metadata"].contains("deletionTimestamp")) {
+    // Graceful deletion: watchers see the pod terminating (MODIFIED) before its kubelet confirms it (DELETED).
+    json marked = *current;
+    marked["metadata"]["deletionTimestamp"] = now_rfc3339();
+    marked["metadata"]["deletionGracePeriodSeconds"] =
+        marked.value("spec", json::object()).value("terminationGracePeriodSeconds", json(30));
+    store_.put(rt.key(), std::move(marked));
+  }
   auto removed = store_.remove(rt.key(), ns, name);
-  if (!removed) return std::nullopt;
   const std::string uid = meta_string(*removed, "uid");
   if (rt.kind == "Namespace") {
     for (const auto& t : registry_.all())
@@ -951,24 +999,22 @@ std::optional<json> ApiServer::remove_cascading(const ResourceType& rt, const st
         for (const auto& o : store_.list(t.key(), name)) store_.remove(t.key(), name, meta_string(o, "name"));
   }
   // The garbage collector: dependents go with their owner, or lose the reference when orphaned.
-  for (const auto& [type_key, obj] : store_.all()) {
-    const json refs = obj["metadata"].value("ownerReferences", json::array());
-    if (!refs.is_array()) continue;
-    json kept = json::array();
-    for (const auto& r : refs)
-      if (!(r.is_object() && r.value("uid", json("")) == uid)) kept.push_back(r);
-    if (kept.size() == refs.size()) continue;
+  for (const auto& [type_key, dep_ns, dep_name] : store_.dependents(uid)) {
     const ResourceType* dep = nullptr;
     for (const auto& t : registry_.all())
       if (t.key() == type_key) dep = &t;
-    if (!dep) continue;
+    const json* obj = store_.find(type_key, dep_ns, dep_name);
+    if (!dep || !obj) continue;
     if (orphan) {
-      json updated = obj;
+      json updated = *obj;
+      json kept = json::array();
+      for (const auto& r : updated["metadata"]["ownerReferences"])
+        if (!(r.is_object() && r.value("uid", json("")) == uid)) kept.push_back(r);
       if (kept.empty()) updated["metadata"].erase("ownerReferences");
       else updated["metadata"]["ownerReferences"] = kept;
       store_.put(type_key, std::move(updated));
     } else {
-      remove_cascading(*dep, meta_string(obj, "namespace"), meta_string(obj, "name"), false);
+      remove_cascading(*dep, dep_ns, dep_name, false);
     }
   }
   return removed;
@@ -981,11 +1027,13 @@ struct DeleteOptions {
   std::string propagation;
   std::string uid;
   std::string resource_version;
+  bool force = false;  // gracePeriodSeconds=0
 };
 
 DeleteOptions delete_options(const HttpRequest& req) {
   DeleteOptions o;
   o.propagation = param(req, "propagationPolicy");
+  o.force = param(req, "gracePeriodSeconds") == "0";
   if (!req.body.empty()) {
     json body;
     try {
@@ -996,6 +1044,7 @@ DeleteOptions delete_options(const HttpRequest& req) {
     if (!body.is_object()) throw bad_request("invalid DeleteOptions: not an object");
     if (body.contains("propagationPolicy") && body["propagationPolicy"].is_string())
       o.propagation = body["propagationPolicy"];
+    if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"] == 0) o.force = true;
     const json pre = body.value("preconditions", json::object());
     if (pre.is_object()) {
       if (pre.contains("uid") && pre["uid"].is_string()) o.uid = pre["uid"];
@@ -1021,10 +1070,11 @@ HttpResponse ApiServer::delete_object(const HttpRequest& req, const Target& t) {
   if (!opts.resource_version.empty() && opts.resource_version != meta_string(*current, "resourceVersion"))
     throw conflict(t.rt->target(t.name), "the object has been modified; please apply your changes to the latest "
                                          "version and try again");
-  json removed = *remove_cascading(*t.rt, t.ns, t.name, opts.propagation == "Orphan");
+  json removed = *remove_cascading(*t.rt, t.ns, t.name, opts.propagation == "Orphan", opts.force);
+  if (t.rt->namespaced && controllers_own(*t.rt)) dirty_namespaces_.insert(t.ns);
   // Objects deleted gracefully (pods, namespaces) and custom resources come back as the object; others as Status.
   if (t.rt->kind == "Pod" || t.rt->kind == "Namespace" || t.rt->custom) {
-    removed["metadata"]["deletionTimestamp"] = now_rfc3339();
+    if (!removed["metadata"].contains("deletionTimestamp")) removed["metadata"]["deletionTimestamp"] = now_rfc3339();
     if (t.rt->kind == "Namespace") removed["status"] = {{"phase", "Terminating"}};
     return json_response(200, removed);
   }
@@ -1043,68 +1093,503 @@ HttpResponse ApiServer::delete_collection(const HttpRequest& req, const Target& 
   as_list.accept.clear();  // the deleted objects come back as a plain list
   HttpResponse listed = list_objects(as_list, t);
   json list = json::parse(listed.body);
-  for (const auto& obj : list["items"])
-    remove_cascading(*t.rt, meta_string(obj, "namespace"), meta_string(obj, "name"), opts.propagation == "Orphan");
+  for (const auto& obj : list["items"]) {
+    remove_cascading(*t.rt, meta_string(obj, "namespace"), meta_string(obj, "name"), opts.propagation == "Orphan",
+                     opts.force);
+    if (t.rt->namespaced && controllers_own(*t.rt)) dirty_namespaces_.insert(meta_string(obj, "namespace"));
+  }
   list["metadata"].erase("continue");
   list["metadata"]["resourceVersion"] = std::to_string(store_.revision());
   return json_response(200, list);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// the infer-operator simulation
+// watch
 
-void ApiServer::reconcile_infer_service_set(const json& iss) {
-  const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
-  const ResourceType& iss_t = registry_.by_kind("mindcluster.huawei.com/v1", "InferServiceSet");
-  const std::string ns = meta_string(iss, "namespace");
-  const std::string name = meta_string(iss, "name");
-  const std::string uid = meta_string(iss, "uid");
-  const std::string now = now_rfc3339();
-  const std::vector<InstanceRef> wanted = desired_instances(iss);
-
-  // Pods this set owns, by instance; instances no longer wanted go away whole.
-  std::vector<InstanceRef> present;
-  for (const auto& pod : store_.list(pods_t.key(), ns)) {
-    bool owned = false;
-    for (const auto& r : pod["metadata"].value("ownerReferences", json::array()))
-      if (r.is_object() && r.value("uid", json("")) == uid) owned = true;
-    InstanceRef ref;
-    if (!owned || !instance_of_pod(pod, name, ref)) continue;
-    if (std::find(wanted.begin(), wanted.end(), ref) == wanted.end())
-      remove_cascading(pods_t, ns, meta_string(pod, "name"), false);
-    else if (std::find(present.begin(), present.end(), ref) == present.end())
-      present.push_back(ref);
+HttpResponse ApiServer::watch_objects(const HttpRequest& req, const Target& t) {
+  WatchSpec spec;
+  spec.type_key = t.rt->key();
+  spec.kind = t.rt->kind;
+  spec.api_version = t.rt->api_version();
+  spec.ns = t.ns;
+  // A watch on one object's path (the old form) is a watch of its collection narrowed to that name.
+  std::string field_text = param(req, "fieldSelector");
+  if (!t.name.empty()) field_text += (field_text.empty() ? "" : ",") + std::string("metadata.name=") + t.name;
+  try {
+    spec.labels = LabelSelector::parse(param(req, "labelSelector"));
+    spec.fields = FieldSelector::parse(field_text, t.rt->kind);
+  } catch (const SelectorError& e) {
+    throw bad_request(e.what());
   }
-  // Existing instances are never updated; missing ones are created from the current template.
-  for (const auto& want : wanted) {
-    if (std::find(present.begin(), present.end(), want) != present.end()) continue;
-    for (auto& pod : pods_for_instance(iss, want, now)) {
-      if (store_.get(pods_t.key(), ns, meta_string(pod, "name"))) continue;
-      WriteContext ctx("infer-operator");
-      ctx.internal = true;
-      try {
-        commit(pods_t, std::nullopt, std::move(pod), ctx);
-      } catch (const ApiError&) {
-        // A pod the API would reject (say, a template label that is no label) is not created; the real operator
-        // only logs such failures, and the InferServiceSet write itself has succeeded.
-      }
+  const std::string bookmarks = param(req, "allowWatchBookmarks");
+  spec.bookmarks = bookmarks == "true" || bookmarks == "1";
+  spec.as_table = wants_table(req);
+
+  // timeoutSeconds; absent or 0: kube-apiserver's randomised minRequestTimeout*(1+rand).
+  std::chrono::milliseconds timeout{0};
+  if (const std::string ts = param(req, "timeoutSeconds"); !ts.empty()) {
+    if (ts.find_first_not_of("0123456789") != std::string::npos || ts.size() > 9)
+      throw bad_request("timeoutSeconds: invalid value \"" + ts + "\"");
+    timeout = std::chrono::seconds(std::stoll(ts));
+  }
+  if (timeout.count() == 0) {
+    std::uniform_real_distribution<double> factor(1.0, 2.0);
+    timeout = std::chrono::milliseconds(
+        static_cast<long long>(std::chrono::milliseconds(options_.min_request_timeout).count() * factor(rng())));
+  }
+
+  // ValidateListOptions' rules for sendInitialEvents (the WatchList streaming of the initial state).
+  const std::string rv = param(req, "resourceVersion");
+  const std::string match = param(req, "resourceVersionMatch");
+  const std::string send_initial = param(req, "sendInitialEvents");
+  const ErrorTarget list_options{"meta.k8s.io", "", "ListOptions", ""};
+  if (!send_initial.empty()) {
+    if (send_initial != "true" && send_initial != "false")
+      throw bad_request("sendInitialEvents: invalid value \"" + send_initial + "\"");
+    if (!spec.bookmarks)
+      throw invalid(list_options, {{"FieldValueForbidden", "Forbidden: sendInitialEvents requires setting "
+                                                           "allowWatchBookmarks to true", "allowWatchBookmarks"}});
+    if (match != "NotOlderThan")
+      throw invalid(list_options, {{"FieldValueForbidden", "Forbidden: sendInitialEvents requires setting "
+                                                           "resourceVersionMatch to NotOlderThan",
+                                    "resourceVersionMatch"}});
+  } else if (!match.empty()) {
+    throw invalid(list_options, {{"FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden for watch "
+                                                         "unless sendInitialEvents is provided",
+                                  "resourceVersionMatch"}});
+  }
+  std::uint64_t from = 0;
+  if (!rv.empty() && rv != "0") {
+    if (rv.find_first_not_of("0123456789") != std::string::npos || rv.size() > 19)
+      throw bad_request("resourceVersion: Invalid value: \"" + rv + "\": strconv.ParseUint: parsing \"" + rv +
+                        "\": invalid syntax");
+    from = std::stoull(rv);
+  }
+  const bool initial = send_initial.empty() ? from == 0 : send_initial == "true";
+  const std::uint64_t revision = store_.revision();
+  // A watch from a resourceVersion not reached yet starts there: later changes up to it are not its business.
+  spec.after_revision = std::max(from, revision);
+
+  const auto start = Watch::Clock::now();
+  auto w = std::make_shared<Watch>(std::move(spec), start, start + timeout,
+                                   std::chrono::duration_cast<Watch::Clock::duration>(options_.bookmark_interval));
+  bool open = true;
+  if (initial) {
+    // Synthetic ADDED events for the current state ("Get State and Start at Most Recent").
+    store_.scan(t.rt->key(), t.ns, {}, [&](const ObjectPtr& p) {
+      if (watch_selects(w->spec(), *p)) w->push({WatchEvent::Type::Added, p, ""});
+      return true;
+    });
+    if (send_initial == "true") w->push_initial_events_end(revision);
+  } else if (from > 0) {
+    auto events = store_.events_since(from);
+    if (!events) {
+      // Past the history (compacted): still a 200 stream, whose only event is ERROR 410 (the cacher's errWatcher).
+      w->fail(ApiError(410, "Expired", "too old resource version: " + rv + " (" +
+                                           std::to_string(store_.oldest_watchable()) + ")")
+                  .status());
+      open = false;
+    } else {
+      for (const auto& e : *events)
+        if (auto we = watch_event_for(e, w->spec())) w->push(std::move(*we));
     }
   }
+  w->advance(revision);
+  if (stopping_) w->abort();
+  if (open && !stopping_) watchers_.push_back(w);
+  HttpResponse r;
+  r.status = 200;
+  r.watch = std::move(w);
+  return r;
+}
 
-  std::vector<json> pods;
-  for (const auto& pod : store_.list(pods_t.key(), ns)) {
-    InstanceRef ref;
-    if (instance_of_pod(pod, name, ref)) pods.push_back(pod);
+void ApiServer::dispatch() {
+  std::erase_if(watchers_, [](const std::shared_ptr<Watch>& w) { return w->done(); });
+  for (const auto& e : pending_)
+    for (auto& w : watchers_)
+      if (e.resource_version > w->spec().after_revision)
+        if (auto we = watch_event_for(e, w->spec())) w->push(std::move(*we));
+  pending_.clear();
+  for (auto& w : watchers_) w->advance(store_.revision());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// control endpoints
+
+HttpResponse ApiServer::control(const HttpRequest& req) {
+  if (req.path != "/sandbox/close-watches" && req.path != "/sandbox/compact" && req.path != "/sandbox/pod-state")
+    throw resource_not_found();
+  if (req.method != "POST") throw method_not_allowed("the sandbox control endpoints take POST");
+  if (req.path == "/sandbox/close-watches") {
+    int closed = 0;
+    for (auto& w : watchers_) {
+      if (w->done()) continue;
+      w->abort();
+      ++closed;
+    }
+    watchers_.clear();
+    return json_response(200, {{"closed", closed}});
   }
-  json updated = iss;
-  updated["status"] = infer_service_set_status(iss, pods, iss.value("status", json::object()), now);
-  WriteContext ctx("infer-operator", "status");
+  if (req.path == "/sandbox/compact") {
+    store_.compact();
+    return json_response(200, {{"compactedRevision", std::to_string(store_.revision())}});
+  }
+  return set_pod_state(req);
+}
+
+HttpResponse ApiServer::set_pod_state(const HttpRequest& req) {
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::exception& e) {
+    throw bad_request(std::string("pod-state: the body is not JSON: ") + e.what());
+  }
+  if (!body.is_object()) throw bad_request("pod-state: the body must be a JSON object");
+  for (const auto& [k, v] : body.items())
+    if (k != "namespace" && k != "pod" && k != "role" && k != "instance" && k != "state")
+      throw bad_request("pod-state: unknown field \"" + k + "\" (namespace, pod, role, instance, state)");
+  const auto text = [&](const char* k) {
+    if (!body.contains(k)) return std::string();
+    if (!body[k].is_string() || body[k].get<std::string>().empty())
+      throw bad_request(std::string("pod-state: ") + k + " must be a non-empty string");
+    return body[k].get<std::string>();
+  };
+  const std::string ns = text("namespace"), pod = text("pod"), role = text("role"), state_name = text("state");
+  if (ns.empty()) throw bad_request("pod-state: namespace is required");
+  const auto state = parse_pod_state(state_name);
+  if (!state) throw bad_request("pod-state: state must be one of " + pod_state_names());
+  if (pod.empty() == role.empty()) throw bad_request("pod-state: give either pod or role");
+  std::optional<int> instance;
+  if (body.contains("instance")) {
+    if (role.empty()) throw bad_request("pod-state: instance goes with role");
+    if (!body["instance"].is_number_integer() || body["instance"].get<long long>() < 0 ||
+        body["instance"].get<long long>() > 1000000)
+      throw bad_request("pod-state: instance must be an integer >= 0");
+    instance = body["instance"].get<int>();
+  }
+
+  const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
+  std::vector<json> targets;
+  if (!pod.empty()) {
+    if (const json* p = store_.find(pods_t.key(), ns, pod)) targets.push_back(*p);
+    if (targets.empty()) throw not_found(pods_t.target(pod));
+  } else {
+    static const json no_labels = json::object();
+    store_.scan(pods_t.key(), ns, {}, [&](const ObjectPtr& p) {
+      const json& meta = (*p)["metadata"];
+      const json& labels = meta.contains("labels") && meta["labels"].is_object() ? meta["labels"] : no_labels;
+      const std::string r = labels.value(kLabelInstanceSet, ""), k = labels.value(kLabelInstanceIndex, "");
+      if (!r.empty() && (role == "*" || r == role) && (!instance || k == std::to_string(*instance)))
+        targets.push_back(*p);
+      return true;
+    });
+    if (targets.empty())
+      throw ApiError(404, "NotFound",
+                     "no pods of role \"" + role + "\"" +
+                         (instance ? " instance " + std::to_string(*instance) : std::string()) + " in namespace \"" +
+                         ns + "\"",
+                     {{"kind", "pods"}});
+  }
+  const std::string now = now_rfc3339();
+  json names = json::array();
+  for (const auto& p : targets) {
+    apply_state(p, *state, now);
+    names.push_back(meta_string(p, "name"));
+  }
+  // The controllers see the pods change: every status above them follows.
+  if (options_.simulate_operator) {
+    dirty_namespaces_.insert(ns);
+    reconcile_dirty();
+  }
+  return json_response(200, {{"pods", names}});
+}
+
+json ApiServer::apply_state(const json& pod, PodState state, const std::string& now) {
+  const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
+  PodTransition t = apply_pod_state(pod, state, now);
+  json stored = pod;
+  if (t.pod != pod) {
+    // kubelet (and the scheduler's binding, the taint manager's deletion) write the pod without a client's checks.
+    record_update(pod, t.pod, Writer{"kubelet", "v1", now, "status", OwnershipScope::Status});
+    stored = store_.put(pods_t.key(), std::move(t.pod));
+  }
+  record_pod_events(stored, t.events, now);
+  return stored;
+}
+
+void ApiServer::record_pod_events(const json& pod, const std::vector<PodEventSpec>& events, const std::string& now) {
+  if (events.empty()) return;
+  const ResourceType& events_t = registry_.by_kind("v1", "Event");
+  const std::string ns = meta_string(pod, "namespace"), uid = meta_string(pod, "uid");
+  const std::string micro = now_rfc3339_micro();
+  for (const auto& e : events) {
+    // The event correlator folds an identical event into the earlier one (count, or series for events.k8s.io).
+    const std::string key = ns + "\n" + uid + "\n" + e.component + "\n" + e.type + "\n" + e.reason + "\n" +
+                            e.field_path + "\n" + e.message;
+    WriteContext ctx(e.component);
+    ctx.internal = true;
+    try {
+      if (auto it = event_index_.find(key); it != event_index_.end()) {
+        if (const json* existing = store_.find(events_t.key(), ns, it->second)) {
+          const json old = *existing;
+          commit(events_t, old, repeat_pod_event(old, now, micro), ctx);
+          continue;
+        }
+      }
+      const auto nanos = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count());
+      const json stored = commit(events_t, std::nullopt, make_pod_event(pod, e, now, micro, nanos + ++event_serial_),
+                                 ctx);
+      event_index_[key] = meta_string(stored, "name");
+    } catch (const ApiError&) {
+      // An event the API rejects is lost, as a recorder drops it.
+    }
+  }
+}
+
+PodStateRule parse_pod_state_rule(const std::string& spec) {
+  const auto eq = spec.rfind('=');
+  if (eq == std::string::npos) throw std::invalid_argument("expected ROLE[:INSTANCE]=STATE, got " + spec);
+  PodStateRule rule;
+  const auto state = parse_pod_state(spec.substr(eq + 1));
+  if (!state) throw std::invalid_argument("unknown STATE in " + spec + " (one of " + pod_state_names() + ")");
+  rule.state = *state;
+  const std::string lhs = spec.substr(0, eq);
+  const auto colon = lhs.find(':');
+  rule.role = lhs.substr(0, colon);
+  if (rule.role.empty()) throw std::invalid_argument("missing ROLE in " + spec + " (use * for every role)");
+  if (colon != std::string::npos) {
+    const std::string k = lhs.substr(colon + 1);
+    if (k.empty() || k.size() > 6 || k.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("INSTANCE must be a number in " + spec);
+    rule.instance = std::stoi(k);
+  }
+  return rule;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// the infer-operator simulation and the workload controllers below it
+
+std::vector<ObjectPtr> ApiServer::owned(const ResourceType& rt, const json& owner) const {
+  std::vector<ObjectPtr> out;
+  for (const auto& [type_key, ns, name] : store_.dependents(meta_string(owner, "uid")))
+    if (type_key == rt.key())
+      if (ObjectPtr o = store_.find_ptr(type_key, ns, name)) out.push_back(std::move(o));
+  return out;
+}
+
+json ApiServer::ensure(const ResourceType& rt, json desired, bool update, const std::string& manager) {
+  const std::string ns = meta_string(desired, "namespace"), name = meta_string(desired, "name");
+  WriteContext ctx(manager);
   ctx.internal = true;
   try {
-    commit(iss_t, iss, std::move(updated), ctx);
+    const json* current = store_.find(rt.key(), ns, name);
+    if (!current) return commit(rt, std::nullopt, std::move(desired), ctx);
+    if (!update) return *current;
+    json updated = *current;
+    updated["spec"] = desired["spec"];
+    updated["metadata"]["labels"] = desired["metadata"]["labels"];
+    if (updated == *current) return *current;
+    const json old = *current;
+    return commit(rt, old, std::move(updated), ctx);
   } catch (const ApiError&) {
-    // As above: a status the schema rejects stays unwritten.
+    // The API refused it (a name too long, say); the real controllers only log this.
+    const json* current = store_.find(rt.key(), ns, name);
+    return current ? *current : json();
   }
+}
+
+json ApiServer::write_status(const ResourceType& rt, const json& current, json status, const std::string& manager) {
+  if (current.contains("status") && current["status"] == status) return current;
+  json updated = current;
+  updated["status"] = std::move(status);
+  WriteContext ctx(manager, "status");
+  ctx.internal = true;
+  try {
+    return commit(rt, current, std::move(updated), ctx);
+  } catch (const ApiError&) {
+    return current;  // a status the schema rejects stays unwritten
+  }
+}
+
+json ApiServer::create_pod(const json& pod_owner, const std::string& name, bool ready, const std::string& now) {
+  const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
+  json pod = pod_for(pod_owner, name, ready, now);
+  const json labels = pod["metadata"].value("labels", json::object());
+  const std::string role = labels.value(kLabelInstanceSet, ""), index = labels.value(kLabelInstanceIndex, "");
+  const PodStateRule* rule = nullptr;
+  for (const auto& r : options_.pod_states)
+    if ((r.role == "*" || r.role == role) && (!r.instance || std::to_string(*r.instance) == index)) rule = &r;
+  // A --pod-state rule: the pod is created in that state (watchers never see it Running first).
+  std::vector<PodEventSpec> events;
+  if (rule && rule->state != PodState::Terminating) {
+    PodTransition t = apply_pod_state(pod, rule->state, now);
+    pod = std::move(t.pod);
+    events = std::move(t.events);
+  }
+  WriteContext ctx("kube-controller-manager");
+  ctx.internal = true;
+  json stored;
+  try {
+    stored = commit(pods_t, std::nullopt, std::move(pod), ctx);
+  } catch (const ApiError&) {
+    return json();  // a pod the API rejects (a template label that is no label, say) is not created
+  }
+  if (rule && rule->state == PodState::Terminating) return apply_state(stored, PodState::Terminating, now);
+  record_pod_events(stored, events, now);
+  return stored;
+}
+
+void ApiServer::reconcile_dirty() {
+  if (!options_.simulate_operator || dirty_namespaces_.empty()) return;
+  const std::set<std::string> dirty = std::move(dirty_namespaces_);
+  dirty_namespaces_.clear();
+  const ResourceType* iss_t = registry_.find("mindcluster.huawei.com", "v1", "inferservicesets");
+  if (!iss_t) return;
+  for (const auto& ns : dirty)
+    for (const auto& iss : store_.list(iss_t->key(), ns)) reconcile_infer_service_set(iss);
+}
+
+void ApiServer::reconcile_infer_service_set(const json& given) {
+  const ResourceType& iss_t = registry_.by_kind("mindcluster.huawei.com/v1", "InferServiceSet");
+  const ResourceType& is_t = registry_.by_kind("mindcluster.huawei.com/v1", "InferService");
+  const std::string ns = meta_string(given, "namespace"), name = meta_string(given, "name");
+  const json* current = store_.find(iss_t.key(), ns, name);
+  if (!current || (*current)["metadata"].contains("deletionTimestamp")) return;
+  const json iss = *current;
+  // A set the operator refuses only reaches its log: nothing changes.
+  if (!infer_service_set_valid(iss)) return;
+  const std::string now = now_rfc3339();
+  const int services = iss["spec"].value("replicas", 1);
+  for (const auto& is : owned(is_t, iss)) {
+    const std::string index = (*is)["metadata"].value("labels", json::object()).value(kLabelInferServiceIndex, "");
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 4 ||
+        std::stoi(index) >= services)
+      remove_cascading(is_t, ns, meta_string(*is, "name"), false);
+  }
+  std::vector<json> infer_services;
+  for (int i = 0; i < services; ++i) {
+    const json is = ensure(is_t, infer_service_for(iss, i), true, "infer-operator");
+    if (!is.is_null()) infer_services.push_back(reconcile_infer_service(is, name, now));
+  }
+  write_status(iss_t, iss, infer_service_set_status(iss, infer_services, iss.value("status", json::object()), now),
+               "infer-operator");
+}
+
+json ApiServer::reconcile_infer_service(const json& is, const std::string& set_name, const std::string& now) {
+  const ResourceType& is_t = registry_.by_kind("mindcluster.huawei.com/v1", "InferService");
+  const ResourceType& ist_t = registry_.by_kind("mindcluster.huawei.com/v1", "InstanceSet");
+  const std::string ns = meta_string(is, "namespace");
+  const json roles = is["spec"].value("roles", json::array());
+  std::set<std::string> names;
+  for (const auto& r : roles)
+    if (r.is_object() && r.value("name", json()).is_string()) names.insert(r["name"].get<std::string>());
+  // Roles are reconciled by name: a removed role's InstanceSet goes, with everything under it.
+  for (const auto& ist : owned(ist_t, is))
+    if (!names.count((*ist)["metadata"].value("labels", json::object()).value(kLabelInstanceSet, "")))
+      remove_cascading(ist_t, ns, meta_string(*ist, "name"), false);
+  std::vector<json> sets;
+  for (const auto& role : roles) {
+    if (!role.is_object()) continue;
+    json desired = instance_set_for(is, role);
+    // An HPA owns an HPA-scaled role's replicas: what the role says after creation no longer counts.
+    if (hpa_scaled(role))
+      if (const json* existing = store_.find(ist_t.key(), ns, meta_string(desired, "name")))
+        desired["spec"]["replicas"] = (*existing)["spec"].value("replicas", json(1));
+    const json ist = ensure(ist_t, std::move(desired), true, "infer-operator");
+    if (!ist.is_null()) sets.push_back(reconcile_instance_set(ist, set_name, now));
+  }
+  return write_status(is_t, is, infer_service_status(is, sets, is.value("status", json::object()), now),
+                      "infer-operator");
+}
+
+json ApiServer::reconcile_instance_set(const json& ist, const std::string& set_name, const std::string& now) {
+  const ResourceType& ist_t = registry_.by_kind("mindcluster.huawei.com/v1", "InstanceSet");
+  const ResourceType& deploy_t = registry_.by_kind("apps/v1", "Deployment");
+  const ResourceType& sts_t = registry_.by_kind("apps/v1", "StatefulSet");
+  const ResourceType& svc_t = registry_.by_kind("v1", "Service");
+  const std::string ns = meta_string(ist, "namespace");
+  const json& replicas = ist["spec"].value("replicas", json(1));
+  const int desired = replicas.is_number_integer() ? std::clamp(replicas.get<int>(), 0, 4096) : 0;
+  const std::string kind = workload_for(ist, 0, set_name).value("kind", "Deployment");
+  // Scale in: workloads with index >= replicas go with their pods (and those of another kind, which the operator
+  // would not have made).
+  for (const ResourceType* wt : {&deploy_t, &sts_t})
+    for (const auto& w : owned(*wt, ist)) {
+      const std::string index = (*w)["metadata"].value("labels", json::object()).value(kLabelInstanceIndex, "");
+      if (wt->kind != kind || index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+          index.size() > 5 || std::stoi(index) >= desired)
+        remove_cascading(*wt, ns, meta_string(*w, "name"), false);
+    }
+  // Missing instances are created from the current spec; existing workloads are never updated.
+  std::vector<json> workloads;
+  const ResourceType& wt = kind == "StatefulSet" ? sts_t : deploy_t;
+  for (int k = 0; k < desired; ++k) {
+    const json w = ensure(wt, workload_for(ist, k, set_name), false, "infer-operator");
+    if (w.is_null()) continue;
+    if (kind == "StatefulSet") ensure(svc_t, headless_service_for(w, w), false, "infer-operator");
+    workloads.push_back(reconcile_workload(w, now));
+  }
+  const json services = ist["spec"].value("services", json::array());
+  if (services.is_array())
+    for (const auto& entry : services)
+      if (entry.is_object() && entry.value("name", json()).is_string())
+        ensure(svc_t, role_service_for(ist, entry), false, "infer-operator");
+  return write_status(ist_t, ist, instance_set_status(ist, workloads, ist.value("status", json::object()), now),
+                      "infer-operator");
+}
+
+json ApiServer::reconcile_workload(const json& workload, const std::string& now) {
+  const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
+  const std::string ns = meta_string(workload, "namespace"), name = meta_string(workload, "name");
+  const int replicas = workload["spec"].value("replicas", 1);
+  const std::string role = workload["metadata"].value("labels", json::object()).value(kLabelInstanceSet, "");
+  const bool pair = master_standby(role, replicas);
+  const auto active_of = [&](const json& owner) {
+    std::vector<ObjectPtr> active;
+    for (auto& p : owned(pods_t, owner))
+      if (!(*p)["metadata"].contains("deletionTimestamp")) active.push_back(std::move(p));
+    return active;
+  };
+  const auto any_ready = [](const std::vector<ObjectPtr>& pods) {
+    return std::any_of(pods.begin(), pods.end(), [](const ObjectPtr& p) { return pod_ready(*p); });
+  };
+  if (workload.value("kind", "") == "Deployment") {
+    const ResourceType& deploy_t = registry_.by_kind("apps/v1", "Deployment");
+    const ResourceType& rs_t = registry_.by_kind("apps/v1", "ReplicaSet");
+    const json rs = ensure(rs_t, replica_set_for(workload), false, "kube-controller-manager");
+    if (rs.is_null()) return workload;
+    const std::string rs_name = meta_string(rs, "name");
+    // The ReplicaSet keeps `replicas` active pods: a terminating one (stuck on a dead node) gets a replacement.
+    std::vector<ObjectPtr> active = active_of(rs);
+    bool have_ready = any_ready(active);
+    for (int seed = 0, missing = replicas - static_cast<int>(active.size()); missing > 0 && seed < replicas + 10000;
+         ++seed) {
+      const std::string pod_name = replica_set_pod_name(rs_name, seed);
+      if (store_.find(pods_t.key(), ns, pod_name)) continue;
+      const json pod = create_pod(rs, pod_name, !(pair && have_ready), now);
+      if (pod.is_null()) break;
+      have_ready = have_ready || pod_ready(pod);
+      --missing;
+    }
+    active = active_of(rs);
+    write_status(rs_t, rs, replica_set_status(rs, active), "kube-controller-manager");
+    return write_status(deploy_t, workload,
+                        deployment_status(workload, active, rs_name, workload.value("status", json::object()), now),
+                        "kube-controller-manager");
+  }
+  // StatefulSet: ordinals 0..replicas-1; a terminating pod keeps its ordinal until it is gone.
+  const ResourceType& sts_t = registry_.by_kind("apps/v1", "StatefulSet");
+  bool have_ready = any_ready(active_of(workload));
+  for (int ordinal = 0; ordinal < replicas; ++ordinal) {
+    const std::string pod_name = name + "-" + std::to_string(ordinal);
+    if (store_.find(pods_t.key(), ns, pod_name)) continue;
+    const json pod = create_pod(workload, pod_name, !(pair && have_ready), now);
+    have_ready = have_ready || (!pod.is_null() && pod_ready(pod));
+  }
+  return write_status(sts_t, workload, stateful_set_status(workload, owned(pods_t, workload)),
+                      "kube-controller-manager");
 }
 
 }  // namespace mindie::sandbox

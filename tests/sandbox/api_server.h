@@ -2,18 +2,23 @@
 // library (main.cpp adapts httplib to HttpRequest/HttpResponse).
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api_error.h"
+#include "pod_state.h"
 #include "resources.h"
 #include "store.h"
+#include "watch.h"
 
 namespace mindie::sandbox {
 
@@ -41,6 +46,8 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   Disruption disruption = Disruption::None;  ///< not None: status/body are not sent
+  /// Set for an accepted watch: the HTTP layer streams it (chunked) instead of `body`.
+  std::shared_ptr<Watch> watch;
 };
 
 /// An injected failure (--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]): after letting the first `after` matching
@@ -64,11 +71,28 @@ struct Fault {
 /// after at most two numeric fields, so it may itself contain ':'. Throws std::invalid_argument with the reason.
 Fault parse_fault(const std::string& spec);
 
+/// A --pod-state rule: simulated pods of `role` (`*` = every role) and, when set, instance `instance` start in
+/// `state`.
+struct PodStateRule {
+  std::string role;
+  std::optional<int> instance;
+  PodState state = PodState::Ready;
+};
+
+/// Parses a --pod-state ROLE[:INSTANCE]=STATE. Throws std::invalid_argument with the reason.
+PodStateRule parse_pod_state_rule(const std::string& spec);
+
 struct ServerOptions {
   std::string token;               ///< the bearer token every request must carry
-  bool simulate_operator = false;  ///< play infer-operator after writes to InferServiceSets
+  bool simulate_operator = false;  ///< play infer-operator (and the workload controllers) after writes
   std::vector<Fault> faults;
   std::vector<std::string> namespaces;  ///< created at start besides "default"
+  /// How often a watch with allowWatchBookmarks=true gets a BOOKMARK (kube-apiserver: about a minute).
+  std::chrono::milliseconds bookmark_interval{1000};
+  /// A watch without timeoutSeconds ends after a random time in [T, 2T), like kube-apiserver's
+  /// --min-request-timeout (there 1800 s).
+  std::chrono::seconds min_request_timeout{180};
+  std::vector<PodStateRule> pod_states;  ///< applied to simulated pods as they are created; the last match wins
 };
 
 /// A kube-apiserver stand-in. Thread-safe: requests are handled one at a time.
@@ -76,8 +100,23 @@ class ApiServer {
  public:
   ApiServer(Registry registry, ServerOptions options);
 
-  /// Answers one request; never throws (internal failures become 500 Status responses).
+  /// Answers one request; never throws (internal failures become 500 Status responses). A watch comes back at once
+  /// with `watch` set; its events keep arriving after every later request that changes the store.
+  ///
+  /// Besides the Kubernetes API, three sandbox-only control endpoints (POST, same bearer token, outside /api and
+  /// /apis, never subject to --fault) let tests play the cluster's other actors:
+  ///   /sandbox/close-watches  ends every open watch abruptly (as a load balancer dropping connections);
+  ///                           answers {"closed": N}
+  ///   /sandbox/compact        drops the change history (an etcd compaction): a later watch from an older
+  ///                           resourceVersion gets a 410 Expired ERROR event; answers {"compactedRevision": "RV"}
+  ///   /sandbox/pod-state      body {"namespace": NS, "pod": NAME, "state": STATE} or {"namespace": NS, "role": ROLE
+  ///                           (`*` = any), "instance": K (optional), "state": STATE}: sets the matching pods' state
+  ///                           as kubelet/scheduler report it and records their Events (see pod_state.h); answers
+  ///                           {"pods": [names]}, 404 when nothing matched, 400 for a bad body.
   HttpResponse handle(const HttpRequest& request);
+
+  /// Ends every open watch abruptly and every later one at once (SIGTERM: the server must not wait for them).
+  void shutdown();
 
  private:
   struct Target;
@@ -87,8 +126,20 @@ class ApiServer {
   ServerOptions options_;
   Store store_;
   std::mutex mu_;
+  std::vector<std::shared_ptr<Watch>> watchers_;
+  std::vector<StoreEvent> pending_;          // changes of this request, for the watchers
+  std::set<std::string> dirty_namespaces_;   // where a client changed what the simulated controllers own
+  std::map<std::string, std::string> event_index_;  // identical-event key -> Event name (the event correlator)
+  std::uint64_t event_serial_ = 0;
+  bool stopping_ = false;
 
+  HttpResponse handle_locked(const HttpRequest& req);
   HttpResponse route(const HttpRequest& req);
+  HttpResponse control(const HttpRequest& req);
+  HttpResponse set_pod_state(const HttpRequest& req);
+  HttpResponse watch_objects(const HttpRequest& req, const Target& t);
+  /// Pushes every change since the last dispatch to the open watches (called at the end of each request).
+  void dispatch();
   HttpResponse serve_resource(const HttpRequest& req, const Target& t);
   HttpResponse get_object(const HttpRequest& req, const Target& t);
   HttpResponse list_objects(const HttpRequest& req, const Target& t);
@@ -107,11 +158,32 @@ class ApiServer {
   /// according to fieldValidation. Throws ApiError 422/400.
   void validate(const ResourceType& rt, nlohmann::json& object, WriteContext& ctx);
   /// Removes an object and, unless orphaning, everything it owns (ownerReferences) and, for a namespace, its
-  /// contents.
+  /// contents. An object with finalizers, or a pod stuck terminating on a dead node, only gets its
+  /// deletionTimestamp (unless `force`: a pod deleted with gracePeriodSeconds=0).
   std::optional<nlohmann::json> remove_cascading(const ResourceType& rt, const std::string& ns,
-                                                 const std::string& name, bool orphan);
-  /// --simulate-operator: brings the pods and the status of InferServiceSet `iss` in line with its spec.
+                                                 const std::string& name, bool orphan, bool force = false);
+  /// --simulate-operator: brings InferServices, InstanceSets, workloads, ReplicaSets, Services and pods of
+  /// InferServiceSet `iss` in line with its spec, then every status from the pods up.
   void reconcile_infer_service_set(const nlohmann::json& iss);
+  nlohmann::json reconcile_infer_service(const nlohmann::json& is, const std::string& set_name, const std::string& now);
+  nlohmann::json reconcile_instance_set(const nlohmann::json& ist, const std::string& set_name, const std::string& now);
+  nlohmann::json reconcile_workload(const nlohmann::json& workload, const std::string& now);
+  /// Reconciles every InferServiceSet of the namespaces clients changed in this request.
+  void reconcile_dirty();
+  /// The stored object named like `desired`, created when absent; with `update`, spec and labels follow `desired`.
+  /// Null when the API rejects it (the real controllers only log such failures).
+  nlohmann::json ensure(const ResourceType& rt, nlohmann::json desired, bool update, const std::string& manager);
+  /// Writes `status` to `current` through the status subresource unless it is unchanged; returns the stored object.
+  nlohmann::json write_status(const ResourceType& rt, const nlohmann::json& current, nlohmann::json status,
+                              const std::string& manager);
+  /// Objects of type `rt` whose ownerReferences name `owner`.
+  std::vector<ObjectPtr> owned(const ResourceType& rt, const nlohmann::json& owner) const;
+  /// Creates pod `name` of `pod_owner` (StatefulSet or ReplicaSet), in the --pod-state a rule gives it; returns the
+  /// stored pod, null when the API rejected it.
+  nlohmann::json create_pod(const nlohmann::json& pod_owner, const std::string& name, bool ready, const std::string& now);
+  /// Stores a pod change as kubelet (or the scheduler) makes it and records its events.
+  nlohmann::json apply_state(const nlohmann::json& pod, PodState state, const std::string& now);
+  void record_pod_events(const nlohmann::json& pod, const std::vector<PodEventSpec>& events, const std::string& now);
   void require_namespace(const std::string& ns) const;
 };
 

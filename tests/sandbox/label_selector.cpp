@@ -253,6 +253,7 @@ FieldSelector FieldSelector::parse(const std::string& text, const std::string& k
     t.path = term.substr(0, op);
     t.value = term.substr(op + op_len);
     if (!field_supported(kind, t.path)) throw SelectorError("field label not supported: " + t.path);
+    if (kind == "Event" && t.path == "source") t.path = "source.component";  // the Event field label "source"
     s.terms_.push_back(std::move(t));
     if (comma == std::string::npos) break;
     start = comma + 1;

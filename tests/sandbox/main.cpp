@@ -2,10 +2,13 @@
 //
 //   mindie-sandbox --listen 127.0.0.1:0 --kubeconfig-out FILE [--request-log FILE] [--no-crd]
 //                  [--simulate-operator] [--crd FILE]... [--namespace NS]...
-//                  [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...
+//                  [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]... [--pod-state ROLE[:INSTANCE]=STATE]...
+//                  [--bookmark-interval SECONDS] [--min-request-timeout SECONDS]
 //
 // KIND is an HTTP error code, `hang` (no answer until the client gives up, at most 5 s) or `drop` (the
-// connection is closed without an answer); see Fault in api_server.h.
+// connection is closed without an answer); see Fault in api_server.h. Every collection can be watched
+// (?watch=1, see watch.h); the POST /sandbox/{close-watches,compact,pod-state} control endpoints are described at
+// ApiServer::handle and in kUsage.
 //
 // Prints `ready https://127.0.0.1:PORT` once the kubeconfig is written and the socket accepts connections; runs
 // until SIGTERM/SIGINT and exits 0.
@@ -20,6 +23,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -51,8 +56,20 @@ struct Options {
 constexpr const char* kUsage =
     "usage: mindie-sandbox --listen HOST:PORT|[IPV6]:PORT --kubeconfig-out FILE [--request-log FILE] [--no-crd]\n"
     "                      [--simulate-operator] [--crd FILE]... [--namespace NS]...\n"
-    "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]...\n"
-    "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n";
+    "                      [--fault METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]]]... [--pod-state ROLE[:INSTANCE]=STATE]...\n"
+    "                      [--bookmark-interval SECONDS] [--min-request-timeout SECONDS]\n"
+    "KIND: an HTTP code 400..599, hang or drop; METHOD * matches any method\n"
+    "--pod-state: simulated pods of ROLE (* = every role; INSTANCE: only that instance) start in STATE, one of\n"
+    "  Ready, NotReady, ContainerCreating, Unschedulable, ImagePullBackOff, CrashLoopBackOff, OOMKilled, Terminating\n"
+    "  (the last matching rule wins)\n"
+    "--bookmark-interval: seconds between BOOKMARK events of watches with allowWatchBookmarks=true (default 1)\n"
+    "--min-request-timeout: a watch without timeoutSeconds ends after [T, 2T) seconds (default 180)\n"
+    "Control endpoints (POST, the kubeconfig's bearer token; not logged by --request-log, never faulted):\n"
+    "  /sandbox/close-watches  drop every open watch connection without ending its chunked body\n"
+    "  /sandbox/compact        drop the change history: watches from an older resourceVersion get ERROR 410\n"
+    "  /sandbox/pod-state      {\"namespace\":NS, \"pod\":NAME, \"state\":STATE} or\n"
+    "                          {\"namespace\":NS, \"role\":ROLE, \"instance\":K (optional), \"state\":STATE}:\n"
+    "                          set pods' state and record their Events; answers {\"pods\":[...]}, 404 if none\n";
 
 [[noreturn]] void usage(const std::string& error) {
   std::cerr << "mindie-sandbox: " << error << "\n" << kUsage;
@@ -95,6 +112,26 @@ Options parse_args(int argc, char** argv) {
       o.crds.push_back(value());
     } else if (a == "--namespace") {
       o.server.namespaces.push_back(value());
+    } else if (a == "--pod-state") {
+      try {
+        o.server.pod_states.push_back(mindie::sandbox::parse_pod_state_rule(value()));
+      } catch (const std::exception& e) {
+        usage(std::string("--pod-state: ") + e.what());
+      }
+    } else if (a == "--bookmark-interval") {
+      const std::string v = value();
+      double seconds = 0;
+      try {
+        seconds = std::stod(v);
+      } catch (const std::exception&) {
+      }
+      if (!(seconds >= 0.01 && seconds <= 3600)) usage("--bookmark-interval expects seconds (0.01..3600)");
+      o.server.bookmark_interval = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    } else if (a == "--min-request-timeout") {
+      const std::string v = value();
+      if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) == 0)
+        usage("--min-request-timeout expects a number of seconds > 0");
+      o.server.min_request_timeout = std::chrono::seconds(std::stoi(v));
     } else if (a == "--fault") {
       try {
         o.server.faults.push_back(mindie::sandbox::parse_fault(value()));
@@ -199,6 +236,86 @@ void disrupt(const httplib::Request& req, mindie::sandbox::Disruption how) {
   shutdown(fd, SHUT_RDWR);
 }
 
+// Streams a watch as kube-apiserver does: chunked application/json, one event per line. The watch's deadline ends it
+// with the final chunk; close-watches and shutdown cut the connection without it, as a dropped connection would.
+void stream_watch(const httplib::Request& req, httplib::Response& res, std::shared_ptr<mindie::sandbox::Watch> watch) {
+  using mindie::sandbox::Watch;
+  const int fd = connection_socket(req);
+  res.set_chunked_content_provider(
+      "application/json",
+      [watch, fd](size_t, httplib::DataSink& sink) {
+        std::string chunk;
+        const Watch::Step step = watch->next(chunk, std::chrono::milliseconds(250));
+        if (step == Watch::Step::Abort) {
+          // No TLS close_notify and no final chunk: the client sees its transfer broken off.
+          if (fd >= 0) shutdown(fd, SHUT_RDWR);
+          return false;
+        }
+        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) return false;
+        if (step == Watch::Step::End) {
+          sink.done();
+          return true;
+        }
+        // A client that hangs up ends its watch (Go's server learns it from its background read).
+        if (fd >= 0) {
+          pollfd p{fd, POLLRDHUP, 0};
+          if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) return false;
+        }
+        return true;
+      },
+      [watch](bool) { watch->abandon(); });
+}
+
+// httplib's default pool has max(8, cores - 1) threads and an open watch holds one for its whole life, so a handful
+// of watches would starve every other request. This pool grows a thread whenever a connection finds none idle.
+class GrowingPool : public httplib::TaskQueue {
+ public:
+  explicit GrowingPool(std::size_t limit) : limit_(limit) {}
+  ~GrowingPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(fn));
+    if (jobs_.size() > idle_ && threads_.size() < limit_) threads_.emplace_back([this] { work(); });
+    cv_.notify_one();
+  }
+
+  // Called once the accept loop has ended, so nothing enqueues any more.
+  void shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;
+      auto fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  const std::size_t limit_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  std::size_t idle_ = 0;
+  bool stop_ = false;
+};
+
 mindie::sandbox::HttpRequest to_request(const httplib::Request& r) {
   mindie::sandbox::HttpRequest out;
   out.method = r.method;
@@ -249,8 +366,8 @@ int main(int argc, char** argv) {
       request_log.open(opts.request_log, std::ios::app);
       if (!request_log) throw std::runtime_error("cannot open " + opts.request_log);
     }
-    // The log line is written before the response goes out, so a client that has its answer (and a test that
-    // then reads the log) always finds the request logged.
+    // The log line is written before the response goes out (for a watch: when it starts), so a client that has its
+    // answer (and a test that then reads the log) always finds the request logged.
     const auto log_request = [&](const httplib::Request& req, int status) {
       if (!request_log.is_open()) return;
       const auto q = req.target.find('?');
@@ -266,7 +383,16 @@ int main(int argc, char** argv) {
 
     const auto handler = [&api, &log_request](const httplib::Request& req, httplib::Response& res) {
       const mindie::sandbox::HttpResponse out = api.handle(to_request(req));
-      log_request(req, out.status);
+      // httplib would compress any JSON with whatever the client accepts (brotli at its slowest setting, seconds
+      // for a page of 500 pods); kube-apiserver only gzips responses of at least 128 KiB
+      // (responsewriters.defaultGzipThresholdBytes) and never a watch. httplib reads the request's header after
+      // this handler, so the header is adjusted to say what kube-apiserver would do.
+      auto& headers = const_cast<httplib::Request&>(req).headers;
+      const bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+      headers.erase("Accept-Encoding");
+      if (gzip && !out.watch && out.body.size() >= 128 * 1024) headers.emplace("Accept-Encoding", "gzip");
+      // Control requests are the test's side channel: tests counting API requests must not see them.
+      if (req.path.rfind("/sandbox/", 0) != 0) log_request(req, out.status);
       // Outside the API server's lock: a hanging request must not stall the client's retry on a new connection.
       if (out.disruption != mindie::sandbox::Disruption::None) {
         disrupt(req, out.disruption);
@@ -275,8 +401,10 @@ int main(int argc, char** argv) {
       }
       res.status = out.status;
       for (const auto& [k, v] : out.headers) res.set_header(k, v);
-      res.set_content(out.body, out.content_type);
+      if (out.watch) stream_watch(req, res, out.watch);
+      else res.set_content(out.body, out.content_type);
     };
+    http.new_task_queue = [] { return new GrowingPool(1024); };
     for (auto reg : {&httplib::Server::Get, &httplib::Server::Post, &httplib::Server::Put,
                      &httplib::Server::Patch, &httplib::Server::Delete})
       (http.*reg)(".*", handler);
@@ -293,6 +421,7 @@ int main(int argc, char** argv) {
       int sig = 0;
       sigwait(&stop_signals, &sig);
       signalled = true;
+      api.shutdown();  // open watches end now instead of at their timeouts
       http.stop();
     });
     // The socket is bound and listening, so connections made after this line queue until the loop accepts them.

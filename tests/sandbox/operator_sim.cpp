@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <set>
+
+#include "pod_state.h"
 
 namespace mindie::sandbox {
 
@@ -13,7 +14,7 @@ namespace {
 
 // The operator's own limits (validation failures only reach its log and nothing is reconciled).
 constexpr int kMaxServices = 64;
-constexpr int kMaxRoles = 32;
+constexpr std::size_t kMaxRoles = 32;
 // Beyond these the simulation refuses the set (a test instrument must not allocate without bound).
 constexpr long long kMaxInstances = 4096;
 constexpr int kMaxPodsPerInstance = 256;
@@ -21,29 +22,22 @@ constexpr int kMaxPodsPerInstance = 256;
 int int_or(const json& obj, const char* key, int fallback) {
   if (!obj.is_object() || !obj.contains(key)) return fallback;
   const json& v = obj[key];
-  return v.is_number_integer() ? v.get<int>() : -1;
+  return v.is_number_integer() ? static_cast<int>(std::clamp<std::int64_t>(v.get<std::int64_t>(), -1, 1 << 20)) : -1;
+}
+
+const json& obj_at(const json& o, const char* key) {
+  static const json empty = json::object();
+  return o.is_object() && o.contains(key) && o[key].is_object() ? o[key] : empty;
+}
+
+std::string str_at(const json& o, const char* key) {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
 }
 
 const json& roles_of(const json& iss) {
   static const json none = json::array();
-  const json* cur = &iss;
-  for (const char* k : {"spec", "template", "roles"}) {
-    if (!cur->is_object() || !cur->contains(k)) return none;
-    cur = &(*cur)[k];
-  }
-  return cur->is_array() ? *cur : none;
-}
-
-const json* role_named(const json& iss, const std::string& name) {
-  for (const auto& r : roles_of(iss))
-    if (r.is_object() && r.value("name", json()).is_string() && r["name"] == name) return &r;
-  return nullptr;
-}
-
-std::uint32_t fnv32a(const std::string& s) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : s) h = (h ^ c) * 16777619u;
-  return h;
+  const json& roles = obj_at(obj_at(iss, "spec"), "template");
+  return roles.contains("roles") && roles["roles"].is_array() ? roles["roles"] : none;
 }
 
 // rand.SafeEncodeString: the alphabet Kubernetes uses for generated name suffixes (no vowels, no confusables).
@@ -57,46 +51,93 @@ std::string safe_encode(std::uint64_t v, std::size_t len) {
   return out;
 }
 
-bool pod_ready(const json& pod) {
-  const json conditions = pod.value("status", json::object()).value("conditions", json::array());
-  for (const auto& c : conditions)
-    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  return false;
+std::string template_hash(const json& workload) {
+  return safe_encode(fnv32a(obj_at(workload, "spec").value("template", json::object()).dump()), 10);
 }
 
-bool master_standby(const std::string& role, int pods_per_instance) {
-  return pods_per_instance == 2 &&
-         (role.find("controller") != std::string::npos || role.find("coordinator") != std::string::npos);
+json merged_labels(std::initializer_list<const json*> sources) {
+  json out = json::object();
+  for (const json* s : sources)
+    if (s->is_object())
+      for (const auto& [k, v] : s->items()) out[k] = v;
+  return out;
+}
+
+std::int64_t generation_of(const json& o) {
+  const json& g = obj_at(o, "metadata").value("generation", json(1));
+  return g.is_number_integer() ? g.get<std::int64_t>() : 1;
+}
+
+std::int64_t status_int(const json& o, const char* key) {
+  const json& s = obj_at(o, "status");
+  return s.contains(key) && s[key].is_number_integer() ? s[key].get<std::int64_t>() : 0;
+}
+
+// A metav1.Condition whose lastTransitionTime only moves when its status flips.
+json condition(const json& previous, const std::string& type, bool value, const std::string& reason,
+               const std::string& message, std::int64_t generation, const std::string& now) {
+  const std::string status = value ? "True" : "False";
+  std::string since = now;
+  for (const auto& c : previous.value("conditions", json::array()))
+    if (c.is_object() && c.value("type", "") == type && c.value("status", "") == status)
+      since = c.value("lastTransitionTime", now);
+  return {{"type", type},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
+          {"observedGeneration", generation},
+          {"lastTransitionTime", since}};
+}
+
+// The Deployment flavour (appsv1.DeploymentCondition): lastUpdateTime and lastTransitionTime.
+json deployment_condition(const json& previous, const std::string& type, bool value, const std::string& reason,
+                          const std::string& message, const std::string& now) {
+  const std::string status = value ? "True" : "False";
+  std::string since = now, updated = now;
+  for (const auto& c : previous.value("conditions", json::array()))
+    if (c.is_object() && c.value("type", "") == type && c.value("status", "") == status) {
+      since = c.value("lastTransitionTime", now);
+      if (c.value("reason", "") == reason) updated = c.value("lastUpdateTime", now);
+    }
+  return {{"type", type}, {"status", status}, {"lastUpdateTime", updated}, {"lastTransitionTime", since},
+          {"reason", reason}, {"message", message}};
+}
+
+std::int64_t count_ready(const std::vector<ObjectPtr>& pods) {
+  return std::count_if(pods.begin(), pods.end(), [](const ObjectPtr& p) { return pod_ready(*p); });
 }
 
 }  // namespace
 
+bool infer_service_set_valid(const json& iss) {
+  const json& spec = obj_at(iss, "spec");
+  const int services = int_or(spec, "replicas", 1);
+  const json& roles = roles_of(iss);
+  if (services < 1 || services > kMaxServices || roles.size() > kMaxRoles) return false;
+  std::set<std::string> names;
+  long long total = 0;
+  for (const auto& r : roles) {
+    const std::string name = str_at(r, "name");
+    if (name.empty() || !names.insert(name).second) return false;
+    total += std::max(0, int_or(r, "replicas", 1));
+  }
+  return total * services <= kMaxInstances;
+}
+
 std::vector<InstanceRef> desired_instances(const json& iss) {
   std::vector<InstanceRef> out;
-  const int services = int_or(iss.value("spec", json::object()), "replicas", 1);
-  const json& roles = roles_of(iss);
-  if (services < 0 || services > kMaxServices || roles.size() > kMaxRoles) return out;
-  std::set<std::string> names;
-  for (const auto& r : roles) {
-    if (!r.is_object() || !r.value("name", json()).is_string()) return {};
-    const std::string name = r["name"];
-    if (name.empty() || !names.insert(name).second) return {};
-  }
-  long long total = 0;
-  for (const auto& r : roles) total += std::max(0, int_or(r, "replicas", 1));
-  if (total * services > kMaxInstances) return {};
+  if (!infer_service_set_valid(iss)) return out;
+  const int services = int_or(obj_at(iss, "spec"), "replicas", 1);
   for (int i = 0; i < services; ++i)
-    for (const auto& r : roles)
+    for (const auto& r : roles_of(iss))
       for (int k = 0; k < int_or(r, "replicas", 1); ++k) out.push_back({i, r["name"], k});
   return out;
 }
 
 bool instance_of_pod(const json& pod, const std::string& iss_name, InstanceRef& out) {
-  const json labels = pod.value("metadata", json::object()).value("labels", json::object());
-  const auto str = [&](const char* k) {
-    return labels.is_object() && labels.contains(k) && labels[k].is_string() ? labels[k].get<std::string>() : "";
-  };
-  const std::string service = str(kLabelInferService), role = str(kLabelInstanceSet), index = str(kLabelInstanceIndex);
+  const json& labels = obj_at(obj_at(pod, "metadata"), "labels");
+  const std::string service = str_at(labels, kLabelInferService), role = str_at(labels, kLabelInstanceSet),
+                    index = str_at(labels, kLabelInstanceIndex);
   const std::string prefix = iss_name + "-";
   if (role.empty() || service.rfind(prefix, 0) != 0) return false;
   try {
@@ -112,150 +153,317 @@ bool instance_of_pod(const json& pod, const std::string& iss_name, InstanceRef& 
   return true;
 }
 
-std::vector<json> pods_for_instance(const json& iss, const InstanceRef& inst, const std::string& now) {
-  const json* role = role_named(iss, inst.role);
-  if (!role) return {};
-  const json meta = iss.value("metadata", json::object());
-  const std::string set_name = meta.value("name", "");
-  const std::string service_name = set_name + "-" + std::to_string(inst.service);
-  const std::string workload = service_name + "-" + inst.role + "-" + std::to_string(inst.index);
-  const json role_spec = role->value("spec", json::object()).is_object() ? role->value("spec", json::object())
-                                                                           : json::object();
+json controller_ref(const json& owner) {
+  const json& meta = obj_at(owner, "metadata");
+  return {{"apiVersion", owner.value("apiVersion", "")},
+          {"kind", owner.value("kind", "")},
+          {"name", str_at(meta, "name")},
+          {"uid", str_at(meta, "uid")},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+json infer_service_for(const json& iss, int index) {
+  const json& meta = obj_at(iss, "metadata");
+  const std::string set_name = str_at(meta, "name");
+  return {{"apiVersion", "mindcluster.huawei.com/v1"},
+          {"kind", "InferService"},
+          {"metadata",
+           {{"name", set_name + "-" + std::to_string(index)},
+            {"namespace", str_at(meta, "namespace")},
+            {"labels", {{kLabelInferServiceSet, set_name}, {kLabelInferServiceIndex, std::to_string(index)}}},
+            {"ownerReferences", {controller_ref(iss)}}}},
+          {"spec", obj_at(obj_at(iss, "spec"), "template")}};
+}
+
+json instance_set_for(const json& is, const json& role) {
+  const json& meta = obj_at(is, "metadata");
+  const std::string is_name = str_at(meta, "name"), role_name = str_at(role, "name");
+  const json own = {{kLabelInferService, is_name}, {kLabelInstanceSet, role_name}};
+  return {{"apiVersion", "mindcluster.huawei.com/v1"},
+          {"kind", "InstanceSet"},
+          {"metadata",
+           {{"name", is_name + "-" + role_name},
+            {"namespace", str_at(meta, "namespace")},
+            {"labels", merged_labels({&obj_at(obj_at(role, "metadata"), "labels"), &own})},
+            {"ownerReferences", {controller_ref(is)}}}},
+          {"spec", role}};
+}
+
+bool hpa_scaled(const json& role) { return str_at(obj_at(role, "scalingPolicy"), "type") == "HPA"; }
+
+json workload_for(const json& ist, int index, const std::string& set_name) {
+  const json& meta = obj_at(ist, "metadata");
+  const json& role = obj_at(ist, "spec");
+  const std::string role_name = str_at(role, "name");
+  const std::string is_name = str_at(obj_at(meta, "labels"), kLabelInferService);
+  const std::string service_index = is_name.size() > set_name.size() + 1 ? is_name.substr(set_name.size() + 1) : "0";
+  const std::string name = str_at(meta, "name") + "-" + std::to_string(index);
+  const json& role_spec = obj_at(role, "spec");
   const int pods = std::clamp(int_or(role_spec, "replicas", 1), 0, kMaxPodsPerInstance);
-  const json tmpl = role_spec.value("template", json::object()).is_object() ? role_spec.value("template", json::object())
-                                                                            : json::object();
-  const json tmeta = tmpl.value("metadata", json::object()).is_object() ? tmpl.value("metadata", json::object())
-                                                                        : json::object();
-  json spec = tmpl.value("spec", json::object()).is_object() ? tmpl.value("spec", json::object()) : json::object();
-  const json workload_ref = role->value("workload", json::object());
-  const bool stateful = workload_ref.is_object() && workload_ref.value("kind", json()) == "StatefulSet";
+  const json& tmpl = obj_at(role_spec, "template");
+  const json& tmeta = obj_at(tmpl, "metadata");
+  json pod_spec = obj_at(tmpl, "spec");
+  const bool stateful = str_at(obj_at(role, "workload"), "kind") == "StatefulSet";
 
-  json labels = tmeta.value("labels", json::object()).is_object() ? tmeta.value("labels", json::object())
-                                                                  : json::object();
-  labels[kLabelInferService] = service_name;
-  labels[kLabelInstanceSet] = inst.role;
-  labels[kLabelInstanceIndex] = std::to_string(inst.index);
-  labels[kLabelOperator] = "true";
-
+  const json own = {{kLabelInferService, is_name},
+                    {kLabelInstanceSet, role_name},
+                    {kLabelInstanceIndex, std::to_string(index)},
+                    {kLabelOperator, "true"}};
+  const json pod_labels = merged_labels({&obj_at(tmeta, "labels"), &own});
   const json env_add = json::array({{{"name", "INFER_SERVICE_NAME"}, {"value", set_name}},
-                                    {{"name", "INFER_SERVICE_INDEX"}, {"value", std::to_string(inst.service)}},
-                                    {{"name", "INSTANCE_ROLE"}, {"value", inst.role}},
-                                    {{"name", "INSTANCE_INDEX"}, {"value", std::to_string(inst.index)}}});
-  json container_statuses = json::array();
+                                    {{"name", "INFER_SERVICE_INDEX"}, {"value", service_index}},
+                                    {{"name", "INSTANCE_ROLE"}, {"value", role_name}},
+                                    {{"name", "INSTANCE_INDEX"}, {"value", std::to_string(index)}}});
   for (const char* list : {"initContainers", "containers"}) {
-    if (!spec.contains(list) || !spec[list].is_array()) continue;
-    for (auto& c : spec[list]) {
+    if (!pod_spec.contains(list) || !pod_spec[list].is_array()) continue;
+    for (auto& c : pod_spec[list]) {
       if (!c.is_object()) continue;
       if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
       for (const auto& e : env_add) c["env"].push_back(e);
     }
   }
-  const std::string template_hash = safe_encode(fnv32a(tmpl.dump()), 10);
-
-  std::vector<json> out;
-  for (int j = 0; j < pods; ++j) {
-    const std::string name = stateful ? workload + "-" + std::to_string(j)
-                                      : workload + "-" + template_hash + "-" +
-                                            safe_encode(fnv32a(workload + "/" + std::to_string(j)), 5);
-    json pod_labels = labels;
-    if (stateful) {
-      pod_labels["statefulset.kubernetes.io/pod-name"] = name;
-      pod_labels["apps.kubernetes.io/pod-index"] = std::to_string(j);
-    } else {
-      pod_labels["pod-template-hash"] = template_hash;
-    }
-    const bool ready = !(j == 1 && master_standby(inst.role, pods));
-    const std::string ready_str = ready ? "True" : "False";
-    const std::uint32_t h = fnv32a(name);
-    json statuses = json::array();
-    for (const auto& c : spec.value("containers", json::array()))
-      if (c.is_object())
-        statuses.push_back({{"name", c.value("name", json("")).is_string() ? c.value("name", "") : ""},
-                            {"image", c.value("image", json("")).is_string() ? c.value("image", "") : ""},
-                            {"imageID", ""},
-                            {"containerID", "containerd://" + safe_encode(h, 16)},
-                            {"ready", ready},
-                            {"started", true},
-                            {"restartCount", 0},
-                            {"state", {{"running", {{"startedAt", now}}}}}});
-    json pod_meta = {{"name", name},
-                     {"namespace", meta.value("namespace", "default")},
-                     {"labels", pod_labels},
-                     {"ownerReferences",
-                      {{{"apiVersion", iss.value("apiVersion", "mindcluster.huawei.com/v1")},
-                        {"kind", "InferServiceSet"},
-                        {"name", set_name},
-                        {"uid", meta.value("uid", "")},
-                        {"controller", true},
-                        {"blockOwnerDeletion", true}}}}};
-    if (!stateful) pod_meta["generateName"] = workload + "-" + template_hash + "-";
-    if (tmeta.contains("annotations") && tmeta["annotations"].is_object()) pod_meta["annotations"] = tmeta["annotations"];
-    json pod_spec = spec;
-    pod_spec["nodeName"] = "sandbox-node-" + std::to_string(h % 4);
-    if (stateful) {
-      pod_spec["hostname"] = name;
-      pod_spec["subdomain"] = "service-" + workload;
-    }
-    const std::string ip = "10.244." + std::to_string((h >> 8) % 250 + 1) + "." + std::to_string(h % 250 + 2);
-    json status = {{"phase", "Running"},
-                   {"hostIP", "192.168.0." + std::to_string(h % 4 + 10)},
-                   {"podIP", ip},
-                   {"podIPs", {{{"ip", ip}}}},
-                   {"startTime", now},
-                   {"qosClass", "BestEffort"},
-                   {"conditions",
-                    {{{"type", "Initialized"}, {"status", "True"}, {"lastTransitionTime", now}},
-                     {{"type", "Ready"}, {"status", ready_str}, {"lastTransitionTime", now}},
-                     {{"type", "ContainersReady"}, {"status", ready_str}, {"lastTransitionTime", now}},
-                     {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", now}}}},
-                   {"containerStatuses", statuses}};
-    out.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_meta}, {"spec", pod_spec}, {"status", status}});
+  json template_meta = {{"labels", pod_labels}};
+  if (tmeta.contains("annotations")) template_meta["annotations"] = tmeta["annotations"];
+  json workload_meta = {{"name", name},
+                        {"namespace", str_at(meta, "namespace")},
+                        {"labels", merged_labels({&obj_at(obj_at(role, "metadata"), "labels"), &pod_labels})},
+                        {"ownerReferences", {controller_ref(ist)}}};
+  if (obj_at(role, "metadata").contains("annotations"))
+    workload_meta["annotations"] = obj_at(role, "metadata")["annotations"];
+  json spec = {{"replicas", pods},
+               {"selector", {{"matchLabels", {{kLabelInferService, is_name},
+                                              {kLabelInstanceSet, role_name},
+                                              {kLabelInstanceIndex, std::to_string(index)}}}}},
+               {"template", {{"metadata", template_meta}, {"spec", pod_spec}}},
+               {"revisionHistoryLimit", 10}};
+  // The defaults kube-apiserver fills in for each kind.
+  if (stateful) {
+    spec["serviceName"] = "service-" + name;
+    spec["podManagementPolicy"] = "OrderedReady";
+    spec["updateStrategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 0}}}};
+  } else {
+    spec["strategy"] = {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxUnavailable", "25%"}, {"maxSurge", "25%"}}}};
+    spec["progressDeadlineSeconds"] = 600;
   }
-  return out;
+  return {{"apiVersion", "apps/v1"},
+          {"kind", stateful ? "StatefulSet" : "Deployment"},
+          {"metadata", workload_meta},
+          {"spec", spec}};
 }
 
-json infer_service_set_status(const json& iss, const std::vector<json>& pods, const json& previous,
+json replica_set_for(const json& deployment) {
+  const json& meta = obj_at(deployment, "metadata");
+  const json& spec = obj_at(deployment, "spec");
+  const std::string hash = template_hash(deployment);
+  json tmpl = spec.value("template", json::object());
+  tmpl["metadata"]["labels"]["pod-template-hash"] = hash;
+  json selector = spec.value("selector", json::object());
+  selector["matchLabels"]["pod-template-hash"] = hash;
+  json labels = tmpl["metadata"]["labels"];
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata",
+           {{"name", str_at(meta, "name") + "-" + hash},
+            {"namespace", str_at(meta, "namespace")},
+            {"labels", labels},
+            {"annotations",
+             {{"deployment.kubernetes.io/desired-replicas", std::to_string(spec.value("replicas", 1))},
+              {"deployment.kubernetes.io/max-replicas",
+               std::to_string(spec.value("replicas", 1) + (spec.value("replicas", 1) + 3) / 4)},
+              {"deployment.kubernetes.io/revision", "1"}}},
+            {"ownerReferences", {controller_ref(deployment)}}}},
+          {"spec", {{"replicas", spec.value("replicas", 1)}, {"selector", selector}, {"template", tmpl}}}};
+}
+
+json headless_service_for(const json& statefulset, const json& owner) {
+  const json& meta = obj_at(statefulset, "metadata");
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", obj_at(statefulset, "spec").value("serviceName", "service-" + str_at(meta, "name"))},
+            {"namespace", str_at(meta, "namespace")},
+            {"labels", obj_at(meta, "labels")},
+            {"ownerReferences", {controller_ref(owner)}}}},
+          {"spec",
+           {{"clusterIP", "None"},
+            {"clusterIPs", {"None"}},
+            {"type", "ClusterIP"},
+            {"ports", {{{"name", "infer"}, {"port", 8080}, {"protocol", "TCP"}, {"targetPort", 8080}}}},
+            {"selector", obj_at(obj_at(statefulset, "spec"), "selector").value("matchLabels", json::object())},
+            {"sessionAffinity", "None"}}}};
+}
+
+json role_service_for(const json& ist, const json& entry) {
+  const json& meta = obj_at(ist, "metadata");
+  const json& labels = obj_at(meta, "labels");
+  json spec = obj_at(entry, "spec");
+  if (!spec.contains("selector"))
+    spec["selector"] = {{kLabelInferService, str_at(labels, kLabelInferService)},
+                        {kLabelInstanceSet, str_at(labels, kLabelInstanceSet)}};
+  if (!spec.contains("type")) spec["type"] = "ClusterIP";
+  json service_meta = {{"name", str_at(entry, "name") + "-" + str_at(meta, "name")},
+                       {"namespace", str_at(meta, "namespace")},
+                       {"labels", merged_labels({&labels, &obj_at(obj_at(entry, "metadata"), "labels")})},
+                       {"ownerReferences", {controller_ref(ist)}}};
+  if (obj_at(entry, "metadata").contains("annotations"))
+    service_meta["annotations"] = obj_at(entry, "metadata")["annotations"];
+  return {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", service_meta}, {"spec", spec}};
+}
+
+std::string replica_set_pod_name(const std::string& rs_name, int seed) {
+  return rs_name + "-" + safe_encode(fnv32a(rs_name + "/" + std::to_string(seed)), 5);
+}
+
+json pod_for(const json& pod_owner, const std::string& name, bool ready, const std::string& now) {
+  const json& owner_meta = obj_at(pod_owner, "metadata");
+  const json& owner_spec = obj_at(pod_owner, "spec");
+  const json& tmpl = obj_at(owner_spec, "template");
+  const bool stateful = pod_owner.value("kind", "") == "StatefulSet";
+  json labels = obj_at(obj_at(tmpl, "metadata"), "labels");
+  json meta = {{"name", name}, {"namespace", str_at(owner_meta, "namespace")}};
+  json spec = obj_at(tmpl, "spec");
+  if (stateful) {
+    const std::string owner_name = str_at(owner_meta, "name");
+    labels["statefulset.kubernetes.io/pod-name"] = name;
+    labels["apps.kubernetes.io/pod-index"] = name.substr(owner_name.size() + 1);
+    labels["controller-revision-hash"] = owner_name + "-" + template_hash(pod_owner);
+    spec["hostname"] = name;
+    spec["subdomain"] = owner_spec.value("serviceName", "");
+  } else {
+    meta["generateName"] = str_at(owner_meta, "name") + "-";
+  }
+  meta["labels"] = labels;
+  if (obj_at(tmpl, "metadata").contains("annotations")) meta["annotations"] = obj_at(tmpl, "metadata")["annotations"];
+  meta["ownerReferences"] = {controller_ref(pod_owner)};
+  spec["nodeName"] = node_for(name);
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", spec}};
+  // Started as kubelet reports a fresh pod; its events are not recorded (thousands of pods start at once).
+  return apply_pod_state(pod, ready ? PodState::Ready : PodState::NotReady, now).pod;
+}
+
+bool pod_ready(const json& pod) { return condition_true(pod, "Ready"); }
+
+bool condition_true(const json& object, const std::string& type) {
+  for (const auto& c : obj_at(object, "status").value("conditions", json::array()))
+    if (c.is_object() && c.value("type", "") == type) return c.value("status", "") == "True";
+  return false;
+}
+
+bool master_standby(const std::string& role, int pods_per_instance) {
+  return pods_per_instance == 2 &&
+         (role.find("controller") != std::string::npos || role.find("coordinator") != std::string::npos);
+}
+
+json deployment_status(const json& deployment, const std::vector<ObjectPtr>& pods, const std::string& rs_name,
+                       const json& previous, const std::string& now) {
+  const std::int64_t desired = obj_at(deployment, "spec").value("replicas", json(1)).get<std::int64_t>();
+  const std::int64_t total = static_cast<std::int64_t>(pods.size());
+  const std::int64_t ready = count_ready(pods);
+  const std::int64_t max_unavailable = desired / 4;  // the default 25%, rounded down
+  json s = json::object();
+  // DeploymentStatus fields are omitempty: zeros are left out.
+  s["observedGeneration"] = generation_of(deployment);
+  if (total) s["replicas"] = total, s["updatedReplicas"] = total;
+  if (ready) s["readyReplicas"] = ready, s["availableReplicas"] = ready;
+  if (desired - ready > 0) s["unavailableReplicas"] = desired - ready;
+  const bool available = ready >= desired - max_unavailable;
+  const bool complete = total == desired && ready == desired;
+  s["conditions"] = {
+      deployment_condition(previous, "Available", available,
+                           available ? "MinimumReplicasAvailable" : "MinimumReplicasUnavailable",
+                           available ? "Deployment has minimum availability."
+                                     : "Deployment does not have minimum availability.",
+                           now),
+      deployment_condition(
+          previous, "Progressing", true, complete ? "NewReplicaSetAvailable" : "ReplicaSetUpdated",
+          "ReplicaSet \"" + rs_name + (complete ? "\" has successfully progressed." : "\" is progressing."), now)};
+  return s;
+}
+
+json replica_set_status(const json& rs, const std::vector<ObjectPtr>& pods) {
+  const std::int64_t total = static_cast<std::int64_t>(pods.size());
+  const std::int64_t ready = count_ready(pods);
+  json s = {{"replicas", total}, {"observedGeneration", generation_of(rs)}};
+  if (total) s["fullyLabeledReplicas"] = total;
+  if (ready) s["readyReplicas"] = ready, s["availableReplicas"] = ready;
+  return s;
+}
+
+json stateful_set_status(const json& sts, const std::vector<ObjectPtr>& pods) {
+  const std::int64_t total = static_cast<std::int64_t>(pods.size());
+  const std::int64_t ready = count_ready(pods);
+  const std::string revision = str_at(obj_at(sts, "metadata"), "name") + "-" + template_hash(sts);
+  json s = {{"observedGeneration", generation_of(sts)},
+            {"replicas", total},
+            {"availableReplicas", ready},
+            {"currentRevision", revision},
+            {"updateRevision", revision},
+            {"collisionCount", 0}};
+  if (ready) s["readyReplicas"] = ready;
+  if (total) s["currentReplicas"] = total, s["updatedReplicas"] = total;
+  return s;
+}
+
+bool workload_ready(const json& workload) {
+  const std::int64_t desired = obj_at(workload, "spec").value("replicas", json(1)).get<std::int64_t>();
+  return status_int(workload, "observedGeneration") == generation_of(workload) &&
+         status_int(workload, "readyReplicas") == desired && status_int(workload, "updatedReplicas") == desired;
+}
+
+json instance_set_status(const json& ist, const std::vector<json>& workloads, const json& previous,
+                         const std::string& now) {
+  const json& labels = obj_at(obj_at(ist, "metadata"), "labels");
+  const int desired = std::max(0, int_or(obj_at(ist, "spec"), "replicas", 1));
+  const int ready = static_cast<int>(std::count_if(workloads.begin(), workloads.end(), workload_ready));
+  const std::int64_t generation = generation_of(ist);
+  const bool all = ready >= desired && static_cast<int>(workloads.size()) == desired;
+  json s = {{"replicas", workloads.size()},
+            {"readyReplicas", ready},
+            {"labelSelector", std::string(kLabelInferService) + "=" + str_at(labels, kLabelInferService) + "," +
+                                  kLabelInstanceSet + "=" + str_at(labels, kLabelInstanceSet)},
+            {"observedGeneration", generation},
+            {"conditions", {condition(previous, "Ready", all, all ? "InstancesReady" : "InstancesNotReady",
+                                      std::to_string(ready) + "/" + std::to_string(desired) + " instances ready",
+                                      generation, now)}}};
+  if (hpa_scaled(obj_at(ist, "spec")))
+    s["scalingResourceStatus"] = {{"type", "HPA"},
+                                  {"name", str_at(obj_at(ist, "metadata"), "name")},
+                                  {"ready", true},
+                                  {"message", "the HPA was able to successfully calculate a replica count"}};
+  return s;
+}
+
+json infer_service_status(const json& is, const std::vector<json>& instance_sets, const json& previous,
+                          const std::string& now) {
+  const json& roles = obj_at(is, "spec").value("roles", json::array());
+  const int wanted = roles.is_array() ? static_cast<int>(roles.size()) : 0;
+  const int ready = static_cast<int>(std::count_if(instance_sets.begin(), instance_sets.end(),
+                                                   [](const json& s) { return condition_true(s, "Ready"); }));
+  const std::int64_t generation = generation_of(is);
+  const bool all = ready >= wanted;
+  return {{"replicas", wanted},
+          {"readyReplicas", ready},
+          {"observedGeneration", generation},
+          {"conditions", {condition(previous, "Ready", all, all ? "InstanceSetsReady" : "InstanceSetsNotReady",
+                                    std::to_string(ready) + "/" + std::to_string(wanted) + " InstanceSets ready",
+                                    generation, now)}}};
+}
+
+json infer_service_set_status(const json& iss, const std::vector<json>& infer_services, const json& previous,
                               const std::string& now) {
-  const std::string name = iss.value("metadata", json::object()).value("name", "");
-  // instance → (pods, ready pods)
-  std::map<std::tuple<int, std::string, int>, std::pair<int, int>> counts;
-  for (const auto& p : pods) {
-    InstanceRef ref;
-    if (!instance_of_pod(p, name, ref)) continue;
-    auto& c = counts[{ref.service, ref.role, ref.index}];
-    ++c.first;
-    if (pod_ready(p)) ++c.second;
-  }
-  const std::vector<InstanceRef> wanted = desired_instances(iss);
-  const int services = std::max(0, int_or(iss.value("spec", json::object()), "replicas", 1));
-  int ready_services = 0;
-  for (int i = 0; i < services; ++i) {
-    bool ready = true;
-    for (const auto& w : wanted) {
-      if (w.service != i) continue;
-      auto it = counts.find({w.service, w.role, w.index});
-      if (it == counts.end() || it->second.first == 0 || it->second.second != it->second.first) ready = false;
-    }
-    if (ready) ++ready_services;
-  }
-  const std::int64_t generation = iss.value("metadata", json::object()).value("generation", 1);
-  const bool all_ready = ready_services == services;
-  const std::string cond_status = all_ready ? "True" : "False";
-  std::string transition = now;
-  for (const auto& c : previous.value("conditions", json::array()))
-    if (c.is_object() && c.value("type", "") == "Ready" && c.value("status", "") == cond_status)
-      transition = c.value("lastTransitionTime", now);
+  const int services = std::max(0, int_or(obj_at(iss, "spec"), "replicas", 1));
+  const int ready = static_cast<int>(std::count_if(infer_services.begin(), infer_services.end(),
+                                                   [](const json& s) { return condition_true(s, "Ready"); }));
+  const std::int64_t generation = generation_of(iss);
+  const bool all = ready >= services;
   json status = previous.is_object() ? previous : json::object();
   status["replicas"] = services;
-  status["readyReplicas"] = ready_services;
+  status["readyReplicas"] = ready;
   status["observedGeneration"] = generation;
-  status["conditions"] = {{{"type", "Ready"},
-                           {"status", cond_status},
-                           {"reason", all_ready ? "InferServicesReady" : "InferServicesNotReady"},
-                           {"message", std::to_string(ready_services) + "/" + std::to_string(services) +
-                                           " InferServices ready"},
-                           {"observedGeneration", generation},
-                           {"lastTransitionTime", transition}}};
+  status["conditions"] = {condition(previous, "Ready", all, all ? "InferServicesReady" : "InferServicesNotReady",
+                                    std::to_string(ready) + "/" + std::to_string(services) + " InferServices ready",
+                                    generation, now)};
   return status;
 }
 

@@ -41,6 +41,7 @@ Registry::Registry(bool with_mindcluster) {
       make("", "events", "event", "Event", true, {"ev"}, false, G::None),
       make("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, true, G::Spec),
       make("apps", "statefulsets", "statefulset", "StatefulSet", true, {"sts"}, true, G::Spec),
+      make("apps", "replicasets", "replicaset", "ReplicaSet", true, {"rs"}, true, G::Spec),
       make("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false, {}, false, G::None),
       make("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false,
            {}, false, G::None),
@@ -128,8 +129,7 @@ std::optional<json> Registry::group(const std::string& name) const {
 
 std::optional<json> Registry::resource_list(const std::string& group, const std::string& version) const {
   json resources = json::array();
-  // Watch is not served yet, so it is not advertised.
-  const json verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update"};
+  const json verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
   for (const auto& t : types_) {
     if (t.group != group || t.version != version) continue;
     json r = {{"name", t.plural}, {"singularName", t.singular}, {"namespaced", t.namespaced},
