@@ -1,6 +1,8 @@
 // kubectl-mindie: deploy, scale, update-config and status of MindIE PyMotor services on Kubernetes.
 // Entry point: picks the subcommand, binds its flags, runs complete() -> validate() -> run(), and maps errors to
 // kubectl's output conventions (stderr, exit 1).
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <set>
@@ -12,6 +14,7 @@
 #include "cmd/scale.h"
 #include "cmd/status.h"
 #include "cmd/update_config.h"
+#include "cmd/wait.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "mindie/config.h"
@@ -31,7 +34,8 @@ constexpr const char* kUsage =
     "  deploy         Validate user_config.json and deploy it (motor-config baseline, RBAC, InferServiceSet)\n"
     "  scale          Change prefill/decode instance counts of a running deployment\n"
     "  update-config  Refresh settings in the motor-config baseline (log levels, timeouts, north config)\n"
-    "  status         Show roles, instances and pods, and drift from the baseline\n"
+    "  status         Show roles, instances and pods, why pods are not ready, and drift from the baseline\n"
+    "  wait           Wait until every role has its instances ready\n"
     "  version        Print the version\n"
     "\n"
     "Use \"kubectl mindie COMMAND --help\" for more information about a command.\n";
@@ -68,13 +72,25 @@ const std::map<std::string, CommandHelp>& command_help() {
         "  # Raise the coordinator's log level\n"
         "  kubectl mindie update-config -f user_config.json\n"}},
       {"status",
-       {"kubectl mindie status [-n NS] [-o json|yaml]",
-        "Show, per role, the baseline's instances, the live spec, and pods ready/total with restarts; list the\n"
-        "pods per instance; spell out drift between the baseline and the live InferServiceSet.",
+       {"kubectl mindie status [-n NS] [-o wide|json|yaml] [-w]",
+        "Show, per role, the baseline's instances, the live spec and what the operator has observed; the tree\n"
+        "InferServiceSet -> InferService -> role -> instance -> pods with ready containers, status, restarts and\n"
+        "age; why pods are not ready (unschedulable, image pulls, crash loops, OOM kills, stuck terminating) with\n"
+        "their latest warning events; and drift between the baseline and the live InferServiceSet.",
         "  # The deployment in namespace mindie-demo\n"
         "  kubectl mindie status -n mindie-demo\n\n"
+        "  # With nodes and NPUs per pod\n"
+        "  kubectl mindie status -n mindie-demo -o wide\n\n"
+        "  # Keep watching (redrawn on a terminal, one line per change in a pipe)\n"
+        "  kubectl mindie status -n mindie-demo --watch\n\n"
         "  # Machine-readable\n"
         "  kubectl mindie status -n mindie-demo -o json\n"}},
+      {"wait",
+       {"kubectl mindie wait [-n NS] --for=ready [--timeout 10m]",
+        "Wait until every role has its instances ready and the operator has observed the latest change. Exits 0\n"
+        "once ready; on timeout exits 1 naming every pod that is not ready and why.",
+        "  # Wait up to 15 minutes for the deployment in mindie-demo\n"
+        "  kubectl mindie wait -n mindie-demo --for=ready --timeout 15m\n"}},
   };
   return help;
 }
@@ -168,10 +184,12 @@ int run(const std::vector<std::string>& all_args) {
   cmd::ScaleFlags scale_flags;
   cmd::UpdateConfigFlags update_flags;
   cmd::StatusFlags status_flags;
+  cmd::WaitFlags wait_flags;
   if (name == "deploy") cmd::add_deploy_flags(desc, deploy_flags);
   if (name == "scale") cmd::add_scale_flags(desc, scale_flags);
   if (name == "update-config") cmd::add_update_config_flags(desc, update_flags);
   if (name == "status") cmd::add_status_flags(desc, status_flags);
+  if (name == "wait") cmd::add_wait_flags(desc, wait_flags);
   po::options_description globals("Global flags");
   cmd::add_global_flags(globals, global);
   desc.add(globals);
@@ -198,6 +216,16 @@ int run(const std::vector<std::string>& all_args) {
                              : name == "status" ? status_flags.output
                                                 : std::string();
   cmd::Printer printer(std::cout, std::cerr, output);
+  // --wait after deploy/scale: the changes are printed first, progress goes to a terminal's stderr.
+  const auto wait_after = [&](cmd::Session& session, const cmd::WaitAfterFlags& flags, const std::string& ns) {
+    if (!flags.wait) return;
+    printer.flush();
+    std::cout << std::flush;  // what changed is visible before the wait begins
+    std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
+    const std::string iss = cmd::wait_until_ready(session.client(), [&session] { return session.new_transport(); },
+                                                  ns, cmd::parse_duration(flags.timeout, "--timeout"), progress);
+    if (output.empty()) std::cout << kube::gvr::kInferServiceSets.kind_dot_group() << "/" << iss << " ready\n";
+  };
   try {
     if (name == "deploy") {
       cmd::DeployOptions o(deploy_flags, ns_flag);
@@ -210,6 +238,7 @@ int run(const std::vector<std::string>& all_args) {
       } else {
         cmd::Session session(global, std::cerr);
         o.run(session.client(), printer);
+        wait_after(session, deploy_flags.wait, o.target_namespace());
       }
     } else if (name == "scale") {
       cmd::ScaleOptions o(scale_flags, ns_flag);
@@ -217,6 +246,7 @@ int run(const std::vector<std::string>& all_args) {
       cmd::Session session(global, std::cerr);
       o.complete(session.rest_config().namespace_);
       o.run(session.client(), printer);
+      wait_after(session, scale_flags.wait, o.target_namespace());
     } else if (name == "update-config") {
       cmd::UpdateConfigOptions o(update_flags, ns_flag);
       o.validate();
@@ -228,7 +258,13 @@ int run(const std::vector<std::string>& all_args) {
       o.validate();
       cmd::Session session(global, std::cerr);
       o.complete(session.rest_config().namespace_);
-      o.run(session.client(), printer);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+    } else if (name == "wait") {
+      cmd::WaitOptions o(wait_flags, ns_flag);
+      o.validate();
+      cmd::Session session(global, std::cerr);
+      o.complete(session.rest_config().namespace_);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
     }
     printer.flush();
   } catch (...) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/common.h"
+#include "cmd/wait.h"
 #include "mindie/config.h"
 #include "mindie/render.h"
 
@@ -21,10 +22,12 @@ struct DeployFlags {
   std::string config_dir;   ///< --config-dir: a folder holding user_config.json and (optionally) env.json
   std::string scripts_dir;  ///< --scripts-dir: startup/probe files to store in motor-config
   std::string name;         ///< --name: InferServiceSet name
+  std::string overrides;    ///< --overrides: YAML of per-role changes to the pod templates (mindie/overrides.h)
   std::string dry_run = "none";
   std::string output;       ///< -o
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
+  WaitAfterFlags wait;      ///< --wait, --timeout
 };
 
 /// Binds DeployFlags to `desc`.
@@ -42,6 +45,8 @@ class DeployOptions {
   void validate() const;
   /// True unless --dry-run=client.
   bool needs_server() const { return dry_run_ != DryRun::Client; }
+  /// The namespace deployed to (the config's job_id); valid after complete().
+  const std::string& target_namespace() const { return config_->job_id; }
   /// Writes (or prints) the objects. Throws ApiError, TransportError, CommandError or PartialFailure.
   void run(kube::Client& client, Printer& printer);
 
@@ -50,9 +55,10 @@ class DeployOptions {
   /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
   /// Throws CommandError.
   void check_existing_baseline(const boost::json::object& existing, Printer& printer) const;
-  /// Keeps the files a previous deploy stored (env.json, scripts) that this deploy does not pass again, so a
-  /// redeploy without -e or --scripts-dir never deletes them (server-side apply would drop keys the manager
-  /// stops sending). Re-renders when anything is kept.
+  /// Keeps the files a previous deploy stored (env.json, overrides.yaml, scripts) that this deploy does not pass
+  /// again, so a redeploy without -e, --overrides or --scripts-dir never deletes them (server-side apply would
+  /// drop keys the manager stops sending). Re-renders when anything is kept. Throws CommandError when stored
+  /// overrides no longer validate.
   void keep_stored_files(const boost::json::object& existing);
   /// Required script keys (boot.sh, probe.sh) the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;

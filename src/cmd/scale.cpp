@@ -17,6 +17,7 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All)")
       ("output,o", po::value(&flags.output), "Print the scaled InferServiceSet: json, yaml or name");
+  add_wait_after_flags(desc, flags.wait);
 }
 
 ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
@@ -34,6 +35,7 @@ void ScaleOptions::validate() const {
   Printer::check_object_format(flags_.output);
   if (parse_dry_run(flags_.dry_run) == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
+  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
 }
 
 void ScaleOptions::complete(const std::string& context_namespace) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cmd/common.h"
+#include "cmd/wait.h"
 #include "mindie/config.h"
 
 namespace mindie::cmd {
@@ -18,6 +19,7 @@ struct ScaleFlags {
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   std::string output;
+  WaitAfterFlags wait;  ///< --wait, --timeout
 };
 
 /// Binds ScaleFlags to `desc`.
@@ -35,6 +37,8 @@ class ScaleOptions {
   /// Reads the baseline and the live object, then patches. At most 4 requests. Throws ApiError, TransportError,
   /// CommandError or PartialFailure (with the state and the recovery command when an undo failed too).
   void run(kube::Client& client, Printer& printer);
+  /// The namespace scaled; valid after complete().
+  const std::string& target_namespace() const { return namespace_; }
 
  private:
   /// The baseline text with the target counts: -f's bytes (after checking that only counts differ from

@@ -1,8 +1,14 @@
 #include "cmd/status.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <ctime>
 #include <iomanip>
+#include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "mindie/render.h"
@@ -13,7 +19,9 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_status_flags(po::options_description& desc, StatusFlags& flags) {
-  desc.add_options()("output,o", po::value(&flags.output), "Output format: json or yaml (default: a table)");
+  desc.add_options()("output,o", po::value(&flags.output), "Output format: wide, json or yaml (default: a tree)")(
+      "watch,w", po::bool_switch(&flags.watch),
+      "After showing the status, watch for changes (redrawn in place on a terminal, one line per change otherwise)");
 }
 
 StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
@@ -21,9 +29,10 @@ StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
 
 void StatusOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
-  if (!flags_.output.empty() && flags_.output != "json" && flags_.output != "yaml")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
-                     "\", allowed formats are: json,yaml");
+  const auto& o = flags_.output;
+  if (!o.empty() && o != "wide" && o != "json" && o != "yaml")
+    throw UsageError("unable to match a printer suitable for the output format \"" + o +
+                     "\", allowed formats are: json,wide,yaml");
 }
 
 void StatusOptions::complete(const std::string& context_namespace) {
@@ -40,7 +49,6 @@ const json::value* find(const json::value* v, std::initializer_list<std::string_
   return v;
 }
 
-/// As above, starting at an object (avoids copying it into a value).
 const json::value* find(const json::object& obj, std::initializer_list<std::string_view> path) {
   const json::value* v = nullptr;
   bool first = true;
@@ -64,36 +72,221 @@ std::int64_t num(const json::value* v, std::int64_t fallback = 0) {
   return fallback;
 }
 
-/// A pod's readiness, restarts and the most telling reason it is not running (waiting/terminated reason).
-json::object pod_summary(const json::value& pod) {
-  const json::value* status = find(&pod, {"status"});
-  bool ready = false;
-  if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
-    for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == "Ready") ready = str(find(&c, {"status"})) == "True";
+/// Seconds since the epoch of an RFC 3339 timestamp as the API server writes them ("2026-11-30T12:00:00Z", also
+/// with fractional seconds or an offset); nullopt when unreadable.
+std::optional<std::int64_t> parse_time(const std::string& s) {
+  std::tm tm{};
+  std::istringstream in(s);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return std::nullopt;
+  std::int64_t t = timegm(&tm);
+  char c = 0;
+  if (in.peek() == '.') {
+    in.get();
+    while (std::isdigit(in.peek())) in.get();
   }
-  std::int64_t restarts = 0;
-  std::string reason;
-  if (const auto* cs = find(status, {"containerStatuses"}); cs && cs->is_array()) {
-    for (const auto& c : cs->as_array()) {
-      restarts += num(find(&c, {"restartCount"}));
-      if (reason.empty()) reason = str(find(&c, {"state", "waiting", "reason"}));
-      if (reason.empty()) reason = str(find(&c, {"state", "terminated", "reason"}));
-    }
-  }
-  if (find(&pod, {"metadata", "deletionTimestamp"})) reason = "Terminating";
-  return {{"name", str(find(&pod, {"metadata", "name"}))},
-          {"phase", str(find(status, {"phase"}))},
-          {"ready", ready},
-          {"restarts", restarts},
-          {"node", str(find(&pod, {"spec", "nodeName"}))},
-          {"reason", reason}};
+  if (!(in >> c)) return std::nullopt;
+  if (c == 'Z' || c == 'z') return t;
+  if (c != '+' && c != '-') return std::nullopt;
+  int hh = 0, mm = 0;
+  char colon = 0;
+  if (!(in >> hh >> colon >> mm) || colon != ':') return std::nullopt;
+  const std::int64_t offset = (hh * 60 + mm) * 60;
+  return c == '+' ? t - offset : t + offset;
 }
 
-/// The InferServiceSet to show: as recorded on the ConfigMap, or the baseline's default. With neither (a broken
-/// baseline and no annotation) there is nothing to look for: CommandError.
-std::string service_set_name_for_status(const json::object& cm, const std::optional<config::UserConfig>& baseline) {
-  if (baseline) return recorded_service_set_name(cm, *baseline);
+std::string condition_status(const json::value* status, std::string_view type) {
+  if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
+    for (const auto& c : conds->as_array())
+      if (str(find(&c, {"type"})) == type) return str(find(&c, {"status"}));
+  }
+  return "";
+}
+
+const json::value* condition(const json::value* status, std::string_view type) {
+  if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
+    for (const auto& c : conds->as_array())
+      if (str(find(&c, {"type"})) == type) return &c;
+  }
+  return nullptr;
+}
+
+/// NPUs a pod asks for: the sum over its containers of every huawei.com/ resource (the Ascend device plugin's
+/// resource names), from limits (extended resources must have requests = limits).
+std::int64_t pod_npus(const json::value& pod) {
+  std::int64_t n = 0;
+  if (const auto* cs = find(&pod, {"spec", "containers"}); cs && cs->is_array()) {
+    for (const auto& c : cs->as_array()) {
+      const auto* limits = find(&c, {"resources", "limits"});
+      if (!limits || !limits->is_object()) continue;
+      for (const auto& [k, v] : limits->as_object()) {
+        if (!k.starts_with("huawei.com/")) continue;
+        if (v.is_string()) {
+          try {
+            n += std::stoll(std::string(v.as_string()));
+          } catch (const std::exception&) {  // a quantity we cannot read counts as none
+          }
+        } else {
+          n += num(&v);
+        }
+      }
+    }
+  }
+  return n;
+}
+
+/// One pod as the report shows it: kubectl's READY and STATUS columns, restarts, age, node, NPUs, and in plain
+/// words why it is not running (empty when it is ready).
+json::object pod_summary(const json::value& pod, std::int64_t now) {
+  const json::value* status = find(&pod, {"status"});
+  const bool ready = condition_status(status, "Ready") == "True";
+  std::int64_t restarts = 0, ready_containers = 0, containers = 0;
+  std::string waiting, waiting_message, terminated, last_terminated;
+  std::int64_t last_exit = 0;
+  if (const auto* specs = find(&pod, {"spec", "containers"}); specs && specs->is_array())
+    containers = static_cast<std::int64_t>(specs->as_array().size());
+  if (const auto* cs = find(status, {"containerStatuses"}); cs && cs->is_array()) {
+    containers = std::max<std::int64_t>(containers, static_cast<std::int64_t>(cs->as_array().size()));
+    for (const auto& c : cs->as_array()) {
+      restarts += num(find(&c, {"restartCount"}));
+      if (const auto* r = find(&c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready_containers;
+      if (waiting.empty()) {
+        waiting = str(find(&c, {"state", "waiting", "reason"}));
+        waiting_message = str(find(&c, {"state", "waiting", "message"}));
+      }
+      if (terminated.empty()) terminated = str(find(&c, {"state", "terminated", "reason"}));
+      if (last_terminated.empty()) {
+        last_terminated = str(find(&c, {"lastState", "terminated", "reason"}));
+        last_exit = num(find(&c, {"lastState", "terminated", "exitCode"}));
+      }
+    }
+  }
+  const std::string phase = str(find(status, {"phase"}));
+  const bool terminating = find(&pod, {"metadata", "deletionTimestamp"}) != nullptr;
+  // kubectl's STATUS column: a container's waiting/terminated reason wins over the phase; deletion wins over all.
+  std::string shown = !waiting.empty() ? waiting : !terminated.empty() ? terminated : phase;
+  if (terminating) shown = "Terminating";
+
+  std::string reason;
+  const json::value* scheduled = condition(status, "PodScheduled");
+  if (terminating) {
+    const auto since = parse_time(str(find(&pod, {"metadata", "deletionTimestamp"})));
+    reason = "terminating";
+    if (since && now > *since) reason += " for " + human_duration(now - *since);
+    reason += " (deletion requested; a pod that stays is usually on an unreachable node or held by a finalizer)";
+  } else if (scheduled && str(find(scheduled, {"status"})) == "False") {
+    reason = "unschedulable";
+    if (const std::string m = str(find(scheduled, {"message"})); !m.empty()) reason += ": " + m;
+  } else if (waiting == "ImagePullBackOff" || waiting == "ErrImagePull" || waiting == "InvalidImageName") {
+    reason = "cannot pull the image (" + waiting + ")";
+    if (!waiting_message.empty()) reason += ": " + waiting_message;
+  } else if (last_terminated == "OOMKilled" || terminated == "OOMKilled") {
+    reason = "out of memory: the container was OOM-killed (exit code 137), " + std::to_string(restarts) +
+             " restarts; raise the memory limit or lower the engine's memory use";
+  } else if (waiting == "CrashLoopBackOff") {
+    reason = "crash loop: " + std::to_string(restarts) + " restarts";
+    if (!last_terminated.empty())
+      reason += ", last exit " + last_terminated + " (exit code " + std::to_string(last_exit) + ")";
+  } else if (!waiting.empty()) {
+    reason = "waiting: " + waiting;
+    if (!waiting_message.empty()) reason += ": " + waiting_message;
+  } else if (phase == "Failed" || phase == "Succeeded") {
+    reason = "the pod has ended (" + phase + ")";
+  } else if (!ready && phase == "Running") {
+    reason = "running, but not ready (readiness probe failing)";
+  } else if (!ready) {
+    reason = phase.empty() ? "not ready" : "not ready (" + phase + ")";
+  }
+
+  const std::string created = str(find(&pod, {"metadata", "creationTimestamp"}));
+  const auto created_at = parse_time(created);
+  return {{"name", str(find(&pod, {"metadata", "name"}))},
+          {"phase", phase},
+          {"status", shown},
+          {"ready", ready},
+          {"readyContainers", ready_containers},
+          {"containers", containers},
+          {"restarts", restarts},
+          {"createdAt", created},
+          {"ageSeconds", created_at ? json::value(std::max<std::int64_t>(0, now - *created_at)) : json::value(nullptr)},
+          {"node", str(find(&pod, {"spec", "nodeName"}))},
+          {"npus", pod_npus(pod)},
+          {"reason", reason},
+          {"events", json::array()}};
+}
+
+/// Warning events about pod `name`, newest first, at most `limit` (the latest say the most).
+json::array pod_events(const json::array& events, const std::string& name, std::size_t limit) {
+  std::vector<std::pair<std::int64_t, const json::value*>> found;
+  for (const auto& e : events) {
+    if (str(find(&e, {"involvedObject", "kind"})) != "Pod" || str(find(&e, {"involvedObject", "name"})) != name)
+      continue;
+    if (str(find(&e, {"type"})) != "Warning") continue;
+    std::string when = str(find(&e, {"lastTimestamp"}));
+    if (when.empty()) when = str(find(&e, {"eventTime"}));
+    if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
+    found.emplace_back(parse_time(when).value_or(0), &e);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  json::array out;
+  for (std::size_t i = 0; i < found.size() && i < limit; ++i) {
+    const json::value& e = *found[i].second;
+    out.push_back({{"reason", str(find(&e, {"reason"}))},
+                   {"message", str(find(&e, {"message"}))},
+                   // events.k8s.io writers (the default scheduler) count repeats in series.count.
+                   {"count", num(find(&e, {"count"}), num(find(&e, {"series", "count"}), 1))},
+                   {"lastSeen", found[i].first ? json::value(found[i].first) : json::value(nullptr)}});
+  }
+  return out;
+}
+
+/// "X-<i>" -> i when `value` is exactly the name of one of set `name`'s InferServices; else -1.
+std::int64_t service_index(const std::string& value, const std::string& name) {
+  if (value.size() <= name.size() + 1 || value.compare(0, name.size(), name) != 0 || value[name.size()] != '-')
+    return -1;
+  const std::string digits = value.substr(name.size() + 1);
+  if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  if (digits.size() > 1 && digits[0] == '0') return -1;
+  return std::stoll(digits);
+}
+
+bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
+
+}  // namespace
+
+std::string human_duration(std::int64_t seconds) {
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return std::to_string(seconds) + "s";
+  const std::int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    const std::int64_t s = seconds % 60;
+    return std::to_string(minutes) + "m" + (s ? std::to_string(s) + "s" : "");
+  }
+  if (minutes < 60 * 3) return std::to_string(minutes) + "m";
+  const std::int64_t hours = minutes / 60;
+  if (hours < 8) {
+    const std::int64_t m = minutes % 60;
+    return std::to_string(hours) + "h" + (m ? std::to_string(m) + "m" : "");
+  }
+  if (hours < 48) return std::to_string(hours) + "h";
+  if (hours < 24 * 8) {
+    const std::int64_t h = hours % 24;
+    return std::to_string(hours / 24) + "d" + (h ? std::to_string(h) + "h" : "");
+  }
+  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
+  if (hours < 24 * 365 * 8) {
+    const std::int64_t d = (hours / 24) % 365;
+    return std::to_string(hours / 24 / 365) + "y" + (d ? std::to_string(d) + "d" : "");
+  }
+  return std::to_string(hours / 24 / 365) + "y";
+}
+
+std::string service_set_name_for_status(const json::object& cm, const std::string& ns) {
+  try {
+    return recorded_service_set_name(cm, parse_baseline(cm, ns));
+  } catch (const CommandError&) {  // a broken baseline: the annotation may still say which set to show
+  }
   const std::string name = annotation(cm, render::kWorkloadNameAnnotation);
   if (name.empty() || !config::is_dns1123_label(name)) {
     throw CommandError(std::string("configmap/") + render::kConfigMapName + " holds no usable baseline and no " +
@@ -103,10 +296,111 @@ std::string service_set_name_for_status(const json::object& cm, const std::optio
   return name;
 }
 
+std::string service_selector(const std::string& name, std::int64_t services) {
+  std::string selector = "infer.huawei.com/inferservice-name in (";
+  for (std::int64_t i = 0; i < std::max<std::int64_t>(1, services); ++i)
+    selector += (i ? "," : "") + name + "-" + std::to_string(i);
+  return selector + ")";
+}
+
+std::int64_t service_count(const std::optional<json::object>& iss) {
+  return iss ? std::max<std::int64_t>(1, num(find(*iss, {"spec", "replicas"}), 1)) : 1;
+}
+
+namespace {
+
+/// The part of a pod build_status_report reads: name, labels, timestamps, node, container limits and the status.
+json::object slim_pod(const json::object& pod) {
+  json::object metadata;
+  if (const auto* md = pod.if_contains("metadata"); md && md->is_object()) {
+    for (const char* key : {"name", "labels", "creationTimestamp", "deletionTimestamp"})
+      if (const auto* v = md->as_object().if_contains(key)) metadata[key] = *v;
+  }
+  json::object spec;
+  if (const auto* node = find(pod, {"spec", "nodeName"})) spec["nodeName"] = *node;
+  if (const auto* cs = find(pod, {"spec", "containers"}); cs && cs->is_array()) {
+    json::array containers;
+    for (const auto& c : cs->as_array()) {
+      json::object slim;
+      if (const auto* limits = find(&c, {"resources", "limits"})) slim["resources"] = {{"limits", *limits}};
+      containers.push_back(std::move(slim));
+    }
+    spec["containers"] = std::move(containers);
+  }
+  json::object out{{"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
+  if (const auto* status = pod.if_contains("status")) out["status"] = *status;
+  return out;
+}
+
 }  // namespace
 
-json::object build_status_report(const std::string& ns, const json::object& config_map, const json::object* iss,
-                                 const json::array& pods) {
+StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
+  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, render::kConfigMapName);
+  if (!cm) {
+    throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
+                       std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
+  }
+  const std::string name = service_set_name_for_status(*cm, ns);
+  auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
+  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}};
+  // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
+  // assigned, because assigning between different memory resources would copy every pod.
+  const std::string selector = service_selector(name, service_count(iss));
+  auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
+  json::array services =
+      take(client.list(kube::gvr::kInferServices, ns, "infer.huawei.com/inferserviceset-name=" + name));
+  json::array sets = take(client.list(kube::gvr::kInstanceSets, ns, selector));
+  // Pods are most of the bytes (env, volumes, probes): keep only what the report reads, page by page.
+  json::array pods;
+  client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { pods.push_back(slim_pod(pod)); });
+  // Events only explain trouble: skip the request when every pod is ready.
+  const bool trouble = std::any_of(pods.begin(), pods.end(), [](const json::value& p) {
+    return condition_status(find(&p, {"status"}), "Ready") != "True";
+  });
+  json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
+  return StatusInputs{std::move(*cm), std::move(iss), std::move(services), std::move(sets), std::move(pods),
+                      std::move(events)};
+}
+
+std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
+                                                    std::int64_t services) {
+  const std::string selector = service_selector(name, services);
+  return {
+      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + render::kConfigMapName},
+      {kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + name},
+      {kube::gvr::kInferServices, ns, "infer.huawei.com/inferserviceset-name=" + name, ""},
+      {kube::gvr::kInstanceSets, ns, selector, ""},
+      {kube::gvr::kPods, ns, selector, ""},
+      {kube::gvr::kEvents, ns, "", "type=Warning"},
+  };
+}
+
+StatusInputs inputs_from_informer(const kube::Informer& informer) {
+  StatusInputs in;
+  auto array = [&](std::size_t target) {
+    json::array out;
+    for (auto& o : informer.objects(target)) out.emplace_back(std::move(o));
+    return out;
+  };
+  auto cms = informer.objects(0);
+  if (cms.empty()) {
+    throw CommandError(std::string("configmap/") + render::kConfigMapName +
+                       " was deleted: the deployment is gone (kubectl mindie delete or by hand)");
+  }
+  in.config_map = std::move(cms.front());
+  if (auto sets = informer.objects(1); !sets.empty()) in.service_set = std::move(sets.front());
+  in.infer_services = array(2);
+  in.instance_sets = array(3);
+  in.pods = array(4);
+  in.events = array(5);
+  return in;
+}
+
+json::object build_status_report(const std::string& ns, const StatusInputs& in,
+                                 std::chrono::system_clock::time_point now_tp) {
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(now_tp.time_since_epoch()).count();
+  const json::object& config_map = in.config_map;
+  const json::object* iss = in.service_set ? &*in.service_set : nullptr;
   // A broken baseline (hand-edited) must not hide what runs: show the live state with the problem as drift.
   std::optional<config::UserConfig> baseline;
   std::string baseline_problem;
@@ -115,40 +409,64 @@ json::object build_status_report(const std::string& ns, const json::object& conf
   } catch (const CommandError& e) {
     baseline_problem = e.what();
   }
-  const std::string iss_name = service_set_name_for_status(config_map, baseline);
+  const std::string iss_name = service_set_name_for_status(config_map, ns);
   std::string mode = annotation(config_map, render::kDeployModeAnnotation);
   if (baseline) mode = recorded_deploy_mode(config_map, *baseline);
 
-  json::object report{{"namespace", ns}, {"inferServiceSet", iss_name}, {"deployMode", mode},
-                      {"found", iss != nullptr}, {"baselineUsable", baseline.has_value()}};
+  json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},   {"namespace", ns},
+                      {"inferServiceSet", iss_name},       {"deployMode", mode}, {"found", iss != nullptr},
+                      {"baselineUsable", baseline.has_value()}};
   json::array drift;
   json::array unready;
+  bool ready = iss != nullptr;
   if (!baseline) drift.push_back(json::string(baseline_problem));
   if (iss) {
-    report["generation"] = num(find(*iss, {"metadata", "generation"}));
-    report["observedGeneration"] = num(find(*iss, {"status", "observedGeneration"}));
-    if (report["observedGeneration"] != report["generation"]) {
-      drift.push_back(json::string("the operator has not observed generation " +
-                                   std::to_string(report["generation"].as_int64()) + " yet (status.observedGeneration " +
-                                   std::to_string(report["observedGeneration"].as_int64()) + ")"));
+    const std::int64_t generation = num(find(*iss, {"metadata", "generation"}));
+    const std::int64_t observed = num(find(*iss, {"status", "observedGeneration"}));
+    report["generation"] = generation;
+    report["observedGeneration"] = observed;
+    if (observed != generation) {
+      ready = false;
+      drift.push_back(json::string("the operator has not observed generation " + std::to_string(generation) +
+                                   " yet (status.observedGeneration " + std::to_string(observed) + ")"));
     }
   } else {
+    report["generation"] = nullptr;
+    report["observedGeneration"] = nullptr;
     drift.push_back(json::string("inferserviceset " + iss_name + " does not exist"));
   }
+  const std::int64_t services = iss ? service_count(in.service_set) : 0;
 
-  // role -> instance index -> pods, from the operator's labels.
-  std::map<std::string, std::map<std::int64_t, json::array>> grouped;
-  for (const auto& pod : pods) {
+  json::array infer_services;
+  for (std::int64_t i = 0; i < services; ++i) {
+    const std::string name = iss_name + "-" + std::to_string(i);
+    bool service_ready = false;
+    for (const auto& s : in.infer_services)
+      if (str(find(&s, {"metadata", "name"})) == name)
+        service_ready = condition_status(find(&s, {"status"}), "Ready") == "True";
+    infer_services.push_back({{"name", name}, {"index", i}, {"ready", service_ready}});
+  }
+  report["inferServices"] = std::move(infer_services);
+
+  // role -> (service, instance) -> pods, from the operator's labels.
+  std::map<std::string, std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const json::value*>>> grouped;
+  for (const auto& pod : in.pods) {
     const json::value* labels = find(&pod, {"metadata", "labels"});
     const std::string role = str(find(labels, {"infer.huawei.com/instanceset-name"}));
-    const std::string index = str(find(labels, {"infer.huawei.com/instanceset-index"}));
-    if (role.empty()) continue;
+    const std::int64_t service = service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name);
+    if (role.empty() || service < 0) continue;
     std::int64_t k = -1;
     try {
-      k = std::stoll(index);
+      k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
     } catch (const std::exception&) {  // a label we cannot read still shows the pod, under instance -1
     }
-    grouped[role][k].push_back(pod_summary(pod));
+    grouped[role][{service, k}].push_back(&pod);
+  }
+  // InstanceSets by role: what the operator has observed.
+  std::map<std::string, std::vector<const json::value*>> instance_sets;
+  for (const auto& s : in.instance_sets) {
+    const std::string role = str(find(&s, {"metadata", "labels", "infer.huawei.com/instanceset-name"}));
+    if (!role.empty()) instance_sets[role].push_back(&s);
   }
 
   const auto desired = baseline ? render::desired_role_replicas(*baseline) : std::map<std::string, int>{};
@@ -162,113 +480,273 @@ json::object build_status_report(const std::string& ns, const json::object& conf
     std::int64_t spec = -1;
     std::int64_t pods_per_instance = 0;
     std::size_t index = 0;
+    bool hpa = false;
     if (live_roles) {
       for (std::size_t i = 0; i < live_roles->size(); ++i) {
         const json::value& role = (*live_roles)[i];
         if (str(find(&role, {"name"})) != name) continue;
         spec = num(find(&role, {"replicas"}), 1);
         pods_per_instance = num(find(&role, {"spec", "replicas"}), 1);
+        hpa = str(find(&role, {"scalingPolicy", "type"})) == "HPA";
         index = i;
       }
     }
+    // Only the master of a master/standby pair passes readiness (infer-operator behaviour).
+    const bool master_standby = is_control_role(name) && pods_per_instance == 2;
+    const std::int64_t needed_ready = master_standby ? 1 : pods_per_instance;
+
+    std::optional<std::int64_t> observed;
+    json::value hpa_status = nullptr;
+    for (const auto* s : instance_sets[name]) {
+      observed = observed.value_or(0) + num(find(s, {"status", "replicas"}));
+      if (const auto* scaling = find(s, {"status", "scalingResourceStatus"}); scaling && scaling->is_object()) {
+        hpa_status = {{"name", str(find(scaling, {"name"}))},
+                      {"ready", find(scaling, {"ready"}) && find(scaling, {"ready"})->is_bool() &&
+                                    find(scaling, {"ready"})->as_bool()},
+                      {"message", str(find(scaling, {"message"}))}};
+      }
+    }
+
     // Every instance the live spec asks for is listed, with or without pods, so a missing pod or instance
     // shows up instead of vanishing; pods of instances beyond the spec (being scaled in) are listed too.
     auto& by_instance = grouped[name];
-    for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace(k);
+    for (std::int64_t s = 0; s < services; ++s)
+      for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace({s, k});
     json::array instances;
-    std::int64_t ready = 0, total = 0, restarts = 0;
-    for (auto& [k, pod_list] : by_instance) {
+    std::int64_t ready_pods = 0, total = 0, restarts = 0, healthy_instances = 0;
+    bool role_healthy = spec >= 0 || !iss;
+    for (auto& [key, pod_list] : by_instance) {
+      const auto [service, k] = key;
+      const bool wanted = k >= 0 && k < spec;
+      json::array pods;
       std::int64_t inst_ready = 0;
-      for (const auto& p : pod_list) {
-        const bool pod_ready = p.at("ready").as_bool();
+      for (const auto* p : pod_list) {
+        json::object pod = pod_summary(*p, now);
+        const bool pod_ready = pod.at("ready").as_bool();
         inst_ready += pod_ready ? 1 : 0;
-        restarts += p.at("restarts").as_int64();
-        if (!pod_ready) {
-          const auto& pod = p.as_object();
-          std::string why(pod.at("reason").as_string());
-          if (why.empty()) why = std::string(pod.at("phase").as_string());
-          unready.push_back(json::string("pod " + std::string(pod.at("name").as_string()) + " (role " + name +
-                                         ", instance " + std::to_string(k) + ") is not ready" +
-                                         (why.empty() ? "" : ": " + why)));
+        restarts += pod.at("restarts").as_int64();
+        pods.push_back(std::move(pod));
+      }
+      const bool healthy = wanted && inst_ready >= needed_ready &&
+                           static_cast<std::int64_t>(pod_list.size()) >= (master_standby ? 1 : pods_per_instance);
+      for (auto& pv : pods) {
+        auto& pod = pv.as_object();
+        if (pod.at("ready").as_bool()) continue;
+        std::string why(pod.at("reason").as_string());
+        // The standby of a healthy pair is not ready by design: not a problem to report.
+        if (master_standby && healthy && why.starts_with("running, but not ready")) {
+          pod["reason"] = "standby (only the master passes readiness)";
+          continue;
         }
+        pod["events"] = pod_events(in.events, std::string(pod.at("name").as_string()), 3);
+        std::string line = "pod " + std::string(pod.at("name").as_string()) + " (role " + name + ", instance " +
+                           std::to_string(k) + "): " + why;
+        for (const auto& e : pod.at("events").as_array()) {
+          line += "; event " + std::string(e.at("reason").as_string()) + ": " +
+                  std::string(e.at("message").as_string());
+          break;  // the latest says the most; the rest are in the report
+        }
+        unready.push_back(json::string(line));
       }
       const auto present = static_cast<std::int64_t>(pod_list.size());
-      if (k < spec && present < pods_per_instance) {
+      if (wanted && present < pods_per_instance && !(master_standby && healthy)) {
         unready.push_back(json::string("role " + name + " instance " + std::to_string(k) + ": " +
                                        std::to_string(present) + " of " + std::to_string(pods_per_instance) +
                                        " pods exist"));
       }
-      ready += inst_ready;
+      if (!wanted && present > 0) {
+        role_healthy = false;
+        unready.push_back(json::string("role " + name + " instance " + std::to_string(k) + ": " +
+                                       std::to_string(present) + " pods of a removed instance still exist"));
+      }
+      if (wanted) {
+        if (healthy) ++healthy_instances;
+        else role_healthy = false;
+      }
+      ready_pods += inst_ready;
       total += present;
-      instances.push_back({{"index", k}, {"readyPods", inst_ready}, {"pods", pod_list}});
+      instances.push_back({{"inferService", iss_name + "-" + std::to_string(service)},
+                           {"index", k},
+                           {"healthy", healthy},
+                           {"readyPods", inst_ready},
+                           {"pods", std::move(pods)}});
     }
+    if (!role_healthy) ready = false;
     if (!baseline) {
       // Nothing to compare with; the baseline problem is already reported.
     } else if (iss && spec < 0) {
-      drift.push_back(json::string("role " + name + ": in the baseline but not in the live InferServiceSet"));
-    } else if (iss && spec != base) {
+      if (base > 0) {
+        ready = false;
+        drift.push_back(json::string("role " + name + ": in the baseline but not in the live InferServiceSet"));
+      }
+    } else if (iss && spec != base && !hpa) {
       drift.push_back(json::string("role " + name + ": baseline " + std::to_string(base) +
                                    " instances, spec.template.roles[" + std::to_string(index) + "].replicas " +
                                    std::to_string(spec)));
     }
+    if (observed && spec >= 0 && *observed != spec * services && !hpa) {
+      drift.push_back(json::string("role " + name + ": spec asks for " + std::to_string(spec * services) +
+                                   " instances, the operator's InstanceSets report " + std::to_string(*observed)));
+    }
     roles.push_back({{"name", name},
                      {"baselineInstances", baseline ? json::value(base) : json::value(nullptr)},
                      {"specInstances", spec < 0 ? json::value(nullptr) : json::value(spec)},
+                     {"observedInstances", observed ? json::value(*observed) : json::value(nullptr)},
                      {"podsPerInstance", pods_per_instance},
-                     {"desiredPods", spec < 0 ? 0 : spec * pods_per_instance},
-                     {"readyPods", ready},
+                     {"desiredPods", spec < 0 ? 0 : spec * pods_per_instance * services},
+                     {"readyPods", ready_pods},
                      {"pods", total},
                      {"restarts", restarts},
+                     {"readyInstances", healthy_instances},
+                     {"healthy", role_healthy},
+                     {"masterStandby", master_standby},
+                     {"replicasOwner", hpa ? "HPA" : "spec"},
+                     {"hpa", hpa_status},
                      {"instances", std::move(instances)}});
   }
+  report["ready"] = ready;
   report["roles"] = std::move(roles);
   report["drift"] = std::move(drift);
   report["unready"] = std::move(unready);
   return report;
 }
 
-std::string render_status_table(const json::object& report) {
+namespace {
+
+bool role_unused(const json::object& role) {
+  const auto& spec = role.at("specInstances");
+  const auto& base = role.at("baselineInstances");
+  return (base.is_null() || base.as_int64() == 0) && (spec.is_null() || spec.as_int64() == 0) &&
+         role.at("pods").as_int64() == 0;
+}
+
+std::string count_or_dash(const json::value& v) { return v.is_null() ? "-" : std::to_string(v.as_int64()); }
+
+/// Left-aligned columns, two spaces apart, widths from the widest cell (kubectl's tabwriter).
+std::string columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], r[i].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_status_table(const json::object& report, bool wide) {
   std::ostringstream out;
-  const auto text = [&](const char* key) { return std::string_view(report.at(key).as_string()); };
-  out << "NAMESPACE: " << text("namespace") << "   INFERSERVICESET: " << text("inferServiceSet")
-      << "   DEPLOY MODE: " << text("deployMode") << "\n\n";
-  const auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d,
-                       const std::string& e, const std::string& f) {
-    out << std::left << std::setw(14) << a << std::setw(10) << b << std::setw(6) << c << std::setw(15) << d
-        << std::setw(10) << e << f << '\n';
-  };
-  row("ROLE", "BASELINE", "SPEC", "PODS/INSTANCE", "READY", "RESTARTS");
+  const auto text = [&](const char* key) { return std::string(report.at(key).as_string()); };
+  out << "inferserviceset/" << text("inferServiceSet") << " in namespace " << text("namespace") << " ("
+      << text("deployMode") << "): ";
+  if (!report.at("found").as_bool()) {
+    out << "not found";
+  } else {
+    out << (report.at("ready").as_bool() ? "Ready" : "Not ready") << ", generation "
+        << report.at("generation").as_int64() << " (observed " << report.at("observedGeneration").as_int64() << ")";
+  }
+  out << "\n\n";
+
+  std::vector<std::vector<std::string>> table{
+      {"ROLE", "BASELINE", "SPEC", "OBSERVED", "READY INSTANCES", "PODS READY", "RESTARTS", "REPLICAS SET BY"}};
   for (const auto& r : report.at("roles").as_array()) {
     const auto& role = r.as_object();
+    if (role_unused(role)) continue;  // kv-pool / kv-conductor when off everywhere would only add noise
     const auto& spec = role.at("specInstances");
-    // Optional roles that are off everywhere (kv-pool, kv-conductor) would only add noise.
-    const auto& base = role.at("baselineInstances");
-    const bool unused = (base.is_null() || base.as_int64() == 0) && (spec.is_null() || spec.as_int64() == 0) &&
-                        role.at("pods").as_int64() == 0;
-    if (unused) continue;
-    row(std::string(role.at("name").as_string()), base.is_null() ? "-" : std::to_string(base.as_int64()),
-        spec.is_null() ? "-" : std::to_string(spec.as_int64()), std::to_string(role.at("podsPerInstance").as_int64()),
-        std::to_string(role.at("readyPods").as_int64()) + "/" + std::to_string(role.at("desiredPods").as_int64()),
-        std::to_string(role.at("restarts").as_int64()));
+    table.push_back({std::string(role.at("name").as_string()), count_or_dash(role.at("baselineInstances")),
+                     count_or_dash(spec), count_or_dash(role.at("observedInstances")),
+                     std::to_string(role.at("readyInstances").as_int64()) + "/" +
+                         (spec.is_null() ? "0" : std::to_string(spec.as_int64() *
+                                                                std::max<std::size_t>(1, report.at("inferServices").as_array().size()))),
+                     std::to_string(role.at("readyPods").as_int64()) + "/" +
+                         std::to_string(role.at("desiredPods").as_int64()),
+                     std::to_string(role.at("restarts").as_int64()), std::string(role.at("replicasOwner").as_string())});
   }
-  bool header = false;
-  for (const auto& r : report.at("roles").as_array()) {
-    for (const auto& inst : r.at("instances").as_array()) {
-      for (const auto& p : inst.at("pods").as_array()) {
-        if (!header) {
-          out << "\nPODS\n";
-          row("ROLE", "INSTANCE", "READY", "STATUS", "RESTARTS", "NAME");
-          header = true;
+  out << columns(table);
+
+  // The tree: InferServiceSet -> InferService -> role -> instance -> pods, pod cells aligned as a table.
+  if (report.at("found").as_bool()) {
+    std::vector<std::vector<std::string>> tree;
+    std::vector<std::string> header{"", "READY", "STATUS", "RESTARTS", "AGE"};
+    if (wide) {
+      header.push_back("NODE");
+      header.push_back("NPUS");
+    }
+    tree.push_back(header);
+    tree.push_back({"inferserviceset/" + text("inferServiceSet")});
+    const auto& services = report.at("inferServices").as_array();
+    for (std::size_t s = 0; s < services.size(); ++s) {
+      const auto& svc = services[s].as_object();
+      const bool last_svc = s + 1 == services.size();
+      const std::string svc_name(svc.at("name").as_string());
+      tree.push_back({std::string(last_svc ? "└── " : "├── ") + "inferservice/" + svc_name,
+                      svc.at("ready").as_bool() ? "Ready" : "NotReady"});
+      const std::string p1 = last_svc ? "    " : "│   ";
+      std::vector<const json::object*> shown;
+      for (const auto& r : report.at("roles").as_array())
+        if (!role_unused(r.as_object())) shown.push_back(&r.as_object());
+      for (std::size_t ri = 0; ri < shown.size(); ++ri) {
+        const auto& role = *shown[ri];
+        const bool last_role = ri + 1 == shown.size();
+        std::vector<const json::object*> insts;
+        for (const auto& inst : role.at("instances").as_array())
+          if (inst.at("inferService").as_string() == svc_name) insts.push_back(&inst.as_object());
+        std::int64_t healthy = 0, wanted = 0;
+        const auto& spec = role.at("specInstances");
+        for (const auto* inst : insts) {
+          const auto k = inst->at("index").as_int64();
+          if (!spec.is_null() && k >= 0 && k < spec.as_int64()) ++wanted;
+          if (inst->at("healthy").as_bool()) ++healthy;
         }
-        const auto& pod = p.as_object();
-        std::string state(pod.at("reason").as_string());
-        if (state.empty()) state = std::string(pod.at("phase").as_string());
-        row(std::string(r.at("name").as_string()), std::to_string(inst.at("index").as_int64()),
-            pod.at("ready").as_bool() ? "yes" : "no", state, std::to_string(pod.at("restarts").as_int64()),
-            std::string(pod.at("name").as_string()));
+        std::string label = std::string(role.at("name").as_string());
+        if (role.at("masterStandby").as_bool()) label += " (master/standby)";
+        if (role.at("replicasOwner").as_string() == "HPA") label += " (replicas owned by HPA)";
+        tree.push_back({p1 + (last_role ? "└── " : "├── ") + label,
+                        std::to_string(healthy) + "/" + std::to_string(wanted) + " instances"});
+        const std::string p2 = p1 + (last_role ? "    " : "│   ");
+        for (std::size_t ii = 0; ii < insts.size(); ++ii) {
+          const auto& inst = *insts[ii];
+          const bool last_inst = ii + 1 == insts.size();
+          const auto& pods = inst.at("pods").as_array();
+          tree.push_back({p2 + (last_inst ? "└── " : "├── ") + "instance " +
+                              std::to_string(inst.at("index").as_int64()),
+                          std::to_string(inst.at("readyPods").as_int64()) + "/" +
+                              std::to_string(role.at("podsPerInstance").as_int64()) + " pods",
+                          inst.at("healthy").as_bool() ? "" : (pods.empty() ? "NoPods" : "Unhealthy")});
+          const std::string p3 = p2 + (last_inst ? "    " : "│   ");
+          for (std::size_t pi = 0; pi < pods.size(); ++pi) {
+            const auto& pod = pods[pi].as_object();
+            const auto& age = pod.at("ageSeconds");
+            std::vector<std::string> row{
+                p3 + (pi + 1 == pods.size() ? "└── " : "├── ") + std::string(pod.at("name").as_string()),
+                std::to_string(pod.at("readyContainers").as_int64()) + "/" +
+                    std::to_string(pod.at("containers").as_int64()),
+                std::string(pod.at("status").as_string()), std::to_string(pod.at("restarts").as_int64()),
+                age.is_null() ? "<unknown>" : human_duration(age.as_int64())};
+            if (wide) {
+              const std::string node(pod.at("node").as_string());
+              row.push_back(node.empty() ? "<none>" : node);
+              row.push_back(std::to_string(pod.at("npus").as_int64()));
+            }
+            tree.push_back(std::move(row));
+          }
+        }
       }
     }
+    out << '\n' << columns(tree);
   }
+
   out << '\n';
   const auto& drift = report.at("drift").as_array();
   if (drift.empty()) out << "live state matches the baseline\n";
@@ -279,35 +757,80 @@ std::string render_status_table(const json::object& report) {
   return out.str();
 }
 
-void StatusOptions::run(kube::Client& client, Printer& printer) {
-  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" +
-                       std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
+namespace {
+
+/// One line per change when not on a terminal, as kubectl get -w prints: the time and what changed.
+std::vector<std::string> summary_lines(const json::object& report) {
+  std::vector<std::string> lines;
+  std::string head = "ready=" + std::string(report.at("ready").as_bool() ? "true" : "false");
+  for (const auto& r : report.at("roles").as_array()) {
+    const auto& role = r.as_object();
+    if (role_unused(role)) continue;
+    head += " " + std::string(role.at("name").as_string()) + "=" +
+            std::to_string(role.at("readyInstances").as_int64()) + "/" + count_or_dash(role.at("specInstances"));
   }
-  std::optional<config::UserConfig> baseline;
-  try {
-    baseline = parse_baseline(*cm, namespace_);
-  } catch (const CommandError&) {  // reported by build_status_report; the recorded name may still be known
+  lines.push_back(head);
+  for (const auto& d : report.at("drift").as_array()) lines.push_back("drift: " + std::string(d.as_string()));
+  for (const auto& u : report.at("unready").as_array()) lines.push_back("not ready: " + std::string(u.as_string()));
+  return lines;
+}
+
+}  // namespace
+
+void StatusOptions::run(kube::Client& client, Printer& printer,
+                        const kube::Informer::TransportFactory& new_transport) {
+  const auto print = [&](const json::object& report) {
+    if (flags_.output == "json" || flags_.output == "yaml") {
+      printer.object(report);
+      printer.flush();
+    } else {
+      printer.out() << render_status_table(report, flags_.output == "wide");
+    }
+  };
+  StatusInputs inputs = read_status_inputs(client, namespace_);
+  json::object report = build_status_report(namespace_, inputs, std::chrono::system_clock::now());
+  if (!flags_.watch) {
+    print(report);
+    return;
   }
-  const std::string iss_name = service_set_name_for_status(*cm, baseline);
-  const auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, iss_name);
-  json::array pods;
-  if (iss) {
-    // The operator labels pods with their InferService (X-<i>), not the set: select all of this set's
-    // InferServices in one LIST.
-    const std::int64_t services = std::max<std::int64_t>(1, num(find(*iss, {"spec", "replicas"}), 1));
-    std::string selector = "infer.huawei.com/inferservice-name in (";
-    for (std::int64_t i = 0; i < services; ++i) selector += (i ? "," : "") + iss_name + "-" + std::to_string(i);
-    selector += ")";
-    auto list = client.list(kube::gvr::kPods, namespace_, selector);
-    pods = std::move(list["items"].as_array());
-  }
-  const json::object report = build_status_report(namespace_, *cm, iss ? &*iss : nullptr, pods);
-  if (flags_.output.empty()) {
-    printer.out() << render_status_table(report);
-  } else {
-    printer.object(report);
+  // Watch: the view is rebuilt from an informer's cache on every change. On a terminal the screen is redrawn in
+  // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
+  const bool terminal = flags_.output.empty() || flags_.output == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
+  const std::string name(report.at("inferServiceSet").as_string());
+  kube::Informer informer(new_transport, status_watch_targets(namespace_, name, service_count(inputs.service_set)));
+  informer.start();
+  std::vector<std::string> previous;
+  bool first = true;
+  for (;;) {
+    report = build_status_report(namespace_, inputs_from_informer(informer), std::chrono::system_clock::now());
+    if (terminal) {
+      printer.out() << "\x1b[H\x1b[2J" << render_status_table(report, flags_.output == "wide") << std::flush;
+    } else if (flags_.output == "json" || flags_.output == "yaml") {
+      const auto lines = summary_lines(report);
+      if (first || lines != previous) print(report);
+      previous = lines;
+    } else {
+      const auto lines = summary_lines(report);
+      if (first) {
+        printer.out() << render_status_table(report, flags_.output == "wide");
+      } else {
+        // Only what changed: new lines since the last view.
+        const std::set<std::string> before(previous.begin(), previous.end());
+        std::time_t t = std::time(nullptr);
+        char stamp[32];
+        std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&t));
+        for (const auto& l : lines)
+          if (!before.count(l)) printer.out() << stamp << "  " << l << '\n';
+        const std::set<std::string> after(lines.begin(), lines.end());
+        for (const auto& l : previous)
+          if (!after.count(l) && (l.starts_with("drift: ") || l.starts_with("not ready: ")))
+            printer.out() << stamp << "  resolved: " << l << '\n';
+      }
+      printer.out() << std::flush;
+      previous = lines;
+    }
+    first = false;
+    informer.wait_for_change(std::chrono::steady_clock::time_point::max());
   }
 }
 

@@ -1,57 +1,113 @@
-// kubectl mindie status: per role and instance, what the baseline asks for, what the live InferServiceSet says
-// and which pods run, with drift spelled out. Three requests: baseline, InferServiceSet, one LIST of pods.
+// kubectl mindie status: what runs for a MindIE deployment, per role, instance and pod, why what is not running is
+// not running, and where live state differs from the baseline. One GET or LIST per kind (baseline ConfigMap,
+// InferServiceSet, InferServices, InstanceSets, pods, and warning events only when a pod is unhealthy), never a
+// request per pod. --watch keeps the view current through the watch API.
 #pragma once
 
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
+#include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cmd/common.h"
+#include "kube/watch.h"
 
 namespace mindie::cmd {
 
 /// status's own flags, as given.
 struct StatusFlags {
-  std::string output;  ///< -o: "" (table), json or yaml
+  std::string output;  ///< -o: "" (tree), wide, json or yaml
+  bool watch = false;  ///< -w/--watch
 };
 
 /// Binds StatusFlags to `desc`.
 void add_status_flags(boost::program_options::options_description& desc, StatusFlags& flags);
 
+/// Everything status reads from the cluster for one namespace. Built by read_status_inputs (one request per
+/// kind) or from a watch cache; consumed by build_status_report (pure).
+struct StatusInputs {
+  boost::json::object config_map;                  ///< motor-config
+  std::optional<boost::json::object> service_set;  ///< the InferServiceSet, absent when not found
+  boost::json::array infer_services;               ///< the set's InferServices
+  boost::json::array instance_sets;                ///< their InstanceSets
+  boost::json::array pods;                         ///< the InferServices' pods
+  boost::json::array events;                       ///< warning events of the namespace (may be empty)
+};
+
+/// The name of the InferServiceSet a motor-config ConfigMap `cm` describes: the recorded annotation, else the
+/// baseline's default. Throws CommandError when neither is usable (broken baseline, no valid annotation).
+std::string service_set_name_for_status(const boost::json::object& cm, const std::string& ns);
+
+/// The label selector matching the pods (and InstanceSets) of InferServiceSet `name` with `services`
+/// InferServices: "infer.huawei.com/inferservice-name in (name-0,...)". The operator does not put the set's name
+/// on pods, and name prefixes are ambiguous (infer-operator behaviour).
+std::string service_selector(const std::string& name, std::int64_t services);
+
+/// How many InferServices InferServiceSet `iss` asks for (spec.replicas, at least 1; 1 when absent).
+std::int64_t service_count(const std::optional<boost::json::object>& iss);
+
+/// Reads StatusInputs for namespace `ns`: GET motor-config (CommandError "no deployment found" when absent), GET
+/// the InferServiceSet, then when it exists one LIST each of InferServices, InstanceSets and pods, and one LIST of
+/// events only when some pod is not ready. Throws ApiError / TransportError / CommandError.
+StatusInputs read_status_inputs(kube::Client& client, const std::string& ns);
+
+/// Builds the status report (pure; `now` gives pod ages). Stable shape, for scripts (documented in docs/status.md):
+/// {apiVersion: "kubectl-mindie/v1", kind: "Status", namespace, inferServiceSet, deployMode,
+///  found (the InferServiceSet exists), baselineUsable (the stored user_config.json parses; when false the
+///  baseline counts are null and drift says why), generation, observedGeneration,
+///  ready (every role healthy, the operator has observed the current generation, no pods left of removed
+///  instances),
+///  inferServices: [{name, index, ready (the operator's Ready condition)}],
+///  roles: [{name, baselineInstances, specInstances (null: not live), observedInstances (InstanceSets'
+///           status.replicas; null: none seen), podsPerInstance, desiredPods, readyPods, pods, restarts,
+///           readyInstances, healthy, masterStandby, replicasOwner ("spec" or "HPA"), hpa ({name, ready, message}
+///           or null),
+///           instances: [{inferService, index, healthy, readyPods,
+///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
+///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}]}]}],
+///  drift: ["role prefill: baseline 3 instances, spec.template.roles[2].replicas 1", ...],
+///  unready: ["pod X (role decode, instance 0): crash loop: ...", ...]}
+/// An instance is healthy when all its pods are ready; for controller/coordinator with master/standby (2 pods) one
+/// ready pod is healthy, since only the master passes readiness (infer-operator behaviour). Every instance below
+/// the spec is listed, with its pods or none. Pods are grouped by the operator's labels (inferservice-name,
+/// instanceset-name, instanceset-index), never by name prefix.
+boost::json::object build_status_report(const std::string& ns, const StatusInputs& inputs,
+                                        std::chrono::system_clock::time_point now);
+
+/// Renders a report as the human view: a role table, the tree InferServiceSet → InferService → role → instance
+/// → pods, then drift and not-ready lines. `wide` adds node and NPUs per pod.
+std::string render_status_table(const boost::json::object& report, bool wide);
+
+/// kubectl's short age ("45s", "3m20s", "5h", "2d4h"): k8s.io/apimachinery duration.HumanDuration.
+std::string human_duration(std::int64_t seconds);
+
+/// The watch targets that keep StatusInputs current for InferServiceSet `name` (with `services` InferServices)
+/// in `ns`, in the order StatusInputs lists them: motor-config, the set, InferServices, InstanceSets, pods, events.
+std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
+                                                    std::int64_t services);
+
+/// StatusInputs from an informer started with status_watch_targets.
+StatusInputs inputs_from_informer(const kube::Informer& informer);
+
 /// The status command.
 class StatusOptions {
  public:
   StatusOptions(StatusFlags flags, std::string namespace_flag);
-  /// -o value; no I/O. Throws UsageError.
+  /// -o value, --watch with -o; no I/O. Throws UsageError.
   void validate() const;
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
-  /// Prints the table (or the report as JSON/YAML). Exits normally when the query worked, drift or not.
+  /// Prints the view (or the report as JSON/YAML). Exits normally when the query worked, drift or not. With
+  /// --watch, keeps printing until interrupted (`new_transport` gives each watch its own connection).
   /// Throws ApiError, TransportError or CommandError (no deployment in the namespace).
-  void run(kube::Client& client, Printer& printer);
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
   StatusFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;
 };
-
-/// Builds the status report from the three objects read (pure, for tests). Shape (stable, for scripts):
-/// {namespace, inferServiceSet, deployMode, found (bool: the InferServiceSet exists), baselineUsable (bool: the
-///  stored user_config.json parses; when false, baselineInstances are null and drift says why),
-///  observedGeneration, generation,
-///  roles: [{name, baselineInstances, specInstances (null when the role is not live), podsPerInstance,
-///           desiredPods (= specInstances x podsPerInstance), readyPods, pods (existing), restarts,
-///           instances: [{index, readyPods, pods: [{name, phase, ready, restarts, node, reason}]}]}],
-///  drift: ["role prefill: baseline 3 instances, spec.template.roles[2].replicas 1", ...],
-///  unready: ["role prefill instance 1: 0 of 1 pods exist", "pod X (role decode, instance 0) is not ready: ...", ...]}
-/// Every instance below specInstances is listed, with its pods or none.
-/// `iss` may be null (not found). Pods are grouped by the operator's labels instanceset-name (role) and
-/// instanceset-index (instance), never by name prefix (infer-operator behaviour).
-boost::json::object build_status_report(const std::string& ns, const boost::json::object& config_map,
-                                        const boost::json::object* iss, const boost::json::array& pods);
-
-/// Renders a report from build_status_report as the human table.
-std::string render_status_table(const boost::json::object& report);
 
 }  // namespace mindie::cmd

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +88,68 @@ pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
 }  // namespace
 
 Run run_process(const std::vector<std::string>& argv) { return run_processes({argv}).front(); }
+
+Background::Background(const std::vector<std::string>& argv) { pid_ = spawn(argv, out_fd_, err_fd_); }
+
+Background::~Background() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (out_fd_ >= 0) close(out_fd_);
+  if (err_fd_ >= 0) close(err_fd_);
+}
+
+// Reads whatever either pipe holds, waiting at most `timeout_ms` (-1: until something happens). False when both
+// pipes are closed.
+bool Background::read_some(int timeout_ms) {
+  pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+  if (out_fd_ < 0 && err_fd_ < 0) return false;
+  if (poll(fds, 2, timeout_ms) < 0) return errno == EINTR;
+  char buf[65536];
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+    if (n > 0) {
+      (i == 0 ? run_.out : run_.err).append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      close(fds[i].fd);
+      (i == 0 ? out_fd_ : err_fd_) = -1;
+    }
+  }
+  return true;
+}
+
+std::string Background::wait_for_output(const std::string& needle, int cap_seconds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(cap_seconds);
+  for (;;) {
+    const auto at = run_.out.find(needle, consumed_);
+    if (at != std::string::npos) {
+      consumed_ = at + needle.size();
+      return run_.out;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || out_fd_ < 0 || !read_some(static_cast<int>(left.count()))) {
+      throw std::runtime_error("\"" + needle + "\" never appeared; stdout:\n" + run_.out + "\nstderr:\n" + run_.err);
+    }
+  }
+}
+
+Run Background::finish() {
+  while (read_some(-1)) {
+  }
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  run_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run_;
+}
+
+Run Background::stop() {
+  if (pid_ > 0) kill(pid_, SIGTERM);
+  return finish();
+}
 
 std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argvs) {
   std::vector<pid_t> pids;
@@ -200,6 +264,12 @@ std::vector<std::string> Sandbox::mindie_argv(std::vector<std::string> args) con
 }
 
 Run Sandbox::mindie(std::vector<std::string> args) const { return run_process(mindie_argv(std::move(args))); }
+
+Run Sandbox::control(const std::string& path, const nlohmann::json& body) const {
+  static std::atomic<int> serial{0};
+  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", body.dump());
+  return run_process({"/usr/bin/kubectl", "--kubeconfig", kubeconfig_, "create", "--raw", path, "-f", file});
+}
 
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs) {
   std::size_t n = 0;

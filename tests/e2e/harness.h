@@ -66,6 +66,12 @@ class Sandbox {
   Run mindie(std::vector<std::string> args) const;
   /// The command line mindie() runs, for run_processes().
   std::vector<std::string> mindie_argv(std::vector<std::string> args) const;
+  /// POSTs `body` to a sandbox control endpoint (`path`: "/sandbox/pod-state", "/sandbox/close-watches" or
+  /// "/sandbox/compact") through the real kubectl (`create --raw`, so with this sandbox's token and CA). exit_code 0
+  /// and the answer's JSON in `out` on success; on an error Status (404 nothing matched, 400 bad body) exit_code 1
+  /// and kubectl's message in `err`. The control request is not in the request log, but /usr/bin/kubectl (gcloud's
+  /// version dispatcher) sends one `GET /version?timeout=5s` first, which is: count requests after control calls.
+  Run control(const std::string& path, const nlohmann::json& body = nlohmann::json::object()) const;
 
  private:
   TempDir dir_;
@@ -73,6 +79,34 @@ class Sandbox {
   std::string log_;
   std::string url_;
   int pid_ = -1;
+};
+
+/// A process running in the background while the test acts (a watch, a wait): its output is read as it comes, so
+/// the test synchronises on what the process printed, never on time.
+class Background {
+ public:
+  /// Starts `argv[0]` with `argv`, stdout and stderr captured, stdin /dev/null.
+  explicit Background(const std::vector<std::string>& argv);
+  /// Kills the process if it still runs.
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  /// Reads stdout until, after the text returned by earlier calls, it contains `needle`; returns everything
+  /// read so far. Throws std::runtime_error (quoting stdout and stderr) when the process exits first or
+  /// `cap_seconds` pass: a bound against hanging the suite, not a synchronisation.
+  std::string wait_for_output(const std::string& needle, int cap_seconds = 120);
+  /// Waits for the process to exit on its own and returns its whole output and exit code.
+  Run finish();
+  /// Sends SIGTERM, then finish().
+  Run stop();
+
+ private:
+  bool read_some(int timeout_ms);
+  int pid_ = -1;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  Run run_;
+  std::size_t consumed_ = 0;
 };
 
 /// Runs `argv[0]` with `argv`, capturing stdout and stderr; no shell involved.

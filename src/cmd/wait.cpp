@@ -1,0 +1,145 @@
+#include "cmd/wait.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <ostream>
+
+#include "cmd/status.h"
+
+namespace mindie::cmd {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError("invalid value \"" + text + "\" for " + flag + ": " + why +
+                      " (a duration such as 30s, 10m or 1h30m)");
+  };
+  if (text.empty()) throw bad("empty");
+  if (text[0] == '-') throw bad("negative");
+  if (std::all_of(text.begin(), text.end(), ::isdigit)) {
+    if (text.size() > 9) throw bad("too long");
+    return std::chrono::seconds(std::stoll(text));
+  }
+  // Go's time.ParseDuration without fractions: (number unit)+ with units h, m, s, ms.
+  double total_ms = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i || j - i > 9) throw bad("expected a number");
+    const double value = std::stod(text.substr(i, j - i));
+    std::size_t k = j;
+    while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
+    const std::string unit = text.substr(j, k - j);
+    if (unit == "h") total_ms += value * 3600e3;
+    else if (unit == "m") total_ms += value * 60e3;
+    else if (unit == "s") total_ms += value * 1e3;
+    else if (unit == "ms") total_ms += value;
+    else throw bad(unit.empty() ? "missing unit" : "unknown unit \"" + unit + "\"");
+    i = k;
+  }
+  if (total_ms > 366.0 * 24 * 3600e3) throw bad("longer than a year");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(total_ms));
+}
+
+namespace {
+
+std::string progress_line(const json::object& report) {
+  std::string line = "waiting for " + std::string(report.at("inferServiceSet").as_string()) + ":";
+  for (const auto& r : report.at("roles").as_array()) {
+    const auto& role = r.as_object();
+    const auto& spec = role.at("specInstances");
+    if (spec.is_null() || (spec.as_int64() == 0 && role.at("pods").as_int64() == 0)) continue;
+    line += " " + std::string(role.at("name").as_string()) + " " +
+            std::to_string(role.at("readyInstances").as_int64()) + "/" + std::to_string(spec.as_int64());
+  }
+  if (report.at("found").as_bool() && report.at("observedGeneration") != report.at("generation"))
+    line += " (operator has not observed the change yet)";
+  return line + " instances ready";
+}
+
+}  // namespace
+
+std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  StatusInputs inputs = read_status_inputs(client, ns);
+  json::object report = build_status_report(ns, inputs, std::chrono::system_clock::now());
+  const std::string name(report.at("inferServiceSet").as_string());
+  std::string shown;
+  const auto show = [&](const json::object& r) {
+    if (!progress) return;
+    const std::string line = progress_line(r);
+    if (line == shown) return;
+    *progress << "\r\x1b[K" << line << std::flush;
+    shown = line;
+  };
+  if (!report.at("ready").as_bool()) {
+    kube::Informer informer(new_transport, status_watch_targets(ns, name, service_count(inputs.service_set)));
+    informer.start();
+    for (;;) {
+      report = build_status_report(ns, inputs_from_informer(informer), std::chrono::system_clock::now());
+      show(report);
+      if (report.at("ready").as_bool()) break;
+      if (!informer.wait_for_change(deadline)) {
+        report = build_status_report(ns, inputs_from_informer(informer), std::chrono::system_clock::now());
+        if (report.at("ready").as_bool()) break;
+        if (progress && !shown.empty()) *progress << '\n';
+        std::string message = "timed out waiting for the condition on inferserviceset/" + name + " (ready)";
+        if (!report.at("found").as_bool()) message += "\n* inferserviceset/" + name + " does not exist";
+        for (const auto& d : report.at("drift").as_array())
+          if (std::string_view(d.as_string()).starts_with("the operator")) message += "\n* " + std::string(d.as_string());
+        for (const auto& u : report.at("unready").as_array()) message += "\n* " + std::string(u.as_string());
+        throw CommandError(message);
+      }
+    }
+  }
+  if (progress && !shown.empty()) *progress << "\r\x1b[K" << std::flush;
+  return name;
+}
+
+void add_wait_after_flags(po::options_description& desc, WaitAfterFlags& flags) {
+  desc.add_options()("wait", po::bool_switch(&flags.wait),
+                     "After the change, wait until every role has its instances ready")(
+      "timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
+}
+
+std::chrono::milliseconds check_wait_after_flags(const WaitAfterFlags& flags, DryRun dry_run) {
+  const auto timeout = parse_duration(flags.timeout, "--timeout");
+  if (flags.wait && dry_run != DryRun::None) throw UsageError("--wait cannot be used with --dry-run: nothing changes");
+  return timeout;
+}
+
+void add_wait_flags(po::options_description& desc, WaitFlags& flags) {
+  desc.add_options()("for", po::value(&flags.for_condition), "The condition to wait for: ready")(
+      "timeout", po::value(&flags.timeout)->default_value("10m"),
+      "How long to wait before giving up (a duration: 30s, 10m, 1h); 0 checks once");
+}
+
+WaitOptions::WaitOptions(WaitFlags flags, std::string namespace_flag)
+    : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void WaitOptions::validate() {
+  check_namespace_syntax(namespace_flag_);
+  if (flags_.for_condition.empty()) throw UsageError("--for is required: --for=ready");
+  if (flags_.for_condition != "ready" && flags_.for_condition != "condition=Ready")
+    throw UsageError("unrecognized condition: \"" + flags_.for_condition + "\" (the supported condition is ready)");
+  timeout_ = parse_duration(flags_.timeout, "--timeout");
+}
+
+void WaitOptions::complete(const std::string& context_namespace) {
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+}
+
+void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
+  std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
+  const std::string name = wait_until_ready(client, new_transport, namespace_, timeout_, progress);
+  printer.out() << kube::gvr::kInferServiceSets.kind_dot_group() << "/" << name << " condition met\n";
+}
+
+}  // namespace mindie::cmd

@@ -1,0 +1,69 @@
+// kubectl mindie wait --for=ready: block until every role of a deployment has its instances ready, through the
+// watch API; also behind deploy --wait and scale --wait.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iosfwd>
+#include <string>
+
+#include "cmd/common.h"
+#include "kube/watch.h"
+
+namespace mindie::cmd {
+
+/// Parses a Go duration as kubectl's --timeout takes it ("30s", "10m", "1h30m", "500ms", "0"); a bare number is
+/// seconds. Throws UsageError naming `flag` for anything else or a negative value.
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag);
+
+/// Waits until the deployment in `ns` is ready as status defines it (build_status_report's `ready`: every role's
+/// instances healthy, the operator has observed the current generation, removed instances' pods gone). Reads once;
+/// when not ready, watches (each watch on a connection from `new_transport`) until ready or `timeout` passes.
+/// `progress` (may be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns the
+/// InferServiceSet's name. Throws CommandError on timeout, naming every pod that is not ready and why, and the
+/// errors of read_status_inputs.
+std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress);
+
+/// --wait and --timeout of commands that change a deployment (deploy, scale), as kubectl apply names them.
+struct WaitAfterFlags {
+  bool wait = false;             ///< --wait: after the change, wait until ready
+  std::string timeout = "10m";  ///< --timeout, a Go duration
+};
+
+/// Binds WaitAfterFlags to `desc`.
+void add_wait_after_flags(boost::program_options::options_description& desc, WaitAfterFlags& flags);
+
+/// Checks the flags against the command's --dry-run (nothing to wait for in a dry run) and returns the timeout.
+/// No I/O. Throws UsageError.
+std::chrono::milliseconds check_wait_after_flags(const WaitAfterFlags& flags, DryRun dry_run);
+
+/// wait's own flags, as given.
+struct WaitFlags {
+  std::string for_condition;     ///< --for: only "ready"
+  std::string timeout = "10m";  ///< --timeout, a Go duration
+};
+
+/// Binds WaitFlags to `desc`.
+void add_wait_flags(boost::program_options::options_description& desc, WaitFlags& flags);
+
+/// The wait command.
+class WaitOptions {
+ public:
+  WaitOptions(WaitFlags flags, std::string namespace_flag);
+  /// --for and --timeout values; no I/O. Throws UsageError.
+  void validate();
+  /// Fixes the namespace: -n, else `context_namespace`.
+  void complete(const std::string& context_namespace);
+  /// Prints "inferserviceset.mindcluster.huawei.com/NAME condition met" once ready (kubectl wait's words).
+  /// Throws CommandError on timeout, ApiError / TransportError when the cluster cannot be read.
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+
+ private:
+  WaitFlags flags_;
+  std::string namespace_flag_;
+  std::string namespace_;
+  std::chrono::milliseconds timeout_{0};
+};
+
+}  // namespace mindie::cmd

@@ -1,0 +1,164 @@
+// status, status --watch, wait, deploy --wait and scale --wait end to end: the real binary against the sandbox,
+// whose simulated pods are put into the states kubelet and the scheduler report (control endpoint
+// /sandbox/pod-state), whose watches are dropped (/sandbox/close-watches) and whose history is compacted
+// (/sandbox/compact, so a re-watch gets 410 Expired). Synchronisation is by reading the watcher's output.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+using e2e::Background;
+using e2e::kExampleDir;
+using e2e::kScripts;
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+void deploy_example(const Sandbox& sb, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto run = sb.mindie(args);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+}
+
+void set_state(const Sandbox& sb, json selector, const std::string& state) {
+  selector["namespace"] = "mindie-demo";
+  selector["state"] = state;
+  const auto run = sb.control("/sandbox/pod-state", selector);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+}
+
+std::size_t count_path(const std::vector<e2e::LoggedRequest>& reqs, const std::string& needle) {
+  std::size_t n = 0;
+  for (const auto& r : reqs) n += (r.path + "?" + r.query).find(needle) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("status shows the tree and says in plain words why pods are not ready, with their events") {
+  Sandbox sb({"--pod-state", "prefill:0=CrashLoopBackOff", "--pod-state", "decode=Unschedulable"});
+  deploy_example(sb);
+  const std::size_t before = sb.requests().size();
+  const auto run = sb.mindie({"status", "-n", "mindie-demo", "-o", "wide"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("inferserviceset/mindie-motor-vllm") != std::string::npos);
+  CHECK(run.out.find("└── inferservice/mindie-motor-vllm-0") != std::string::npos);
+  CHECK(run.out.find("CrashLoopBackOff") != std::string::npos);
+  CHECK(run.out.find("crash loop: ") != std::string::npos);
+  CHECK(run.out.find("event BackOff: Back-off restarting failed container") != std::string::npos);
+  CHECK(run.out.find("unschedulable: 0/") != std::string::npos);
+  CHECK(run.out.find("Not ready") != std::string::npos);
+  // One request per kind, never one per pod: baseline, set, InferServices, InstanceSets, pods, events.
+  const auto reqs = sb.requests_since(before);
+  CHECK(reqs.size() == 6);
+  CHECK(count_path(reqs, "/events") == 1);
+
+  const auto report = json::parse(sb.mindie({"status", "-n", "mindie-demo", "-o", "json"}).out);
+  CHECK(report["kind"] == "Status");
+  CHECK(report["ready"] == false);
+  bool observed = false;
+  for (const auto& role : report["roles"])
+    if (role["name"] == "prefill") observed = role["observedInstances"] == 1;
+  CHECK(observed);
+}
+
+TEST_CASE("a healthy deployment needs no events request") {
+  Sandbox sb;
+  deploy_example(sb);
+  const std::size_t before = sb.requests().size();
+  const auto run = sb.mindie({"status", "-n", "mindie-demo"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("every desired pod exists and is ready") != std::string::npos);
+  const auto reqs = sb.requests_since(before);
+  CHECK(reqs.size() == 5);
+  CHECK(count_path(reqs, "/events") == 0);
+}
+
+TEST_CASE("wait --for=ready returns once the pods become ready") {
+  Sandbox sb({"--pod-state", "*=ContainerCreating"});
+  deploy_example(sb);
+  Background wait(sb.mindie_argv({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "5m"}));
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"}) set_state(sb, {{"role", role}}, "Ready");
+  const auto run = wait.finish();
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm condition met\n");
+}
+
+TEST_CASE("wait times out naming every pod that is not ready and why") {
+  Sandbox sb({"--pod-state", "decode=ImagePullBackOff"});
+  deploy_example(sb);
+  const auto run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "1s"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("error: timed out waiting for the condition on inferserviceset/mindie-motor-vllm") !=
+        std::string::npos);
+  CHECK(run.err.find("* pod mindie-motor-vllm-0-decode-0") != std::string::npos);
+  CHECK(run.err.find("cannot pull the image (ImagePullBackOff)") != std::string::npos);
+
+  const auto usage = sb.mindie({"wait", "-n", "mindie-demo", "--for=delete"});
+  CHECK(usage.exit_code == 1);
+  CHECK(usage.err.find("unrecognized condition") != std::string::npos);
+}
+
+TEST_CASE("deploy --wait and scale --wait wait for the new instances") {
+  Sandbox sb({"--pod-state", "prefill:1=ContainerCreating"});
+  const auto deployed = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--wait"});
+  REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
+  CHECK(deployed.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm ready") != std::string::npos);
+
+  // Instance 1 of prefill starts ContainerCreating: scale --wait must not return before it is ready.
+  Background scale(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2", "--wait", "--timeout", "5m"}));
+  scale.wait_for_output("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled");
+  set_state(sb, {{"role", "prefill"}, {"instance", 1}}, "Ready");
+  const auto run = scale.finish();
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("mindie-motor-vllm ready") != std::string::npos);
+
+  const auto dry = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "1", "--wait", "--dry-run=server"});
+  CHECK(dry.exit_code == 1);
+  CHECK(dry.err.find("--wait cannot be used with --dry-run") != std::string::npos);
+}
+
+TEST_CASE("deploy --wait that times out says which pods are not ready, after writing everything") {
+  Sandbox sb({"--pod-state", "decode=OOMKilled"});
+  const auto run =
+      sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--wait", "--timeout", "1s"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
+        std::string::npos);
+  CHECK(run.err.find("OOM-killed") != std::string::npos);
+}
+
+TEST_CASE("status --watch prints each change and survives dropped connections and 410 Expired") {
+  Sandbox sb;
+  deploy_example(sb);
+  Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "--watch"}));
+  watch.wait_for_output("every desired pod exists and is ready");
+
+  set_state(sb, {{"role", "prefill"}}, "CrashLoopBackOff");
+  watch.wait_for_output("not ready: pod mindie-motor-vllm-0-prefill-0");
+
+  // A dropped connection: the watches come back from their last resourceVersion and see the next change.
+  const std::size_t before_drop = sb.requests().size();
+  REQUIRE(sb.control("/sandbox/close-watches").exit_code == 0);
+  set_state(sb, {{"role", "prefill"}}, "Ready");
+  // The summary line leads each change; "ready=true" can only follow the recovery (the pods' watch had to be
+  // re-established to see it).
+  watch.wait_for_output("ready=true");
+  CHECK(count_path(sb.requests_since(before_drop), "watch=") >= 1);
+
+  // History compacted, then dropped: the re-watch gets 410 Expired, the client lists again and goes on.
+  const std::size_t before_compact = sb.requests().size();
+  REQUIRE(sb.control("/sandbox/compact").exit_code == 0);
+  REQUIRE(sb.control("/sandbox/close-watches").exit_code == 0);
+  set_state(sb, {{"role", "decode"}}, "OOMKilled");
+  watch.wait_for_output("out of memory");
+  std::size_t relists = 0;
+  for (const auto& r : sb.requests_since(before_compact))
+    relists += r.path == "/api/v1/namespaces/mindie-demo/pods" && r.query.find("watch=") == std::string::npos;
+  CHECK(relists >= 1);
+  const auto run = watch.stop();
+  CHECK(run.err.find("error") == std::string::npos);
+}

@@ -1,0 +1,263 @@
+// build_status_report and its rendering: grouping by the operator's labels, health (master/standby, HPA), reasons
+// in plain words for every pod state the kubelet and scheduler report, drift between baseline, spec and the
+// operator's InstanceSets, and kubectl's age format.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include "cmd/status.h"
+#include "cmd/wait.h"
+#include "config_test_support.h"
+#include "mindie/render.h"
+
+namespace json = boost::json;
+using namespace mindie;
+
+namespace {
+
+const auto kNow = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));  // 2027-01-15T08:00:00Z
+constexpr const char* kCreated = "2027-01-15T07:55:00Z";                                          // 5m before kNow
+
+/// The rendered objects of a config: [0] motor-config, [4] the InferServiceSet (observed by the operator).
+struct Deployed {
+  json::object cm;
+  json::object iss;
+};
+
+Deployed deployed(const json::object& cfg_doc) {
+  const auto cfg = test::parse(cfg_doc);
+  auto objects = render::render_infer_service_set(cfg, nullptr, {});
+  Deployed d{objects.front(), objects.back()};
+  d.iss["metadata"].as_object()["generation"] = 1;
+  d.iss["status"] = {{"observedGeneration", 1}};
+  return d;
+}
+
+json::object ready_pod(const std::string& role, int instance, int ordinal = 0, bool ready = true) {
+  const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance) + "-" + std::to_string(ordinal);
+  return json::parse(R"({"metadata":{"name":")" + name + R"(","creationTimestamp":")" + kCreated +
+                     R"(","labels":{"infer.huawei.com/inferservice-name":"mindie-motor-vllm-0",
+                        "infer.huawei.com/instanceset-name":")" + role + R"(",
+                        "infer.huawei.com/instanceset-index":")" + std::to_string(instance) + R"("}},
+      "spec":{"nodeName":"node-1","containers":[{"name":"c","resources":{"limits":{"huawei.com/Ascend910":"8"}}}]},
+      "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True"},
+                                                 {"type":"Ready","status":")" + (ready ? "True" : "False") + R"("}],
+        "containerStatuses":[{"name":"c","ready":)" + (ready ? "true" : "false") + R"(,"restartCount":0,
+                              "state":{"running":{}}}]}})")
+      .as_object();
+}
+
+cmd::StatusInputs all_ready(const Deployed& d) {
+  cmd::StatusInputs in;
+  in.config_map = d.cm;
+  in.service_set = d.iss;
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"}) in.pods.push_back(ready_pod(role, 0));
+  return in;
+}
+
+const json::object& role_of(const json::object& report, const std::string& name) {
+  for (const auto& r : report.at("roles").as_array())
+    if (r.at("name").as_string() == name) return r.as_object();
+  FAIL("no role " << name);
+  throw 0;
+}
+
+json::object& container_status(json::object& pod) {
+  return pod["status"].as_object()["containerStatuses"].as_array()[0].as_object();
+}
+
+std::string unready_text(const json::object& report) { return json::serialize(report.at("unready")); }
+
+}  // namespace
+
+TEST_CASE("a healthy deployment is ready, with its tree, ages and NPUs") {
+  const auto d = deployed(test::valid_config());
+  const auto report = cmd::build_status_report("team-a", all_ready(d), kNow);
+  CHECK(report.at("ready").as_bool());
+  CHECK(report.at("drift").as_array().empty());
+  CHECK(report.at("unready").as_array().empty());
+  const auto& prefill = role_of(report, "prefill");
+  CHECK(prefill.at("readyInstances").as_int64() == 1);
+  const auto& pod = prefill.at("instances").as_array()[0].at("pods").as_array()[0].as_object();
+  CHECK(pod.at("ageSeconds").as_int64() == 300);
+  CHECK(pod.at("npus").as_int64() == 8);
+  CHECK(pod.at("readyContainers").as_int64() == 1);
+  const std::string table = cmd::render_status_table(report, true);
+  CHECK(table.find("└── inferservice/mindie-motor-vllm-0") != std::string::npos);
+  CHECK(table.find("mindie-motor-vllm-0-prefill-0-0") != std::string::npos);
+  CHECK(table.find("5m") != std::string::npos);
+  CHECK(table.find("node-1") != std::string::npos);
+  CHECK(table.find("live state matches the baseline") != std::string::npos);
+}
+
+TEST_CASE("every pod state gets its reason in plain words") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  auto& pod = in.pods[2].as_object();  // prefill 0
+  pod["status"].as_object()["conditions"].as_array()[1].as_object()["status"] = "False";
+  container_status(pod)["ready"] = false;
+
+  SUBCASE("unschedulable, with the scheduler's message") {
+    pod["status"].as_object()["phase"] = "Pending";
+    pod["status"].as_object()["conditions"].as_array()[0] =
+        json::parse(R"({"type":"PodScheduled","status":"False","reason":"Unschedulable",
+                        "message":"0/4 nodes are available: 4 Insufficient huawei.com/Ascend910."})");
+    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") !=
+          std::string::npos);
+  }
+  SUBCASE("image pull") {
+    container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"ImagePullBackOff",
+                                                   "message":"Back-off pulling image \"mindie:test\""}})");
+    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("cannot pull the image") != std::string::npos);
+  }
+  SUBCASE("crash loop, with the last exit") {
+    container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"CrashLoopBackOff"}})");
+    container_status(pod)["lastState"] = json::parse(R"({"terminated":{"reason":"Error","exitCode":1}})");
+    container_status(pod)["restartCount"] = 4;
+    const auto report = cmd::build_status_report("team-a", in, kNow);
+    CHECK(unready_text(report).find("crash loop: 4 restarts, last exit Error (exit code 1)") != std::string::npos);
+    CHECK(role_of(report, "prefill").at("restarts").as_int64() == 4);
+  }
+  SUBCASE("OOM kill") {
+    container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"CrashLoopBackOff"}})");
+    container_status(pod)["lastState"] = json::parse(R"({"terminated":{"reason":"OOMKilled","exitCode":137}})");
+    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("OOM-killed") != std::string::npos);
+  }
+  SUBCASE("stuck terminating") {
+    pod["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T07:30:00Z";
+    const auto report = cmd::build_status_report("team-a", in, kNow);
+    CHECK(unready_text(report).find("terminating for 30m") != std::string::npos);
+    CHECK(cmd::render_status_table(report, false).find("Terminating") != std::string::npos);
+  }
+  SUBCASE("readiness failing, with the latest warning event") {
+    in.events.push_back(json::parse(R"({"type":"Warning","reason":"Unhealthy","message":"old",
+        "lastTimestamp":"2027-01-15T07:56:00Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
+    in.events.push_back(json::parse(R"({"type":"Warning","reason":"Unhealthy","message":"Readiness probe failed: 503",
+        "lastTimestamp":"2027-01-15T07:59:00Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
+    in.events.push_back(json::parse(R"({"type":"Normal","reason":"Pulled","message":"normal news",
+        "lastTimestamp":"2027-01-15T07:59:30Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
+    const auto report = cmd::build_status_report("team-a", in, kNow);
+    const std::string text = unready_text(report);
+    CHECK(text.find("(readiness probe failing); event Unhealthy: Readiness probe failed: 503") != std::string::npos);
+    CHECK(text.find("normal news") == std::string::npos);
+  }
+  const auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK_FALSE(role_of(report, "prefill").at("healthy").as_bool());
+  CHECK(role_of(report, "decode").at("healthy").as_bool());
+}
+
+TEST_CASE("master/standby control roles are healthy with one ready pod of two") {
+  auto cfg = test::valid_config();
+  cfg["motor_controller_config"] = json::parse(R"({"standby_config":{"enable_master_standby":true}})");
+  const auto d = deployed(cfg);
+  auto in = all_ready(d);
+  in.pods.push_back(ready_pod("controller", 0, 1, /*ready=*/false));
+  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto& controller = role_of(report, "controller");
+  CHECK(controller.at("masterStandby").as_bool());
+  CHECK(controller.at("healthy").as_bool());
+  CHECK(report.at("ready").as_bool());
+  CHECK(report.at("unready").as_array().empty());
+  CHECK(json::serialize(controller).find("standby (only the master passes readiness)") != std::string::npos);
+
+  SUBCASE("but not with none ready") {
+    in.pods[0] = ready_pod("controller", 0, 0, false);
+    CHECK_FALSE(cmd::build_status_report("team-a", in, kNow).at("ready").as_bool());
+  }
+}
+
+TEST_CASE("missing instances, removed instances' pods and an unobserved generation keep it not ready") {
+  auto cfg = test::valid_config();
+  test::deploy_of(cfg)["p_instances_num"] = 2;
+  const auto d = deployed(cfg);
+  auto in = all_ready(d);
+  auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK(unready_text(report).find("role prefill instance 1: 0 of 1 pods exist") != std::string::npos);
+  CHECK(role_of(report, "prefill").at("instances").as_array().size() == 2);
+
+  in.pods.push_back(ready_pod("prefill", 1));
+  CHECK(cmd::build_status_report("team-a", in, kNow).at("ready").as_bool());
+
+  in.pods.push_back(ready_pod("decode", 3));  // a pod of an instance being scaled in
+  report = cmd::build_status_report("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK(unready_text(report).find("role decode instance 3: 1 pods of a removed instance still exist") !=
+        std::string::npos);
+  in.pods.pop_back();
+
+  in.service_set->at("metadata").as_object()["generation"] = 2;
+  report = cmd::build_status_report("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK(json::serialize(report.at("drift")).find("has not observed generation 2") != std::string::npos);
+}
+
+TEST_CASE("pods of another InferServiceSet whose name shares a prefix are not counted") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  auto other = ready_pod("prefill", 0);
+  other["metadata"].as_object()["labels"].as_object()["infer.huawei.com/inferservice-name"] = "mindie-motor-vllm-0-1";
+  in.pods.push_back(other);
+  CHECK(role_of(cmd::build_status_report("team-a", in, kNow), "prefill").at("pods").as_int64() == 1);
+}
+
+TEST_CASE("drift: baseline vs spec vs the operator's InstanceSets; HPA owns replicas") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  in.instance_sets.push_back(json::parse(R"({"metadata":{"name":"mindie-motor-vllm-0-decode",
+      "labels":{"infer.huawei.com/instanceset-name":"decode"}},"status":{"replicas":2,"readyReplicas":1}})"));
+  auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK(role_of(report, "decode").at("observedInstances").as_int64() == 2);
+  CHECK(json::serialize(report.at("drift")).find("spec asks for 1 instances, the operator's InstanceSets report 2") !=
+        std::string::npos);
+
+  // An HPA scalingPolicy: the HPA owns the replicas, so a different count is not drift.
+  auto& roles = in.service_set->at("spec").as_object()["template"].as_object()["roles"].as_array();
+  for (auto& r : roles) {
+    if (r.at("name").as_string() != "decode") continue;
+    r.as_object()["scalingPolicy"] = json::parse(R"({"type":"HPA"})");
+    r.as_object()["replicas"] = 2;
+  }
+  in.instance_sets[0].as_object()["status"].as_object()["scalingResourceStatus"] =
+      json::parse(R"({"type":"HPA","name":"hpa-decode","ready":true,"message":"ok"})");
+  in.pods.push_back(ready_pod("decode", 1));
+  report = cmd::build_status_report("team-a", in, kNow);
+  const auto& decode = role_of(report, "decode");
+  CHECK(decode.at("replicasOwner").as_string() == "HPA");
+  CHECK(decode.at("hpa").at("name").as_string() == "hpa-decode");
+  CHECK(report.at("drift").as_array().empty());
+  CHECK(cmd::render_status_table(report, false).find("decode (replicas owned by HPA)") != std::string::npos);
+}
+
+TEST_CASE("a missing InferServiceSet is reported, not thrown") {
+  const auto d = deployed(test::valid_config());
+  cmd::StatusInputs in;
+  in.config_map = d.cm;
+  const auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK_FALSE(report.at("found").as_bool());
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK(cmd::render_status_table(report, false).find("not found") != std::string::npos);
+}
+
+TEST_CASE("human_duration follows kubectl") {
+  CHECK(cmd::human_duration(45) == "45s");
+  CHECK(cmd::human_duration(119) == "119s");
+  CHECK(cmd::human_duration(200) == "3m20s");
+  CHECK(cmd::human_duration(600) == "10m");
+  CHECK(cmd::human_duration(3 * 3600 + 60) == "3h1m");
+  CHECK(cmd::human_duration(10 * 3600) == "10h");
+  CHECK(cmd::human_duration(3 * 86400 + 4 * 3600) == "3d4h");
+  CHECK(cmd::human_duration(30 * 86400) == "30d");
+  CHECK(cmd::human_duration(-5) == "<invalid>");
+}
+
+TEST_CASE("--timeout durations") {
+  CHECK(cmd::parse_duration("10m", "--timeout") == std::chrono::minutes(10));
+  CHECK(cmd::parse_duration("1h30m", "--timeout") == std::chrono::minutes(90));
+  CHECK(cmd::parse_duration("500ms", "--timeout") == std::chrono::milliseconds(500));
+  CHECK(cmd::parse_duration("45", "--timeout") == std::chrono::seconds(45));
+  CHECK(cmd::parse_duration("0", "--timeout") == std::chrono::seconds(0));
+  for (const char* bad : {"", "-1s", "10x", "m", "1.5h", "99999999999s"})
+    CHECK_THROWS_AS(cmd::parse_duration(bad, "--timeout"), cmd::UsageError);
+}
