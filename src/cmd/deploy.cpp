@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "mindie/baseline_policy.h"
+#include "mindie/overrides.h"
 #include "util/yaml_json.h"
 
 namespace mindie::cmd {
@@ -20,12 +21,15 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
       ("scripts-dir", po::value(&flags.scripts_dir), "Folder of startup/probe files to store in motor-config")
       ("name", po::value(&flags.name), "InferServiceSet name (default: mindie-motor-<engine>)")
+      ("overrides", po::value(&flags.overrides),
+       "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none, client (print only) or server (send with dryRun=All)")
       ("output,o", po::value(&flags.output), "Print the objects: json, yaml or name")
       ("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")
       ("force-conflicts", po::bool_switch(&flags.force_conflicts),
        "Take over fields another field manager owns (server-side apply force)");
+  add_wait_after_flags(desc, flags.wait);
 }
 
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
@@ -36,7 +40,7 @@ void DeployOptions::validate() const {
   if (!flags_.name.empty() && !config::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   Printer::check_object_format(flags_.output);
-  parse_dry_run(flags_.dry_run);
+  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
 }
 
 namespace {
@@ -93,6 +97,9 @@ void DeployOptions::complete() {
                        " is not supported by this version of kubectl-mindie yet; use infer_service_set");
   }
   if (!flags_.scripts_dir.empty()) render_options_.scripts = read_scripts(flags_.scripts_dir);
+  // Validated here, with the config, before any request; collisions with the templates are found by the render.
+  if (!flags_.overrides.empty())
+    render_options_.overrides = overrides::parse_overrides(read_file(flags_.overrides), flags_.overrides);
   render_options_.service_set_name = flags_.name;
   objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
 }
@@ -114,9 +121,17 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
                        " (renaming would leave the old service running)");
   }
 
+  // Changed overrides reach only instances created afterwards: infer-operator never updates existing workloads.
+  const auto* data = existing.if_contains("data");
+  if (render_options_.overrides && data && data->is_object()) {
+    const auto* stored = data->as_object().if_contains(render::kOverridesKey);
+    if (!stored || !stored->is_string() || stored->as_string() != render_options_.overrides->raw)
+      printer.warning("--overrides " + flags_.overrides + " differs from the overrides stored in " + where +
+                      ": infer-operator applies pod template changes only to instances it creates from now on");
+  }
+
   // A redeploy replaces the baseline whole (as re-applying deploy.py's files did): say what it changes, above
   // all instance counts that a scale had set.
-  const auto* data = existing.if_contains("data");
   const auto* raw = data && data->is_object() ? data->as_object().if_contains(render::kBaselineKey) : nullptr;
   boost::system::error_code ec;
   const json::value old_doc = raw && raw->is_string() ? json::parse(raw->as_string(), ec) : json::value();
@@ -147,6 +162,17 @@ void DeployOptions::keep_stored_files(const json::object& existing) {
         env_ = config::EnvConfig{std::string(value.as_string()), {}};
         kept = true;
       }
+    } else if (key == render::kOverridesKey) {
+      // Stored overrides apply again unless --overrides replaces them (an empty file clears them).
+      if (!render_options_.overrides) {
+        const std::string source = "configmap/" + std::string(render::kConfigMapName) + " " + render::kOverridesKey;
+        try {
+          render_options_.overrides = overrides::parse_overrides(std::string(value.as_string()), source);
+        } catch (const config::ValidationError& e) {
+          throw CommandError(std::string(e.what()) + "\npass --overrides FILE to replace them; nothing was written");
+        }
+        kept = true;
+      }
     } else if (render_options_.scripts.emplace(std::string(key), std::string(value.as_string())).second) {
       kept = true;
     }
@@ -168,6 +194,7 @@ std::string DeployOptions::rerun_command() const {
   if (!flags_.env_file.empty()) cmd += " -e " + flags_.env_file;
   if (!flags_.scripts_dir.empty()) cmd += " --scripts-dir " + flags_.scripts_dir;
   if (!flags_.name.empty()) cmd += " --name " + flags_.name;
+  if (!flags_.overrides.empty()) cmd += " --overrides " + flags_.overrides;
   return cmd;
 }
 

@@ -12,6 +12,9 @@
 #include <limits>
 #include <sstream>
 
+#include "mindie/manifests.h"
+#include "util/yaml_json.h"
+
 namespace mindie::config {
 namespace json = boost::json;
 
@@ -34,14 +37,127 @@ std::optional<DeployMode> deploy_mode_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+// Reads one profile's string map (node_selector, pod_labels), checking label syntax.
+std::vector<std::pair<std::string, std::string>> read_label_map(const json::value* v, const std::string& path,
+                                                                std::vector<std::string>& problems) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!v) return out;
+  if (!v->is_object()) {
+    problems.push_back(path + ": must be a mapping of label keys to values");
+    return out;
+  }
+  for (const auto& kv : v->get_object()) {
+    const std::string key(kv.key());
+    if (!is_qualified_name(key)) problems.push_back(path + "." + key + ": is not a valid label key");
+    if (!kv.value().is_string() || !is_label_value(kv.value().get_string()))
+      problems.push_back(path + "." + key + ": must be a valid label value (a string)");
+    else
+      out.emplace_back(key, std::string(kv.value().get_string()));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_text, const std::string& source) {
+  json::value doc;
+  try {
+    doc = util::yaml_to_json(yaml_text, source);
+  } catch (const util::YamlError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  std::vector<std::string> problems;
+  std::vector<HardwareProfile> out;
+  const json::value* list = doc.is_object() ? doc.get_object().if_contains("profiles") : nullptr;
+  if (!doc.is_object() || doc.get_object().size() != 1 || !list || !list->is_array() || list->get_array().empty())
+    throw std::invalid_argument(source + ": must be a mapping with one key, profiles: a non-empty list");
+  static const std::array<std::string_view, 8> kFields = {"name",         "description",   "npus_per_node",
+                                                          "npu_resource", "node_selector", "pod_labels",
+                                                          "schedule_policy", "sp_block"};
+  for (std::size_t i = 0; i < list->get_array().size(); ++i) {
+    const json::value& item = list->get_array()[i];
+    std::string path = "profiles[" + std::to_string(i) + "]";
+    if (!item.is_object()) {
+      problems.push_back(path + ": must be a mapping");
+      continue;
+    }
+    const json::object& o = item.get_object();
+    // Name the profile in paths once it has one.
+    if (const json::value* n = o.if_contains("name"); n && n->is_string() && !n->get_string().empty())
+      path = "profiles." + std::string(n->get_string());
+    for (const auto& kv : o)
+      if (std::find(kFields.begin(), kFields.end(), kv.key()) == kFields.end())
+        problems.push_back(path + "." + std::string(kv.key()) + ": unknown field");
+    const auto str = [&](std::string_view key, bool required) -> std::string {
+      const json::value* v = o.if_contains(key);
+      if (!v) {
+        if (required) problems.push_back(path + "." + std::string(key) + ": is required");
+        return {};
+      }
+      if (!v->is_string() || v->get_string().empty()) {
+        problems.push_back(path + "." + std::string(key) + ": must be a non-empty string");
+        return {};
+      }
+      return std::string(v->get_string());
+    };
+    HardwareProfile p;
+    p.name = str("name", true);
+    p.description = str("description", false);
+    p.npu_resource = str("npu_resource", true);
+    if (!p.npu_resource.empty() && !is_qualified_name(p.npu_resource))
+      problems.push_back(path + ".npu_resource: is not a valid resource name");
+    const json::value* n = o.if_contains("npus_per_node");
+    if (!n || !n->is_int64() || n->get_int64() < 1 || n->get_int64() > 64)
+      problems.push_back(path + ".npus_per_node: must be an integer 1..64");
+    else
+      p.max_npus_per_pod = static_cast<int>(n->get_int64());
+    p.node_selector = read_label_map(o.if_contains("node_selector"), path + ".node_selector", problems);
+    if (p.node_selector.empty()) problems.push_back(path + ".node_selector: must select the engine nodes");
+    for (const auto& [k, v] : p.node_selector)
+      if (k == "accelerator-type") p.accelerator_type = v;
+    p.pod_labels = read_label_map(o.if_contains("pod_labels"), path + ".pod_labels", problems);
+    p.schedule_policy = str("schedule_policy", false);
+    if (!p.schedule_policy.empty() && !is_label_value(p.schedule_policy))
+      problems.push_back(path + ".schedule_policy: must look like chip8-node8");
+    const std::string rule = str("sp_block", true);
+    if (rule == "none") p.sp_block_rule = SpBlockRule::None;
+    else if (rule == "pod") p.sp_block_rule = SpBlockRule::PerPod;
+    else if (rule == "instance") p.sp_block_rule = SpBlockRule::PerInstance;
+    else if (!rule.empty()) problems.push_back(path + ".sp_block: must be none, pod or instance");
+    p.sp_block = p.sp_block_rule != SpBlockRule::None;
+    for (const auto& prev : out)
+      if (!p.name.empty() && prev.name == p.name) problems.push_back(path + ".name: duplicate profile name");
+    out.push_back(std::move(p));
+  }
+  if (!problems.empty()) {
+    std::string msg = source + ": " + std::to_string(problems.size()) + " problem(s)";
+    for (const auto& p : problems) msg += "\n* " + p;
+    throw std::invalid_argument(msg);
+  }
+  return out;
+}
+
+const std::vector<HardwareProfile>& hardware_profiles() {
+  // Parsed once (thread-safe static initialisation). The file is part of the binary, so a problem is a build
+  // defect; the unit tests parse it too.
+  static const std::vector<HardwareProfile> profiles = [] {
+    constexpr std::string_view kPath = "hardware_profiles.yaml";
+    const auto& files = manifests::embedded();
+    const auto it = files.find(kPath);
+    if (it == files.end()) throw std::logic_error("built-in manifest hardware_profiles.yaml is missing");
+    try {
+      return parse_hardware_profiles(std::string(it->second), "manifests/hardware_profiles.yaml");
+    } catch (const std::invalid_argument& e) {
+      throw std::logic_error(std::string("built-in manifest is broken: ") + e.what());
+    }
+  }();
+  return profiles;
+}
+
 const HardwareProfile* find_hardware_profile(std::string_view name) {
-  // deploy.py: 800I_A2 servers carry 8 NPUs and the module-910b-8 node label; 800I_A3 servers 16 NPUs,
-  // module-a3-16, and super-pod scheduling driven by the sp-block annotation.
-  static const std::array<HardwareProfile, 2> profiles = {{
-      {"800I_A2", "module-910b-8", 8, false},
-      {"800I_A3", "module-a3-16", 16, true},
-  }};
-  for (const auto& p : profiles)
+  for (const auto& p : hardware_profiles())
     if (p.name == name) return &p;
   return nullptr;
 }
@@ -65,6 +181,36 @@ bool is_dns1123_label(std::string_view s) {
   auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   if (!alnum(s.front()) || !alnum(s.back())) return false;
   return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+bool is_dns1123_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = s.find('.', start);
+    if (!is_dns1123_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool is_label_value(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool is_qualified_name(std::string_view s) {
+  const std::size_t slash = s.find('/');
+  std::string_view name = s;
+  if (slash != std::string_view::npos) {
+    if (!is_dns1123_subdomain(s.substr(0, slash))) return false;
+    name = s.substr(slash + 1);
+  }
+  return !name.empty() && is_label_value(name);
 }
 
 namespace {
@@ -295,7 +441,12 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
 
   if (auto hw = r.string(deploy, path, "hardware_type", true)) {
     cfg.hardware = find_hardware_profile(*hw);
-    if (!cfg.hardware) r.add(path + ".hardware_type", "must be one of 800I_A2, 800I_A3; got \"" + *hw + "\"");
+    if (!cfg.hardware) {
+      // The known models come from manifests/hardware_profiles.yaml, so the message follows the data.
+      std::string known;
+      for (const auto& p : hardware_profiles()) known += (known.empty() ? "" : ", ") + p.name;
+      r.add(path + ".hardware_type", "must be one of " + known + "; got \"" + *hw + "\"");
+    }
   }
 
   // deploy.py and the coordinator accept 1..16 instances per engine role.

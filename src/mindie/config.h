@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mindie::config {
@@ -21,15 +22,39 @@ std::string_view to_string(DeployMode m);
 /// Inverse of to_string; std::nullopt for anything else.
 std::optional<DeployMode> deploy_mode_from_string(std::string_view s);
 
-/// An Ascend server model the built-in templates know (motor_deploy_config.hardware_type).
-struct HardwareProfile {
-  std::string name;              ///< "800I_A2", "800I_A3"
-  std::string accelerator_type;  ///< node label value: "module-910b-8", "module-a3-16"
-  int max_npus_per_pod;          ///< NPUs on one server: 8 (A2), 16 (A3)
-  bool sp_block;                 ///< A3: engine pod templates carry the sp-block annotation
+/// How engine pods carry MindCluster's sp-block annotation (the NPUs of one logical SuperPoD; MindCluster
+/// "Affinity Scheduling of Logical SuperPoDs").
+enum class SpBlockRule {
+  None,         ///< no annotation (A2)
+  PerPod,       ///< NPUs per pod (deploy.py's infer_service_set mode on A3)
+  PerInstance,  ///< NPUs per pod x pods per instance: an instance stays inside one SuperPoD
 };
-/// The known profiles, or nullptr.
+
+/// An Ascend server model the built-in templates know (motor_deploy_config.hardware_type). The profiles are data:
+/// manifests/hardware_profiles.yaml (embedded at build time) defines them; see that file for the sources.
+struct HardwareProfile {
+  std::string name;              ///< "800I_A2", "800I_A3", "900_A3_SuperPoD"
+  std::string description;       ///< one line for people; may be empty
+  std::string accelerator_type;  ///< node_selector's "accelerator-type" value ("module-910b-8"); may be empty
+  int max_npus_per_pod = 0;      ///< NPUs on one server (npus_per_node): 8 (A2), 16 (A3)
+  bool sp_block = false;         ///< engine pod templates carry the sp-block annotation (sp_block_rule != None)
+  SpBlockRule sp_block_rule = SpBlockRule::None;
+  std::string npu_resource;      ///< extended resource of the NPUs ("huawei.com/Ascend910")
+  /// Engine pods' nodeSelector, in file order ("accelerator" and "accelerator-type").
+  std::vector<std::pair<std::string, std::string>> node_selector;
+  /// Extra engine pod labels, in file order ("ring-controller.atlas").
+  std::vector<std::pair<std::string, std::string>> pod_labels;
+  std::string schedule_policy;   ///< huawei.com/schedule_policy annotation of engine pods; empty = none
+};
+/// The known profile named `name` (exact match), or nullptr. The profiles are parsed from the embedded
+/// manifests/hardware_profiles.yaml on first use; a broken file is a build defect (std::logic_error).
 const HardwareProfile* find_hardware_profile(std::string_view name);
+/// Every known profile, in file order.
+const std::vector<HardwareProfile>& hardware_profiles();
+/// Parses profile data in the format of manifests/hardware_profiles.yaml (exposed for tests). Throws
+/// std::invalid_argument naming every problem: unknown or missing fields, wrong types, duplicate names, invalid
+/// label keys or values.
+std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_text, const std::string& source);
 
 /// One validation problem: `path` is the JSON path in the input ("motor_deploy_config.p_instances_num").
 struct Problem {
@@ -124,5 +149,17 @@ std::string replace_json_number(std::string_view raw, std::string_view path, std
 /// DNS-1123 label check (RFC 1123, as Kubernetes uses it): lower-case alphanumerics and '-', starts and ends
 /// alphanumeric, at most 63 characters.
 bool is_dns1123_label(std::string_view s);
+
+/// DNS-1123 subdomain check: dot-separated DNS-1123 labels, at most 253 characters in all.
+bool is_dns1123_subdomain(std::string_view s);
+
+/// Kubernetes qualified name (label and annotation keys, resource names; apimachinery IsQualifiedName): an optional
+/// DNS-1123 subdomain prefix and '/', then a name of at most 63 characters of [A-Za-z0-9-_.] that starts and ends
+/// alphanumeric.
+bool is_qualified_name(std::string_view s);
+
+/// Kubernetes label value (apimachinery IsValidLabelValue): empty, or at most 63 characters of [A-Za-z0-9-_.]
+/// starting and ending alphanumeric.
+bool is_label_value(std::string_view s);
 
 }  // namespace mindie::config

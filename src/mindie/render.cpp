@@ -4,6 +4,7 @@
 #include "mindie/render.h"
 
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "mindie/manifests.h"
@@ -20,7 +21,11 @@ constexpr const char* kManagedBy = "app.kubernetes.io/managed-by";
 constexpr const char* kComponent = "app.kubernetes.io/component";
 constexpr const char* kInstance = "app.kubernetes.io/instance";
 constexpr const char* kServiceAccount = "mindie-motor-controller";
-constexpr const char* kNpuResource = "huawei.com/Ascend910";
+// Engine pod annotations MindCluster's Volcano reads (PodGroup/pod annotation table, dlug_api_024).
+constexpr const char* kSpBlockAnnotation = "sp-block";
+constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";
+constexpr const char* kFaultSchedulingLabel = "fault-scheduling";
+constexpr const char* kFaultRetryTimesLabel = "fault-retry-times";
 constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
 constexpr int kCoordinatorPort = 1026;  // coordinator management port
 constexpr int kInferPort = 1025;        // coordinator inference entry
@@ -171,8 +176,216 @@ bool valid_utf8(std::string_view s) {
   return true;
 }
 
-// One role of the InferServiceSet.
-json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std::string& iss, int replicas) {
+// The pod template fields the tool owns, as a source of collision messages: key -> what sets it.
+using Owned = std::map<std::string, std::string>;
+
+// Labels that Kubernetes controllers and infer-operator put on pods: an override of them would be overwritten
+// or would break selection (infer-operator behaviour doc; apps/v1 controllers).
+bool reserved_label(const std::string& key, std::string& who) {
+  if (key.starts_with("infer.huawei.com/")) {
+    who = "MindCluster infer-operator sets infer.huawei.com/ labels on every pod";
+    return true;
+  }
+  for (const char* k : {"pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name",
+                        "apps.kubernetes.io/pod-index"}) {
+    if (key == k) {
+      who = "the Deployment/StatefulSet controller sets it";
+      return true;
+    }
+  }
+  return false;
+}
+
+// Applies one role's overrides to its rendered InferServiceSet role `r`, adding a problem for every collision
+// with what the templates and the profile set. `pods` is pods per instance, `pods_path` the config path of it.
+void apply_overrides(const overrides::RoleOverrides& o, const std::string& role, json::object& spec,
+                     json::object& r, int pods, const std::string& pods_path, const std::string& npu_resource,
+                     const std::string& npu_path, std::vector<Problem>& problems) {
+  const std::string base = "roles." + role;
+  const auto add = [&](std::string path, std::string message) {
+    problems.push_back({std::move(path), std::move(message)});
+  };
+  const auto entry = [](const std::string& path, std::string_view key) {
+    return path + "[" + std::string(key) + "]";
+  };
+  // Every member written below is created first: inserting a key into a Boost.JSON object may move its other
+  // members, so references are taken only once the objects have all their keys. A member is created only when
+  // the overrides add to it, and anything they add to an existing template member is either added or (when it
+  // collides) a problem, so nothing ends up empty.
+  json::object& pod_tpl = spec["template"].get_object();
+  sub(pod_tpl, "metadata");
+  sub(pod_tpl, "spec");
+  json::object& pod_md = pod_tpl["metadata"].get_object();
+  json::object& pod = pod_tpl["spec"].get_object();
+  sub(pod_md, "labels");
+  if (!o.annotations.empty()) sub(pod_md, "annotations");
+  if (!o.node_selector.empty()) sub(pod, "nodeSelector");
+  if (!o.tolerations.empty()) list(pod, "tolerations");
+  list(pod, "volumes");
+  json::object& c = pod["containers"].get_array()[0].get_object();
+  list(c, "volumeMounts");
+  sub(c, "resources");
+  const bool volcano = pod.contains("schedulerName") && pod.at("schedulerName") == "volcano";
+
+  // Labels: the template's (selector, fault handling, profile) are owned.
+  json::object& labels = pod_md["labels"].get_object();
+  for (const auto& kv : o.labels) {
+    const std::string key(kv.key());
+    std::string who;
+    if (const json::value* mine = labels.if_contains(key)) {
+      std::string hint = key == "app" ? "it selects the role's pods for the workload and its Services"
+                         : key == kFaultSchedulingLabel ? "set faultScheduling instead"
+                         : key == kFaultRetryTimesLabel ? "set faultRetryTimes instead"
+                                                        : "it comes from the hardware profile";
+      add(entry(base + ".labels", key), "collides with the pod label " + key + "=" +
+                                            std::string(mine->as_string()) + " that kubectl-mindie sets (" + hint +
+                                            ")");
+    } else if (reserved_label(key, who)) {
+      add(entry(base + ".labels", key), "collides with a label that is not ours to set: " + who);
+    } else {
+      labels[key] = kv.value();
+    }
+  }
+
+  for (const auto& kv : o.annotations) {
+    json::object& annotations = pod_md["annotations"].get_object();
+    const std::string key(kv.key());
+    if (const json::value* mine = annotations.if_contains(key))
+      add(entry(base + ".annotations", key),
+          "collides with the pod annotation " + key + "=" + std::string(mine->as_string()) +
+              " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
+    else
+      annotations[key] = kv.value();
+  }
+
+  if (!o.node_selector.empty()) {
+    json::object& selector = pod["nodeSelector"].get_object();
+    for (const auto& kv : o.node_selector) {
+      if (const json::value* mine = selector.if_contains(kv.key()))
+        add(entry(base + ".nodeSelector", kv.key()),
+            "collides with the nodeSelector " + std::string(kv.key()) + "=" + std::string(mine->as_string()) +
+                " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
+      else
+        selector[kv.key()] = kv.value();
+    }
+  }
+
+  if (!o.tolerations.empty()) {
+    json::array& tolerations = pod["tolerations"].get_array();
+    const std::size_t builtin = tolerations.size();
+    for (std::size_t i = 0; i < o.tolerations.size(); ++i) {
+      const json::object& t = o.tolerations[i].get_object();
+      bool clash = false;
+      for (std::size_t k = 0; k < builtin; ++k) {
+        const json::object& mine = tolerations[k].get_object();
+        if (t.contains("key") && mine.contains("key") && t.at("key") == mine.at("key")) {
+          add(base + ".tolerations[" + std::to_string(i) + "].key",
+              "collides with the toleration of " + std::string(mine.at("key").as_string()) +
+                  " that kubectl-mindie sets (" + json::serialize(mine) +
+                  "); the shortest matching tolerationSeconds wins, so a second one would not change it");
+          clash = true;
+        }
+      }
+      if (!clash) tolerations.push_back(t);
+    }
+  }
+
+  // Volumes and mounts: names and paths of the templates are owned.
+  json::array& volumes = pod["volumes"].get_array();
+  std::set<std::string> builtin_volumes;
+  for (const auto& v : volumes) builtin_volumes.insert(std::string(v.at("name").as_string()));
+  for (std::size_t i = 0; i < o.volumes.size(); ++i) {
+    const std::string name(o.volumes[i].at("name").as_string());
+    if (builtin_volumes.count(name))
+      add(base + ".volumes[" + std::to_string(i) + "].name",
+          "collides with the built-in volume \"" + name + "\" of the " + role + " template");
+    else
+      volumes.push_back(o.volumes[i]);
+  }
+  std::set<std::string> volume_names;
+  for (const auto& v : volumes) volume_names.insert(std::string(v.at("name").as_string()));
+  json::array& mounts = c["volumeMounts"].get_array();
+  std::map<std::string, std::string> builtin_paths;
+  for (const auto& m : mounts)
+    builtin_paths[std::string(m.at("mountPath").as_string())] = std::string(m.at("name").as_string());
+  for (std::size_t i = 0; i < o.volume_mounts.size(); ++i) {
+    const json::object& m = o.volume_mounts[i].get_object();
+    const std::string p = base + ".volumeMounts[" + std::to_string(i) + "]";
+    const std::string name(m.at("name").as_string());
+    const std::string path(m.at("mountPath").as_string());
+    bool ok = true;
+    if (!volume_names.count(name)) {
+      std::string known;
+      for (const auto& n : volume_names) known += (known.empty() ? "" : ", ") + n;
+      add(p + ".name", "no volume \"" + name + "\" in the " + role + " pod (volumes: " + known + ")");
+      ok = false;
+    }
+    if (auto it = builtin_paths.find(path); it != builtin_paths.end()) {
+      add(p + ".mountPath", "collides with the built-in mount of volume \"" + it->second + "\" at " + path);
+      ok = false;
+    }
+    if (ok) mounts.push_back(m);
+  }
+
+  // Resources: NPUs come from the config (requests = limits), everything else may change.
+  json::object& res = c["resources"].get_object();
+  for (auto [key, mine] : {std::pair{"requests", &o.requests}, std::pair{"limits", &o.limits}}) {
+    for (const auto& kv : *mine) {
+      if (kv.key() == npu_resource) {
+        add(entry(base + ".resources." + key, kv.key()),
+            "the NPU resource is set from " + (npu_path.empty() ? std::string("the config (0 NPUs for this role)")
+                                                                : npu_path) +
+                " (requests = limits); change it there");
+        continue;
+      }
+      sub(res, key)[kv.key()] = kv.value();
+    }
+  }
+  // Kubernetes rejects a request above its limit; check the merged result (an override of one side only).
+  if (res.contains("requests") && res.contains("limits"))
+    for (const auto& kv : res.at("requests").as_object()) {
+      const json::value* limit = res.at("limits").as_object().if_contains(kv.key());
+      if (!limit || !kv.value().is_string() || !limit->is_string()) continue;
+      const auto req = overrides::parse_quantity(kv.value().get_string());
+      const auto lim = overrides::parse_quantity(limit->get_string());
+      if (req && lim && *req > *lim && (o.requests.contains(kv.key()) || o.limits.contains(kv.key())))
+        add(entry(base + ".resources." + std::string(o.requests.contains(kv.key()) ? "requests" : "limits"),
+                  kv.key()),
+            "the " + std::string(kv.key()) + " request " + std::string(kv.value().get_string()) +
+                " would exceed its limit " + std::string(limit->get_string()) +
+                " (the other side comes from the built-in template)");
+    }
+
+  // MindCluster fault rescheduling and gang scheduling are Volcano's: only for pods Volcano schedules.
+  const auto volcano_only = [&](const char* field) {
+    if (volcano) return true;
+    add(base + "." + field, "only roles scheduled by Volcano (schedulerName: volcano; the engines prefill and "
+                            "decode) use MindCluster fault rescheduling and gang scheduling");
+    return false;
+  };
+  if (o.fault_scheduling && volcano_only("faultScheduling"))
+    labels[kFaultSchedulingLabel] = overrides::to_string(*o.fault_scheduling);
+  if (o.fault_retry_times && volcano_only("faultRetryTimes"))
+    labels[kFaultRetryTimesLabel] = std::to_string(*o.fault_retry_times);
+  if (o.gang_schedule && volcano_only("gangSchedule")) {
+    if (*o.gang_schedule && pods < 2) {
+      add(base + ".gangSchedule",
+          "gang scheduling needs more than one pod per instance (" + pods_path + " is " + std::to_string(pods) +
+              "): with one pod, Volcano holds the instance's PodGroup and no pod starts");
+    } else {
+      sub(sub(r, "metadata"), "labels")[kGangScheduleLabel] = *o.gang_schedule ? "true" : "false";
+    }
+  }
+
+  // infer-operator: a StatefulSet with gang scheduling must start its pods in parallel. Last: inserting into
+  // `spec` may move pod_tpl, which the references above point into.
+  if (o.gang_schedule && *o.gang_schedule && volcano && pods > 1 && r.at("workload").at("kind") == "StatefulSet")
+    spec["podManagementPolicy"] = "Parallel";
+}
+
+// One role of the InferServiceSet. Override problems are added to `problems`.
+json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std::string& iss, int replicas,
+                         const RenderOptions& opts, std::vector<Problem>& problems) {
   const std::string role = info.name;
   const std::string& ns = cfg.job_id;
   const std::string app = app_label(iss, role);
@@ -244,18 +457,44 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
   for (auto& m : list(c, "volumeMounts"))
     if (named(m, "weight-mount")) m.get_object()["mountPath"] = cfg.weight_mount_path;
 
+  const int pods = pods_per_instance(cfg, role);
+  std::string npu_path;
   if (engine) {
+    const config::HardwareProfile& hw = *cfg.hardware;
     const int npus = role == "prefill" ? cfg.p_npus_per_pod : cfg.d_npus_per_pod;
+    npu_path = role == "prefill" ? "motor_deploy_config.p_pod_npu_num" : "motor_deploy_config.d_pod_npu_num";
+    // Extended resources must have requests equal to limits (Kubernetes); the device plugin allocates whole NPUs.
     json::object& res = sub(c, "resources");
-    sub(res, "requests")[kNpuResource] = std::to_string(npus);
-    sub(res, "limits")[kNpuResource] = std::to_string(npus);
-    sub(pod, "nodeSelector")["accelerator-type"] = cfg.hardware->accelerator_type;
-    // A3 super-pod scheduling: the block size in NPUs, one pod's worth (deploy.py's infer_service_set mode).
-    if (cfg.hardware->sp_block) sub(pod_md, "annotations")["sp-block"] = std::to_string(npus);
+    sub(res, "requests")[hw.npu_resource] = std::to_string(npus);
+    sub(res, "limits")[hw.npu_resource] = std::to_string(npus);
+    json::object& selector = sub(pod, "nodeSelector");
+    for (const auto& [k, v] : hw.node_selector) selector[k] = v;
+    json::object& labels = sub(pod_md, "labels");
+    for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
+    if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[kSchedulePolicyAnnotation] = hw.schedule_policy;
+    // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml).
+    if (hw.sp_block_rule == config::SpBlockRule::PerPod)
+      sub(pod_md, "annotations")[kSpBlockAnnotation] = std::to_string(npus);
+    else if (hw.sp_block_rule == config::SpBlockRule::PerInstance)
+      sub(pod_md, "annotations")[kSpBlockAnnotation] = std::to_string(npus * pods);
+    // Gang scheduling (a Volcano PodGroup per instance) only when an instance spans several pods: a one-pod gang
+    // never starts (PyMotor's infer_service.py, _set_engine_gang_schedule).
+    sub(sub(r, "metadata"), "labels")[kGangScheduleLabel] = pods > 1 ? "true" : "false";
+    // sglang's engine needs device and memory privileges (PyMotor's engine.py gives it a privileged container);
+    // privileged excludes allowPrivilegeEscalation: false, so the restricted context is replaced whole.
+    if (cfg.engine_type == "sglang") c["securityContext"] = json::object{{"privileged", true}};
+  }
+  order_first(c, {"name", "image"});
+  if (opts.overrides) {
+    if (auto it = opts.overrides->roles.find(role); it != opts.overrides->roles.end()) {
+      const std::string pods_path = role == "prefill"  ? "motor_deploy_config.single_p_instance_pod_num"
+                                    : role == "decode" ? "motor_deploy_config.single_d_instance_pod_num"
+                                                       : "pods per instance";
+      apply_overrides(it->second, role, spec, r, pods, pods_path, cfg.hardware->npu_resource, npu_path, problems);
+    }
   }
 
-  order_first(c, {"name", "image"});
-  order_first(pod_tpl, {"metadata", "spec"});
+  order_first(spec["template"].get_object(), {"metadata", "spec"});
   order_first(spec, {"replicas", "selector"});
   r["spec"] = std::move(spec);
   order_first(r, {"name", "replicas", "workload", "metadata", "services", "spec"});
@@ -327,13 +566,14 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
   json::object& data = sub(cm, "data");
   data[kBaselineKey] = cfg.raw;
   if (env) data[kEnvKey] = env->raw;
+  if (opts.overrides) data[kOverridesKey] = opts.overrides->raw;
 
   std::vector<Problem> problems;
-  std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0);
+  std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0) + (opts.overrides ? opts.overrides->raw.size() : 0);
   for (const auto& [key, content] : opts.scripts) {
     if (!valid_config_map_key(key))
       problems.push_back({key, "is not a valid ConfigMap key (letters, digits, '-', '_', '.'; at most 253)"});
-    else if (key == kBaselineKey || key == kEnvKey)
+    else if (key == kBaselineKey || key == kEnvKey || key == kOverridesKey)
       problems.push_back({key, "collides with the ConfigMap's own " + key + " key"});
     else if (!valid_utf8(content))
       problems.push_back({key, "is not UTF-8 text"});
@@ -385,7 +625,10 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   spec["replicas"] = 1;  // MindIE runs exactly one InferService per set
   json::array& roles = list(sub(spec, "template"), "roles");
   const auto replicas = desired_role_replicas(cfg);
-  for (const auto& info : kRoles) roles.push_back(render_role(cfg, info, iss, replicas.at(info.name)));
+  std::vector<Problem> problems;
+  for (const auto& info : kRoles) roles.push_back(render_role(cfg, info, iss, replicas.at(info.name), opts, problems));
+  // Every role's collisions at once, as for the files themselves.
+  if (!problems.empty()) throw config::ValidationError(opts.overrides->source, std::move(problems));
   out.push_back(std::move(set));
   return out;
 }

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "mindie/config.h"
+#include "mindie/overrides.h"
 
 namespace mindie::render {
 
@@ -16,6 +19,10 @@ inline constexpr const char* kConfigMapName = "motor-config";
 /// ConfigMap key holding the baseline user_config.json, byte for byte.
 inline constexpr const char* kBaselineKey = "user_config.json";
 inline constexpr const char* kEnvKey = "env.json";
+/// ConfigMap key holding the deploy --overrides file byte for byte, so later deploys reuse it without local files.
+inline constexpr const char* kOverridesKey = "overrides.yaml";
+/// Role label that makes infer-operator create a Volcano PodGroup per instance (infer-operator's MindIE guide).
+inline constexpr const char* kGangScheduleLabel = "infer.huawei.com/gang-schedule";
 /// Annotations on the ConfigMap recording what later commands need without local files.
 inline constexpr const char* kDeployModeAnnotation = "kubectl-mindie/deploy-mode";
 inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-service-set";
@@ -35,6 +42,8 @@ struct RenderOptions {
   std::string service_set_name;  ///< InferServiceSet name; empty = default_service_set_name(cfg)
   /// Extra ConfigMap files (startup/probe scripts from --scripts-dir): key -> content.
   std::map<std::string, std::string> scripts;
+  /// Operator changes to the pod templates (deploy --overrides); stored in the ConfigMap under kOverridesKey.
+  std::optional<overrides::Overrides> overrides;
 };
 
 /// Problems with an InferServiceSet name (path "metadata.name"): it must be a DNS-1123 label, and every name the
@@ -45,17 +54,33 @@ std::vector<config::Problem> check_service_set_name(const std::string& name);
 /// The InferServiceSet name used when none is given: "mindie-motor-<engine base>" (e.g. mindie-motor-vllm).
 std::string default_service_set_name(const config::UserConfig& cfg);
 
-/// The motor-config ConfigMap: keys user_config.json (cfg.raw), env.json (env->raw when given) and `opts.scripts`;
-/// annotations recording the deploy mode and the InferServiceSet name. Throws config::ValidationError (source
-/// "scripts") when a script key is not a valid ConfigMap key or collides with the two config keys, a script is not
-/// UTF-8 text, or the data exceeds the 1 MiB object limit.
+/// The motor-config ConfigMap: keys user_config.json (cfg.raw), env.json (env->raw when given), overrides.yaml
+/// (opts.overrides->raw when given) and `opts.scripts`; annotations recording the deploy mode and the
+/// InferServiceSet name. Throws config::ValidationError (source "scripts") when a script key is not a valid
+/// ConfigMap key or collides with the config keys, a script is not UTF-8 text, or the data exceeds the 1 MiB object
+/// limit.
 boost::json::object render_config_map(const config::UserConfig& cfg, const config::EnvConfig* env,
                                       const RenderOptions& opts);
 
 /// All objects of an infer_service_set deployment in write order: ConfigMap, ServiceAccount, ClusterRole,
 /// ClusterRoleBinding, InferServiceSet. Cluster-scoped RBAC names embed the namespace so two deployments never
-/// collide (fixing deploy.py's shared names). Throws config::ValidationError when the InferServiceSet name or the
-/// ConfigMap content is unusable, std::invalid_argument when cfg.deploy_mode is not InferServiceSet.
+/// collide (fixing deploy.py's shared names).
+///
+/// Pod templates come from manifests/infer_service_set/roles/*.yaml; on top of them:
+/// - engines (prefill, decode): from cfg.hardware (manifests/hardware_profiles.yaml) the NPU resource
+///   (requests = limits = NPUs per pod), nodeSelector, extra pod labels (ring-controller.atlas), the
+///   huawei.com/schedule_policy annotation and the sp-block annotation by the profile's rule; the role label
+///   infer.huawei.com/gang-schedule "true" when an instance has more than one pod (a one-pod gang never starts:
+///   PyMotor's infer_service.py _set_engine_gang_schedule); a privileged container for sglang (PyMotor's engine.py);
+/// - every role: the weight and log hostPaths, image, env (ROLE, JOB_NAME, service addresses);
+/// - then opts.overrides, role by role.
+///
+/// Throws config::ValidationError when the InferServiceSet name or the ConfigMap content is unusable, or (source:
+/// the overrides file) listing every override that collides with a field the tool owns (labels, annotations,
+/// nodeSelector keys, tolerations, volume names and mount paths of the templates, the NPU resource), mounts an
+/// unknown volume, sets a request above its limit, or uses Volcano features (faultScheduling, faultRetryTimes,
+/// gangSchedule) on a role Volcano does not schedule. std::invalid_argument when cfg.deploy_mode is not
+/// InferServiceSet.
 std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
                                                           const config::EnvConfig* env, const RenderOptions& opts);
 

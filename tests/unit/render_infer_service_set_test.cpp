@@ -7,6 +7,7 @@
 
 #include "config_test_support.h"
 #include "mindie/manifests.h"
+#include "mindie/overrides.h"
 #include "mindie/render.h"
 #include "support/openapi_schema.h"
 #include "util/yaml_json.h"
@@ -216,7 +217,9 @@ TEST_CASE("controller, coordinator and engine pod details") {
   CHECK(pod.at("nodeSelector").at("accelerator-type") == "module-910b-8");
   CHECK(pod_tpl.at("metadata").at("labels").at("fault-scheduling") == "grace");
   CHECK(pod_tpl.at("metadata").at("labels").at("fault-retry-times").is_string());
-  CHECK_FALSE(pod_tpl.at("metadata").as_object().contains("annotations"));  // no sp-block on A2
+  // No sp-block on A2; the profile's Volcano scheduling policy.
+  CHECK_FALSE(pod_tpl.at("metadata").at("annotations").as_object().contains("sp-block"));
+  CHECK(pod_tpl.at("metadata").at("annotations").at("huawei.com/schedule_policy") == "chip8-node8");
   const auto& res = container_of(prefill).at("resources").as_object();
   CHECK(res.at("requests").at("huawei.com/Ascend910") == "8");
   CHECK(res.at("limits").at("huawei.com/Ascend910") == "8");
@@ -388,7 +391,18 @@ TEST_CASE("the rendered InferServiceSet satisfies the published CRD schema") {
     cfg["kv_cache_pool_config"] = json::parse(R"({"eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
     cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
   }
-  const auto& iss = find_kind(render_all(parse(cfg)), "InferServiceSet");
+  render::RenderOptions opts;
+  SUBCASE("A3 SuperPoD, 2 pods per instance, with overrides on every role kind") {
+    deploy_of(cfg)["hardware_type"] = "900_A3_SuperPoD";
+    deploy_of(cfg)["single_d_instance_pod_num"] = 2;
+    opts.overrides = overrides::parse_overrides(R"(roles:
+  prefill: {labels: {team: llm}, annotations: {example.com/a: b}, faultScheduling: force, gangSchedule: false}
+  decode: {gangSchedule: true, tolerations: [{key: dedicated, operator: Exists}]}
+  controller: {nodeSelector: {example.com/pool: control}, resources: {limits: {cpu: "16"}}}
+)",
+                                                "ov.yaml");
+  }
+  const auto& iss = find_kind(render_all(parse(cfg), opts), "InferServiceSet");
   auto violations = testing::validate_schema(schema->schema, to_nlohmann(iss));
   for (const auto& v : violations) INFO(v.field << " " << v.reason << " " << v.message);
   CHECK(violations.empty());

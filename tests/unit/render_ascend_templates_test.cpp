@@ -1,0 +1,301 @@
+// The built-in Ascend templates, per hardware profile and engine type: scheduling (Volcano, node selection, gang),
+// MindCluster fault rescheduling, NPU and CPU/memory resources, host mounts, probes, tolerations, identity and
+// security context. What a pod needs to start a MindIE engine on an Atlas node (issue 8) and the profiles as data
+// (issue 3).
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "config_test_support.h"
+#include "mindie/manifests.h"
+#include "mindie/overrides.h"
+#include "render_test_support.h"
+
+using namespace mindie;
+using namespace mindie::test;
+namespace json = boost::json;
+
+namespace {
+
+struct ProfileCase {
+  const char* name;
+  const char* accelerator_type;
+  int npus_per_node;
+  const char* schedule_policy;
+  config::SpBlockRule sp_block;
+};
+constexpr ProfileCase kProfiles[] = {
+    {"800I_A2", "module-910b-8", 8, "chip8-node8", config::SpBlockRule::None},
+    {"800I_A3", "module-a3-16", 16, "chip2-node16", config::SpBlockRule::PerPod},
+    {"900_A3_SuperPoD", "module-a3-16-super-pod", 16, "chip2-node16-sp", config::SpBlockRule::PerInstance},
+};
+
+// A config on `profile` with 2 prefill pods of NPUs/2 each and 1 decode pod of all NPUs.
+json::object config_for(const ProfileCase& p, const char* engine_type = "vllm") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = p.name;
+  deploy_of(cfg)["single_p_instance_pod_num"] = 2;
+  deploy_of(cfg)["p_pod_npu_num"] = p.npus_per_node / 2;
+  deploy_of(cfg)["d_pod_npu_num"] = p.npus_per_node;
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = engine_type;
+  cfg["motor_engine_decode_config"].as_object()["engine_type"] = engine_type;
+  return cfg;
+}
+
+long double quantity(const json::value& v) {
+  auto q = overrides::parse_quantity(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
+  REQUIRE(q.has_value());
+  return *q;
+}
+
+bool field_ref(const json::object& env, std::string_view path) {
+  const auto* vf = env.if_contains("valueFrom");
+  return vf && is_str(vf->at("fieldRef").at("fieldPath"), path);
+}
+
+// What every container of every role carries (issue 8, "All containers").
+void check_common_container(const json::object& role) {
+  const std::string name(role.at("name").as_string());
+  CAPTURE(name);
+  CHECK(field_ref(env_entry(role, "POD_IP"), "status.podIP"));
+  CHECK(field_ref(env_entry(role, "HOST_IP"), "status.hostIP"));
+  CHECK(env_entry(role, "CONFIGMAP_PATH").at("value") == "/mnt/configmap");
+  CHECK(env_entry(role, "CONFIG_PATH").at("value") == "/usr/local/Ascend/pyMotor/conf");
+  const auto& cmd = container_of(role).at("command").as_array();
+  CHECK(cmd.back().as_string().find("source /mnt/configmap/boot.sh") != json::string::npos);
+  const auto vols = volumes_of(role);
+  CHECK(vols.at("motor-config").at("configMap").at("name") == "motor-config");
+  CHECK(vols.at("motor-config").at("configMap").at("defaultMode") == 0550);
+  CHECK(mounts_of(role).at("motor-config").at("mountPath") == "/mnt/configmap");
+  CHECK(vols.at("coredump").at("hostPath").at("path") == "/var/coredump");
+  CHECK(mounts_of(role).count("log-path") == 1);
+  CHECK(pod_spec_of(role).at("terminationGracePeriodSeconds").as_int64() <= 30);
+  // Identity: the ServiceAccount only on the controller; no token anywhere else.
+  const auto& pod = pod_spec_of(role);
+  if (name == "controller") {
+    CHECK(pod.at("serviceAccountName") == "mindie-motor-controller");
+    CHECK_FALSE(pod.contains("automountServiceAccountToken"));
+  } else {
+    CHECK_FALSE(pod.contains("serviceAccountName"));
+    CHECK(pod.at("automountServiceAccountToken") == false);
+  }
+  // Resources: CPU and memory requested and limited, requests within limits.
+  const auto& res = container_of(role).at("resources").as_object();
+  for (const char* r : {"cpu", "memory"}) {
+    CAPTURE(r);
+    CHECK(quantity(res.at("requests").at(r)) <= quantity(res.at("limits").at(r)));
+  }
+}
+
+void check_restricted(const json::object& role) {
+  const auto& sc = container_of(role).at("securityContext").as_object();
+  CHECK(sc.at("allowPrivilegeEscalation") == false);
+  CHECK(sc.at("capabilities").at("drop") == json::array{"ALL"});
+  CHECK_FALSE(sc.contains("privileged"));
+}
+
+}  // namespace
+
+TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A3 and the A3 SuperPoD") {
+  const auto& profiles = config::hardware_profiles();
+  REQUIRE(profiles.size() == std::size(kProfiles));
+  for (const auto& want : kProfiles) {
+    CAPTURE(want.name);
+    const auto* p = config::find_hardware_profile(want.name);
+    REQUIRE(p != nullptr);
+    CHECK(p->accelerator_type == want.accelerator_type);
+    CHECK(p->max_npus_per_pod == want.npus_per_node);
+    CHECK(p->npu_resource == "huawei.com/Ascend910");
+    CHECK(p->schedule_policy == want.schedule_policy);
+    CHECK(p->sp_block_rule == want.sp_block);
+    CHECK(p->sp_block == (want.sp_block != config::SpBlockRule::None));
+    CHECK(p->node_selector == std::vector<std::pair<std::string, std::string>>{
+                                  {"accelerator", "huawei-Ascend910"}, {"accelerator-type", want.accelerator_type}});
+    CHECK(p->pod_labels == std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
+  }
+  CHECK(config::find_hardware_profile("800i_a2") == nullptr);
+  CHECK(manifests::embedded().count("hardware_profiles.yaml") == 1);
+}
+
+TEST_CASE("an unknown hardware_type lists the known profiles") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = "800I_A5";
+  const auto problems = problems_of(cfg);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.hardware_type");
+  CHECK(problems[0].message == "must be one of 800I_A2, 800I_A3, 900_A3_SuperPoD; got \"800I_A5\"");
+}
+
+TEST_CASE("adding a profile is a data change: the parser takes any well-formed profile and rejects the rest") {
+  const std::string extra = R"(profiles:
+- name: 800T_A2
+  npus_per_node: 8
+  npu_resource: huawei.com/Ascend910
+  node_selector: {accelerator: huawei-Ascend910, accelerator-type: module-910b-8}
+  sp_block: none
+)";
+  auto parsed = config::parse_hardware_profiles(extra, "extra.yaml");
+  REQUIRE(parsed.size() == 1);
+  CHECK(parsed[0].name == "800T_A2");
+  CHECK(parsed[0].schedule_policy.empty());
+  CHECK(parsed[0].pod_labels.empty());
+
+  const std::string bad = R"(profiles:
+- name: A
+  npus_per_node: 0
+  npu_resource: "not a resource"
+  node_selector: {"bad key!": x}
+  sp_block: sometimes
+  colour: blue
+- name: A
+  npus_per_node: 8
+  npu_resource: huawei.com/Ascend910
+  node_selector: {accelerator: huawei-Ascend910}
+  sp_block: none
+)";
+  try {
+    config::parse_hardware_profiles(bad, "bad.yaml");
+    FAIL("expected std::invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    for (const char* p : {"profiles.A.colour: unknown field", "profiles.A.npus_per_node", "profiles.A.npu_resource",
+                          "profiles.A.node_selector.bad key!", "profiles.A.sp_block", "profiles.A.name: duplicate"}) {
+      CAPTURE(std::string(p));
+      CAPTURE(what);
+      CHECK(what.find(p) != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(config::parse_hardware_profiles("profiles: []", "empty.yaml"), std::invalid_argument);
+}
+
+TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPUs, SuperPoD annotations, mounts") {
+  for (const auto& p : kProfiles) {
+    CAPTURE(p.name);
+    const auto iss = render_iss(parse(config_for(p)));
+    for (const char* role_name : {"prefill", "decode"}) {
+      CAPTURE(role_name);
+      const auto& role = role_of(iss, role_name);
+      const int pods = std::string(role_name) == "prefill" ? 2 : 1;
+      const int npus = std::string(role_name) == "prefill" ? p.npus_per_node / 2 : p.npus_per_node;
+      const auto& pod = pod_spec_of(role);
+      const auto labels = pod_labels_of(role);
+      const auto annotations = pod_annotations_of(role);
+
+      // Workload: a StatefulSet per instance, pods started together, gang-scheduled when there are several.
+      CHECK(role.at("workload").at("kind") == "StatefulSet");
+      CHECK(role.at("spec").at("podManagementPolicy") == "Parallel");
+      CHECK(role.at("metadata").at("labels").at("infer.huawei.com/gang-schedule") == (pods > 1 ? "true" : "false"));
+
+      // Scheduling and fault rescheduling.
+      CHECK(pod.at("schedulerName") == "volcano");
+      CHECK(labels.at("fault-scheduling") == "grace");
+      CHECK(labels.at("fault-retry-times") == "100");
+      CHECK(labels.at("ring-controller.atlas") == "ascend-910b");
+      CHECK(pod.at("nodeSelector") ==
+            json::object{{"accelerator", "huawei-Ascend910"}, {"accelerator-type", p.accelerator_type}});
+      CHECK(is_str(annotations.at("huawei.com/schedule_policy"), p.schedule_policy));
+      switch (p.sp_block) {
+        case config::SpBlockRule::None: CHECK_FALSE(annotations.contains("sp-block")); break;
+        case config::SpBlockRule::PerPod: CHECK(annotations.at("sp-block").as_string() == std::to_string(npus)); break;
+        case config::SpBlockRule::PerInstance:
+          CHECK(annotations.at("sp-block").as_string() == std::to_string(npus * pods));
+          break;
+      }
+
+      // NPUs: requests = limits = NPUs per pod; CPU and memory sized for an LLM engine.
+      const auto& res = container_of(role).at("resources").as_object();
+      CHECK(res.at("requests").at("huawei.com/Ascend910").as_string() == std::to_string(npus));
+      CHECK(res.at("limits").at("huawei.com/Ascend910").as_string() == std::to_string(npus));
+      CHECK(quantity(res.at("requests").at("cpu")) >= 16);
+      CHECK(quantity(res.at("requests").at("memory")) >= 64.0L * 1024 * 1024 * 1024);
+
+      // Mounts: shared memory in RAM, the host's HCCN tool and config, the driver, dumps, logs, weights.
+      const auto vols = volumes_of(role);
+      const auto mounts = mounts_of(role);
+      CHECK(vols.at("dshm").at("emptyDir").at("medium") == "Memory");
+      CHECK(mounts.at("dshm").at("mountPath") == "/dev/shm");
+      CHECK(vols.at("hccn-tool").at("hostPath").at("path") == "/usr/local/Ascend/driver/tools/hccn_tool");
+      CHECK(mounts.at("hccn-tool").at("readOnly") == true);
+      CHECK(vols.at("hccn-conf").at("hostPath").at("path") == "/etc/hccn.conf");
+      CHECK(mounts.at("hccn-conf").at("mountPath") == "/etc/hccn.conf");
+      CHECK(vols.at("ascend-driver").at("hostPath").at("path") == "/usr/local/Ascend/driver");
+      CHECK(mounts.at("ascend-driver").at("readOnly") == true);
+      CHECK(mounts.at("coredump").at("mountPath") == "/var/coredump");
+      CHECK(vols.at("log-path").at("hostPath").at("path") == "/root/ascend/log");
+      CHECK(vols.at("weight-mount").at("hostPath").at("path") == "/mnt/weight");
+      CHECK(mounts.at("weight-mount").at("mountPath") == "/mnt/weight");
+
+      check_common_container(role);
+      check_restricted(role);
+      CHECK_FALSE(env_entry(role, "POD_NAMESPACE").contains("name"));
+    }
+  }
+}
+
+TEST_CASE("controller and coordinator: probe.sh probes, fast node-failure tolerations, identity, no Ascend bits") {
+  for (const auto& p : kProfiles) {
+    CAPTURE(p.name);
+    const auto iss = render_iss(parse(config_for(p)));
+    for (const char* role_name : {"controller", "coordinator"}) {
+      CAPTURE(role_name);
+      const auto& role = role_of(iss, role_name);
+      CHECK(role.at("workload").at("kind") == "Deployment");
+      for (const auto& [probe, arg] : {std::pair{"startupProbe", "startup"}, std::pair{"readinessProbe", "readiness"},
+                                       std::pair{"livenessProbe", "liveness"}}) {
+        CAPTURE(probe);
+        const auto& cmd = container_of(role).at(probe).at("exec").at("command").as_array();
+        CHECK(cmd == json::array{"/bin/bash", "/mnt/configmap/probe.sh", arg});
+      }
+      std::set<std::string> tolerated;
+      for (const auto& t : pod_spec_of(role).at("tolerations").as_array()) {
+        CHECK(t.at("effect") == "NoExecute");
+        CHECK(t.at("tolerationSeconds").as_int64() <= 60);  // Kubernetes' default is 300 s
+        tolerated.insert(std::string(t.at("key").as_string()));
+      }
+      CHECK(tolerated == std::set<std::string>{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"});
+      CHECK(field_ref(env_entry(role, "POD_NAMESPACE"), "metadata.namespace"));
+      // Not scheduled by Volcano, no NPUs, no fault-rescheduling labels, no node pinning.
+      const auto& pod = pod_spec_of(role);
+      CHECK_FALSE(pod.contains("schedulerName"));
+      CHECK_FALSE(pod.contains("nodeSelector"));
+      CHECK_FALSE(pod_labels_of(role).contains("fault-scheduling"));
+      CHECK_FALSE(container_of(role).at("resources").at("limits").as_object().contains("huawei.com/Ascend910"));
+      CHECK_FALSE(role.at("metadata").at("labels").as_object().contains("infer.huawei.com/gang-schedule"));
+      check_common_container(role);
+      check_restricted(role);
+    }
+    for (const char* role_name : {"kv-pool", "kv-conductor"}) {
+      CAPTURE(role_name);
+      check_common_container(role_of(iss, role_name));
+      check_restricted(role_of(iss, role_name));
+    }
+  }
+}
+
+TEST_CASE("sglang engines run privileged (and only they); vllm and mindie-llm stay restricted") {
+  for (const char* engine : {"vllm", "mindie-llm", "sglang"}) {
+    CAPTURE(engine);
+    const auto iss = render_iss(parse(config_for(kProfiles[1], engine)));
+    for (const char* role_name : {"prefill", "decode"}) {
+      const auto& sc = container_of(role_of(iss, role_name)).at("securityContext").as_object();
+      if (std::string(engine) == "sglang") {
+        CHECK(sc == json::object{{"privileged", true}});
+      } else {
+        CHECK(sc.at("allowPrivilegeEscalation") == false);
+        CHECK(sc.at("seccompProfile").at("type") == "Unconfined");
+      }
+    }
+    check_restricted(role_of(iss, "controller"));
+    check_restricted(role_of(iss, "coordinator"));
+  }
+}
+
+TEST_CASE("gang scheduling follows pods per instance: one-pod instances are not gang-scheduled") {
+  auto cfg = config_for(kProfiles[0]);
+  deploy_of(cfg)["single_p_instance_pod_num"] = 1;
+  deploy_of(cfg)["single_d_instance_pod_num"] = 4;
+  const auto iss = render_iss(parse(cfg));
+  CHECK(role_of(iss, "prefill").at("metadata").at("labels").at("infer.huawei.com/gang-schedule") == "false");
+  CHECK(role_of(iss, "decode").at("metadata").at("labels").at("infer.huawei.com/gang-schedule") == "true");
+  CHECK(role_of(iss, "decode").at("spec").at("replicas") == 4);
+}
