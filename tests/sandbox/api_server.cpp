@@ -733,6 +733,13 @@ json ApiServer::commit(const ResourceType& rt, const std::optional<json>& old, j
   if (options_.simulate_operator && rt.kind == "InferServiceSet" && rt.group == "mindcluster.huawei.com" &&
       ctx.subresource.empty())
     reconcile_infer_service_set(stored);
+  if (options_.simulate_operator && rt.kind == "StormService" && rt.group == "orchestration.aibrix.ai" &&
+      ctx.subresource.empty())
+    reconcile_storm_service(stored);
+  // multi_deployment: a client's own Deployment (no owner) gets the deployment controller's ReplicaSet and pods.
+  if (options_.simulate_operator && rt.kind == "Deployment" && rt.group == "apps" && ctx.subresource.empty() &&
+      !ctx.internal && !stored["metadata"].contains("ownerReferences"))
+    reconcile_workload(stored, now_rfc3339());
   return stored;
 }
 
@@ -1278,7 +1285,8 @@ HttpResponse ApiServer::set_pod_state(const HttpRequest& req) {
     store_.scan(pods_t.key(), ns, {}, [&](const ObjectPtr& p) {
       const json& meta = (*p)["metadata"];
       const json& labels = meta.contains("labels") && meta["labels"].is_object() ? meta["labels"] : no_labels;
-      const std::string r = labels.value(kLabelInstanceSet, ""), k = labels.value(kLabelInstanceIndex, "");
+      const std::string r = labels.value(kLabelInstanceSet, labels.value("app.kubernetes.io/component", "")),
+                        k = labels.value(kLabelInstanceIndex, labels.value("kubectl-mindie/instance-index", ""));
       if (!r.empty() && (role == "*" || r == role) && (!instance || k == std::to_string(*instance)))
         targets.push_back(*p);
       return true;
@@ -1417,7 +1425,10 @@ json ApiServer::create_pod(const json& pod_owner, const std::string& name, bool 
   const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
   json pod = pod_for(pod_owner, name, ready, now);
   const json labels = pod["metadata"].value("labels", json::object());
-  const std::string role = labels.value(kLabelInstanceSet, ""), index = labels.value(kLabelInstanceIndex, "");
+  // Operator pods carry the infer.huawei.com/ labels; a client's own Deployments (multi_deployment) the
+  // component and instance-index labels kubectl-mindie puts on them.
+  const std::string role = labels.value(kLabelInstanceSet, labels.value("app.kubernetes.io/component", "")),
+                    index = labels.value(kLabelInstanceIndex, labels.value("kubectl-mindie/instance-index", ""));
   const PodStateRule* rule = nullptr;
   for (const auto& r : options_.pod_states)
     if ((r.role == "*" || r.role == role) && (!r.instance || std::to_string(*r.instance) == index)) rule = &r;
@@ -1445,6 +1456,16 @@ void ApiServer::reconcile_dirty() {
   if (!options_.simulate_operator || dirty_namespaces_.empty()) return;
   const std::set<std::string> dirty = std::move(dirty_namespaces_);
   dirty_namespaces_.clear();
+  // AIBrix (aibrix_sim.cpp): StormServices recreate the pods clients deleted, as the InferServiceSets below.
+  if (const ResourceType* ss_t = registry_.find("orchestration.aibrix.ai", "v1alpha1", "stormservices"))
+    for (const auto& ns : dirty)
+      for (const auto& ss : store_.list(ss_t->key(), ns)) reconcile_storm_service(ss);
+  // Deployments a client wrote itself (multi_deployment): the deployment controller recreates their pods.
+  const ResourceType& deploy_t = registry_.by_kind("apps/v1", "Deployment");
+  for (const auto& ns : dirty)
+    for (const auto& d : store_.list(deploy_t.key(), ns))
+      if (!d["metadata"].contains("ownerReferences") && !d["metadata"].contains("deletionTimestamp"))
+        reconcile_workload(d, now_rfc3339());
   const ResourceType* iss_t = registry_.find("mindcluster.huawei.com", "v1", "inferservicesets");
   if (!iss_t) return;
   for (const auto& ns : dirty)
@@ -1544,7 +1565,9 @@ json ApiServer::reconcile_workload(const json& workload, const std::string& now)
   const ResourceType& pods_t = registry_.by_kind("v1", "Pod");
   const std::string ns = meta_string(workload, "namespace"), name = meta_string(workload, "name");
   const int replicas = workload["spec"].value("replicas", 1);
-  const std::string role = workload["metadata"].value("labels", json::object()).value(kLabelInstanceSet, "");
+  const json wlabels = workload["metadata"].value("labels", json::object());
+  // A client's own Deployment (multi_deployment) names its role in the app.kubernetes.io/component label.
+  const std::string role = wlabels.value(kLabelInstanceSet, wlabels.value("app.kubernetes.io/component", ""));
   const bool pair = master_standby(role, replicas);
   const auto active_of = [&](const json& owner) {
     std::vector<ObjectPtr> active;

@@ -170,6 +170,12 @@ class ApiServer {
   nlohmann::json reconcile_workload(const nlohmann::json& workload, const std::string& now);
   /// Reconciles every InferServiceSet of the namespaces clients changed in this request.
   void reconcile_dirty();
+  /// --simulate-operator: plays the AIBrix controller for StormService `ss` (aibrix_sim.cpp): pods per role,
+  /// replica and pod group, recreated when missing or when their role template changed, and the status.
+  void reconcile_storm_service(const nlohmann::json& ss);
+  /// Pods the AIBrix simulation created, "namespace/name" -> uid: a pod that is gone (or replaced) was killed,
+  /// so its recreation records kubelet's Killing event about the earlier uid, as a real cluster shows it.
+  std::map<std::string, std::string> storm_pod_uids_;
   /// The stored object named like `desired`, created when absent; with `update`, spec and labels follow `desired`.
   /// Null when the API rejects it (the real controllers only log such failures).
   nlohmann::json ensure(const ResourceType& rt, nlohmann::json desired, bool update, const std::string& manager);

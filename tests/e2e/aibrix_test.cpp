@@ -1,0 +1,261 @@
+// --framework aibrix end to end: deploy → (a pod killed and recreated, a crash loop) → status → scale → delete of
+// examples/aibrix/stormservice.yaml, the real binary against the sandbox serving the shared StormService CRD and
+// simulating AIBrix's controller (tests/sandbox/aibrix_sim.h). Asserts the stored objects and the request log:
+// server-side apply on deploy, one test-guarded JSON Patch on scale (never a re-apply of the whole StormService),
+// Services applied and pruned, nothing written without the CRD, nothing sent for a bad config.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const std::string kStormCrd = std::string(MINDIE_SHARED_DIR) + "/reference/crds/orchestration.aibrix.ai_stormservices.yaml";
+const std::string kStormExample = std::string(MINDIE_SOURCE_DIR) + "/examples/aibrix/stormservice.yaml";
+const std::string kStormPath = "/apis/orchestration.aibrix.ai/v1alpha1/namespaces/vllm-test/stormservices/qwen3-pd";
+const std::string kApp = "qwen3-pd";
+
+std::vector<std::string> storm_sandbox_args(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--crd", kStormCrd, "--namespace", "vllm-test"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+/// The real kubectl against the sandbox.
+e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return e2e::run_process(argv);
+}
+
+std::vector<std::string> names(const Sandbox& sb, const std::string& kind, const std::string& selector = "") {
+  std::vector<std::string> args = {"get", kind, "-n", "vllm-test", "-o", "json"};
+  if (!selector.empty()) {
+    args.push_back("-l");
+    args.push_back(selector);
+  }
+  const auto run = kubectl(sb, args);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  std::vector<std::string> out;
+  const json list = json::parse(run.out);  // kept alive: a range-for over a temporary's member would dangle
+  for (const auto& item : list.at("items")) out.push_back(item.at("metadata").at("name").get<std::string>());
+  return out;
+}
+
+json status_json(const Sandbox& sb) {
+  const auto run = sb.mindie({"status", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return json::parse(run.out);
+}
+
+const json& role_of(const json& report, const std::string& name) {
+  for (const auto& r : report["roles"])
+    if (r["name"] == name) return r;
+  FAIL("no role " << name);
+  static const json none;
+  return none;
+}
+
+const json* pod_of(const json& report, const std::string& name) {
+  for (const auto& r : report["roles"])
+    for (const auto& g : r["groups"])
+      for (const auto& p : g["pods"])
+        if (p["name"] == name) return &p;
+  return nullptr;
+}
+
+/// deploy --wait: returns once every role replica is ready (the simulation makes them ready at once).
+void deploy(const Sandbox& sb) {
+  const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd ready") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a StormService") {
+  Sandbox sb(storm_sandbox_args());
+
+  // deploy: server-side apply of the StormService, then its Services.
+  const auto dep = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
+  REQUIRE_MESSAGE(dep.exit_code == 0, dep.err);
+  CHECK(dep.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd serverside-applied") != std::string::npos);
+  CHECK(dep.out.find("service/qwen3-pd-prefill-0 serverside-applied") != std::string::npos);
+  CHECK(dep.out.find("service/qwen3-pd-decode-0-1 serverside-applied") != std::string::npos);
+  std::size_t applies = 0;
+  for (const auto& r : sb.requests())
+    if (r.method == "PATCH" && r.path == kStormPath) {
+      ++applies;
+      CHECK(r.content_type == "application/apply-patch+yaml");
+      CHECK(r.query.find("fieldManager=kubectl-mindie") != std::string::npos);
+    }
+  CHECK(applies == 1);
+  // Pods per role and pod group, with AIBrix's labels: prefill 2 × 1, decode 1 × 2, routing 1.
+  CHECK(names(sb, "pods", "storm-service-name=qwen3-pd").size() == 5);
+  CHECK(names(sb, "pods", "role-name=decode,stormservice.orchestration.aibrix.ai/pod-group-index=1") ==
+        std::vector<std::string>{"qwen3-pd-roleset-decode-0-1"});
+
+  json report = status_json(sb);
+  CHECK(report["kind"] == "StormServiceStatus");
+  CHECK(report["ready"] == true);
+  CHECK(report["observedGeneration"] == report["generation"]);
+  CHECK(role_of(report, "prefill")["readyReplicas"] == 2);
+  CHECK(role_of(report, "prefill")["statusReadyReplicas"] == 2);
+  CHECK(role_of(report, "decode")["podGroupSize"] == 2);
+  CHECK(role_of(report, "decode")["minAvailable"] == "2");
+  CHECK(role_of(report, "prefill")["minAvailable"] == "2");
+  CHECK(report["services"]["missing"].empty());
+  CHECK(report["services"]["expected"].size() == 4);
+  CHECK(report["rescheduling"].empty());
+
+  // A pod killed (as MindCluster's fault rescheduling deletes it) comes back under the same name: status shows the
+  // recreation from the events about the earlier pod; a crash loop shows as restarts.
+  const auto del = kubectl(sb, {"delete", "pod", "qwen3-pd-roleset-prefill-1", "-n", "vllm-test", "--wait=false"});
+  REQUIRE_MESSAGE(del.exit_code == 0, del.err);
+  const auto crash = sb.control("/sandbox/pod-state", {{"namespace", "vllm-test"},
+                                                       {"pod", "qwen3-pd-roleset-decode-0-1"},
+                                                       {"state", "CrashLoopBackOff"}});
+  REQUIRE_MESSAGE(crash.exit_code == 0, crash.err);
+  report = status_json(sb);
+  CHECK(report["ready"] == false);
+  REQUIRE(pod_of(report, "qwen3-pd-roleset-prefill-1"));
+  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["recreated"] == true);
+  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["earlierPods"] == 1);
+  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-0"))["recreated"] == false);
+  CHECK(role_of(report, "prefill")["recreatedPods"] == 1);
+  CHECK(role_of(report, "decode")["restarts"] == 1);
+  CHECK(role_of(report, "decode")["readyReplicas"] == 0);
+  CHECK(report["rescheduling"].dump().find("qwen3-pd-roleset-prefill-1 (role prefill, replica 1): recreated") !=
+        std::string::npos);
+  CHECK(report["unready"].dump().find("qwen3-pd-roleset-decode-0-1 (role decode, replica 0, pod 1): crash loop") !=
+        std::string::npos);
+  const auto human = sb.mindie({"status", "--framework", "aibrix", "-n", "vllm-test"});  // --app detected
+  REQUIRE_MESSAGE(human.exit_code == 0, human.err);
+  CHECK(human.out.find("StormService qwen3-pd in namespace vllm-test: not ready") != std::string::npos);
+  CHECK(human.out.find("rescheduling: pod qwen3-pd-roleset-prefill-1") != std::string::npos);
+  CHECK(human.out.find("not ready: pod qwen3-pd-roleset-decode-0-1") != std::string::npos);
+
+  // scale decode 1 → 2: one JSON Patch with test guards, no re-apply of the StormService, new Services applied.
+  std::size_t before = sb.requests().size();
+  const auto up = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
+                             "--replicas", "2"});
+  REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+  CHECK(up.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
+  CHECK(up.out.find("service/qwen3-pd-decode-1-1 serverside-applied") != std::string::npos);
+  CHECK(up.err.find("Warning: scaling decode from 1 to 2 changes the pod template") != std::string::npos);
+  std::size_t patches = 0;
+  for (const auto& r : sb.requests_since(before)) {
+    if (r.path != kStormPath || r.method == "GET") continue;
+    ++patches;
+    CHECK(r.method == "PATCH");
+    CHECK(r.content_type == "application/json-patch+json");
+    const json ops = json::parse(r.body);
+    CHECK(ops.is_array());
+    CHECK(ops.dump().find(R"("op":"test")") != std::string::npos);
+    CHECK(ops.dump().find(R"("path":"/spec/template/spec/roles/1/replicas")") != std::string::npos);
+  }
+  CHECK(patches == 1);
+  const auto ss = kubectl(sb, {"get", "stormservices", kApp, "-n", "vllm-test", "-o", "json"});
+  REQUIRE_MESSAGE(ss.exit_code == 0, ss.err);
+  CHECK(json::parse(ss.out)["spec"]["template"]["spec"]["roles"][1]["replicas"] == 2);
+  report = status_json(sb);
+  CHECK(report["ready"] == true);  // the template change recreated every pod, the crash loop with them
+  CHECK(role_of(report, "decode")["readyReplicas"] == 2);
+  CHECK(role_of(report, "decode")["pods"] == 4);
+  CHECK(report["services"]["expected"].size() == 6);
+  CHECK(report["services"]["missing"].empty());
+
+  // scale back: the Services of replica 1 are pruned.
+  before = sb.requests().size();
+  const auto down = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
+                               "decode", "--replicas", "1"});
+  REQUIRE_MESSAGE(down.exit_code == 0, down.err);
+  CHECK(down.out.find("service/qwen3-pd-decode-1-0 pruned") != std::string::npos);
+  CHECK(down.out.find("service/qwen3-pd-decode-1-1 pruned") != std::string::npos);
+  std::size_t deletes = 0;
+  for (const auto& r : sb.requests_since(before)) deletes += r.method == "DELETE";
+  CHECK(deletes == 2);
+  CHECK(names(sb, "services", "storm-service-name=qwen3-pd").size() == 4);
+
+  // delete --wait: the StormService (its pods follow by ownerReferences) and its Services.
+  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--wait"});
+  REQUIRE_MESSAGE(gone.exit_code == 0, gone.err);
+  CHECK(gone.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd deleted") != std::string::npos);
+  CHECK(gone.out.find("service/qwen3-pd-prefill-0 deleted") != std::string::npos);
+  CHECK(names(sb, "stormservices").empty());
+  CHECK(names(sb, "pods").empty());
+  CHECK(names(sb, "services").empty());
+  const auto again = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
+  CHECK(again.exit_code == 1);
+  CHECK(again.err.find("error: stormservice.orchestration.aibrix.ai \"qwen3-pd\" not found") != std::string::npos);
+}
+
+TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op) re-reads and retries") {
+  // The first PATCH of the StormService is deploy's apply; the second, scale's JSON Patch, fails as a failed test.
+  Sandbox sb(storm_sandbox_args({"--fault", "PATCH:" + kStormPath + ":422:1:1"}));
+  deploy(sb);
+  const std::size_t before = sb.requests().size();
+  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
+                              "prefill", "--replicas", "3"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  std::size_t gets = 0, patches = 0;
+  for (const auto& r : sb.requests_since(before)) {
+    if (r.path != kStormPath) continue;
+    gets += r.method == "GET";
+    patches += r.method == "PATCH";
+  }
+  CHECK(gets == 2);
+  CHECK(patches == 2);
+  CHECK(role_of(status_json(sb), "prefill")["replicas"] == 3);
+}
+
+TEST_CASE("aibrix: without the StormService CRD nothing is written") {
+  Sandbox sb;  // the InferServiceSet CRD only
+  const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("error: the server does not serve orchestration.aibrix.ai/v1alpha1 (StormService): install "
+                     "AIBrix first; nothing was written") != std::string::npos);
+  CHECK(e2e::count_writes(sb.requests()) == 0);
+  for (const auto& cmd : std::vector<std::vector<std::string>>{
+           {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "2"},
+           {"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp}}) {
+    const auto r = sb.mindie(cmd);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("install AIBrix first") != std::string::npos);
+  }
+  CHECK(e2e::count_writes(sb.requests()) == 0);
+}
+
+TEST_CASE("aibrix: a bad config or bad flags send no request; --dry-run=client prints offline") {
+  Sandbox sb(storm_sandbox_args());
+  e2e::TempDir dir;
+  std::string text = e2e::read_file(kStormExample);
+  text.replace(text.find("npu_num: 16"), 11, "npu_num: 99");
+  const std::string bad = dir.write("bad.yaml", text);
+  const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", bad});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("storm_service.prefill.npu_num") != std::string::npos);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"deploy", "--framework", "aibrix", "-f", kStormExample, "-n", "other"},
+           {"deploy", "--framework", "aibrix", "-f", kStormExample, "--scripts-dir", "/tmp"},
+           {"deploy", "--framework", "flink", "-f", kStormExample},
+           {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "router", "--replicas", "2"},
+           {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "65"},
+           {"scale", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "2"},
+           {"delete", "--framework", "aibrix", "--app", kApp}}) {
+    const auto r = sb.mindie(args);
+    CHECK_MESSAGE(r.exit_code == 1, args[0] << " " << args.back());
+    CHECK(r.err.rfind("error: ", 0) == 0);
+  }
+  CHECK(sb.requests().empty());
+
+  const auto dry = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=client", "-o", "yaml"});
+  REQUIRE_MESSAGE(dry.exit_code == 0, dry.err);
+  CHECK(dry.out.find("kind: StormService") != std::string::npos);
+  CHECK(dry.out.find("kind: Service\n") != std::string::npos);
+  CHECK(sb.requests().empty());
+}

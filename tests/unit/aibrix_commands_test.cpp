@@ -1,0 +1,184 @@
+// The pure parts of --framework aibrix: flag checks (use_aibrix), the StormService status report (grouping by
+// AIBrix's labels, readiness, recreated pods from events, restarts, Services), and the sandbox's AIBrix
+// simulation (pod slots, template hashes, roleStatuses).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "aibrix/storm_render.h"
+#include "aibrix_test_support.h"
+#include "cmd/aibrix.h"
+#include "sandbox/aibrix_sim.h"
+
+using namespace mindie;
+namespace json = boost::json;
+
+namespace {
+
+/// A rendered StormService (prefill 2 × 1 pod, decode 1 × 2 pods, no routing) with status observed.
+json::object storm_service() {
+  auto cfg = test::aibrix_config();
+  test::role_cfg(cfg, "prefill")["replicas"] = 2;
+  test::role_cfg(cfg, "decode")["podGroupSize"] = 2;
+  test::role_cfg(cfg, "decode")["dp_size"] = 2;
+  test::role_cfg(cfg, "decode")["tp_size"] = 4;
+  json::object ss = aibrix::render_storm_service(test::aibrix_parse(cfg)).front();
+  ss["metadata"].as_object()["generation"] = 3;
+  ss["status"] = {{"observedGeneration", 3},
+                  {"roleStatuses", json::array{{{"name", "prefill"}, {"replicas", 2}, {"readyReplicas", 2}}}}};
+  return ss;
+}
+
+json::object pod(const std::string& role, int replica, int group_index, const std::string& uid, bool ready = true,
+                 int restarts = 0) {
+  std::string name = "demo-roleset-" + role + "-" + std::to_string(replica);
+  json::object labels{{aibrix::kStormServiceNameLabel, "demo"},
+                      {aibrix::kRoleNameLabel, role},
+                      {aibrix::kRoleReplicaIndexLabel, std::to_string(replica)}};
+  if (group_index >= 0) {
+    labels[aibrix::kPodGroupIndexLabel] = std::to_string(group_index);
+    name += "-" + std::to_string(group_index);
+  }
+  return {{"metadata",
+           {{"name", name}, {"uid", uid}, {"labels", labels}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+          {"spec", {{"nodeName", "node-1"}}},
+          {"status",
+           {{"phase", "Running"},
+            {"conditions", json::array{{{"type", "Ready"}, {"status", ready ? "True" : "False"}}}},
+            {"containerStatuses", json::array{{{"name", "main"}, {"ready", ready}, {"restartCount", restarts}}}}}}};
+}
+
+cmd::StormStatusInputs healthy() {
+  cmd::StormStatusInputs in;
+  in.storm_service = storm_service();
+  for (const auto& p : {pod("prefill", 0, -1, "u1"), pod("prefill", 1, -1, "u2"), pod("decode", 0, 0, "u3"),
+                        pod("decode", 0, 1, "u4")})
+    in.pods.push_back(p);
+  return in;
+}
+
+const json::object& role(const json::object& report, const std::string& name) {
+  for (const auto& r : report.at("roles").as_array())
+    if (r.at("name") == name.c_str()) return r.as_object();
+  throw std::runtime_error("no role " + name);
+}
+
+const auto kNow = std::chrono::system_clock::from_time_t(1767225660);  // 2026-01-01T00:01:00Z
+
+}  // namespace
+
+TEST_CASE("--framework: mindie by default, aibrix on request; AIBrix-only flags need it") {
+  cmd::FrameworkFlags f;
+  CHECK_FALSE(cmd::use_aibrix(f));
+  f.framework = "aibrix";
+  CHECK(cmd::use_aibrix(f));
+  f.framework = "kserve";
+  CHECK_THROWS_AS(cmd::use_aibrix(f), cmd::UsageError);
+  f.framework = "mindie";
+  f.app = "demo";
+  CHECK_THROWS_WITH_AS(cmd::use_aibrix(f), "--app needs --framework aibrix", cmd::UsageError);
+}
+
+TEST_CASE("storm status: a healthy StormService, grouped by AIBrix's labels") {
+  const auto report = cmd::build_storm_status_report("team-a", healthy(), kNow);
+  CHECK(report.at("kind") == "StormServiceStatus");
+  CHECK(report.at("ready") == true);
+  CHECK(report.at("generation") == 3);
+  const auto& prefill = role(report, "prefill");
+  CHECK(prefill.at("readyReplicas") == 2);
+  CHECK(prefill.at("statusReadyReplicas") == 2);
+  CHECK(prefill.at("minAvailable") == "2");  // decode uses groups: prefill's own replicas (case b)
+  const auto& decode = role(report, "decode");
+  CHECK(decode.at("podGroupSize") == 2);
+  CHECK(decode.at("statusReplicas").is_null());  // not in roleStatuses
+  CHECK(decode.at("desiredPods") == 2);
+  const auto& group = decode.at("groups").as_array().at(0).as_object();
+  CHECK(group.at("ready") == true);
+  CHECK(group.at("pods").as_array().at(1).at("podGroupIndex") == 1);
+  CHECK(group.at("pods").as_array().at(1).at("ageSeconds") == 60);
+  CHECK(report.at("rescheduling").as_array().empty());
+  CHECK(report.at("unready").as_array().empty());
+  CHECK(report.at("services").at("expected").as_array().empty());  // no routing role: no Services
+  const std::string human = cmd::render_storm_status(report);
+  CHECK(human.find("StormService demo in namespace team-a: ready") != std::string::npos);
+  CHECK(human.find("replica 0  ready") != std::string::npos);
+}
+
+TEST_CASE("storm status: recreated pods from events about an earlier uid, restarts, missing pods, old generation") {
+  auto in = healthy();
+  in.pods.at(1) = pod("prefill", 1, -1, "u2-new");
+  in.pods.at(3) = pod("decode", 0, 1, "u4", false, 3);
+  in.events.push_back({{"involvedObject", {{"kind", "Pod"}, {"name", "demo-roleset-prefill-1"}, {"uid", "u2"}}},
+                       {"type", "Normal"},
+                       {"reason", "Killing"},
+                       {"message", "Stopping container main"},
+                       {"source", {{"component", "kubelet"}}},
+                       {"lastTimestamp", "2026-01-01T00:00:30Z"}});
+  in.events.push_back({{"involvedObject", {{"kind", "Pod"}, {"name", "demo-roleset-decode-0-1"}, {"uid", "u4"}}},
+                       {"type", "Warning"},
+                       {"reason", "BackOff"},
+                       {"message", "Back-off restarting failed container"},
+                       {"source", {{"component", "kubelet"}}},
+                       {"lastTimestamp", "2026-01-01T00:00:40Z"}});
+  auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  CHECK(report.at("ready") == false);
+  CHECK(role(report, "prefill").at("recreatedPods") == 1);
+  CHECK(role(report, "decode").at("restarts") == 3);
+  CHECK(role(report, "decode").at("readyReplicas") == 0);
+  const auto& resched = report.at("rescheduling").as_array();
+  REQUIRE(resched.size() == 2);
+  CHECK(resched.at(0) == "pod demo-roleset-prefill-1 (role prefill, replica 1): recreated: 1 earlier pod of this "
+                         "name (kubelet Killing: Stopping container main)");
+  CHECK(resched.at(1) == "pod demo-roleset-decode-0-1 (role decode, replica 0, pod 1): 3 restarts");
+  REQUIRE(report.at("unready").as_array().size() == 1);
+  CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("[kubelet BackOff: Back-off") !=
+        std::string::npos);
+
+  // A missing pod of a group, and a controller that has not observed the latest generation.
+  in = healthy();
+  in.pods.erase(in.pods.begin() + 3);
+  in.storm_service["metadata"].as_object()["generation"] = 4;
+  report = cmd::build_storm_status_report("team-a", in, kNow);
+  CHECK(report.at("ready") == false);
+  CHECK(report.at("unready").as_array().at(0) == "role decode replica 0: 1 of 2 pods");
+  in = healthy();
+  in.storm_service["metadata"].as_object()["generation"] = 4;
+  CHECK(cmd::build_storm_status_report("team-a", in, kNow).at("ready") == false);
+  // A pod beyond the spec (scale-in in progress).
+  in = healthy();
+  in.pods.push_back(pod("prefill", 2, -1, "u9"));
+  report = cmd::build_storm_status_report("team-a", in, kNow);
+  CHECK(report.at("ready") == false);
+  CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("beyond the spec's 2 replicas") !=
+        std::string::npos);
+}
+
+TEST_CASE("sandbox AIBrix simulation: pod slots, template hashes and roleStatuses") {
+  const nlohmann::json ss = nlohmann::json::parse(json::serialize(storm_service()));
+  const auto slots = sandbox::storm_pod_slots(ss);
+  REQUIRE(slots.size() == 4);
+  CHECK(slots[0].name == "demo-roleset-prefill-0");
+  CHECK(slots[3].name == "demo-roleset-decode-0-1");
+  CHECK(slots[3].pod == 1);
+  const auto& roles = ss["spec"]["template"]["spec"]["roles"];
+  const auto pod0 = sandbox::storm_pod_for(ss, roles[1], slots[3], "2026-01-01T00:00:00Z");
+  CHECK(pod0["metadata"]["labels"]["role-name"] == "decode");
+  CHECK(pod0["metadata"]["labels"]["stormservice.orchestration.aibrix.ai/pod-group-index"] == "1");
+  CHECK(pod0["metadata"]["labels"]["role-template-hash"] == sandbox::storm_role_template_hash(roles[1]));
+  CHECK(pod0["metadata"]["ownerReferences"][0]["kind"] == "StormService");
+  CHECK(sandbox::storm_role_template_hash(roles[0]) != sandbox::storm_role_template_hash(roles[1]));
+
+  std::vector<sandbox::ObjectPtr> pods;
+  for (const auto& s : slots)
+    pods.push_back(std::make_shared<const nlohmann::json>(
+        sandbox::storm_pod_for(ss, roles[s.role == "prefill" ? 0 : 1], s, "2026-01-01T00:00:00Z")));
+  auto status = sandbox::storm_service_status(ss, pods, nlohmann::json::object(), "2026-01-01T00:00:00Z");
+  CHECK(status["readyReplicas"] == 1);
+  CHECK(status["roleStatuses"][1] == nlohmann::json{{"name", "decode"}, {"replicas", 1}, {"readyReplicas", 1},
+                                                    {"notReadyReplicas", 0}, {"updatedReplicas", 1},
+                                                    {"updatedReadyReplicas", 1}});
+  pods.pop_back();  // a decode group missing a pod is not a ready replica
+  status = sandbox::storm_service_status(ss, pods, status, "2026-01-01T00:00:05Z");
+  CHECK(status["roleStatuses"][1]["readyReplicas"] == 0);
+  CHECK(status["conditions"][0]["status"] == "False");
+}
