@@ -1,9 +1,12 @@
 #include "cmd/deploy.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "cmd/multi_deployment.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/overrides.h"
 #include "util/yaml_json.h"
@@ -92,16 +95,29 @@ void DeployOptions::complete() {
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, config_->job_id);
-  if (config_->deploy_mode != config::DeployMode::InferServiceSet) {
+  if (config_->deploy_mode == config::DeployMode::SingleContainer) {
     throw CommandError("motor_deploy_config.deploy_mode " + std::string(config::to_string(config_->deploy_mode)) +
-                       " is not supported by this version of kubectl-mindie yet; use infer_service_set");
+                       " is not supported by this version of kubectl-mindie yet; use infer_service_set or "
+                       "multi_deployment");
   }
   if (!flags_.scripts_dir.empty()) render_options_.scripts = read_scripts(flags_.scripts_dir);
   // Validated here, with the config, before any request; collisions with the templates are found by the render.
   if (!flags_.overrides.empty())
     render_options_.overrides = overrides::parse_overrides(read_file(flags_.overrides), flags_.overrides);
   render_options_.service_set_name = flags_.name;
-  objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
+  // PyMotor's "<job_id>_<timestamp>"; replaced by the stored one when motor-config exists (keep_stored_files).
+  render_options_.service_id =
+      config_->job_id + "_" +
+      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count());
+  render_objects();
+}
+
+void DeployOptions::render_objects() {
+  const config::EnvConfig* env = env_ ? &*env_ : nullptr;
+  objects_ = config_->deploy_mode == config::DeployMode::MultiDeployment
+                 ? render::render_multi_deployment(*config_, env, render_options_)
+                 : render::render_infer_service_set(*config_, env, render_options_);
 }
 
 void DeployOptions::check_existing_baseline(const json::object& existing, Printer& printer) const {
@@ -114,7 +130,7 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
                        "; delete the deployment and deploy again");
   }
   const std::string live_name = annotation(existing, render::kWorkloadNameAnnotation);
-  const std::string new_name = object_name(objects_.back());
+  const std::string new_name = render::workload_name(*config_, render_options_);
   if (!live_name.empty() && live_name != new_name) {
     throw CommandError("the baseline in " + where + " belongs to InferServiceSet " + live_name +
                        ", not " + new_name + ": pass --name " + live_name +
@@ -155,11 +171,23 @@ void DeployOptions::keep_stored_files(const json::object& existing) {
   const auto* data = existing.if_contains("data");
   if (!data || !data->is_object()) return;
   bool kept = false;
+  // SERVICE_ID is generated once, at the first deploy: a redeploy renders the same functions (issue 3).
+  if (const std::string id = annotation(existing, render::kServiceIdAnnotation);
+      !id.empty() && id != render_options_.service_id) {
+    render_options_.service_id = id;
+    kept = true;
+  }
   for (const auto& [key, value] : data->as_object()) {
     if (!value.is_string() || key == render::kBaselineKey) continue;
     if (key == render::kEnvKey) {
       if (!env_) {
-        env_ = config::EnvConfig{std::string(value.as_string()), {}};
+        // Parsed, not only kept: the set_*_env functions are generated from it.
+        const std::string source = "configmap/" + std::string(render::kConfigMapName) + " " + render::kEnvKey;
+        try {
+          env_ = config::parse_env_config(std::string(value.as_string()), source);
+        } catch (const config::ValidationError& e) {
+          throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
+        }
         kept = true;
       }
     } else if (key == render::kOverridesKey) {
@@ -177,7 +205,7 @@ void DeployOptions::keep_stored_files(const json::object& existing) {
       kept = true;
     }
   }
-  if (kept) objects_ = render::render_infer_service_set(*config_, env_ ? &*env_ : nullptr, render_options_);
+  if (kept) render_objects();
 }
 
 std::vector<std::string> DeployOptions::missing_scripts() const {
@@ -198,16 +226,51 @@ std::string DeployOptions::rerun_command() const {
   return cmd;
 }
 
+namespace {
+
+/// The --output-dir file an object goes to, named as deploy.py users know them (issue 3, "Rendering for review"):
+/// the ConfigMap in motor_config.yaml; in infer_service_set mode the ServiceAccount, cluster RBAC and
+/// InferServiceSet together in infer_service.yaml, the one file deploy.py applied; in multi_deployment mode one
+/// file per component as deploy.py wrote them: controller.yaml (with the ServiceAccount and RBAC the controller
+/// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml per engine instance, kv_pool.yaml,
+/// kv_conductor.yaml.
+std::string output_group(const json::object& obj, config::DeployMode mode) {
+  if (obj.at("kind") == "ConfigMap") return "motor_config";
+  if (mode != config::DeployMode::MultiDeployment) return "infer_service";
+  std::string role, index;
+  if (const auto* labels = obj.at("metadata").as_object().if_contains("labels"); labels && labels->is_object()) {
+    const auto& l = labels->as_object();
+    if (const auto* v = l.if_contains(render::kComponentLabel); v && v->is_string()) role = v->as_string();
+    if (const auto* v = l.if_contains(render::kInstanceIndexLabel); v && v->is_string()) index = v->as_string();
+  }
+  if (role == "prefill") return "engine_p" + index;
+  if (role == "decode") return "engine_d" + index;
+  if (role == "coordinator" || role == "kv-pool" || role == "kv-conductor") {
+    std::replace(role.begin(), role.end(), '-', '_');
+    return role;
+  }
+  return "controller";  // the controller and its ServiceAccount, ClusterRole and ClusterRoleBinding
+}
+
+}  // namespace
+
 void DeployOptions::write_output_dir() const {
   std::error_code ec;
   fs::create_directories(flags_.output_dir, ec);
   if (ec) throw CommandError("cannot create --output-dir " + flags_.output_dir + ": " + ec.message());
+  // One multi-document file per group, in write order.
+  std::vector<std::pair<std::string, std::string>> files;
   for (const auto& obj : objects_) {
-    std::string kind(obj.at("kind").as_string());
-    std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-    const fs::path file = fs::path(flags_.output_dir) / (kind + "-" + object_name(obj) + ".yaml");
+    const std::string group = output_group(obj, config_->deploy_mode);
+    auto it = std::find_if(files.begin(), files.end(), [&](const auto& f) { return f.first == group; });
+    if (it == files.end()) it = files.insert(files.end(), {group, ""});
+    else it->second += "---\n";
+    it->second += util::json_to_yaml(obj);
+  }
+  for (const auto& [group, text] : files) {
+    const fs::path file = fs::path(flags_.output_dir) / (group + ".yaml");
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << util::json_to_yaml(obj);
+    out << text;
     if (!out.flush()) throw CommandError("cannot write " + file.string());
   }
 }
@@ -232,7 +295,8 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     return;
   }
 
-  if (!client.has_group_version("mindcluster.huawei.com", "v1")) {
+  if (config_->deploy_mode == config::DeployMode::InferServiceSet &&
+      !client.has_group_version("mindcluster.huawei.com", "v1")) {
     throw CommandError("the server does not serve mindcluster.huawei.com/v1 (InferServiceSet): install MindCluster "
                        "infer-operator first; nothing was written");
   }
@@ -276,6 +340,28 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     written.push_back(r.kind_dot_group() + "/" + object_name(obj));
     if (print_objects) printer.object(stored);
     else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
+  }
+
+  // multi_deployment: engine Deployments of instances the baseline no longer has (a redeploy with lower counts
+  // than a scale had set) would keep running unseen by the coordinator, which reads the counts from the baseline.
+  // Deleted highest index first, as scale does.
+  if (existing && config_->deploy_mode == config::DeployMode::MultiDeployment) {
+    std::set<std::string> wanted;
+    for (const auto& obj : objects_) wanted.insert(object_name(obj));
+    auto live = list_engine_deployments(client, config_->job_id, render::workload_name(*config_, render_options_));
+    std::reverse(live.begin(), live.end());
+    for (const auto& d : live) {
+      if (wanted.count(d.name)) continue;
+      try {
+        client.remove(kube::gvr::kDeployments, config_->job_id, d.name, opts);
+      } catch (const kube::ApiError& e) {
+        if (e.is_not_found()) continue;
+        throw PartialFailure(std::current_exception(),
+                             "deploy wrote every object but could not delete the engine Deployment " + d.name +
+                                 " of an instance the baseline no longer has; re-run: " + rerun_command());
+      }
+      printer.mutation(kube::gvr::kDeployments, d.name, "deleted", dry_run_);
+    }
   }
 }
 

@@ -67,6 +67,8 @@ class DeployOptions {
   boost::json::object apply_object(kube::Client& client, const boost::json::object& obj,
                                    const kube::WriteOptions& opts) const;
   void write_output_dir() const;
+  /// Renders objects_ from config_, env_ and render_options_ for the config's deploy_mode.
+  void render_objects();
   /// The command line that re-runs this deploy (printed when it stops half-way).
   std::string rerun_command() const;
 

@@ -1,6 +1,12 @@
 #include "cmd/scale.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "cmd/multi_deployment.h"
 #include "mindie/baseline_policy.h"
+#include "mindie/overrides.h"
 #include "mindie/render.h"
 #include "mindie/scale_plan.h"
 
@@ -131,7 +137,8 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   }
   const config::UserConfig baseline = parse_baseline(*cm, namespace_);
   const std::string mode = recorded_deploy_mode(*cm, baseline);
-  if (mode != config::to_string(config::DeployMode::InferServiceSet)) {
+  const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
+  if (mode != config::to_string(config::DeployMode::InferServiceSet) && !multi) {
     throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode " + mode +
                        ", which this version of kubectl-mindie cannot scale");
   }
@@ -140,6 +147,10 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const int prefill = proposed_ ? proposed_->p_instances : flags_.prefill.value_or(baseline.p_instances);
   const int decode = proposed_ ? proposed_->d_instances : flags_.decode.value_or(baseline.d_instances);
   new_baseline_text(baseline, prefill, decode);
+  if (multi) {
+    run_multi(client, printer, *cm, baseline, prefill, decode);
+    return;
+  }
 
   const std::string iss_name = recorded_service_set_name(*cm, baseline);
   std::optional<json::object> iss = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, iss_name);
@@ -213,6 +224,155 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
     return;
   }
   printer.mutation(kube::gvr::kInferServiceSets, iss_name, "scaled", dry_run_);
+}
+
+void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json::object& cm,
+                             const config::UserConfig& baseline, int prefill, int decode) {
+  const std::string cm_name = render::kConfigMapName;
+  const std::string where = "configmap/" + cm_name + " in namespace " + namespace_;
+  // Rendered from the baseline and the overrides deploy stored, never from local files: the pod templates are
+  // those of the deploy (PyMotor applied local engine files, which drift from what runs).
+  render::RenderOptions ropts;
+  ropts.service_set_name = recorded_service_set_name(cm, baseline);
+  if (const auto* data = cm.if_contains("data"); data && data->is_object())
+    if (const auto* o = data->as_object().if_contains(render::kOverridesKey); o && o->is_string()) {
+      try {
+        ropts.overrides = overrides::parse_overrides(std::string(o->as_string()), where + " " + render::kOverridesKey);
+      } catch (const config::ValidationError& e) {
+        throw CommandError(std::string(e.what()) + "\nredeploy with --overrides FILE to replace them; nothing was "
+                           "changed");
+      }
+    }
+  // Every engine Deployment that may exist (16 instances per role, config's bound), by name.
+  config::UserConfig all = baseline;
+  all.p_instances = all.d_instances = 16;
+  std::map<std::string, json::object> rendered;
+  try {
+    for (auto& obj : render::render_multi_workloads(all, ropts))
+      rendered.emplace(std::string(obj.at("metadata").at("name").as_string()), std::move(obj));
+  } catch (const config::ValidationError& e) {
+    throw CommandError(std::string(e.what()) + "\nthe stored deployment no longer renders; redeploy; nothing was "
+                       "changed");
+  }
+
+  const std::string& workload = ropts.service_set_name;
+  const auto live = list_engine_deployments(client, namespace_, workload);
+  std::vector<std::pair<std::string, int>> targets;  // prefill first, as printed
+  if (proposed_ || flags_.prefill) targets.emplace_back("prefill", prefill);
+  if (proposed_ || flags_.decode) targets.emplace_back("decode", decode);
+  struct Step {
+    std::string name;
+    bool create;  // else delete
+  };
+  std::vector<Step> steps;
+  for (const auto& [role, target] : targets) {
+    std::set<int> have;
+    int count = 0;
+    for (const auto& d : live)
+      if (d.role == role) {
+        have.insert(d.index);
+        ++count;
+      }
+    const int base = role == "prefill" ? baseline.p_instances : baseline.d_instances;
+    if (count != base)
+      printer.warning("role " + role + " had drifted: " + std::to_string(count) + " live engine Deployments, " +
+                      std::to_string(base) + " in the baseline; both become " + std::to_string(target));
+    // Missing instances below the target are created (a gap left by hand included).
+    for (int i = 0; i < target; ++i)
+      if (!have.count(i)) steps.push_back({render::engine_deployment_name(baseline, role, i), true});
+    // Scale-in removes the highest indices first; a Deployment without a readable index goes too (it is none of
+    // 0..target-1).
+    std::vector<const EngineDeployment*> extra;
+    for (const auto& d : live)
+      if (d.role == role && (d.index < 0 || d.index >= target)) extra.push_back(&d);
+    std::sort(extra.begin(), extra.end(),
+              [](const EngineDeployment* a, const EngineDeployment* b) { return a->index > b->index; });
+    for (const auto* d : extra) steps.push_back({d->name, false});
+  }
+
+  kube::WriteOptions opts;
+  opts.dry_run = dry_run_ == DryRun::Server;
+  opts.field_manager = render::kFieldManager;
+  const auto object_of = [&](const std::string& name) -> const json::object& {
+    auto it = rendered.find(name);
+    if (it == rendered.end()) throw CommandError("no engine Deployment " + name + " renders from the baseline");
+    return it->second;
+  };
+  const auto do_step = [&](const Step& s, bool reverse) {
+    if (s.create != reverse) {
+      return client.apply(kube::gvr::kDeployments, object_of(s.name), opts);
+    }
+    try {
+      client.remove(kube::gvr::kDeployments, namespace_, s.name, opts);
+    } catch (const kube::ApiError& e) {
+      if (!e.is_not_found()) throw;  // already gone (a retried request, a rival scale): the goal holds
+    }
+    return json::object();
+  };
+  const auto recovery = [&] {
+    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
+           std::to_string(prefill) + " --decode " + std::to_string(decode) +
+           "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
+           std::to_string(baseline.p_instances) + " --decode " + std::to_string(baseline.d_instances) +
+           "   # return to the baseline";
+  };
+  // Undoes `done` in reverse order; "" when it worked, else why not.
+  const auto undo = [&](const std::vector<Step>& done) -> std::string {
+    try {
+      for (auto it = done.rbegin(); it != done.rend(); ++it) do_step(*it, true);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  };
+  const auto describe = [](const std::vector<Step>& done) {
+    std::string out;
+    for (const auto& s : done) out += "\n  deployment.apps/" + s.name + (s.create ? " created" : " deleted");
+    return out;
+  };
+
+  std::vector<Step> done;
+  std::vector<json::object> results;
+  for (const auto& s : steps) {
+    try {
+      json::object r = do_step(s, false);
+      if (s.create) results.push_back(std::move(r));
+    } catch (...) {
+      if (done.empty() || opts.dry_run) throw;
+      const auto cause = std::current_exception();
+      if (const std::string why = undo(done); !why.empty())
+        throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); changed:" +
+                                        describe(done) + "\nconfigmap/" + cm_name + " (the baseline) still says " +
+                                        counts_text(baseline.p_instances, baseline.d_instances) + recovery());
+      throw PartialFailure(cause, "scale stopped half-way and was undone: nothing changed");
+    }
+    done.push_back(s);
+  }
+
+  try {
+    write_baseline(client, cm, baseline, prefill, decode, opts);
+  } catch (...) {
+    if (done.empty() || opts.dry_run) throw;
+    const auto cause = std::current_exception();
+    if (const std::string why = undo(done); !why.empty())
+      throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
+                                      "); the engine Deployments now run " + counts_text(prefill, decode) +
+                                      ", configmap/" + cm_name + " (the baseline) still says " +
+                                      counts_text(baseline.p_instances, baseline.d_instances) + recovery());
+    throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone (these changes were "
+                                "reverted):" + describe(done) + "\nnothing changed");
+  }
+
+  if (printer.format() == "json" || printer.format() == "yaml") {
+    for (auto& r : results) printer.object(std::move(r));
+    return;
+  }
+  for (const auto& s : done)
+    printer.mutation(kube::gvr::kDeployments, s.name, s.create ? "created" : "deleted", dry_run_);
+  if (done.empty())
+    printer.mutation(kube::gvr::kConfigMaps, cm_name,
+                     prefill != baseline.p_instances || decode != baseline.d_instances ? "configured" : "unchanged",
+                     dry_run_);
 }
 
 }  // namespace mindie::cmd

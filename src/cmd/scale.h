@@ -50,6 +50,12 @@ class ScaleOptions {
   void write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read, int prefill,
                       int decode, const kube::WriteOptions& opts) const;
 
+  /// scale of a multi_deployment deployment: creates (server-side apply, rendered from the baseline and its stored
+  /// overrides) or deletes (highest indices first) engine Deployments by name, then writes the baseline; undoes the
+  /// Deployment changes when the baseline write fails, or prints the recovery command when the undo fails too.
+  void run_multi(kube::Client& client, Printer& printer, const boost::json::object& cm,
+                 const config::UserConfig& baseline, int prefill, int decode);
+
   ScaleFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "cmd/multi_deployment.h"
 #include "mindie/render.h"
 
 namespace mindie::cmd {
@@ -296,6 +297,17 @@ std::string service_set_name_for_status(const json::object& cm, const std::strin
   return name;
 }
 
+bool is_multi_deployment(const json::object& cm, const std::string& ns) {
+  std::string mode = annotation(cm, render::kDeployModeAnnotation);
+  if (mode.empty()) {
+    try {
+      mode = std::string(config::to_string(parse_baseline(cm, ns).deploy_mode));
+    } catch (const CommandError&) {
+    }
+  }
+  return mode == config::to_string(config::DeployMode::MultiDeployment);
+}
+
 std::string service_selector(const std::string& name, std::int64_t services) {
   std::string selector = "infer.huawei.com/inferservice-name in (";
   for (std::int64_t i = 0; i < std::max<std::int64_t>(1, services); ++i)
@@ -341,8 +353,21 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
                        std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
   }
   const std::string name = service_set_name_for_status(*cm, ns);
+  if (is_multi_deployment(*cm, ns)) {
+    // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
+    const std::string selector = multi_selector(name);
+    auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
+    StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}};
+    in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
+    client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(slim_pod(pod)); });
+    const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
+      return condition_status(find(&p, {"status"}), "Ready") != "True";
+    });
+    if (trouble) in.events = take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning"));
+    return in;
+  }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}};
+  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = service_selector(name, service_count(iss));
@@ -359,7 +384,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
   });
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
   return StatusInputs{std::move(*cm), std::move(iss), std::move(services), std::move(sets), std::move(pods),
-                      std::move(events)};
+                      std::move(events), {}};
 }
 
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
@@ -373,6 +398,35 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
       {kube::gvr::kPods, ns, selector, ""},
       {kube::gvr::kEvents, ns, "", "type=Warning"},
   };
+}
+
+std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns, const std::string& name) {
+  const std::string selector = multi_selector(name);
+  return {
+      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + render::kConfigMapName},
+      {kube::gvr::kDeployments, ns, selector, ""},
+      {kube::gvr::kPods, ns, selector, ""},
+      {kube::gvr::kEvents, ns, "", "type=Warning"},
+  };
+}
+
+StatusInputs inputs_from_multi_informer(const kube::Informer& informer) {
+  StatusInputs in;
+  auto array = [&](std::size_t target) {
+    json::array out;
+    for (auto& o : informer.objects(target)) out.emplace_back(std::move(o));
+    return out;
+  };
+  auto cms = informer.objects(0);
+  if (cms.empty()) {
+    throw CommandError(std::string("configmap/") + render::kConfigMapName +
+                       " was deleted: the deployment is gone (kubectl mindie delete or by hand)");
+  }
+  in.config_map = std::move(cms.front());
+  in.deployments = array(1);
+  in.pods = array(2);
+  in.events = array(3);
+  return in;
 }
 
 StatusInputs inputs_from_informer(const kube::Informer& informer) {
@@ -412,15 +466,58 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   const std::string iss_name = service_set_name_for_status(config_map, ns);
   std::string mode = annotation(config_map, render::kDeployModeAnnotation);
   if (baseline) mode = recorded_deploy_mode(config_map, *baseline);
+  // multi_deployment: no InferServiceSet; the live spec is the set of Deployments (one per instance), grouped by
+  // the component and instance-index labels kubectl-mindie puts on them and their pods.
+  const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
+  const bool found = multi ? !in.deployments.empty() : iss != nullptr;
 
   json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},   {"namespace", ns},
-                      {"inferServiceSet", iss_name},       {"deployMode", mode}, {"found", iss != nullptr},
+                      {"inferServiceSet", iss_name},       {"deployMode", mode}, {"found", found},
                       {"baselineUsable", baseline.has_value()}};
   json::array drift;
   json::array unready;
-  bool ready = iss != nullptr;
+  bool ready = found;
   if (!baseline) drift.push_back(json::string(baseline_problem));
-  if (iss) {
+  // role -> instance -> its Deployment (multi_deployment).
+  std::map<std::string, std::map<std::int64_t, const json::value*>> deployments;
+  if (multi) {
+    report["generation"] = nullptr;
+    report["observedGeneration"] = nullptr;
+    if (!found) drift.push_back(json::string("no Deployment of " + iss_name + " exists"));
+    json::array listed;
+    for (const auto& d : in.deployments) {
+      const json::value* labels = find(&d, {"metadata", "labels"});
+      const std::string role = str(find(labels, {render::kComponentLabel}));
+      std::int64_t k = 0;  // controller, coordinator, kv-pool, kv-conductor: one instance
+      if (role == "prefill" || role == "decode") {
+        try {
+          k = std::stoll(str(find(labels, {render::kInstanceIndexLabel})));
+        } catch (const std::exception&) {
+          k = -1;
+        }
+      }
+      if (!role.empty()) deployments[role][k] = &d;
+      const std::int64_t generation = num(find(&d, {"metadata", "generation"}));
+      const std::int64_t observed = num(find(&d, {"status", "observedGeneration"}));
+      const std::int64_t replicas = num(find(&d, {"spec", "replicas"}), 1);
+      const std::int64_t ready_replicas = num(find(&d, {"status", "readyReplicas"}));
+      const std::string name = str(find(&d, {"metadata", "name"}));
+      if (observed < generation) {
+        ready = false;
+        drift.push_back(json::string("the deployment controller has not observed generation " +
+                                     std::to_string(generation) + " of deployment " + name + " yet"));
+      }
+      listed.push_back({{"name", name},
+                        {"role", role},
+                        {"index", k},
+                        {"replicas", replicas},
+                        {"readyReplicas", ready_replicas},
+                        {"updatedReplicas", num(find(&d, {"status", "updatedReplicas"}))},
+                        {"generation", generation},
+                        {"observedGeneration", observed}});
+    }
+    report["deployments"] = std::move(listed);
+  } else if (iss) {
     const std::int64_t generation = num(find(*iss, {"metadata", "generation"}));
     const std::int64_t observed = num(find(*iss, {"status", "observedGeneration"}));
     report["generation"] = generation;
@@ -435,10 +532,12 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     report["observedGeneration"] = nullptr;
     drift.push_back(json::string("inferserviceset " + iss_name + " does not exist"));
   }
-  const std::int64_t services = iss ? service_count(in.service_set) : 0;
+  // multi_deployment has no InferServices: its instances are listed as of one (index 0, name ""), so the role
+  // and instance logic below is the same for both modes.
+  const std::int64_t services = multi ? 1 : iss ? service_count(in.service_set) : 0;
 
   json::array infer_services;
-  for (std::int64_t i = 0; i < services; ++i) {
+  for (std::int64_t i = 0; i < (multi ? 0 : services); ++i) {
     const std::string name = iss_name + "-" + std::to_string(i);
     bool service_ready = false;
     for (const auto& s : in.infer_services)
@@ -452,6 +551,20 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   std::map<std::string, std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const json::value*>>> grouped;
   for (const auto& pod : in.pods) {
     const json::value* labels = find(&pod, {"metadata", "labels"});
+    if (multi) {
+      const std::string role = str(find(labels, {render::kComponentLabel}));
+      if (role.empty()) continue;
+      std::int64_t k = 0;
+      if (role == "prefill" || role == "decode") {
+        try {
+          k = std::stoll(str(find(labels, {render::kInstanceIndexLabel})));
+        } catch (const std::exception&) {  // shown under instance -1, as for the operator's pods
+          k = -1;
+        }
+      }
+      grouped[role][{0, k}].push_back(&pod);
+      continue;
+    }
     const std::string role = str(find(labels, {"infer.huawei.com/instanceset-name"}));
     const std::int64_t service = service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name);
     if (role.empty() || service < 0) continue;
@@ -491,12 +604,25 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         index = i;
       }
     }
+    const auto& role_deployments = deployments[name];
+    if (multi) {
+      // The live spec: which instances have a Deployment, and pods per instance from their replicas.
+      spec = static_cast<std::int64_t>(role_deployments.size());
+      for (const auto& [k, d] : role_deployments)
+        pods_per_instance = std::max(pods_per_instance, num(find(d, {"spec", "replicas"}), 1));
+    }
     // Only the master of a master/standby pair passes readiness (infer-operator behaviour).
     const bool master_standby = is_control_role(name) && pods_per_instance == 2;
     const std::int64_t needed_ready = master_standby ? 1 : pods_per_instance;
 
     std::optional<std::int64_t> observed;
     json::value hpa_status = nullptr;
+    if (multi && !role_deployments.empty()) {
+      // Instances whose Deployment the deployment controller has observed in its current generation.
+      observed = 0;
+      for (const auto& [k, d] : role_deployments)
+        if (num(find(d, {"status", "observedGeneration"})) >= num(find(d, {"metadata", "generation"}))) ++*observed;
+    }
     for (const auto* s : instance_sets[name]) {
       observed = observed.value_or(0) + num(find(s, {"status", "replicas"}));
       if (const auto* scaling = find(s, {"status", "scalingResourceStatus"}); scaling && scaling->is_object()) {
@@ -510,14 +636,18 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     // Every instance the live spec asks for is listed, with or without pods, so a missing pod or instance
     // shows up instead of vanishing; pods of instances beyond the spec (being scaled in) are listed too.
     auto& by_instance = grouped[name];
-    for (std::int64_t s = 0; s < services; ++s)
-      for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace({s, k});
+    if (multi) {
+      for (const auto& [k, d] : role_deployments) by_instance.try_emplace({0, k});
+    } else {
+      for (std::int64_t s = 0; s < services; ++s)
+        for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace({s, k});
+    }
     json::array instances;
     std::int64_t ready_pods = 0, total = 0, restarts = 0, healthy_instances = 0;
-    bool role_healthy = spec >= 0 || !iss;
+    bool role_healthy = multi || spec >= 0 || !iss;
     for (auto& [key, pod_list] : by_instance) {
       const auto [service, k] = key;
-      const bool wanted = k >= 0 && k < spec;
+      const bool wanted = multi ? role_deployments.count(k) > 0 : k >= 0 && k < spec;
       json::array pods;
       std::int64_t inst_ready = 0;
       for (const auto* p : pod_list) {
@@ -565,11 +695,16 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       }
       ready_pods += inst_ready;
       total += present;
-      instances.push_back({{"inferService", iss_name + "-" + std::to_string(service)},
-                           {"index", k},
-                           {"healthy", healthy},
-                           {"readyPods", inst_ready},
-                           {"pods", std::move(pods)}});
+      json::object instance{{"inferService", multi ? std::string() : iss_name + "-" + std::to_string(service)},
+                            {"index", k},
+                            {"healthy", healthy},
+                            {"readyPods", inst_ready},
+                            {"pods", std::move(pods)}};
+      // multi_deployment: the instance's Deployment (null: pods of a Deployment that is gone).
+      if (multi)
+        instance["deployment"] = wanted ? json::value(str(find(role_deployments.at(k), {"metadata", "name"})))
+                                        : json::value(nullptr);
+      instances.push_back(std::move(instance));
     }
     if (!role_healthy) ready = false;
     if (!baseline) {
@@ -579,12 +714,18 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         ready = false;
         drift.push_back(json::string("role " + name + ": in the baseline but not in the live InferServiceSet"));
       }
+    } else if (multi && spec != base) {
+      if (base > 0 || spec > 0) {
+        if (spec < base) ready = false;
+        drift.push_back(json::string("role " + name + ": baseline " + std::to_string(base) + " instances, " +
+                                     std::to_string(spec) + " Deployments live"));
+      }
     } else if (iss && spec != base && !hpa) {
       drift.push_back(json::string("role " + name + ": baseline " + std::to_string(base) +
                                    " instances, spec.template.roles[" + std::to_string(index) + "].replicas " +
                                    std::to_string(spec)));
     }
-    if (observed && spec >= 0 && *observed != spec * services && !hpa) {
+    if (!multi && observed && spec >= 0 && *observed != spec * services && !hpa) {
       drift.push_back(json::string("role " + name + ": spec asks for " + std::to_string(spec * services) +
                                    " instances, the operator's InstanceSets report " + std::to_string(*observed)));
     }
@@ -648,10 +789,13 @@ std::string columns(const std::vector<std::vector<std::string>>& rows) {
 std::string render_status_table(const json::object& report, bool wide) {
   std::ostringstream out;
   const auto text = [&](const char* key) { return std::string(report.at(key).as_string()); };
-  out << "inferserviceset/" << text("inferServiceSet") << " in namespace " << text("namespace") << " ("
-      << text("deployMode") << "): ";
+  const bool multi = text("deployMode") == config::to_string(config::DeployMode::MultiDeployment);
+  out << (multi ? "deployments of " : "inferserviceset/") << text("inferServiceSet") << " in namespace "
+      << text("namespace") << " (" << text("deployMode") << "): ";
   if (!report.at("found").as_bool()) {
     out << "not found";
+  } else if (multi) {
+    out << (report.at("ready").as_bool() ? "Ready" : "Not ready");
   } else {
     out << (report.at("ready").as_bool() ? "Ready" : "Not ready") << ", generation "
         << report.at("generation").as_int64() << " (observed " << report.at("observedGeneration").as_int64() << ")";
@@ -684,15 +828,18 @@ std::string render_status_table(const json::object& report, bool wide) {
       header.push_back("NPUS");
     }
     tree.push_back(header);
-    tree.push_back({"inferserviceset/" + text("inferServiceSet")});
-    const auto& services = report.at("inferServices").as_array();
+    // multi_deployment: roles hang directly under the deployment, as under one pseudo InferService named "".
+    tree.push_back({(multi ? "deployments/" : "inferserviceset/") + text("inferServiceSet")});
+    json::array services = report.at("inferServices").as_array();
+    if (multi) services = {json::object{{"name", ""}, {"ready", report.at("ready")}}};
     for (std::size_t s = 0; s < services.size(); ++s) {
       const auto& svc = services[s].as_object();
       const bool last_svc = s + 1 == services.size();
       const std::string svc_name(svc.at("name").as_string());
-      tree.push_back({std::string(last_svc ? "└── " : "├── ") + "inferservice/" + svc_name,
-                      svc.at("ready").as_bool() ? "Ready" : "NotReady"});
-      const std::string p1 = last_svc ? "    " : "│   ";
+      if (!multi)
+        tree.push_back({std::string(last_svc ? "└── " : "├── ") + "inferservice/" + svc_name,
+                        svc.at("ready").as_bool() ? "Ready" : "NotReady"});
+      const std::string p1 = multi ? "" : last_svc ? "    " : "│   ";
       std::vector<const json::object*> shown;
       for (const auto& r : report.at("roles").as_array())
         if (!role_unused(r.as_object())) shown.push_back(&r.as_object());
@@ -719,8 +866,10 @@ std::string render_status_table(const json::object& report, bool wide) {
           const auto& inst = *insts[ii];
           const bool last_inst = ii + 1 == insts.size();
           const auto& pods = inst.at("pods").as_array();
-          tree.push_back({p2 + (last_inst ? "└── " : "├── ") + "instance " +
-                              std::to_string(inst.at("index").as_int64()),
+          std::string inst_label = "instance " + std::to_string(inst.at("index").as_int64());
+          if (const auto* d = inst.if_contains("deployment"); d && d->is_string())
+            inst_label += " (deployment/" + std::string(d->as_string()) + ")";
+          tree.push_back({p2 + (last_inst ? "└── " : "├── ") + inst_label,
                           std::to_string(inst.at("readyPods").as_int64()) + "/" +
                               std::to_string(role.at("podsPerInstance").as_int64()) + " pods",
                           inst.at("healthy").as_bool() ? "" : (pods.empty() ? "NoPods" : "Unhealthy")});
@@ -797,12 +946,15 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
   // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
   const bool terminal = flags_.output.empty() || flags_.output == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
   const std::string name(report.at("inferServiceSet").as_string());
-  kube::Informer informer(new_transport, status_watch_targets(namespace_, name, service_count(inputs.service_set)));
+  const bool multi = report.at("deployMode").as_string() == config::to_string(config::DeployMode::MultiDeployment);
+  kube::Informer informer(new_transport, multi ? multi_status_watch_targets(namespace_, name)
+                                               : status_watch_targets(namespace_, name, service_count(inputs.service_set)));
   informer.start();
   std::vector<std::string> previous;
   bool first = true;
   for (;;) {
-    report = build_status_report(namespace_, inputs_from_informer(informer), std::chrono::system_clock::now());
+    report = build_status_report(namespace_, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
+                                 std::chrono::system_clock::now());
     if (terminal) {
       printer.out() << "\x1b[H\x1b[2J" << render_status_table(report, flags_.output == "wide") << std::flush;
     } else if (flags_.output == "json" || flags_.output == "yaml") {

@@ -34,7 +34,18 @@ struct StatusInputs {
   boost::json::array instance_sets;                ///< their InstanceSets
   boost::json::array pods;                         ///< the InferServices' pods
   boost::json::array events;                       ///< warning events of the namespace (may be empty)
+  boost::json::array deployments;  ///< multi_deployment: the deployment's Deployments (then the set fields are empty)
 };
+
+/// True when motor-config `cm` records deploy_mode multi_deployment (annotation, else the baseline).
+bool is_multi_deployment(const boost::json::object& cm, const std::string& ns);
+
+/// multi_deployment: the watch targets keeping StatusInputs current: motor-config, the Deployments and pods of
+/// workload `name` (cmd::multi_selector), warning events.
+std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns, const std::string& name);
+
+/// StatusInputs from an informer started with multi_status_watch_targets.
+StatusInputs inputs_from_multi_informer(const kube::Informer& informer);
 
 /// The name of the InferServiceSet a motor-config ConfigMap `cm` describes: the recorded annotation, else the
 /// baseline's default. Throws CommandError when neither is usable (broken baseline, no valid annotation).
@@ -48,7 +59,8 @@ std::string service_selector(const std::string& name, std::int64_t services);
 /// How many InferServices InferServiceSet `iss` asks for (spec.replicas, at least 1; 1 when absent).
 std::int64_t service_count(const std::optional<boost::json::object>& iss);
 
-/// Reads StatusInputs for namespace `ns`: GET motor-config (CommandError "no deployment found" when absent), GET
+/// Reads StatusInputs for namespace `ns` (multi_deployment: GET motor-config, one LIST each of Deployments and
+/// pods by cmd::multi_selector, events on trouble). Otherwise: GET motor-config (CommandError "no deployment found" when absent), GET
 /// the InferServiceSet, then when it exists one LIST each of InferServices, InstanceSets and pods, and one LIST of
 /// events only when some pod is not ready. Throws ApiError / TransportError / CommandError.
 StatusInputs read_status_inputs(kube::Client& client, const std::string& ns);
@@ -69,6 +81,13 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns);
 ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}]}]}],
 ///  drift: ["role prefill: baseline 3 instances, spec.template.roles[2].replicas 1", ...],
 ///  unready: ["pod X (role decode, instance 0): crash loop: ...", ...]}
+/// In multi_deployment mode (inputs.deployments) the shape is the same with: found = some Deployment exists,
+/// generation/observedGeneration null, inferServices [], instances' inferService "" and an added
+/// instances[].deployment (its Deployment's name, null for pods of a Deployment that is gone), specInstances = the
+/// role's live Deployments, observedInstances = those the deployment controller has observed, and an added
+/// top-level deployments: [{name, role, index, replicas, readyReplicas, updatedReplicas, generation,
+/// observedGeneration}]; pods are grouped by the app.kubernetes.io/component and kubectl-mindie/instance-index
+/// labels.
 /// An instance is healthy when all its pods are ready; for controller/coordinator with master/standby (2 pods) one
 /// ready pod is healthy, since only the master passes readiness (infer-operator behaviour). Every instance below
 /// the spec is listed, with its pods or none. Pods are grouped by the operator's labels (inferservice-name,

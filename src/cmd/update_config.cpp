@@ -1,6 +1,7 @@
 #include "cmd/update_config.h"
 
 #include "mindie/baseline_policy.h"
+#include "mindie/env_script.h"
 #include "mindie/render.h"
 
 namespace mindie::cmd {
@@ -60,6 +61,32 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   if (env_) {
     const auto* stored = cm.at("data").as_object().if_contains(render::kEnvKey);
     if (!stored || !stored->is_string() || stored->as_string() != env_->raw) data[render::kEnvKey] = env_->raw;
+  }
+  // The set_*_env functions in the stored script copies follow env.json and the derived values (north_config.name
+  // may change here); every other key stays as it is in the cluster.
+  std::map<std::string, std::string> scripts;
+  std::optional<config::EnvConfig> stored_env;
+  for (const auto& [key, value] : cm.at("data").as_object()) {
+    if (!value.is_string()) continue;
+    if (key == render::kEnvKey && !env_) {
+      try {
+        stored_env = config::parse_env_config(std::string(value.as_string()), "configmap/motor-config env.json");
+      } catch (const config::ValidationError&) {  // a hand-edited env.json: leave the functions as they are
+        return data;
+      }
+    }
+    if (key != render::kBaselineKey && key != render::kEnvKey && key != render::kOverridesKey)
+      scripts.emplace(std::string(key), std::string(value.as_string()));
+  }
+  std::string service_id = annotation(cm, render::kServiceIdAnnotation);
+  if (service_id.empty()) service_id = ns;
+  auto generated = scripts;
+  generated.erase(env_script::kEnvFunctionsKey);
+  const config::EnvConfig* env = env_ ? &*env_ : stored_env ? &*stored_env : nullptr;
+  env_script::inject(generated, env, env_script::derived_common_env(*proposed_, service_id));
+  for (const auto& [key, text] : generated) {
+    auto it = scripts.find(key);
+    if (it == scripts.end() || it->second != text) data[key] = text;
   }
   return data;
 }

@@ -80,14 +80,18 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     shown = line;
   };
   if (!report.at("ready").as_bool()) {
-    kube::Informer informer(new_transport, status_watch_targets(ns, name, service_count(inputs.service_set)));
+    // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
+    const bool multi = report.at("deployMode").as_string() == config::to_string(config::DeployMode::MultiDeployment);
+    kube::Informer informer(new_transport, multi ? multi_status_watch_targets(ns, name)
+                                                 : status_watch_targets(ns, name, service_count(inputs.service_set)));
+    const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
     informer.start();
     for (;;) {
-      report = build_status_report(ns, inputs_from_informer(informer), std::chrono::system_clock::now());
+      report = build_status_report(ns, current(), std::chrono::system_clock::now());
       show(report);
       if (report.at("ready").as_bool()) break;
       if (!informer.wait_for_change(deadline)) {
-        report = build_status_report(ns, inputs_from_informer(informer), std::chrono::system_clock::now());
+        report = build_status_report(ns, current(), std::chrono::system_clock::now());
         if (report.at("ready").as_bool()) break;
         if (progress && !shown.empty()) *progress << '\n';
         std::string message = "timed out waiting for the condition on inferserviceset/" + name + " (ready)";

@@ -465,6 +465,10 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, true)) cfg.d_npus_per_pod = static_cast<int>(*n);
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path")) cfg.weight_mount_path = *p;
+  // The coordinator's external NodePort (1025). Absent = Kubernetes allocates one: deploy.py's fixed 31015 made a
+  // second deployment's Service fail. 30000..32767 is the API server's default --service-node-port-range.
+  if (auto n = r.integer(deploy, path, "infer_node_port", 30000, 32767, false))
+    cfg.infer_node_port = static_cast<int>(*n);
 
   const json::object* tls = r.object(deploy, path, "tls_config", false);
   r.object(tls, path + ".tls_config", "north_tls_config", false);

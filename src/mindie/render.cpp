@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "mindie/env_script.h"
 #include "mindie/manifests.h"
 #include "util/yaml_json.h"
 
@@ -383,12 +384,27 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     spec["podManagementPolicy"] = "Parallel";
 }
 
-// One role of the InferServiceSet. Override problems are added to `problems`.
+// The Service addresses a mode hands the processes in env (CONTROLLER_SERVICE, ...): the operator's derived names
+// in infer_service_set mode, the plain Services' names in multi_deployment mode.
+struct Addresses {
+  std::string controller, coordinator, kv_pool, kv_conductor;
+};
+
+Addresses operator_addresses(const std::string& iss, const std::string& ns) {
+  return {operator_service_address(kControllerService, iss, "controller", ns),
+          operator_service_address(kCoordinatorService, iss, "coordinator", ns),
+          operator_service_address(kKvPoolService, iss, "kv-pool", ns),
+          operator_service_address(kKvConductorService, iss, "kv-conductor", ns)};
+}
+
+// One role of the InferServiceSet (in multi_deployment mode, the source of a role's Deployment spec: the same pod
+// template). `app` is the pod label the workload selects; `addr` the env addresses; `extra_labels` pod template
+// labels added before the overrides (so overrides colliding with them are reported). Override problems are added
+// to `problems`.
 json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std::string& iss, int replicas,
-                         const RenderOptions& opts, std::vector<Problem>& problems) {
+                         const RenderOptions& opts, std::vector<Problem>& problems, const std::string& app,
+                         const Addresses& addr, const json::object& extra_labels = {}) {
   const std::string role = info.name;
-  const std::string& ns = cfg.job_id;
-  const std::string app = app_label(iss, role);
   const bool engine = role == "prefill" || role == "decode";
 
   json::object r;
@@ -406,8 +422,11 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
     services.push_back(service_entry(kControllerService, "ClusterIP", "manage", kControllerPort, app));
   } else if (role == "coordinator") {
     services.push_back(service_entry(kCoordinatorService, "ClusterIP", "manage", kCoordinatorPort, app));
-    // NodePort without a fixed nodePort: deploy.py's fixed 31015 collides between deployments.
+    // NodePort without a fixed nodePort unless motor_deploy_config.infer_node_port asks for one: deploy.py's
+    // fixed 31015 collides between deployments.
     services.push_back(service_entry(kCoordinatorInferService, "NodePort", "infer", kInferPort, app));
+    if (cfg.infer_node_port)
+      services.back().at("spec").at("ports").at(0).as_object()["nodePort"] = cfg.infer_node_port;
   } else if (role == "kv-pool" && cfg.kv_pool) {
     services.push_back(service_entry(kKvPoolService, "ClusterIP", "kvp", cfg.kv_pool_port, app));
   } else if (role == "kv-conductor" && cfg.kv_conductor) {
@@ -422,6 +441,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
   json::object& pod_tpl = sub(spec, "template");
   json::object& pod_md = sub(pod_tpl, "metadata");
   sub(pod_md, "labels")["app"] = app;
+  for (const auto& kv : extra_labels) sub(pod_md, "labels")[kv.key()] = kv.value();
   json::object& pod = sub(pod_tpl, "spec");
 
   json::array& containers = list(pod, "containers");
@@ -435,14 +455,10 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
   env.push_back(env_var("ROLE", info.boot_role));
   // Stable across renders: deploy.py's timestamped JOB_NAME changed the pod template on every apply.
   env.push_back(env_var("JOB_NAME", cfg.job_id));
-  env.push_back(env_var("CONTROLLER_SERVICE", operator_service_address(kControllerService, iss, "controller", ns)));
-  env.push_back(
-      env_var("COORDINATOR_SERVICE", operator_service_address(kCoordinatorService, iss, "coordinator", ns)));
-  if (cfg.kv_pool)
-    env.push_back(env_var("KVP_MASTER_SERVICE", operator_service_address(kKvPoolService, iss, "kv-pool", ns)));
-  if (cfg.kv_conductor)
-    env.push_back(
-        env_var("KV_CONDUCTOR_SERVICE", operator_service_address(kKvConductorService, iss, "kv-conductor", ns)));
+  env.push_back(env_var("CONTROLLER_SERVICE", addr.controller));
+  env.push_back(env_var("COORDINATOR_SERVICE", addr.coordinator));
+  if (cfg.kv_pool) env.push_back(env_var("KVP_MASTER_SERVICE", addr.kv_pool));
+  if (cfg.kv_conductor) env.push_back(env_var("KV_CONDUCTOR_SERVICE", addr.kv_conductor));
   if (role == "coordinator" && !cfg.disaggregation_bootstrap_port.empty())
     env.push_back(env_var("DISAGGREGATION_BOOTSTRAP_PORT", cfg.disaggregation_bootstrap_port));
 
@@ -563,13 +579,15 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
   ann[kDeployModeAnnotation] = config::to_string(cfg.deploy_mode);
   ann[kWorkloadNameAnnotation] = iss;
 
+  ann[kServiceIdAnnotation] = opts.service_id.empty() ? cfg.job_id : opts.service_id;
+
   json::object& data = sub(cm, "data");
   data[kBaselineKey] = cfg.raw;
   if (env) data[kEnvKey] = env->raw;
   if (opts.overrides) data[kOverridesKey] = opts.overrides->raw;
 
   std::vector<Problem> problems;
-  std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0) + (opts.overrides ? opts.overrides->raw.size() : 0);
+  std::map<std::string, std::string> scripts;
   for (const auto& [key, content] : opts.scripts) {
     if (!valid_config_map_key(key))
       problems.push_back({key, "is not a valid ConfigMap key (letters, digits, '-', '_', '.'; at most 253)"});
@@ -577,8 +595,14 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
       problems.push_back({key, "collides with the ConfigMap's own " + key + " key"});
     else if (!valid_utf8(content))
       problems.push_back({key, "is not UTF-8 text"});
-    else
-      data[key] = content;
+    else if (key != env_script::kEnvFunctionsKey)  // generated below: a stored copy is replaced, never kept
+      scripts[key] = content;
+  }
+  // env.json reaches the processes through the functions the startup scripts call (deploy.py behaviour doc).
+  env_script::inject(scripts, env, env_script::derived_common_env(cfg, ann[kServiceIdAnnotation].as_string().c_str()));
+  std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0) + (opts.overrides ? opts.overrides->raw.size() : 0);
+  for (const auto& [key, content] : scripts) {
+    data[key] = content;
     total += key.size() + content.size();
   }
   if (total > kMaxConfigMapBytes)
@@ -626,10 +650,164 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   json::array& roles = list(sub(spec, "template"), "roles");
   const auto replicas = desired_role_replicas(cfg);
   std::vector<Problem> problems;
-  for (const auto& info : kRoles) roles.push_back(render_role(cfg, info, iss, replicas.at(info.name), opts, problems));
+  const Addresses addr = operator_addresses(iss, ns);
+  for (const auto& info : kRoles)
+    roles.push_back(render_role(cfg, info, iss, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr));
   // Every role's collisions at once, as for the files themselves.
   if (!problems.empty()) throw config::ValidationError(opts.overrides->source, std::move(problems));
   out.push_back(std::move(set));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// multi_deployment
+
+std::string workload_name(const UserConfig& cfg, const RenderOptions& opts) { return service_set_name(cfg, opts); }
+
+std::string engine_deployment_name(const UserConfig& cfg, std::string_view role, int index) {
+  if (role != "prefill" && role != "decode")
+    throw std::invalid_argument("engine_deployment_name: role " + std::string(role) + " is not an engine role");
+  return cfg.engine_base + (role == "prefill" ? "-p" : "-d") + std::to_string(index);
+}
+
+std::string cluster_service_address(const std::string& service, const std::string& ns) {
+  return service + "." + ns + ".svc.cluster.local";
+}
+
+namespace {
+
+// Labels every multi_deployment object carries: delete selects managed-by + instance, status also component and
+// instance-index (index < 0: none).
+json::object multi_labels(const std::string& name, const std::string& role, int index) {
+  json::object labels{{kManagedBy, "kubectl-mindie"}, {kInstance, name}, {kComponent, role}};
+  if (index >= 0) labels[kInstanceIndexLabel] = std::to_string(index);
+  return labels;
+}
+
+json::object multi_service(const std::string& name, const std::string& ns, const std::string& workload,
+                           const std::string& role, const std::string& app, const char* type, const char* port_name,
+                           int port, int node_port) {
+  json::object p{{"name", port_name}, {"port", port}, {"protocol", "TCP"}, {"targetPort", port}};
+  if (node_port) p["nodePort"] = node_port;
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, -1)}}},
+      {"spec", {{"type", type}, {"selector", {{"app", app}}}, {"ports", json::array{std::move(p)}}}}};
+}
+
+// A Deployment `name` from a rendered role's workload spec (render_role), its pods labelled app=<name> (the
+// selector) and, for engines, with the instance index.
+json::object multi_deployment_object(const std::string& name, const std::string& ns, const std::string& workload,
+                                     const std::string& role, int index, json::object spec) {
+  // StatefulSet-only fields of the engine template (Deployments reject them).
+  spec.erase("podManagementPolicy");
+  sub(spec, "selector")["matchLabels"] = json::object{{"app", name}};
+  json::object& labels = sub(sub(sub(spec, "template"), "metadata"), "labels");
+  labels["app"] = name;
+  if (index >= 0) labels[kInstanceIndexLabel] = std::to_string(index);
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "Deployment"},
+                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, index)}}},
+                      {"spec", std::move(spec)}};
+}
+
+}  // namespace
+
+std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const RenderOptions& opts) {
+  if (cfg.deploy_mode != config::DeployMode::MultiDeployment)
+    throw std::invalid_argument("render_multi_workloads: deploy_mode is " +
+                                std::string(config::to_string(cfg.deploy_mode)));
+  if (!cfg.hardware) throw std::invalid_argument("render_multi_workloads: no hardware profile");
+  const std::string name = workload_name(cfg, opts);
+  // Only a label value here (no operator derives names from it), but kept a DNS-1123 label like every name.
+  if (!config::is_dns1123_label(name))
+    throw config::ValidationError(
+        "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
+                                                          "and '-', starting and ending with a letter or digit"}});
+  const std::string& ns = cfg.job_id;
+  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
+  const Addresses addr{cluster_service_address(kMultiControllerService, ns),
+                       cluster_service_address(kMultiCoordinatorService, ns),
+                       cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns)};
+
+  std::vector<Problem> problems;
+  // Volcano PodGroups per instance are infer-operator's work; plain Deployments get none, and a one-pod-per-group
+  // gang would never start the instance's other pods together.
+  if (opts.overrides)
+    for (const auto& [role, o] : opts.overrides->roles)
+      if (o.gang_schedule && *o.gang_schedule)
+        problems.push_back({"roles." + role + ".gangSchedule",
+                            "gang scheduling needs infer-operator (deploy_mode infer_service_set): multi_deployment "
+                            "Deployments get no Volcano PodGroup"});
+
+  std::vector<json::object> out;
+  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
+  set_common_metadata(sa, kServiceAccount, &ns, name);
+  sub(sub(sa, "metadata"), "labels")[kComponent] = "controller";
+  out.push_back(std::move(sa));
+  json::object role = manifest("infer_service_set/clusterrole.yaml");
+  set_common_metadata(role, rbac_name, nullptr, name);
+  out.push_back(std::move(role));
+  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
+  set_common_metadata(binding, rbac_name, nullptr, name);
+  sub(binding, "roleRef")["name"] = rbac_name;
+  for (auto& s : list(binding, "subjects"))
+    if (s.is_object()) s.get_object()["namespace"] = ns;
+  out.push_back(std::move(binding));
+
+  // One pod template per role, rendered once (override problems reported once), then one Deployment per instance.
+  const auto role_spec = [&](const RoleInfo& info, const std::string& app) {
+    json::object extra = multi_labels(name, info.name, -1);
+    extra["job-name"] = cfg.job_id;  // deploy.py's engine label; JOB_NAME is the job_id (stable, see render_role)
+    json::object r = render_role(cfg, info, name, 1, opts, problems, app, addr, extra);
+    return r["spec"].get_object();
+  };
+  const auto info_of = [](std::string_view role) -> const RoleInfo& {
+    for (const auto& i : kRoles)
+      if (role == i.name) return i;
+    throw std::logic_error("unknown role");
+  };
+  out.push_back(multi_deployment_object(kMultiController, ns, name, "controller", -1,
+                                        role_spec(info_of("controller"), kMultiController)));
+  out.push_back(multi_service(kMultiControllerService, ns, name, "controller", kMultiController, "ClusterIP", "manage",
+                              kControllerPort, 0));
+  out.push_back(multi_deployment_object(kMultiCoordinator, ns, name, "coordinator", -1,
+                                        role_spec(info_of("coordinator"), kMultiCoordinator)));
+  out.push_back(multi_service(kMultiCoordinatorService, ns, name, "coordinator", kMultiCoordinator, "ClusterIP",
+                              "manage", kCoordinatorPort, 0));
+  // NodePort allocated by Kubernetes unless infer_node_port fixes one (deploy.py's fixed 31015 collided).
+  out.push_back(multi_service(kMultiCoordinatorInfer, ns, name, "coordinator", kMultiCoordinator, "NodePort", "infer",
+                              kInferPort, cfg.infer_node_port));
+  for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances}}) {
+    const json::object spec = role_spec(info_of(engine), engine_deployment_name(cfg, engine, 0));
+    for (int i = 0; i < count; ++i)
+      out.push_back(
+          multi_deployment_object(engine_deployment_name(cfg, engine, i), ns, name, engine, i, spec));
+  }
+  if (cfg.kv_pool) {
+    out.push_back(multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1,
+                                          role_spec(info_of("kv-pool"), kMultiKvPool)));
+    out.push_back(multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "kvp",
+                                cfg.kv_pool_port, 0));
+  }
+  if (cfg.kv_conductor) {
+    out.push_back(multi_deployment_object(kMultiKvConductor, ns, name, "kv-conductor", -1,
+                                          role_spec(info_of("kv-conductor"), kMultiKvConductor)));
+    out.push_back(multi_service(kKvConductorService, ns, name, "kv-conductor", kMultiKvConductor, "ClusterIP", "http",
+                                cfg.kv_conductor_port, 0));
+  }
+  if (!problems.empty())
+    throw config::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
+  return out;
+}
+
+std::vector<json::object> render_multi_deployment(const UserConfig& cfg, const config::EnvConfig* env,
+                                                  const RenderOptions& opts) {
+  auto workloads = render_multi_workloads(cfg, opts);  // validates the mode and the name first
+  std::vector<json::object> out;
+  out.push_back(render_config_map(cfg, env, opts));
+  for (auto& o : workloads) out.push_back(std::move(o));
   return out;
 }
 

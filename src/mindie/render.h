@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <optional>
@@ -26,6 +27,9 @@ inline constexpr const char* kGangScheduleLabel = "infer.huawei.com/gang-schedul
 /// Annotations on the ConfigMap recording what later commands need without local files.
 inline constexpr const char* kDeployModeAnnotation = "kubectl-mindie/deploy-mode";
 inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-service-set";
+/// Annotation on motor-config keeping the SERVICE_ID generated at the first deploy (issue 3: stable across
+/// re-renders).
+inline constexpr const char* kServiceIdAnnotation = "kubectl-mindie/service-id";
 /// Field manager for every write.
 inline constexpr const char* kFieldManager = "kubectl-mindie";
 
@@ -44,6 +48,9 @@ struct RenderOptions {
   std::map<std::string, std::string> scripts;
   /// Operator changes to the pod templates (deploy --overrides); stored in the ConfigMap under kOverridesKey.
   std::optional<overrides::Overrides> overrides;
+  /// SERVICE_ID of the env functions ("<job_id>_<unix seconds>" of the first deploy, kept on motor-config under
+  /// kServiceIdAnnotation so re-renders are identical); empty = the job_id.
+  std::string service_id;
 };
 
 /// Problems with an InferServiceSet name (path "metadata.name"): it must be a DNS-1123 label, and every name the
@@ -55,7 +62,9 @@ std::vector<config::Problem> check_service_set_name(const std::string& name);
 std::string default_service_set_name(const config::UserConfig& cfg);
 
 /// The motor-config ConfigMap: keys user_config.json (cfg.raw), env.json (env->raw when given), overrides.yaml
-/// (opts.overrides->raw when given) and `opts.scripts`; annotations recording the deploy mode and the
+/// (opts.overrides->raw when given) and `opts.scripts`, the scripts' copies carrying env.json's set_*_env
+/// functions and every function also under env_script::kEnvFunctionsKey (mindie/env_script.h; the user's files are
+/// never modified); annotations recording the deploy mode and the
 /// InferServiceSet name. Throws config::ValidationError (source "scripts") when a script key is not a valid
 /// ConfigMap key or collides with the config keys, a script is not UTF-8 text, or the data exceeds the 1 MiB object
 /// limit.
@@ -91,6 +100,53 @@ const std::vector<std::string>& role_names();
 /// Desired role.replicas (instances) per role for `cfg`: controller/coordinator 1, prefill p_instances, decode
 /// d_instances, kv-pool/kv-conductor 1 when enabled else 0.
 std::map<std::string, int> desired_role_replicas(const config::UserConfig& cfg);
+
+// ---- multi_deployment mode (deploy.py's "multi_deployment rendering": plain Deployments and Services) ----
+
+/// Labels on every object kubectl-mindie writes (delete and status select with them).
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";  ///< = workload_name()
+inline constexpr const char* kComponentLabel = "app.kubernetes.io/component";  ///< the role name
+/// multi_deployment: the engine instance index on an engine Deployment and its pods (status groups by it; the
+/// Deployment name carries it too, but names are never parsed when a label can say it).
+inline constexpr const char* kInstanceIndexLabel = "kubectl-mindie/instance-index";
+
+/// multi_deployment object names (deploy.py's, so operators find what they know).
+inline constexpr const char* kMultiController = "mindie-motor-controller";
+inline constexpr const char* kMultiControllerService = "mindie-motor-controller-service";    ///< port 1026
+inline constexpr const char* kMultiCoordinator = "mindie-motor-coordinator";
+inline constexpr const char* kMultiCoordinatorService = "mindie-motor-coordinator-service";  ///< port 1026
+inline constexpr const char* kMultiCoordinatorInfer = "mindie-motor-coordinator-infer";      ///< NodePort, 1025
+inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";                          ///< Service kvp-master
+inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";                ///< Service kv-conductor
+
+/// The name recorded as kWorkloadNameAnnotation and carried in kInstanceLabel: opts.service_set_name, else
+/// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
+std::string workload_name(const config::UserConfig& cfg, const RenderOptions& opts);
+
+/// Name of engine instance `index` of `role` ("prefill" or "decode") in multi_deployment mode:
+/// "<engine base>-p<index>" / "<engine base>-d<index>" (deploy.py). std::invalid_argument for another role.
+std::string engine_deployment_name(const config::UserConfig& cfg, std::string_view role, int index);
+
+/// A Service's cluster DNS name: "<service>.<ns>.svc.cluster.local".
+std::string cluster_service_address(const std::string& service, const std::string& ns);
+
+/// Every object of a multi_deployment deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
+/// ClusterRoleBinding (as render_infer_service_set names them), controller Deployment and Service (1026),
+/// coordinator Deployment, Service (1026) and NodePort Service (1025; nodePort =
+/// motor_deploy_config.infer_node_port, else allocated by Kubernetes), one Deployment per engine instance
+/// (engine_deployment_name; replicas = pods per instance), then kv-pool and kv-conductor (Deployment + Service)
+/// when enabled. Pod templates are the infer_service_set roles' (same Ascend pieces, overrides and env), with env
+/// addresses cluster_service_address(...) and pod labels app=<Deployment name>, job-name=<job_id>, and the
+/// managed-by, instance, component (and for engines instance-index) labels every object carries.
+/// Throws config::ValidationError as render_infer_service_set does (overrides; also gangSchedule: true, which needs
+/// infer-operator's PodGroups), or for a workload name that is no DNS-1123 label; std::invalid_argument when
+/// cfg.deploy_mode is not MultiDeployment.
+std::vector<boost::json::object> render_multi_workloads(const config::UserConfig& cfg, const RenderOptions& opts);
+
+/// render_config_map(cfg, env, opts) followed by render_multi_workloads(cfg, opts): what deploy writes, in order.
+std::vector<boost::json::object> render_multi_deployment(const config::UserConfig& cfg, const config::EnvConfig* env,
+                                                         const RenderOptions& opts);
 
 /// Address of the Service the operator creates for a role's service entry:
 /// "<service>-<iss>-0-<role>.<ns>.svc.cluster.local" (infer-operator naming, InferService index 0).

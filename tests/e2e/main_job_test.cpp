@@ -331,9 +331,13 @@ TEST_CASE("--scripts-dir files land in motor-config; --output-dir gets every ren
     CHECK(body["data"]["boot.sh"] == "#!/bin/bash\necho boot\n");
     CHECK(body["data"]["probe.sh"] == "#!/bin/bash\nexit 0\n");
   }
-  CHECK(e2e::read_file(dir.path() + "/out/inferserviceset-mindie-motor-vllm.yaml").find("kind: InferServiceSet") !=
-        std::string::npos);
-  CHECK(e2e::read_file(dir.path() + "/out/configmap-motor-config.yaml").find("kind: ConfigMap") != std::string::npos);
+  // deploy.py's file names: infer_service.yaml holds the ServiceAccount, cluster RBAC and the InferServiceSet.
+  const std::string iss_file = e2e::read_file(dir.path() + "/out/infer_service.yaml");
+  CHECK(iss_file.find("kind: InferServiceSet") != std::string::npos);
+  CHECK(iss_file.find("kind: ServiceAccount") != std::string::npos);
+  CHECK(iss_file.find("\n---\n") != std::string::npos);
+  CHECK(iss_file.find("kind: ClusterRole\n") != std::string::npos);
+  CHECK(e2e::read_file(dir.path() + "/out/motor_config.yaml").find("kind: ConfigMap") != std::string::npos);
 }
 
 TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request, with size and limit") {

@@ -351,7 +351,9 @@ TEST_CASE("ConfigMap: exact baseline bytes, env.json, scripts, annotations") {
   CHECK(data.at("user_config.json").as_string() == raw);
   CHECK(data.at("env.json").as_string() == env.raw);
   CHECK(data.at("boot.sh") == "#!/bin/bash\necho hi\n");
-  CHECK(data.size() == 4);
+  // + env_functions.sh: env.json as the set_*_env functions the startup scripts call (mindie/env_script.h)
+  CHECK(data.contains("env_functions.sh"));
+  CHECK(data.size() == 5);
   // Bytes survive serialisation (what is sent) too.
   CHECK(json::parse(json::serialize(cm)).at("data").at("user_config.json").as_string() == raw);
 

@@ -1,0 +1,254 @@
+#include "cmd/delete.h"
+
+#include <algorithm>
+#include <set>
+
+#include "cmd/status.h"
+#include "cmd/wait.h"
+#include "mindie/render.h"
+
+namespace mindie::cmd {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+
+void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
+  desc.add_options()
+      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
+       "none, client (only print what would be deleted) or server (send with dryRun=All)")
+      ("wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")
+      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)")
+      ("output,o", po::value(&flags.output), "Output format: name (only kind.group/name)");
+}
+
+namespace {
+
+const std::string kRbacPrefix = "mindie-motor-controller-";  // render.cpp: "<service account>-<namespace>"
+constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";
+
+const json::object* object_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::string label(const json::object& obj, const std::string& key) {
+  const auto* md = object_at(obj, "metadata");
+  const auto* labels = md ? object_at(*md, "labels") : nullptr;
+  const json::value* v = labels ? labels->if_contains(key) : nullptr;
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+bool has_owner(const json::object& obj) {
+  const auto* md = object_at(obj, "metadata");
+  const json::value* refs = md ? md->if_contains("ownerReferences") : nullptr;
+  return refs && refs->is_array() && !refs->as_array().empty();
+}
+
+std::string name_of(const json::object& obj) {
+  const auto* md = object_at(obj, "metadata");
+  const json::value* v = md ? md->if_contains("name") : nullptr;
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// Items of a LIST; a collection the server does not serve (CRD not installed: 404) is empty.
+json::array list_items(kube::Client& client, const kube::GVR& r, const std::string& ns, const std::string& selector) {
+  try {
+    json::object list = client.list(r, ns, selector);
+    json::value* items = list.if_contains("items");
+    return items && items->is_array() ? std::move(items->get_array()) : json::array();
+  } catch (const kube::ApiError& e) {
+    if (e.code() == 404) return {};
+    throw;
+  }
+}
+
+// Why a cluster-scoped RBAC object is not this deployment's own ("" = it is).
+std::string foreign_rbac(const json::object& obj, const std::string& ns, const std::string& workload) {
+  if (label(obj, "app.kubernetes.io/managed-by") != render::kFieldManager)
+    return "not labelled app.kubernetes.io/managed-by=kubectl-mindie";
+  const std::string instance = label(obj, kInstanceLabel);
+  if (!workload.empty() && instance != workload)
+    return "its label " + std::string(kInstanceLabel) + " is \"" + instance + "\", not \"" + workload + "\"";
+  if (const json::value* subjects = obj.if_contains("subjects"); subjects && subjects->is_array()) {
+    for (const auto& s : subjects->as_array()) {
+      const auto* so = s.is_object() ? &s.get_object() : nullptr;
+      const json::value* sns = so ? so->if_contains("namespace") : nullptr;
+      if (!sns || !sns->is_string() || sns->as_string() != ns)
+        return "it binds subjects outside namespace " + ns;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
+  DeletePlan plan;
+  plan.ns = ns;
+  plan.config_map = client.get_if_exists(kube::gvr::kConfigMaps, ns, render::kConfigMapName);
+  if (plan.config_map) {
+    if (label(*plan.config_map, "app.kubernetes.io/managed-by") != render::kFieldManager)
+      throw CommandError("configmap/" + std::string(render::kConfigMapName) + " in namespace " + ns +
+                         " was not written by kubectl-mindie (no label " + kManagedBySelector +
+                         "): it belongs to another tool's deployment (deploy.py?); nothing was deleted");
+    plan.workload = annotation(*plan.config_map, render::kWorkloadNameAnnotation);
+    plan.deploy_mode = annotation(*plan.config_map, render::kDeployModeAnnotation);
+    if (plan.workload.empty() || plan.deploy_mode.empty()) {
+      // Written before the annotations existed: the baseline names them (a broken baseline leaves labels only).
+      try {
+        const config::UserConfig baseline = parse_baseline(*plan.config_map, ns);
+        if (plan.workload.empty()) plan.workload = render::default_service_set_name(baseline);
+        if (plan.deploy_mode.empty()) plan.deploy_mode = std::string(config::to_string(baseline.deploy_mode));
+      } catch (const CommandError&) {
+      }
+    }
+    if (plan.workload.empty()) plan.workload = label(*plan.config_map, kInstanceLabel);
+    // A hand-edited annotation must never reach a request path or a selector.
+    if (!plan.workload.empty() && !config::is_dns1123_label(plan.workload))
+      throw CommandError("configmap/" + std::string(render::kConfigMapName) + " records workload name \"" +
+                         plan.workload + "\", which is not a DNS-1123 label; nothing was deleted");
+  }
+
+  // Namespaced objects: by label (the namespace holds one deployment: its job_id), the recorded workload name
+  // narrowing the selector when known. Owned objects (the operator's workloads, ReplicaSets) go with their owner.
+  std::string selector = kManagedBySelector;
+  if (!plan.workload.empty()) selector += "," + std::string(kInstanceLabel) + "=" + plan.workload;
+  std::set<std::pair<std::string, std::string>> seen;  // resource, name
+  const auto add = [&](const kube::GVR& r, const std::string& name, const std::string& target_ns) {
+    if (seen.emplace(r.resource + "." + r.group, name).second) plan.targets.push_back({r, target_ns, name, ""});
+  };
+  // The workload first: its deletion stops the operator from recreating what follows.
+  std::int64_t services = 1;
+  if (!plan.workload.empty()) {
+    std::optional<json::object> iss;
+    try {
+      iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, plan.workload);
+    } catch (const kube::ApiError& e) {
+      if (e.code() != 404) throw;  // a 404 without the object's name: the CRD is not installed
+    }
+    if (iss && label(*iss, "app.kubernetes.io/managed-by") == render::kFieldManager) {
+      add(kube::gvr::kInferServiceSets, plan.workload, ns);
+      services = service_count(iss);
+    }
+  }
+  for (const kube::GVR* r : {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices,
+                             &kube::gvr::kServiceAccounts}) {
+    for (const auto& item : list_items(client, *r, ns, selector)) {
+      const auto& obj = item.as_object();
+      if (!has_owner(obj)) add(*r, name_of(obj), ns);
+    }
+  }
+
+  // Cluster-scoped RBAC: deploy names it after the namespace; only this deployment's own is deleted.
+  for (const kube::GVR* r : {&kube::gvr::kClusterRoleBindings, &kube::gvr::kClusterRoles}) {
+    const std::string name = kRbacPrefix + ns;
+    const auto obj = client.get_if_exists(*r, "", name);
+    if (!obj) continue;
+    const std::string why = foreign_rbac(*obj, ns, plan.workload);
+    plan.targets.push_back({*r, "", name, why});
+  }
+
+  // What --wait waits for: the workload and its Deployments, and every pod of either.
+  // multi_deployment has no InferServiceSet (and the cluster may not serve the CRD): its Deployments and pods
+  // carry the labels of `selector`, below.
+  if (!plan.workload.empty() && plan.deploy_mode != config::to_string(config::DeployMode::MultiDeployment)) {
+    plan.gone.push_back({kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + plan.workload});
+    plan.gone.push_back({kube::gvr::kPods, ns, service_selector(plan.workload, services), ""});
+  }
+  plan.gone.push_back({kube::gvr::kDeployments, ns, selector, ""});
+  plan.gone.push_back({kube::gvr::kPods, ns, selector, ""});
+  return plan;
+}
+
+DeleteOptions::DeleteOptions(DeleteFlags flags, std::string namespace_flag)
+    : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void DeleteOptions::validate() {
+  if (namespace_flag_.empty())
+    throw UsageError("-n NAMESPACE is required: delete removes the deployment of one namespace (its job_id)");
+  check_namespace_syntax(namespace_flag_);
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  if (!flags_.output.empty() && flags_.output != "name")
+    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
+                     "\", allowed formats are: name");
+  WaitAfterFlags w{flags_.wait, flags_.timeout};
+  timeout_ = check_wait_after_flags(w, dry_run_);
+}
+
+void DeleteOptions::complete() {}
+
+bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
+  if (dry_run_ == DryRun::Client) return client.get_if_exists(t.gvr, t.ns, t.name).has_value();
+  kube::WriteOptions opts;
+  opts.dry_run = dry_run_ == DryRun::Server;
+  try {
+    client.remove(t.gvr, t.ns, t.name, opts);
+  } catch (const kube::ApiError& e) {
+    if (e.is_not_found()) return false;  // gone meanwhile (or a re-run): idempotent
+    throw;
+  }
+  return true;
+}
+
+void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
+                              const kube::Informer::TransportFactory& new_transport) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  kube::Informer informer(new_transport, gone);
+  informer.start();
+  const auto left = [&] {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < gone.size(); ++i)
+      for (const auto& obj : informer.objects(i)) names.push_back(gone[i].gvr.kind_dot_group() + "/" + name_of(obj));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  };
+  for (;;) {
+    const auto remaining = left();
+    if (remaining.empty()) return;
+    if (!informer.wait_for_change(deadline)) {
+      const auto still = left();
+      if (still.empty()) return;
+      std::string message = "timed out waiting for the deletion of the deployment in namespace " + namespace_flag_ +
+                            "; still there:";
+      for (const auto& n : still) message += "\n* " + n;
+      message += "\nconfigmap/" + std::string(render::kConfigMapName) + " (the record) is kept: re-run kubectl mindie "
+                 "delete -n " + namespace_flag_ + " --wait once they are gone";
+      throw CommandError(message);
+    }
+  }
+}
+
+void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
+  const std::string& ns = namespace_flag_;
+  DeletePlan plan = plan_delete(client, ns);
+  std::vector<std::string> deleted;
+  const auto attempt = [&](const DeleteTarget& t) {
+    try {
+      if (remove(client, t)) {
+        printer.mutation(t.gvr, t.name, "deleted", dry_run_);
+        deleted.push_back(t.gvr.kind_dot_group() + "/" + t.name);
+      }
+    } catch (...) {
+      std::string state = deleted.empty() ? "nothing was deleted" : "deleted before the failure:";
+      for (const auto& d : deleted) state += "\n  " + d;
+      state += "\nconfigmap/" + std::string(render::kConfigMapName) +
+               " (the record of the deployment) is kept; fix the cause above and re-run: kubectl mindie delete -n " +
+               ns;
+      throw PartialFailure(std::current_exception(), state);
+    }
+  };
+  for (const auto& t : plan.targets) {
+    if (!t.kept_reason.empty()) {
+      printer.warning(t.gvr.kind_dot_group() + "/" + t.name + " kept: " + t.kept_reason);
+      continue;
+    }
+    attempt(t);
+  }
+  // The record goes last, after the workload is gone when waiting: a delete that stops early can be re-run.
+  if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport);
+  if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, render::kConfigMapName, ""});
+  if (deleted.empty() && !plan.config_map) printer.out() << "No resources found in " << ns << " namespace.\n";
+}
+
+}  // namespace mindie::cmd

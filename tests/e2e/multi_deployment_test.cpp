@@ -1,0 +1,222 @@
+// deploy_mode multi_deployment end to end: the real binary against the sandbox, whose deployment controller
+// simulation gives plain Deployments their ReplicaSets and pods. No InferServiceSet CRD is installed (--no-crd):
+// this mode needs no infer-operator.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+using e2e::kScripts;
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const std::string kCm = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string kDeployments = "/apis/apps/v1/namespaces/mindie-demo/deployments/";
+
+std::string multi_config(const e2e::TempDir& dir) {
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  return dir.write("user_config.json", cfg.dump(2));
+}
+
+/// `kubectl get KIND -n mindie-demo -o json` items.
+json items(const Sandbox& sb, const std::string& kind) {
+  const auto run = e2e::run_process(
+      {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-n", "mindie-demo", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return json::parse(run.out).at("items");
+}
+
+std::vector<std::string> names(const json& list) {
+  std::vector<std::string> out;
+  for (const auto& i : list) out.push_back(i.at("metadata").at("name").get<std::string>());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// "METHOD path" of every write after `mark`.
+std::vector<std::string> writes_since(const Sandbox& sb, std::size_t mark) {
+  std::vector<std::string> out;
+  for (const auto& r : sb.requests_since(mark))
+    if (r.is_write()) out.push_back(r.method + " " + r.path);
+  return out;
+}
+
+/// Pods per engine Deployment (by the app label the Deployment selects).
+std::size_t pods_of(const json& pods, const std::string& deployment) {
+  return static_cast<std::size_t>(std::count_if(pods.begin(), pods.end(), [&](const json& p) {
+    return p["metadata"]["labels"].value("app", "") == deployment;
+  }));
+}
+
+}  // namespace
+
+TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete, objects and requests") {
+  Sandbox sb({"--no-crd"});
+  e2e::TempDir dir;
+  const std::string config = multi_config(dir);
+  const std::string out_dir = dir.path() + "/rendered";
+
+  // deploy: server-side apply of every object, the ConfigMap first; files named as deploy.py's.
+  std::size_t mark = sb.requests().size();
+  auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--output-dir", out_dir});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out ==
+        "configmap/motor-config serverside-applied\n"
+        "serviceaccount/mindie-motor-controller serverside-applied\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "deployment.apps/mindie-motor-controller serverside-applied\n"
+        "service/mindie-motor-controller-service serverside-applied\n"
+        "deployment.apps/mindie-motor-coordinator serverside-applied\n"
+        "service/mindie-motor-coordinator-service serverside-applied\n"
+        "service/mindie-motor-coordinator-infer serverside-applied\n"
+        "deployment.apps/vllm-p0 serverside-applied\n"
+        "deployment.apps/vllm-d0 serverside-applied\n");
+  auto writes = writes_since(sb, mark);
+  REQUIRE(writes.size() == 11);
+  CHECK(writes.front() == "PATCH " + kCm);
+  for (const auto& w : writes) CHECK(w.rfind("PATCH ", 0) == 0);  // apply patches only
+  std::vector<std::string> files;
+  for (const auto& f : std::filesystem::directory_iterator(out_dir)) files.push_back(f.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"controller.yaml", "coordinator.yaml", "engine_d0.yaml", "engine_p0.yaml",
+                                          "motor_config.yaml"});
+
+  CHECK(names(items(sb, "deployments")) ==
+        std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
+  json pods = items(sb, "pods");
+  CHECK(pods.size() == 4);
+  CHECK(pods_of(pods, "vllm-p0") == 1);
+  // The NodePort was left to Kubernetes.
+  for (const auto& s : items(sb, "services"))
+    if (s["metadata"]["name"] == "mindie-motor-coordinator-infer") CHECK(s["spec"]["type"] == "NodePort");
+
+  // scale out: the new engine Deployments by server-side apply, then the baseline.
+  mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3", "--decode", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out ==
+        "deployment.apps/vllm-p1 created\n"
+        "deployment.apps/vllm-p2 created\n"
+        "deployment.apps/vllm-d1 created\n");
+  writes = writes_since(sb, mark);
+  CHECK(writes == std::vector<std::string>{"PATCH " + kDeployments + "vllm-p1", "PATCH " + kDeployments + "vllm-p2",
+                                           "PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm});
+  pods = items(sb, "pods");
+  CHECK(pods.size() == 7);
+  CHECK(pods_of(pods, "vllm-p2") == 1);
+
+  // wait watches the Deployments and pods (there is no InferServiceSet).
+  run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "1m"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+
+  // status groups pods by Deployment, role and index; the baseline agrees.
+  run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  json report = json::parse(run.out);
+  CHECK(report["deployMode"] == "multi_deployment");
+  CHECK(report["found"] == true);
+  CHECK(report["ready"] == true);
+  CHECK(report["drift"].empty());
+  CHECK(report["deployments"].size() == 7);
+  for (const auto& role : report["roles"]) {
+    if (role["name"] != "prefill") continue;
+    CHECK(role["baselineInstances"] == 3);
+    CHECK(role["specInstances"] == 3);
+    CHECK(role["readyInstances"] == 3);
+    REQUIRE(role["instances"].size() == 3);
+    CHECK(role["instances"][2]["deployment"] == "vllm-p2");
+    CHECK(role["instances"][2]["pods"].size() == 1);
+  }
+  run = sb.mindie({"status", "-n", "mindie-demo"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployments of mindie-motor-vllm in namespace mindie-demo (multi_deployment): Ready") == 0);
+  CHECK(run.out.find("instance 2 (deployment/vllm-p2)") != std::string::npos);
+
+  // scale in: the highest indices go first, then the baseline.
+  mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "deployment.apps/vllm-p2 deleted\ndeployment.apps/vllm-p1 deleted\n");
+  writes = writes_since(sb, mark);
+  CHECK(writes == std::vector<std::string>{"DELETE " + kDeployments + "vllm-p2", "DELETE " + kDeployments + "vllm-p1",
+                                           "PATCH " + kCm});
+  CHECK(names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
+                                                                   "mindie-motor-coordinator", "vllm-d0", "vllm-d1",
+                                                                   "vllm-p0"});
+  CHECK(items(sb, "pods").size() == 5);  // the owned ReplicaSets and pods went with their Deployments
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
+
+  // delete: everything deploy and scale made, the ConfigMap last.
+  run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-d1 deleted\n") != std::string::npos);
+  CHECK(run.out.find("service/mindie-motor-coordinator-infer deleted\n") != std::string::npos);
+  CHECK(run.out.find("clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n") !=
+        std::string::npos);
+  CHECK(run.out.size() >= std::string("configmap/motor-config deleted\n").size());
+  CHECK(run.out.substr(run.out.size() - std::string("configmap/motor-config deleted\n").size()) ==
+        "configmap/motor-config deleted\n");
+  CHECK(items(sb, "deployments").empty());
+  CHECK(items(sb, "services").empty());
+  CHECK(items(sb, "pods").empty());
+  CHECK(items(sb, "configmaps").empty());
+}
+
+TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
+  // The baseline PATCH fails once (403: not retried); the created Deployment must go again.
+  Sandbox sb({"--no-crd", "--fault", "PATCH:" + kCm + ":403:1:1"});
+  e2e::TempDir dir;
+  auto run = sb.mindie({"deploy", "-f", multi_config(dir), "--scripts-dir", kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const std::size_t mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--decode", "2"});
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find("the scale was undone") != std::string::npos);
+  CHECK(writes_since(sb, mark) == std::vector<std::string>{"PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm,
+                                                           "DELETE " + kDeployments + "vllm-d1"});
+  CHECK(names(items(sb, "deployments")) ==
+        std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
+}
+
+TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set removes the extra engines") {
+  Sandbox sb({"--no-crd"});
+  e2e::TempDir dir;
+  const std::string config = multi_config(dir);
+  auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"deploy", "-f", config});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-p1 deleted\n") != std::string::npos);
+  CHECK(names(items(sb, "deployments")) ==
+        std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
+}
+
+TEST_CASE("multi_deployment: status explains an unhealthy engine instance by role and index") {
+  Sandbox sb({"--no-crd", "--pod-state", "decode:0=CrashLoopBackOff"});
+  e2e::TempDir dir;
+  auto run = sb.mindie({"deploy", "-f", multi_config(dir), "--scripts-dir", kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json report = json::parse(run.out);
+  CHECK(report["ready"] == false);
+  REQUIRE(report["unready"].size() == 1);
+  const std::string line = report["unready"][0];
+  CHECK(line.rfind("pod vllm-d0-", 0) == 0);
+  CHECK(line.find("(role decode, instance 0): crash loop") != std::string::npos);
+  for (const auto& role : report["roles"])
+    if (role["name"] == "decode") CHECK(role["healthy"] == false);
+    else if (role["name"] == "prefill") CHECK(role["healthy"] == true);
+}

@@ -1,0 +1,268 @@
+// Rendering of multi_deployment objects (mindie/render.h render_multi_*): names, labels, env addresses, the
+// coordinator's NodePort, the shared pod templates, and apps/v1 DeploymentSpec schema validity.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "config_test_support.h"
+#include "mindie/overrides.h"
+#include "mindie/render.h"
+#include "support/openapi_schema.h"
+
+using namespace mindie;
+using mindie::test::deploy_of;
+using mindie::test::parse;
+using mindie::test::valid_config;
+namespace json = boost::json;
+using njson = nlohmann::json;
+
+namespace {
+
+json::object multi_config() {
+  json::object cfg = valid_config();
+  deploy_of(cfg)["deploy_mode"] = "multi_deployment";
+  deploy_of(cfg)["p_instances_num"] = 2;
+  deploy_of(cfg)["d_instances_num"] = 3;
+  deploy_of(cfg)["single_d_instance_pod_num"] = 2;
+  return cfg;
+}
+
+std::string name_of(const json::object& o) { return std::string(o.at("metadata").at("name").as_string()); }
+
+std::string label(const json::object& o, const char* key) {
+  const auto* v = o.at("metadata").as_object().at("labels").as_object().if_contains(key);
+  return v ? std::string(v->as_string()) : "";
+}
+
+const json::object& find(const std::vector<json::object>& objs, std::string_view kind, std::string_view name) {
+  for (const auto& o : objs)
+    if (o.at("kind").as_string() == kind && name_of(o) == name) return o;
+  throw std::runtime_error("no " + std::string(kind) + "/" + std::string(name));
+}
+
+const json::object& container(const json::object& deployment) {
+  return deployment.at("spec").at("template").at("spec").at("containers").at(0).as_object();
+}
+
+std::string env_of(const json::object& deployment, std::string_view name) {
+  for (const auto& e : container(deployment).at("env").as_array())
+    if (e.at("name").as_string() == name) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
+  return "";
+}
+
+njson inline_refs(const njson& s, const njson& defs, int depth = 0) {
+  if (depth > 64) throw std::runtime_error("schema references nest deeper than 64");
+  if (s.is_object()) {
+    if (s.contains("$ref"))
+      return inline_refs(defs.at(s["$ref"].get<std::string>().substr(std::string("#/definitions/").size())), defs,
+                         depth + 1);
+    njson out = njson::object();
+    for (const auto& [k, v] : s.items()) out[k] = inline_refs(v, defs, depth + 1);
+    return out;
+  }
+  if (s.is_array()) {
+    njson out = njson::array();
+    for (const auto& v : s) out.push_back(inline_refs(v, defs, depth + 1));
+    return out;
+  }
+  return s;
+}
+
+const njson& deployment_schema() {
+  static const njson schema = [] {
+    std::ifstream in(std::string(MINDIE_SOURCE_DIR) + "/tests/unit/schemas/workload_schemas.json");
+    REQUIRE(in.good());
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const njson doc = njson::parse(buf.str());
+    return inline_refs(doc.at("definitions").at("apps.v1.DeploymentSpec"), doc.at("definitions"));
+  }();
+  return schema;
+}
+
+}  // namespace
+
+TEST_CASE("multi_deployment: objects, names and order (deploy.py's names; engine Deployments per instance)") {
+  const auto cfg = parse(multi_config());
+  const auto objs = render::render_multi_deployment(cfg, nullptr, {});
+  std::vector<std::string> got;
+  for (const auto& o : objs) got.push_back(std::string(o.at("kind").as_string()) + "/" + name_of(o));
+  const std::vector<std::string> want = {
+      "ConfigMap/motor-config",
+      "ServiceAccount/mindie-motor-controller",
+      "ClusterRole/mindie-motor-controller-team-a",
+      "ClusterRoleBinding/mindie-motor-controller-team-a",
+      "Deployment/mindie-motor-controller",
+      "Service/mindie-motor-controller-service",
+      "Deployment/mindie-motor-coordinator",
+      "Service/mindie-motor-coordinator-service",
+      "Service/mindie-motor-coordinator-infer",
+      "Deployment/vllm-p0",
+      "Deployment/vllm-p1",
+      "Deployment/vllm-d0",
+      "Deployment/vllm-d1",
+      "Deployment/vllm-d2",
+  };
+  CHECK(got == want);
+  // The ConfigMap records the mode and the workload name (what delete, scale and status read).
+  const auto& ann = objs[0].at("metadata").at("annotations").as_object();
+  CHECK(ann.at(render::kDeployModeAnnotation) == "multi_deployment");
+  CHECK(ann.at(render::kWorkloadNameAnnotation) == "mindie-motor-vllm");
+  // Engine base from engine_type.
+  json::object mindie = multi_config();
+  mindie["motor_engine_prefill_config"].as_object()["engine_type"] = "mindie-llm";
+  mindie["motor_engine_decode_config"].as_object()["engine_type"] = "mindie-llm";
+  CHECK(render::engine_deployment_name(parse(mindie), "decode", 4) == "mindie-server-d4");
+  CHECK_THROWS_AS(render::engine_deployment_name(cfg, "controller", 0), std::invalid_argument);
+}
+
+TEST_CASE("multi_deployment: every object carries the labels delete selects by; engines their role and index") {
+  const auto cfg = parse(multi_config());
+  render::RenderOptions opts;
+  opts.service_set_name = "my-llm";
+  const auto objs = render::render_multi_workloads(cfg, opts);
+  for (const auto& o : objs) {
+    CAPTURE(name_of(o));
+    CHECK(label(o, render::kManagedByLabel) == "kubectl-mindie");
+    CHECK(label(o, render::kInstanceLabel) == "my-llm");
+    if (o.at("kind") != "Deployment") continue;
+    // Pods carry them too (delete --wait and status select pods with them), and the selector matches the pods.
+    const auto& tpl_labels = o.at("spec").at("template").at("metadata").at("labels").as_object();
+    CHECK(tpl_labels.at(render::kManagedByLabel) == "kubectl-mindie");
+    CHECK(tpl_labels.at(render::kInstanceLabel) == "my-llm");
+    CHECK(tpl_labels.at("app") == json::value(name_of(o)));
+    CHECK(tpl_labels.at("job-name") == "team-a");
+    CHECK(o.at("spec").at("selector").at("matchLabels") == json::value(json::object{{"app", name_of(o)}}));
+    CHECK(tpl_labels.at(render::kComponentLabel) == json::value(label(o, render::kComponentLabel)));
+  }
+  const auto& d2 = find(objs, "Deployment", "vllm-d2");
+  CHECK(label(d2, render::kComponentLabel) == "decode");
+  CHECK(label(d2, render::kInstanceIndexLabel) == "2");
+  CHECK(d2.at("spec").at("template").at("metadata").at("labels").at(render::kInstanceIndexLabel) == "2");
+  CHECK(d2.at("spec").at("replicas") == 2);  // pods per instance
+  CHECK(find(objs, "Deployment", "vllm-p1").at("spec").at("replicas") == 1);
+  CHECK(label(find(objs, "Deployment", "mindie-motor-coordinator"), render::kInstanceIndexLabel).empty());
+}
+
+TEST_CASE("multi_deployment: env addresses are the Services' cluster FQDNs; Services select the pods") {
+  json::object raw = multi_config();
+  raw["motor_engine_prefill_config"].as_object()["engine_config"] =
+      json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+  raw["kv_cache_pool_config"] = json::parse(R"({"port": 50090, "eviction_high_watermark_ratio": 0.9,
+                                                  "eviction_ratio": 0.1})");
+  raw["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  const auto cfg = parse(raw);
+  const auto objs = render::render_multi_workloads(cfg, {});
+  for (const char* name : {"mindie-motor-controller", "mindie-motor-coordinator", "vllm-p0", "vllm-d2",
+                           "mindie-motor-kv-pool", "mindie-motor-kv-conductor"}) {
+    CAPTURE(name);
+    const auto& d = find(objs, "Deployment", name);
+    CHECK(env_of(d, "CONTROLLER_SERVICE") == "mindie-motor-controller-service.team-a.svc.cluster.local");
+    CHECK(env_of(d, "COORDINATOR_SERVICE") == "mindie-motor-coordinator-service.team-a.svc.cluster.local");
+    CHECK(env_of(d, "KVP_MASTER_SERVICE") == "kvp-master.team-a.svc.cluster.local");
+    CHECK(env_of(d, "KV_CONDUCTOR_SERVICE") == "kv-conductor.team-a.svc.cluster.local");
+    CHECK(env_of(d, "JOB_NAME") == "team-a");
+  }
+  CHECK(env_of(find(objs, "Deployment", "vllm-p0"), "ROLE") == "prefill");
+  CHECK(env_of(find(objs, "Deployment", "mindie-motor-kv-pool"), "ROLE") == "kv_pool");
+  const std::map<std::string, std::pair<std::string, int>> services = {
+      {"mindie-motor-controller-service", {"mindie-motor-controller", 1026}},
+      {"mindie-motor-coordinator-service", {"mindie-motor-coordinator", 1026}},
+      {"mindie-motor-coordinator-infer", {"mindie-motor-coordinator", 1025}},
+      {"kvp-master", {"mindie-motor-kv-pool", 50090}},
+      {"kv-conductor", {"mindie-motor-kv-conductor", 13333}},
+  };
+  for (const auto& [svc, want] : services) {
+    CAPTURE(svc);
+    const auto& s = find(objs, "Service", svc);
+    CHECK(s.at("spec").at("selector") == json::value(json::object{{"app", want.first}}));
+    CHECK(s.at("spec").at("ports").at(0).at("port") == want.second);
+    CHECK(s.at("spec").at("ports").at(0).at("targetPort") == want.second);
+    // The selected Deployment's pods carry that app label.
+    CHECK(find(objs, "Deployment", want.first).at("spec").at("template").at("metadata").at("labels").at("app") ==
+          json::value(want.first));
+  }
+}
+
+TEST_CASE("multi_deployment: the coordinator's NodePort is allocated unless infer_node_port fixes it") {
+  json::object raw = multi_config();
+  auto objs = render::render_multi_workloads(parse(raw), {});
+  const auto& infer = find(objs, "Service", "mindie-motor-coordinator-infer");
+  CHECK(infer.at("spec").at("type") == "NodePort");
+  CHECK_FALSE(infer.at("spec").at("ports").at(0).as_object().contains("nodePort"));
+  CHECK(find(objs, "Service", "mindie-motor-coordinator-service").at("spec").at("type") == "ClusterIP");
+
+  deploy_of(raw)["infer_node_port"] = 31015;
+  objs = render::render_multi_workloads(parse(raw), {});
+  CHECK(find(objs, "Service", "mindie-motor-coordinator-infer").at("spec").at("ports").at(0).at("nodePort") == 31015);
+
+  deploy_of(raw)["infer_node_port"] = 8080;  // outside the default service-node-port-range
+  const auto problems = test::problems_of(json::serialize(raw));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.infer_node_port");
+}
+
+TEST_CASE("multi_deployment: pod templates are the infer_service_set roles' (Ascend pieces, overrides)") {
+  json::object raw = multi_config();
+  deploy_of(raw)["hardware_type"] = "800I_A3";
+  json::object iss_raw = raw;
+  deploy_of(iss_raw)["deploy_mode"] = "infer_service_set";
+  render::RenderOptions opts;
+  opts.overrides = overrides::parse_overrides(
+      "roles:\n  decode:\n    labels: {team: llm}\n    resources: {limits: {memory: 300Gi}}\n", "ov.yaml");
+  const auto objs = render::render_multi_workloads(parse(raw), opts);
+  const auto iss_objs = render::render_infer_service_set(parse(iss_raw), nullptr, opts);
+  const json::object* decode_role = nullptr;
+  for (const auto& r : iss_objs.back().at("spec").at("template").at("roles").as_array())
+    if (r.at("name") == "decode") decode_role = &r.as_object();
+  REQUIRE(decode_role);
+  const auto& d = find(objs, "Deployment", "vllm-d1");
+  const auto& pod = d.at("spec").at("template").at("spec").as_object();
+  const auto& iss_pod = decode_role->at("spec").at("template").at("spec").as_object();
+  // The same pod spec but for the env addresses.
+  json::object a = pod, b = iss_pod;
+  a["containers"].as_array()[0].as_object().erase("env");
+  b["containers"].as_array()[0].as_object().erase("env");
+  CHECK(a == b);
+  CHECK(pod.at("schedulerName") == "volcano");
+  CHECK(container(d).at("resources").at("limits").at("huawei.com/Ascend910") == "8");
+  CHECK(container(d).at("resources").at("limits").at("memory") == "300Gi");
+  const auto& md = d.at("spec").at("template").at("metadata").as_object();
+  CHECK(md.at("labels").at("team") == "llm");
+  CHECK(md.at("annotations") == decode_role->at("spec").at("template").at("metadata").at("annotations"));
+  // StatefulSet-only fields stay out of a Deployment.
+  CHECK_FALSE(d.at("spec").as_object().contains("podManagementPolicy"));
+}
+
+TEST_CASE("multi_deployment: every Deployment spec passes the apps/v1 DeploymentSpec schema") {
+  json::object raw = multi_config();
+  raw["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  for (const auto& o : render::render_multi_workloads(parse(raw), {})) {
+    if (o.at("kind") != "Deployment") continue;
+    const auto v = testing::validate_schema(deployment_schema(), njson::parse(json::serialize(o.at("spec"))),
+                                            name_of(o) + ".spec");
+    for (const auto& x : v) FAIL_CHECK(x.field << ": " << x.message);
+  }
+}
+
+TEST_CASE("multi_deployment: refusals name the field") {
+  json::object raw = multi_config();
+  render::RenderOptions opts;
+  opts.overrides = overrides::parse_overrides("roles:\n  prefill:\n    gangSchedule: true\n", "ov.yaml");
+  deploy_of(raw)["single_p_instance_pod_num"] = 2;
+  try {
+    render::render_multi_workloads(parse(raw), opts);
+    FAIL("expected a ValidationError");
+  } catch (const config::ValidationError& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].path == "roles.prefill.gangSchedule");
+    CHECK(e.source() == "ov.yaml");
+  }
+  render::RenderOptions bad;
+  bad.service_set_name = "Bad_Name";
+  CHECK_THROWS_AS(render::render_multi_workloads(parse(raw), bad), config::ValidationError);
+  CHECK_THROWS_AS(render::render_multi_workloads(parse(valid_config()), {}), std::invalid_argument);
+}
