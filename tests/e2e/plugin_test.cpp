@@ -1,0 +1,454 @@
+// kubectl-mindie as a kubectl plugin: help text against docs/, version, shell completion (directly and through the
+// real kubectl), plugin discovery, and no terminal escape codes when stdout is not a terminal.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "harness.h"
+
+using e2e::Run;
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBinary = MINDIE_BINARY;
+const std::string kBinDir = std::filesystem::path(kBinary).parent_path().string();
+const std::string kCompleter = kBinDir + "/kubectl_complete-mindie";
+const std::string kKubectl = "/usr/bin/kubectl";
+
+Run mindie(std::vector<std::string> args) {
+  args.insert(args.begin(), kBinary);
+  return e2e::run_process(args);
+}
+
+/// The commands `kubectl mindie --help` lists: whatever exists, so a new command is checked without editing this.
+std::vector<std::string> listed_commands() {
+  const Run run = mindie({"--help"});
+  REQUIRE(run.exit_code == 0);
+  std::vector<std::string> out;
+  std::istringstream in(run.out);
+  std::string line;
+  bool on = false;
+  while (std::getline(in, line)) {
+    if (line == "Commands:") {
+      on = true;
+    } else if (on) {
+      if (line.rfind("  ", 0) != 0) break;
+      out.push_back(line.substr(2, line.find(' ', 2) - 2));
+    }
+  }
+  REQUIRE(out.size() >= 6);
+  return out;
+}
+
+/// The fenced ```text block under "## Help" of docs/COMMAND.md ("" when there is none).
+std::string documented_help(const std::string& page) {
+  const std::string text = e2e::read_file(page);
+  const auto section = text.find("\n## Help\n");
+  if (section == std::string::npos) return "";
+  const auto open = text.find("\n```text\n", section);
+  if (open == std::string::npos) return "";
+  const auto begin = open + 9;
+  const auto close = text.find("\n```\n", begin - 1);
+  if (close == std::string::npos) return "";
+  return text.substr(begin, close + 1 - begin);
+}
+
+/// Candidates (without descriptions) and the directive of a completion answer.
+struct Completion {
+  std::vector<std::string> values;
+  int directive = -1;
+  bool has(const std::string& v) const { return std::find(values.begin(), values.end(), v) != values.end(); }
+};
+
+Completion parse_completion(const Run& run) {
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  Completion c;
+  std::istringstream in(run.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == ':') {
+      c.directive = std::stoi(line.substr(1));
+    } else {
+      c.values.push_back(line.substr(0, line.find('\t')));
+    }
+  }
+  REQUIRE_MESSAGE(c.directive >= 0, "no directive line in: " << run.out);
+  return c;
+}
+
+Completion complete(std::vector<std::string> words) {
+  words.insert(words.begin(), kCompleter);
+  return parse_completion(e2e::run_process(words));
+}
+
+/// Sets PATH for the child processes started while it lives (the real kubectl finds plugins on PATH).
+class PathWithBinDir {
+ public:
+  PathWithBinDir() : old_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    setenv("PATH", (kBinDir + ":" + old_).c_str(), 1);
+  }
+  ~PathWithBinDir() { setenv("PATH", old_.c_str(), 1); }
+
+ private:
+  std::string old_;
+};
+
+// ---- krew's manifest rules (sigs.k8s.io/krew internal/index/validation: ValidatePlugin, validatePlatform,
+// validateSelector; the index's CI adds lowercase os/arch and no overlapping selectors) ----
+
+const std::vector<std::string> kOses = {"linux", "darwin", "windows"};
+const std::vector<std::string> kArches = {"amd64", "arm64", "386", "arm", "ppc64le", "s390x"};
+
+std::string scalar(const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : std::string(); }
+
+/// Whether a platform's selector matches os/arch (matchLabels and matchExpressions with In/NotIn).
+bool selector_matches(const YAML::Node& sel, const std::string& os, const std::string& arch) {
+  const auto value_of = [&](const std::string& key) { return key == "os" ? os : arch; };
+  if (const auto labels = sel["matchLabels"]; labels && labels.IsMap())
+    for (const auto& kv : labels)
+      if (scalar(kv.second) != value_of(kv.first.Scalar())) return false;
+  if (const auto exprs = sel["matchExpressions"]; exprs && exprs.IsSequence())
+    for (const auto& e : exprs) {
+      bool in = false;
+      for (const auto& v : e["values"]) in = in || scalar(v) == value_of(scalar(e["key"]));
+      if ((scalar(e["operator"]) == "In") != in) return false;
+    }
+  return true;
+}
+
+/// Every rule the manifest breaks (empty: valid). `version` is the project's version without the v.
+std::vector<std::string> krew_problems(const std::string& yaml_text, const std::string& version) {
+  std::vector<std::string> bad;
+  YAML::Node m;
+  try {
+    m = YAML::Load(yaml_text);
+  } catch (const std::exception& e) {
+    return {std::string("not YAML: ") + e.what()};
+  }
+  if (scalar(m["apiVersion"]) != "krew.googlecontainertools.github.com/v1alpha2") bad.push_back("apiVersion");
+  if (scalar(m["kind"]) != "Plugin") bad.push_back("kind");
+  const std::string name = scalar(m["metadata"]["name"]);
+  if (name != "mindie" || !std::regex_match(name, std::regex("^[A-Za-z0-9_-]+$"))) bad.push_back("metadata.name");
+  const auto spec = m["spec"];
+  const std::string v = scalar(spec["version"]);
+  if (!std::regex_match(v, std::regex(R"(^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)")))
+    bad.push_back("spec.version is not semver with a v prefix: " + v);
+  else if (!version.empty() && v != "v" + version)
+    bad.push_back("spec.version " + v + " is not the project's v" + version);
+  const std::string shortd = scalar(spec["shortDescription"]);
+  if (shortd.empty() || shortd.size() >= 50 || shortd.find_first_of("\r\n") != std::string::npos)
+    bad.push_back("spec.shortDescription must be 1..49 characters on one line");
+  std::istringstream desc(scalar(spec["description"]));
+  std::string line;
+  bool any = false;
+  while (std::getline(desc, line)) {
+    any = true;
+    if (line.size() > 80) bad.push_back("spec.description line over 80 columns: " + line);
+  }
+  if (!any) bad.push_back("spec.description is empty");
+  const auto platforms = spec["platforms"];
+  if (!platforms || !platforms.IsSequence() || platforms.size() == 0) {
+    bad.push_back("spec.platforms is empty");
+    return bad;
+  }
+  for (const auto& p : platforms) {
+    if (scalar(p["uri"]).rfind("https://", 0) != 0) bad.push_back("platform uri must be https://...");
+    if (!std::regex_match(scalar(p["sha256"]), std::regex("^[a-f0-9]{64}$")))
+      bad.push_back("platform sha256 must be 64 lowercase hex digits: " + scalar(p["sha256"]));
+    if (scalar(p["bin"]).empty()) bad.push_back("platform bin has to be set");
+    bool license = false;
+    if (const auto files = p["files"]; files) {
+      if (!files.IsSequence() || files.size() == 0) bad.push_back("files has to be unspecified or non-empty");
+      for (const auto& f : files) {
+        if (scalar(f["from"]).empty() || scalar(f["to"]).empty()) bad.push_back("files entry without from/to");
+        license = license || scalar(f["from"]) == "LICENSE";
+      }
+    }
+    if (!license) bad.push_back("LICENSE is not extracted (files: from: LICENSE)");
+    const auto sel = p["selector"];
+    const auto labels = sel["matchLabels"];
+    const auto exprs = sel["matchExpressions"];
+    if (!sel || ((!labels || labels.size() == 0) && (!exprs || exprs.size() == 0))) {
+      bad.push_back("empty or missing selector");
+      continue;
+    }
+    const auto check_key_value = [&](const std::string& key, const std::string& value) {
+      if (key != "os" && key != "arch") bad.push_back("selector key not supported: " + key);
+      const auto& known = key == "os" ? kOses : kArches;
+      if (std::find(known.begin(), known.end(), value) == known.end())
+        bad.push_back("selector " + key + ": " + value + " is not a lowercase GOOS/GOARCH value");
+    };
+    if (labels)
+      for (const auto& kv : labels) check_key_value(kv.first.Scalar(), scalar(kv.second));
+    if (exprs)
+      for (const auto& e : exprs)
+        for (const auto& val : e["values"]) check_key_value(scalar(e["key"]), scalar(val));
+  }
+  for (const auto& os : kOses)
+    for (const auto& arch : kArches) {
+      int n = 0;
+      for (const auto& p : platforms) n += p["selector"] && selector_matches(p["selector"], os, arch) ? 1 : 0;
+      if (n > 1) bad.push_back("overlapping selectors for " + os + "/" + arch);
+    }
+  return bad;
+}
+
+std::string project_version() {
+  const std::string cm = e2e::read_file(std::string(MINDIE_SOURCE_DIR) + "/CMakeLists.txt");
+  std::smatch m;
+  REQUIRE(std::regex_search(cm, m, std::regex(R"(project\(kubectl-mindie VERSION ([0-9.]+))")));
+  return m[1].str();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += s + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every command's --help is in kubectl's style and equals the help block of its docs/ page") {
+  for (const auto& cmd : listed_commands()) {
+    CAPTURE(cmd);
+    const Run run = mindie({cmd, "--help"});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    const std::string& help = run.out;
+    // Description, then Examples (each command after a "# comment" line), Options, Usage with the synopsis.
+    const auto examples = help.find("\nExamples:\n");
+    const auto options = help.find("\nOptions:\n");
+    const auto usage = help.find("\nUsage:\n  kubectl mindie " + cmd);
+    REQUIRE(examples != std::string::npos);
+    REQUIRE(options != std::string::npos);
+    REQUIRE(usage != std::string::npos);
+    CHECK(examples > 0);
+    CHECK(examples < options);
+    CHECK(options < usage);
+    std::istringstream lines(help.substr(examples + 11, options - examples - 11));
+    std::string line, previous;
+    int commands = 0;
+    while (std::getline(lines, line)) {
+      if (line.rfind("  kubectl mindie " + cmd, 0) == 0) {
+        CHECK_MESSAGE(previous.rfind("  # ", 0) == 0, "example without a # comment before it: " << line);
+        ++commands;
+      } else {
+        CHECK_MESSAGE((line.empty() || line.rfind("  # ", 0) == 0), "unexpected example line: " << line);
+      }
+      previous = line;
+    }
+    CHECK(commands >= 1);
+    CHECK(help.find("--help") != std::string::npos);
+
+    const std::string page = std::string(MINDIE_SOURCE_DIR) + "/docs/" + cmd + ".md";
+    REQUIRE_MESSAGE(std::filesystem::exists(page), page << " is missing: run scripts/update-docs.sh");
+    CHECK_MESSAGE(documented_help(page) == help,
+                  page << "'s help block differs from `kubectl mindie " << cmd
+                       << " --help`: run scripts/update-docs.sh");
+  }
+}
+
+TEST_CASE("version prints the version, git commit and build date; -o json the same; --version too") {
+  const Run text = mindie({"version"});
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(std::regex_search(text.out, std::regex("^kubectl-mindie version [0-9]+\\.[0-9]+\\.[0-9]+\n")));
+  CHECK(std::regex_search(text.out, std::regex("\ngit commit: ([0-9a-f]{40}|unknown) \\((clean|dirty|unknown)\\)\n")));
+  CHECK(std::regex_search(text.out, std::regex("\nbuild date: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\n")));
+  CHECK(mindie({"--version"}).out == text.out);
+
+  const Run js = mindie({"version", "-o", "json"});
+  REQUIRE_MESSAGE(js.exit_code == 0, js.err);
+  const json v = json::parse(js.out);
+  for (const char* key : {"version", "gitCommit", "gitTreeState", "buildDate", "platform"}) {
+    CAPTURE(key);
+    CHECK(v.contains(key));
+  }
+  CHECK(text.out.find(v["gitCommit"].get<std::string>()) != std::string::npos);
+  CHECK(text.out.find(v["buildDate"].get<std::string>()) != std::string::npos);
+  const Run yaml = mindie({"version", "-o", "yaml"});
+  CHECK(yaml.out.find("gitCommit: \"" + v["gitCommit"].get<std::string>() + "\"\n") != std::string::npos);
+  const Run bad = mindie({"version", "-o", "wide"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("error: ") == 0);
+}
+
+TEST_CASE("completion: commands, flags, -o values, --context names from the kubeconfig") {
+  const Completion top = complete({""});
+  for (const auto& cmd : listed_commands()) CHECK_MESSAGE(top.has(cmd), cmd);
+  CHECK(top.directive == 4);  // no file names
+  CHECK(complete({"st"}).values == std::vector<std::string>{"status"});
+  CHECK(complete({"sc"}).values == std::vector<std::string>{"scale"});
+
+  // Every flag each command's --help lists is offered, and only flags.
+  for (const auto& cmd : listed_commands()) {
+    CAPTURE(cmd);
+    const Completion flags = complete({cmd, "--"});
+    const std::string help = mindie({cmd, "--help"}).out;
+    std::smatch m;
+    std::string rest = help.substr(help.find("\nOptions:\n"));
+    std::set<std::string> listed;
+    for (std::regex flag("--([a-z][a-z0-9-]*)"); std::regex_search(rest, m, flag); rest = m.suffix())
+      listed.insert("--" + m[1].str());
+    for (const auto& f : listed) CHECK_MESSAGE(flags.has(f), f << " of `" << cmd << " --help` is not completed");
+    for (const auto& f : flags.values) CHECK(f.rfind("--", 0) == 0);
+  }
+  CHECK(complete({"scale", "-"}).has("-n"));
+  CHECK(complete({"scale", "--pre"}).values == std::vector<std::string>{"--prefill"});
+  CHECK(complete({"scale", "--prefill", "2", "--pre"}).values.empty());  // already given
+
+  CHECK(complete({"status", "-o", ""}).values == std::vector<std::string>{"wide", "json", "yaml"});
+  CHECK(complete({"status", "--output", "j"}).values == std::vector<std::string>{"json"});
+  CHECK(complete({"status", "--output=y"}).values == std::vector<std::string>{"--output=yaml"});
+  CHECK(complete({"deploy", "--dry-run=s"}).values == std::vector<std::string>{"--dry-run=server"});
+  CHECK(complete({"version", "-o", ""}).values == std::vector<std::string>{"json", "yaml"});
+  CHECK(complete({"wait", "--for", ""}).values == std::vector<std::string>{"ready"});
+  CHECK(complete({"deploy", "-f", ""}).directive == 0);              // file names
+  CHECK(complete({"deploy", "--config-dir", ""}).directive == 16);   // directories
+
+  e2e::TempDir dir;
+  const std::string kc = dir.write("config", R"(apiVersion: v1
+kind: Config
+clusters: [{name: c1, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u1, user: {token: t}}]
+contexts:
+- {name: prod-a, context: {cluster: c1, user: u1}}
+- {name: lab, context: {cluster: c1, user: u1}}
+current-context: lab
+)");
+  CHECK(complete({"--kubeconfig", kc, "status", "--context", ""}).values == std::vector<std::string>{"prod-a", "lab"});
+  CHECK(complete({"status", "--kubeconfig=" + kc, "--context", "p"}).values == std::vector<std::string>{"prod-a"});
+  // An unreachable server gives no namespaces, quickly, and still a directive.
+  CHECK(complete({"--kubeconfig", kc, "status", "-n", ""}).values.empty());
+}
+
+TEST_CASE("completion of -n lists the namespaces holding a motor-config baseline, with one LIST") {
+  Sandbox sb;
+  CHECK(complete({"--kubeconfig", sb.kubeconfig(), "status", "-n", ""}).values.empty());
+  const auto deploy = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
+  REQUIRE_MESSAGE(deploy.exit_code == 0, deploy.err);
+  const std::size_t before = sb.requests().size();
+  const Completion ns = complete({"scale", "--kubeconfig", sb.kubeconfig(), "--namespace", "mindie-"});
+  CHECK(ns.values == std::vector<std::string>{"mindie-demo"});
+  CHECK(ns.directive == 4);
+  const auto reqs = sb.requests_since(before);
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].method == "GET");
+  CHECK(reqs[0].path == "/api/v1/configmaps");
+  CHECK(reqs[0].query.find("fieldSelector=metadata.name%3Dmotor-config") != std::string::npos);
+}
+
+TEST_CASE("through the real kubectl: plugin list, kubectl mindie, and completion via kubectl_complete-mindie") {
+  if (!std::filesystem::exists(kKubectl)) {
+    MESSAGE("no " << kKubectl << ": skipped");
+    return;
+  }
+  PathWithBinDir path;
+  const Run list = e2e::run_process({kKubectl, "plugin", "list"});
+  CHECK_MESSAGE(list.out.find(kBinDir + "/kubectl-mindie\n") != std::string::npos, list.out << list.err);
+  CHECK(list.out.find("kubectl_complete-mindie") == std::string::npos);  // not a plugin, only a completer
+
+  const Run version = e2e::run_process({kKubectl, "mindie", "version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == mindie({"version"}).out);
+  const Run help = e2e::run_process({kKubectl, "mindie", "status", "--help"});
+  CHECK(help.out == mindie({"status", "--help"}).out);
+
+  // kubectl >= 1.26 completes plugin arguments by running kubectl_complete-<plugin>.
+  const Completion sub = parse_completion(e2e::run_process({kKubectl, "__complete", "mindie", "up"}));
+  CHECK(sub.values == std::vector<std::string>{"update-config"});
+  const Completion out = parse_completion(e2e::run_process({kKubectl, "__complete", "mindie", "status", "-o", ""}));
+  CHECK(out.values == std::vector<std::string>{"wide", "json", "yaml"});
+}
+
+TEST_CASE("no escape codes when stdout is not a terminal: status and status --watch") {
+  Sandbox sb;
+  const auto deploy = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
+  REQUIRE_MESSAGE(deploy.exit_code == 0, deploy.err);
+  const Run status = sb.mindie({"status", "-n", "mindie-demo"});
+  REQUIRE_MESSAGE(status.exit_code == 0, status.err);
+  CHECK(status.out.find('\x1b') == std::string::npos);
+  CHECK(status.err.find('\x1b') == std::string::npos);
+
+  e2e::Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "--watch"}));
+  const std::string first = watch.wait_for_output("\n");
+  const Run stopped = watch.stop();
+  CHECK(first.find('\x1b') == std::string::npos);
+  CHECK(stopped.out.find('\x1b') == std::string::npos);
+  CHECK(stopped.err.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rules; broken fragments do not") {
+  const std::string version = project_version();
+  e2e::TempDir dir;
+  const std::string stage = dir.path() + "/stage";
+  std::filesystem::create_directory(stage);
+  for (const std::string& f : {kBinary, kCompleter, std::string(MINDIE_SOURCE_DIR) + "/LICENSE"})
+    std::filesystem::copy_file(f, stage + "/" + std::filesystem::path(f).filename().string());
+  const std::string archive = dir.path() + "/kubectl-mindie_" + version + "_linux_amd64.tar.gz";
+  const Run tar = e2e::run_process(
+      {"/usr/bin/env", "tar", "-C", stage, "-czf", archive, "kubectl-mindie", "kubectl_complete-mindie", "LICENSE"});
+  REQUIRE_MESSAGE(tar.exit_code == 0, tar.err);
+  const Run gen = e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", archive});
+  REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
+  CHECK_MESSAGE(krew_problems(gen.out, version).empty(), join(krew_problems(gen.out, version)) << gen.out);
+
+  // The sha256 is the archive's, and bin and LICENSE are in it.
+  const YAML::Node m = YAML::Load(gen.out);
+  const YAML::Node p = m["spec"]["platforms"][0];
+  const Run sum = e2e::run_process({"/usr/bin/env", "sha256sum", archive});
+  CHECK(sum.out.substr(0, 64) == p["sha256"].Scalar());
+  const Run listing = e2e::run_process({"/usr/bin/env", "tar", "-tzf", archive});
+  CHECK(listing.out.find(p["bin"].Scalar() + "\n") != std::string::npos);
+  CHECK(listing.out.find("LICENSE\n") != std::string::npos);
+  CHECK(p["selector"]["matchLabels"]["os"].Scalar() == "linux");
+  CHECK(p["selector"]["matchLabels"]["arch"].Scalar() == "amd64");
+
+  // An archive that is not named for a platform, or lacks a member, is refused.
+  const std::string odd = dir.path() + "/kubectl-mindie_" + version + "_Linux_amd64.tar.gz";
+  std::filesystem::copy_file(archive, odd);
+  CHECK(e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", odd}).exit_code != 0);
+
+  const auto broken = [&](const std::string& from, const std::string& to) {
+    std::string text = gen.out;
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+    return krew_problems(text, version);
+  };
+  CHECK(!broken("os: linux", "os: Linux").empty());
+  CHECK(!broken("arch: amd64", "arch: x86_64").empty());
+  CHECK(!broken("version: v", "version: ").empty());
+  CHECK(!broken("sha256: ", "sha256: A").empty());
+  CHECK(!broken(p["sha256"].Scalar(), p["sha256"].Scalar().substr(0, 63)).empty());
+  CHECK(!broken("bin: kubectl-mindie", "bin: \"\"").empty());
+  CHECK(!broken("- from: LICENSE", "- from: COPYING").empty());
+  CHECK(!broken("os: linux", "os: linux\n        cpu: x").empty());
+  CHECK(!broken("shortDescription: ", "shortDescription: A much longer description than fifty characters for ").empty());
+  CHECK(!broken("kind: Plugin", "kind: Plugins").empty());
+  // Two platforms for linux/amd64.
+  std::string twice = gen.out + gen.out.substr(gen.out.find("  - selector:"));
+  CHECK(join(krew_problems(twice, version)).find("overlapping selectors for linux/amd64") != std::string::npos);
+}
+
+TEST_CASE("krew: the committed krew/mindie.yaml passes krew's rules and names this version") {
+  const std::string path = std::string(MINDIE_SOURCE_DIR) + "/krew/mindie.yaml";
+  REQUIRE_MESSAGE(std::filesystem::exists(path), "krew/mindie.yaml is missing: run scripts/release.sh");
+  const std::string text = e2e::read_file(path);
+  const auto problems = krew_problems(text, project_version());
+  CHECK_MESSAGE(problems.empty(), join(problems));
+  const YAML::Node m = YAML::Load(text);
+  for (const auto& p : m["spec"]["platforms"]) {
+    const std::string os = p["selector"]["matchLabels"]["os"].Scalar();
+    const std::string arch = p["selector"]["matchLabels"]["arch"].Scalar();
+    CHECK(p["uri"].Scalar().find("kubectl-mindie_" + project_version() + "_" + os + "_" + arch + ".tar.gz") !=
+          std::string::npos);
+  }
+}
