@@ -563,9 +563,9 @@ int run(const std::vector<std::string>& all_args) {
     printer.flush();
     std::cout << std::flush;  // what changed is visible before the wait begins
     std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
-    const std::string iss = cmd::wait_until_ready(session.client(), [&session] { return session.new_transport(); },
+    const std::string subject = cmd::wait_until_ready(session.client(), [&session] { return session.new_transport(); },
                                                   ns, cmd::parse_duration(flags.timeout, "--timeout"), progress);
-    if (output.empty()) std::cout << kube::gvr::kInferServiceSets.kind_dot_group() << "/" << iss << " ready\n";
+    if (output.empty()) std::cout << subject << " ready\n";
   };
   try {
     if (cmd::use_aibrix(framework_flags)) {

@@ -79,9 +79,11 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     *progress << "\r\x1b[K" << line << std::flush;
     shown = line;
   };
+  // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
+  const bool multi = report.at("deployMode").as_string() == config::to_string(config::DeployMode::MultiDeployment);
+  const std::string subject =
+      multi ? "deployments/" + name : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
   if (!report.at("ready").as_bool()) {
-    // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
-    const bool multi = report.at("deployMode").as_string() == config::to_string(config::DeployMode::MultiDeployment);
     kube::Informer informer(new_transport, multi ? multi_status_watch_targets(ns, name)
                                                  : status_watch_targets(ns, name, service_count(inputs.service_set)));
     const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
@@ -94,7 +96,7 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
         report = build_status_report(ns, current(), std::chrono::system_clock::now());
         if (report.at("ready").as_bool()) break;
         if (progress && !shown.empty()) *progress << '\n';
-        std::string message = "timed out waiting for the condition on inferserviceset/" + name + " (ready)";
+        std::string message = "timed out waiting for the condition on " + subject + " (ready)";
         if (!report.at("found").as_bool()) message += "\n* inferserviceset/" + name + " does not exist";
         for (const auto& d : report.at("drift").as_array())
           if (std::string_view(d.as_string()).starts_with("the operator")) message += "\n* " + std::string(d.as_string());
@@ -104,7 +106,7 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     }
   }
   if (progress && !shown.empty()) *progress << "\r\x1b[K" << std::flush;
-  return name;
+  return subject;
 }
 
 void add_wait_after_flags(po::options_description& desc, WaitAfterFlags& flags) {
@@ -142,8 +144,7 @@ void WaitOptions::complete(const std::string& context_namespace) {
 
 void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
-  const std::string name = wait_until_ready(client, new_transport, namespace_, timeout_, progress);
-  printer.out() << kube::gvr::kInferServiceSets.kind_dot_group() << "/" << name << " condition met\n";
+  printer.out() << wait_until_ready(client, new_transport, namespace_, timeout_, progress) << " condition met\n";
 }
 
 }  // namespace mindie::cmd

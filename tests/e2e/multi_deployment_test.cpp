@@ -115,6 +115,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   // wait watches the Deployments and pods (there is no InferServiceSet).
   run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "1m"});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "deployments/mindie-motor-vllm condition met\n");  // no InferServiceSet exists to name
 
   // status groups pods by Deployment, role and index; the baseline agrees.
   run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
