@@ -230,6 +230,10 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
         deleted.push_back(t.gvr.kind_dot_group() + "/" + t.name);
       }
     } catch (...) {
+      // A server dry run changed nothing: there is no state to recover from.
+      if (dry_run_ == DryRun::Server) {
+        throw PartialFailure(std::current_exception(), "(server dry run: no changes were made)");
+      }
       std::string state = deleted.empty() ? "nothing was deleted" : "deleted before the failure:";
       for (const auto& d : deleted) state += "\n  " + d;
       state += "\nconfigmap/" + std::string(render::kConfigMapName) +

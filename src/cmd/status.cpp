@@ -171,10 +171,9 @@ json::object pod_summary(const json::value& pod, std::int64_t now) {
   std::string reason;
   const json::value* scheduled = condition(status, "PodScheduled");
   if (terminating) {
-    const auto since = parse_time(str(find(&pod, {"metadata", "deletionTimestamp"})));
-    reason = "terminating";
-    if (since && now > *since) reason += " for " + human_duration(now - *since);
-    reason += " (deletion requested; a pod that stays is usually on an unreachable node or held by a finalizer)";
+    // The time, not an age: the text must not change by itself, or status --watch would report it every redraw.
+    reason = "terminating since " + str(find(&pod, {"metadata", "deletionTimestamp"})) +
+             " (a pod that stays is usually on an unreachable node or held by a finalizer)";
   } else if (scheduled && str(find(scheduled, {"status"})) == "False") {
     reason = "unschedulable";
     if (const std::string m = str(find(scheduled, {"message"})); !m.empty()) reason += ": " + m;
@@ -763,20 +762,26 @@ bool role_unused(const json::object& role) {
 
 std::string count_or_dash(const json::value& v) { return v.is_null() ? "-" : std::to_string(v.as_int64()); }
 
+/// Display width of UTF-8 text: its code points (the tree's box-drawing characters are one column, three bytes).
+std::size_t display_width(const std::string& s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 /// Left-aligned columns, two spaces apart, widths from the widest cell (kubectl's tabwriter).
 std::string columns(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width;
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (width.size() <= i) width.push_back(0);
-      width[i] = std::max(width[i], r[i].size());
+      width[i] = std::max(width[i], display_width(r[i]));
     }
   std::string out;
   for (const auto& r : rows) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
       line += r[i];
-      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+      if (i + 1 < r.size()) line += std::string(width[i] - display_width(r[i]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + '\n';
@@ -932,6 +937,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
     if (flags_.output == "json" || flags_.output == "yaml") {
       printer.object(report);
       printer.flush();
+      printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
     } else {
       printer.out() << render_status_table(report, flags_.output == "wide");
     }

@@ -149,3 +149,14 @@ TEST_CASE("delete refuses a motor-config that kubectl-mindie did not write, and 
   CHECK(no_ns.exit_code == 1);
   CHECK(no_ns.err.find("-n NAMESPACE is required") != std::string::npos);
 }
+
+TEST_CASE("a server dry run of delete that fails says nothing changed, not how to recover") {
+  Sandbox sb({"--fault", "DELETE:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:500:1"});
+  deploy_example(sb);
+  const auto failed = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=server"});
+  CHECK(failed.exit_code == 1);
+  CHECK(failed.err.find("Error from server (InternalError)") != std::string::npos);
+  CHECK(failed.err.find("server dry run: no changes were made") != std::string::npos);
+  CHECK(failed.err.find("re-run") == std::string::npos);
+  CHECK(names(sb, "inferservicesets", "mindie-demo") == std::vector<std::string>{"mindie-motor-vllm"});
+}

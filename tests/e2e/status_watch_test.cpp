@@ -162,3 +162,14 @@ TEST_CASE("status --watch prints each change and survives dropped connections an
   const auto run = watch.stop();
   CHECK(run.err.find("error") == std::string::npos);
 }
+
+TEST_CASE("status -o json --watch writes each document whole as it happens (a pipe is not a terminal)") {
+  Sandbox sb;
+  deploy_example(sb);
+  Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "-o", "json", "--watch"}));
+  // The key closing the first document: visible only if the output was flushed after it.
+  watch.wait_for_output("\"unready\"");
+  set_state(sb, {{"role", "decode"}}, "NotReady");
+  watch.wait_for_output("readiness probe failing");
+  watch.stop();
+}

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
+#include <sstream>
 
 #include "cmd/status.h"
 #include "cmd/wait.h"
@@ -90,6 +91,30 @@ TEST_CASE("a healthy deployment is ready, with its tree, ages and NPUs") {
   CHECK(table.find("live state matches the baseline") != std::string::npos);
 }
 
+TEST_CASE("the tree's columns line up whatever the box-drawing prefix (display width, not bytes)") {
+  const auto d = deployed(test::valid_config());
+  const std::string table = cmd::render_status_table(cmd::build_status_report("team-a", all_ready(d), kNow), false);
+  // Every pod row has its READY cell ("1/1") at the column of the tree header's READY.
+  const auto column_of = [](const std::string& line, const std::string& needle) {
+    const auto at = line.find(needle);
+    std::size_t cps = 0;
+    for (std::size_t i = 0; i < at; ++i) cps += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+    return cps;
+  };
+  std::istringstream lines(table);
+  std::string line;
+  std::size_t header = 0, rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("STATUS") != std::string::npos && line.find("AGE") != std::string::npos) {
+      header = column_of(line, "READY");
+    } else if (header && line.find("mindie-motor-vllm-0-") != std::string::npos && line.find("1/1") != std::string::npos) {
+      CHECK_MESSAGE(column_of(line, "1/1") == header, line);
+      ++rows;
+    }
+  }
+  CHECK(rows == 4);
+}
+
 TEST_CASE("every pod state gets its reason in plain words") {
   const auto d = deployed(test::valid_config());
   auto in = all_ready(d);
@@ -126,7 +151,9 @@ TEST_CASE("every pod state gets its reason in plain words") {
   SUBCASE("stuck terminating") {
     pod["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T07:30:00Z";
     const auto report = cmd::build_status_report("team-a", in, kNow);
-    CHECK(unready_text(report).find("terminating for 30m") != std::string::npos);
+    CHECK(unready_text(report).find("terminating since 2027-01-15T07:30:00Z") != std::string::npos);
+    // The same text a minute later: status --watch must not report a change that is only the clock moving.
+    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow + std::chrono::minutes(1))) == unready_text(report));
     CHECK(cmd::render_status_table(report, false).find("Terminating") != std::string::npos);
   }
   SUBCASE("readiness failing, with the latest warning event") {
