@@ -392,3 +392,18 @@ TEST_CASE("settings update-config can change are checked, since running pods re-
       R"({"logging_config": {"log_level": "debug"}, "timeout_config": {"request_timeout": 600}})");
   CHECK(problems_of(ok).empty());
 }
+
+TEST_CASE("control characters in keys are escaped in the report, so every problem is shown") {
+  // A NUL would end what() (a C string) after the first key; an ESC would reach the terminal.
+  const std::string raw = R"({"motor_controller_env": {"N\u0000UL": "x", "ESC\u001b[31m": "y"}})";
+  try {
+    config::parse_env_config(raw, "env.json");
+    FAIL("accepted");
+  } catch (const config::ValidationError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("motor_controller_env.N\\u0000UL") != std::string::npos);
+    CHECK(what.find("ESC\\u001b[31m") != std::string::npos);
+    CHECK(std::string(e.what()).size() == what.size());
+    CHECK(what.find('\x1b') == std::string::npos);
+  }
+}
