@@ -5,8 +5,9 @@
 #      (-DMINDIE_SANITIZE=ON: the product binary and the sandbox too);
 #   3. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
-# Measured on a clean clone, 2 cores, packages installed (`CI=true bash .ci/run`): 13 min 16 s — build 2:25,
-# unit + e2e 0:55, sanitizer build and run 7:40, fuzz build and runs 2:20; a fresh machine adds the apt-get time.
+# Measured on a clean clone, 2 cores, packages installed (`CI=true bash .ci/run`, 2026-11-30, second session):
+# about 25 min — build 5:13, unit + e2e 1:13, sanitizer build and run 15:27, fuzz build and runs about 2:30; a
+# fresh machine adds the apt-get time.
 # CI allows 90 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
