@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   std::printf("| status (%ld pods, 64 instances) | requests | median CPU time, ms (%d runs) | median wall time, ms |\n"
               "|---|---|---|---|\n",
               static_cast<long>(pod_count), runs);
-  for (const std::vector<std::string> args : {std::vector<std::string>{"status", "-n", "mindie-demo"},
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"status", "-n", "mindie-demo"},
                                               std::vector<std::string>{"status", "-n", "mindie-demo", "-o", "json"}}) {
     std::vector<double> cpu, wall;
     std::size_t requests = 0;
