@@ -83,32 +83,6 @@ void check_app(const std::string& app) {
     throw UsageError("--app " + app + " is not a valid StormService name (a DNS-1035 label)");
 }
 
-/// True when every cause of an apply conflict is our own earlier JSON Patch (scale writes replicas with manager
-/// kubectl-mindie as an Update): deploy takes those fields back, as the MindIE deploy does (deploy.cpp).
-bool conflicts_only_with_own_updates(const kube::ApiError& e) {
-  if (!e.is_conflict() || e.causes().empty()) return false;
-  const std::string own = std::string("conflict with \"") + render::kFieldManager + "\"";
-  return std::all_of(e.causes().begin(), e.causes().end(), [&](const kube::StatusCause& c) {
-    return c.reason == "FieldManagerConflict" && c.message.compare(0, own.size(), own) == 0;
-  });
-}
-
-json::object apply_one(kube::Client& client, const kube::GVR& r, const json::object& obj,
-                       const kube::WriteOptions& opts) {
-  try {
-    return client.apply(r, obj, opts);
-  } catch (const kube::ApiError& e) {
-    if (!e.is_conflict() || opts.force) throw;
-    if (conflicts_only_with_own_updates(e)) {
-      kube::WriteOptions forced = opts;
-      forced.force = true;
-      return client.apply(r, obj, forced);
-    }
-    throw PartialFailure(std::current_exception(),
-                         "the fields above are managed by another field manager: change the config to agree, or "
-                         "re-run with --force-conflicts to take them over");
-  }
-}
 
 /// Applies `services` and deletes the app's Services (services_selector) that are not among them: Services of
 /// replicas scaled away, or of a routing role removed. Prints each change.
@@ -118,7 +92,7 @@ void apply_and_prune_services(kube::Client& client, Printer& printer, const std:
   std::set<std::string> wanted;
   for (const auto& svc : services) {
     wanted.insert(name_of(svc));
-    const json::object stored = apply_one(client, kube::gvr::kServices, svc, opts);
+    const json::object stored = apply_taking_back_own_fields(client, kube::gvr::kServices, svc, opts);
     if (print_objects) printer.object(stored);
     else printer.mutation(kube::gvr::kServices, name_of(svc), "serverside-applied", dry_run);
   }
@@ -228,7 +202,7 @@ void deploy(const DeployFlags& flags, const GlobalFlags& global, Printer& printe
   opts.force = flags.force_conflicts;
   opts.field_manager = render::kFieldManager;
 
-  const json::object stored = apply_one(client, kStormServices, storm, opts);
+  const json::object stored = apply_taking_back_own_fields(client, kStormServices, storm, opts);
   if (print_objects) printer.object(stored);
   else printer.mutation(kStormServices, cfg.app_name, "serverside-applied", dry_run);
   try {

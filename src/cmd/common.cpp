@@ -1,5 +1,6 @@
 #include "cmd/common.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -224,6 +225,39 @@ std::string recorded_service_set_name(const json::object& cm, const config::User
                        render::kWorkloadNameAnnotation + " is not a valid InferServiceSet name: \"" + name + "\"");
   }
   return name;
+}
+
+namespace {
+
+/// True when every cause of a server-side apply conflict names our own field manager: fields that scale or
+/// update-config changed with a patch (an Update entry of "kubectl-mindie" in managedFields) and that deploy now
+/// applies again.
+bool conflicts_only_with_own_updates(const kube::ApiError& e) {
+  if (!e.is_conflict() || e.causes().empty()) return false;
+  const std::string own = std::string("conflict with \"") + render::kFieldManager + "\"";
+  return std::all_of(e.causes().begin(), e.causes().end(), [&](const kube::StatusCause& c) {
+    return c.reason == "FieldManagerConflict" && c.message.compare(0, own.size(), own) == 0;
+  });
+}
+
+}  // namespace
+
+json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r, const json::object& obj,
+                                          const kube::WriteOptions& opts) {
+  try {
+    return client.apply(r, obj, opts);
+  } catch (const kube::ApiError& e) {
+    if (!e.is_conflict() || opts.force) throw;
+    if (conflicts_only_with_own_updates(e)) {
+      kube::WriteOptions forced = opts;
+      forced.force = true;
+      return client.apply(r, obj, forced);
+    }
+    // kubectl apply --server-side's advice for the same situation.
+    throw PartialFailure(std::current_exception(),
+                         "the fields above are managed by another field manager: change the config to agree, or "
+                         "re-run with --force-conflicts to take them over");
+  }
 }
 
 std::string annotation(const json::object& obj, const std::string& key) {

@@ -163,6 +163,13 @@ std::string recorded_deploy_mode(const boost::json::object& cm, const config::Us
 /// must never reach a request path.
 std::string recorded_service_set_name(const boost::json::object& cm, const config::UserConfig& baseline);
 
+/// Server-side apply of `obj` as `r` for deploy. A conflict only with the tool's own earlier patches (scale and
+/// update-config write with field manager kubectl-mindie as an Update) is taken over with force; any other
+/// conflict fails with kubectl apply --server-side's advice (PartialFailure carrying the ApiError). Other errors
+/// propagate (ApiError, TransportError).
+boost::json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r,
+                                                 const boost::json::object& obj, const kube::WriteOptions& opts);
+
 /// The string at `key` of a ConfigMap's metadata.annotations, or "" when absent.
 std::string annotation(const boost::json::object& obj, const std::string& key);
 

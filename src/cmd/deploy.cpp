@@ -61,18 +61,6 @@ std::map<std::string, std::string> read_scripts(const std::string& dir) {
   return scripts;
 }
 
-/// True when every cause of a server-side apply conflict names our own field manager: fields that scale or
-/// update-config changed with a patch (an Update entry of "kubectl-mindie" in managedFields) and that deploy now
-/// applies again. Those are the tool's own earlier writes, so deploy takes them back; a conflict with any other
-/// manager is reported and overridden only with --force-conflicts (kubectl apply --server-side does the same).
-bool conflicts_only_with_own_updates(const kube::ApiError& e) {
-  if (!e.is_conflict() || e.causes().empty()) return false;
-  const std::string own = std::string("conflict with \"") + render::kFieldManager + "\"";
-  return std::all_of(e.causes().begin(), e.causes().end(), [&](const kube::StatusCause& c) {
-    return c.reason == "FieldManagerConflict" && c.message.compare(0, own.size(), own) == 0;
-  });
-}
-
 /// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh
 /// (controller/coordinator probes).
 constexpr const char* kRequiredScripts[] = {"boot.sh", "probe.sh"};
@@ -367,21 +355,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
 
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
                                          const kube::WriteOptions& opts) const {
-  const kube::GVR& r = gvr_of(obj);
-  try {
-    return client.apply(r, obj, opts);
-  } catch (const kube::ApiError& e) {
-    if (!e.is_conflict() || opts.force) throw;
-    if (conflicts_only_with_own_updates(e)) {
-      kube::WriteOptions forced = opts;
-      forced.force = true;
-      return client.apply(r, obj, forced);
-    }
-    // kubectl apply --server-side's advice for the same situation.
-    throw PartialFailure(std::current_exception(),
-                         "the fields above are managed by another field manager: change the config to agree, or "
-                         "re-run with --force-conflicts to take them over");
-  }
+  return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
 }
 
 }  // namespace mindie::cmd

@@ -409,19 +409,31 @@ std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns,
   };
 }
 
-StatusInputs inputs_from_multi_informer(const kube::Informer& informer) {
-  StatusInputs in;
-  auto array = [&](std::size_t target) {
-    json::array out;
-    for (auto& o : informer.objects(target)) out.emplace_back(std::move(o));
-    return out;
-  };
+namespace {
+
+/// Target `target` of `informer` as a JSON array.
+json::array informer_array(const kube::Informer& informer, std::size_t target) {
+  json::array out;
+  for (auto& o : informer.objects(target)) out.emplace_back(std::move(o));
+  return out;
+}
+
+/// motor-config from target 0 of a status informer; CommandError when it was deleted meanwhile.
+json::object config_map_from_informer(const kube::Informer& informer) {
   auto cms = informer.objects(0);
   if (cms.empty()) {
     throw CommandError(std::string("configmap/") + render::kConfigMapName +
                        " was deleted: the deployment is gone (kubectl mindie delete or by hand)");
   }
-  in.config_map = std::move(cms.front());
+  return std::move(cms.front());
+}
+
+}  // namespace
+
+StatusInputs inputs_from_multi_informer(const kube::Informer& informer) {
+  StatusInputs in;
+  in.config_map = config_map_from_informer(informer);
+  const auto array = [&](std::size_t target) { return informer_array(informer, target); };
   in.deployments = array(1);
   in.pods = array(2);
   in.events = array(3);
@@ -430,17 +442,8 @@ StatusInputs inputs_from_multi_informer(const kube::Informer& informer) {
 
 StatusInputs inputs_from_informer(const kube::Informer& informer) {
   StatusInputs in;
-  auto array = [&](std::size_t target) {
-    json::array out;
-    for (auto& o : informer.objects(target)) out.emplace_back(std::move(o));
-    return out;
-  };
-  auto cms = informer.objects(0);
-  if (cms.empty()) {
-    throw CommandError(std::string("configmap/") + render::kConfigMapName +
-                       " was deleted: the deployment is gone (kubectl mindie delete or by hand)");
-  }
-  in.config_map = std::move(cms.front());
+  in.config_map = config_map_from_informer(informer);
+  const auto array = [&](std::size_t target) { return informer_array(informer, target); };
   if (auto sets = informer.objects(1); !sets.empty()) in.service_set = std::move(sets.front());
   in.infer_services = array(2);
   in.instance_sets = array(3);
