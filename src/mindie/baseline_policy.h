@@ -13,6 +13,8 @@ namespace mindie::policy {
 /// JSON paths of the instance counts, the only fields `scale -f` may change.
 inline constexpr const char* kPrefillInstancesPath = "motor_deploy_config.p_instances_num";
 inline constexpr const char* kDecodeInstancesPath = "motor_deploy_config.d_instances_num";
+/// PD-hybrid: instances of the union role.
+inline constexpr const char* kHybridInstancesPath = "motor_deploy_config.hybrid_instances_num";
 
 /// The paths update-config may change (the published deployer's whitelist): north TLS files, north_config,
 /// log levels, observability, coordinator exception/timeout settings.

@@ -73,9 +73,10 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
   const json::value* list = doc.is_object() ? doc.get_object().if_contains("profiles") : nullptr;
   if (!doc.is_object() || doc.get_object().size() != 1 || !list || !list->is_array() || list->get_array().empty())
     throw std::invalid_argument(source + ": must be a mapping with one key, profiles: a non-empty list");
-  static const std::array<std::string_view, 8> kFields = {"name",         "description",   "npus_per_node",
+  static const std::array<std::string_view, 9> kFields = {"name",         "description",   "npus_per_node",
                                                           "npu_resource", "node_selector", "pod_labels",
-                                                          "schedule_policy", "sp_block"};
+                                                          "schedule_policy", "sp_block",
+                                                          "mf_transfer_protocol"};
   for (std::size_t i = 0; i < list->get_array().size(); ++i) {
     const json::value& item = list->get_array()[i];
     std::string path = "profiles[" + std::to_string(i) + "]";
@@ -127,6 +128,10 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
     else if (rule == "instance") p.sp_block_rule = SpBlockRule::PerInstance;
     else if (!rule.empty()) problems.push_back(path + ".sp_block: must be none, pod or instance");
     p.sp_block = p.sp_block_rule != SpBlockRule::None;
+    p.mf_transfer_protocol = str("mf_transfer_protocol", true);
+    if (!p.mf_transfer_protocol.empty() && p.mf_transfer_protocol != "device_rdma" &&
+        p.mf_transfer_protocol != "sdma")
+      problems.push_back(path + ".mf_transfer_protocol: must be device_rdma or sdma");
     for (const auto& prev : out)
       if (!p.name.empty() && prev.name == p.name) problems.push_back(path + ".name: duplicate profile name");
     out.push_back(std::move(p));
@@ -468,9 +473,36 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
     }
   }
 
-  // deploy.py and the coordinator accept 1..16 instances per engine role.
-  if (auto n = r.integer(deploy, path, "p_instances_num", 1, 16, true)) cfg.p_instances = static_cast<int>(*n);
-  if (auto n = r.integer(deploy, path, "d_instances_num", 1, 16, true)) cfg.d_instances = static_cast<int>(*n);
+  // PD-hybrid: one union role of hybrid_instances_num instances, prefill and decode at 0 (PyMotor's design).
+  const bool hybrid = deploy && deploy->contains("hybrid_instances_num");
+  const int max_npus = cfg.hardware ? cfg.hardware->max_npus_per_pod : 16;
+  if (hybrid) {
+    if (auto n = r.integer(deploy, path, "hybrid_instances_num", 1, 16, true))
+      cfg.hybrid_instances = static_cast<int>(*n);
+    if (auto n = r.integer(deploy, path, "single_hybrid_instance_pod_num", 1, 64, false))
+      cfg.hybrid_pods_per_instance = static_cast<int>(*n);
+    if (auto n = r.integer(deploy, path, "hybrid_pod_npu_num", 1, max_npus, true))
+      cfg.hybrid_npus_per_pod = static_cast<int>(*n);
+    // The union role is an infer-operator role; the other modes have no such workload.
+    if (cfg.deploy_mode != DeployMode::InferServiceSet)
+      r.add(path + ".hybrid_instances_num", "PD-hybrid (a union role) needs deploy_mode infer_service_set; "
+                                            "deploy_mode is " + std::string(to_string(cfg.deploy_mode)));
+    // Mixing is ambiguous (which count does scale change?), so the p/d counts may only say 0.
+    for (const char* key : {"p_instances_num", "d_instances_num"}) {
+      const json::value* v = deploy->if_contains(key);
+      if (v && !(v->is_int64() && v->get_int64() == 0))
+        r.add(path + "." + key, std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
+                                            "and decode in one union role); got ") + describe(*v));
+    }
+    cfg.p_instances = cfg.d_instances = 0;
+  } else {
+    // deploy.py and the coordinator accept 1..16 instances per engine role.
+    if (auto n = r.integer(deploy, path, "p_instances_num", 1, 16, true)) cfg.p_instances = static_cast<int>(*n);
+    if (auto n = r.integer(deploy, path, "d_instances_num", 1, 16, true)) cfg.d_instances = static_cast<int>(*n);
+    for (const char* key : {"single_hybrid_instance_pod_num", "hybrid_pod_npu_num"})
+      if (deploy && deploy->contains(key))
+        r.add(path + "." + key, "is a PD-hybrid setting: it needs hybrid_instances_num");
+  }
   // Pods per instance: one server per pod, so 64 bounds a super-pod sized instance and keeps typos
   // (e.g. 160) from requesting a cluster's worth of pods.
   if (auto n = r.integer(deploy, path, "single_p_instance_pod_num", 1, 64, false))
@@ -478,10 +510,12 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (auto n = r.integer(deploy, path, "single_d_instance_pod_num", 1, 64, false))
     cfg.d_pods_per_instance = static_cast<int>(*n);
   // NPUs per pod cannot exceed what one server of the chosen hardware carries; without a known profile the
-  // largest profile bounds the check so the type is still validated.
-  const int max_npus = cfg.hardware ? cfg.hardware->max_npus_per_pod : 16;
-  if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, true)) cfg.p_npus_per_pod = static_cast<int>(*n);
-  if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, true)) cfg.d_npus_per_pod = static_cast<int>(*n);
+  // largest profile bounds the check so the type is still validated. With PD-hybrid the (empty) prefill and decode
+  // roles' templates take the union's NPUs unless given.
+  if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, !hybrid)) cfg.p_npus_per_pod = static_cast<int>(*n);
+  else if (hybrid) cfg.p_npus_per_pod = cfg.hybrid_npus_per_pod;
+  if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, !hybrid)) cfg.d_npus_per_pod = static_cast<int>(*n);
+  else if (hybrid) cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path")) cfg.weight_mount_path = *p;
   // The coordinator's external NodePort (1025). Absent = Kubernetes allocates one: deploy.py's fixed 31015 made a
@@ -518,6 +552,7 @@ void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
   if (engine_type_ok) {
     cfg.engine_type = engine_type;
     cfg.engine_base = *engine_base_of(engine_type);
+    cfg.mf_store = engine_type == "sglang";  // deploy.py: sglang engines get an mf-store
   }
 
   const json::object* prefill_engine = nullptr;

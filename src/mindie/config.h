@@ -45,6 +45,9 @@ struct HardwareProfile {
   /// Extra engine pod labels, in file order ("ring-controller.atlas").
   std::vector<std::pair<std::string, std::string>> pod_labels;
   std::string schedule_policy;   ///< huawei.com/schedule_policy annotation of engine pods; empty = none
+  /// ASCEND_MF_TRANSFER_PROTOCOL of sglang engines (the mf-store's KV transfer): "device_rdma" (A2's RoCE NICs)
+  /// or "sdma" (A3's on-package links).
+  std::string mf_transfer_protocol;
 };
 /// The known profile named `name` (exact match), or nullptr. The profiles are parsed from the embedded
 /// manifests/hardware_profiles.yaml on first use; a broken file is a build defect (std::logic_error).
@@ -84,8 +87,16 @@ struct UserConfig {
   DeployMode deploy_mode = DeployMode::InferServiceSet;
   std::string image_name;
   const HardwareProfile* hardware = nullptr;  ///< motor_deploy_config.hardware_type (required)
-  int p_instances = 1;         ///< p_instances_num, 1..16
-  int d_instances = 1;         ///< d_instances_num, 1..16
+  int p_instances = 1;         ///< p_instances_num, 1..16; 0 with PD-hybrid
+  int d_instances = 1;         ///< d_instances_num, 1..16; 0 with PD-hybrid
+  /// PD-hybrid (the design's "union" role: prefill and decode in one engine instance):
+  /// motor_deploy_config.hybrid_instances_num, 1..16; 0 = prefill/decode disaggregated. With it set,
+  /// p/d_instances_num must be absent or 0, and only deploy_mode infer_service_set is accepted.
+  int hybrid_instances = 0;
+  int hybrid_pods_per_instance = 1;  ///< single_hybrid_instance_pod_num, 1..64
+  int hybrid_npus_per_pod = 0;       ///< hybrid_pod_npu_num, 1..hardware->max_npus_per_pod
+  /// True when the deployment runs one union role instead of prefill and decode instances.
+  bool hybrid() const { return hybrid_instances > 0; }
   int p_pods_per_instance = 1; ///< single_p_instance_pod_num
   int d_pods_per_instance = 1; ///< single_d_instance_pod_num
   int p_npus_per_pod = 0;      ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
@@ -103,6 +114,8 @@ struct UserConfig {
   int kv_pool_port = 50088;    ///< kv_cache_pool_config.port
   bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
   int kv_conductor_port = 0;
+  /// sglang engines exchange KV blocks through an mf-store (PyMotor's deployer adds one with engine_type sglang).
+  bool mf_store = false;
   /// motor_engine_prefill_config.engine_config.disaggregation_bootstrap_port as text, empty when unset; passed to
   /// the coordinator as DISAGGREGATION_BOOTSTRAP_PORT (deploy.py).
   std::string disaggregation_bootstrap_port;
@@ -129,7 +142,8 @@ inline constexpr std::size_t kMaxJsonDepth = 128;
 /// at path "" with line/column). Required: the sections
 /// motor_deploy_config, motor_controller_config, motor_coordinator_config, motor_engine_prefill_config and
 /// motor_engine_decode_config (objects), and in motor_deploy_config job_id, image_name, hardware_type,
-/// p/d_instances_num and p/d_pod_npu_num. Defaults (deploy.py's): deploy_mode infer_service_set, pods per
+/// p/d_instances_num and p/d_pod_npu_num (with hybrid_instances_num: hybrid_pod_npu_num instead, p/d counts absent or
+/// 0, deploy_mode infer_service_set). Defaults (deploy.py's): deploy_mode infer_service_set, pods per
 /// instance 1, weight_mount_path /mnt/weight, engine_type mindie-llm, KV pool port 50088, log dirs
 /// /root/ascend/log. Unknown keys are allowed (engine sections carry many engine-specific fields).
 UserConfig parse_user_config(std::string raw, std::string_view source);

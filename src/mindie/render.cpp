@@ -3,6 +3,7 @@
 // so no value is ever spliced into template text.
 #include "mindie/render.h"
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -30,6 +31,7 @@ constexpr const char* kFaultRetryTimesLabel = "fault-retry-times";
 constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
 constexpr int kCoordinatorPort = 1026;  // coordinator management port
 constexpr int kInferPort = 1025;        // coordinator inference entry
+constexpr int kMfStorePort = 50089;     // mf-store (deploy.py's Service "mf-store")
 // Kubernetes object size limit (etcd request limit), which bounds a ConfigMap's data.
 constexpr std::size_t kMaxConfigMapBytes = 1024 * 1024;
 
@@ -100,9 +102,34 @@ constexpr RoleInfo kRoles[] = {
     {"coordinator", "coordinator", "infer_service_set/roles/coordinator.yaml"},
     {"prefill", "prefill", "infer_service_set/roles/engine.yaml"},
     {"decode", "decode", "infer_service_set/roles/engine.yaml"},
+    // PD-hybrid: prefill and decode in one engine instance (PyMotor's union role).
+    {"union", "union", "infer_service_set/roles/engine.yaml"},
     {"kv-pool", "kv_pool", "infer_service_set/roles/kv-pool.yaml"},
     {"kv-conductor", "kv_conductor", "infer_service_set/roles/kv-conductor.yaml"},
+    {"mf-store", "mf_store", "infer_service_set/roles/mf-store.yaml"},
+    // single_container: every component in one engine pod (deploy.py's ROLE value).
+    {"single-container", "SINGLE_CONTAINER", "infer_service_set/roles/engine.yaml"},
 };
+
+// Engine roles: NPUs, Volcano, the hardware profile's node selection.
+bool is_engine_role(std::string_view role) {
+  return role == "prefill" || role == "decode" || role == "union" || role == "single-container";
+}
+
+// Roles rendered only when their component is on: their absence keeps the role indices of every other
+// deployment as they were (scale patches by index).
+bool role_rendered(const UserConfig& cfg, std::string_view role) {
+  if (role == "union") return cfg.hybrid();
+  if (role == "mf-store") return cfg.mf_store;
+  return role != "single-container";
+}
+
+// Why role_rendered is false for `role`, for messages.
+std::string why_not_rendered(std::string_view role) {
+  if (role == "union") return "it exists with PD-hybrid, motor_deploy_config.hybrid_instances_num";
+  if (role == "mf-store") return "it exists with sglang engines, motor_engine_prefill_config.engine_type";
+  return "it exists with deploy_mode single_container";
+}
 
 // The pod label that ties a role's pods to its workload selector and its Services.
 std::string app_label(const std::string& iss, const std::string& role) { return iss + "-" + role; }
@@ -142,6 +169,7 @@ int pods_per_instance(const UserConfig& cfg, std::string_view role) {
   if (role == "coordinator") return cfg.coordinator_standby ? 2 : 1;
   if (role == "prefill") return cfg.p_pods_per_instance;
   if (role == "decode") return cfg.d_pods_per_instance;
+  if (role == "union") return cfg.hybrid_pods_per_instance;
   return 1;
 }
 
@@ -360,8 +388,9 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
   // MindCluster fault rescheduling and gang scheduling are Volcano's: only for pods Volcano schedules.
   const auto volcano_only = [&](const char* field) {
     if (volcano) return true;
-    add(base + "." + field, "only roles scheduled by Volcano (schedulerName: volcano; the engines prefill and "
-                            "decode) use MindCluster fault rescheduling and gang scheduling");
+    add(base + "." + field, "only roles scheduled by Volcano (schedulerName: volcano; the engine roles prefill, "
+                            "decode, union and single-container) use MindCluster fault rescheduling and gang "
+                            "scheduling");
     return false;
   };
   if (o.fault_scheduling && volcano_only("faultScheduling"))
@@ -387,25 +416,51 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
 // The Service addresses a mode hands the processes in env (CONTROLLER_SERVICE, ...): the operator's derived names
 // in infer_service_set mode, the plain Services' names in multi_deployment mode.
 struct Addresses {
-  std::string controller, coordinator, kv_pool, kv_conductor;
+  std::string controller, coordinator, kv_pool, kv_conductor, mf_store;
 };
 
 Addresses operator_addresses(const std::string& iss, const std::string& ns) {
   return {operator_service_address(kControllerService, iss, "controller", ns),
           operator_service_address(kCoordinatorService, iss, "coordinator", ns),
           operator_service_address(kKvPoolService, iss, "kv-pool", ns),
-          operator_service_address(kKvConductorService, iss, "kv-conductor", ns)};
+          operator_service_address(kKvConductorService, iss, "kv-conductor", ns),
+          operator_service_address(kMfStoreService, iss, "mf-store", ns)};
+}
+
+json::object field_env(std::string_view name, std::string_view field_path) {
+  return json::object{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+}
+
+// The env that points a role's processes at the other components: the controller and coordinator always, the
+// KV pool, KV conductor and mf-store exactly when they are rendered (never an address of a missing component).
+void add_service_env(const UserConfig& cfg, const std::string& role, bool engine, const Addresses& addr,
+                     json::array& env) {
+  env.push_back(env_var("CONTROLLER_SERVICE", addr.controller));
+  env.push_back(env_var("COORDINATOR_SERVICE", addr.coordinator));
+  if (cfg.kv_pool) env.push_back(env_var("KVP_MASTER_SERVICE", addr.kv_pool));
+  if (cfg.kv_conductor) env.push_back(env_var("KV_CONDUCTOR_SERVICE", addr.kv_conductor));
+  if (role == "coordinator" && !cfg.disaggregation_bootstrap_port.empty())
+    env.push_back(env_var("DISAGGREGATION_BOOTSTRAP_PORT", cfg.disaggregation_bootstrap_port));
+  // sglang engines reach the mf-store and announce their own address (sglang's Ascend PD guide); set only when
+  // the mf-store is rendered, so no engine is handed the address of a store that does not exist.
+  if (engine && cfg.mf_store) {
+    env.push_back(env_var("ASCEND_MF_STORE_URL", "tcp://" + addr.mf_store + ":" + std::to_string(kMfStorePort)));
+    env.push_back(env_var("ASCEND_MF_TRANSFER_PROTOCOL", cfg.hardware->mf_transfer_protocol));
+    env.push_back(field_env("SGLANG_HOST_IP", "status.podIP"));
+    if (!cfg.disaggregation_bootstrap_port.empty())
+      env.push_back(env_var("DISAGGREGATION_BOOTSTRAP_PORT", cfg.disaggregation_bootstrap_port));
+  }
 }
 
 // One role of the InferServiceSet (in multi_deployment mode, the source of a role's Deployment spec: the same pod
 // template). `app` is the pod label the workload selects; `addr` the env addresses; `extra_labels` pod template
 // labels added before the overrides (so overrides colliding with them are reported). Override problems are added
 // to `problems`.
-json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std::string& iss, int replicas,
+json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replicas,
                          const RenderOptions& opts, std::vector<Problem>& problems, const std::string& app,
                          const Addresses& addr, const json::object& extra_labels = {}) {
   const std::string role = info.name;
-  const bool engine = role == "prefill" || role == "decode";
+  const bool engine = is_engine_role(role);
 
   json::object r;
   r["name"] = role;
@@ -431,6 +486,8 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
     services.push_back(service_entry(kKvPoolService, "ClusterIP", "kvp", cfg.kv_pool_port, app));
   } else if (role == "kv-conductor" && cfg.kv_conductor) {
     services.push_back(service_entry(kKvConductorService, "ClusterIP", "http", cfg.kv_conductor_port, app));
+  } else if (role == "mf-store" && cfg.mf_store) {
+    services.push_back(service_entry(kMfStoreService, "ClusterIP", "store", kMfStorePort, app));
   }
   if (!services.empty()) r["services"] = std::move(services);
 
@@ -455,12 +512,8 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
   env.push_back(env_var("ROLE", info.boot_role));
   // Stable across renders: deploy.py's timestamped JOB_NAME changed the pod template on every apply.
   env.push_back(env_var("JOB_NAME", cfg.job_id));
-  env.push_back(env_var("CONTROLLER_SERVICE", addr.controller));
-  env.push_back(env_var("COORDINATOR_SERVICE", addr.coordinator));
-  if (cfg.kv_pool) env.push_back(env_var("KVP_MASTER_SERVICE", addr.kv_pool));
-  if (cfg.kv_conductor) env.push_back(env_var("KV_CONDUCTOR_SERVICE", addr.kv_conductor));
-  if (role == "coordinator" && !cfg.disaggregation_bootstrap_port.empty())
-    env.push_back(env_var("DISAGGREGATION_BOOTSTRAP_PORT", cfg.disaggregation_bootstrap_port));
+  const bool single = role == "single-container";
+  if (!single) add_service_env(cfg, role, engine, addr, env);
 
   // Host paths the template leaves open.
   const std::string& log_dir = role == "controller"    ? cfg.controller_log_dir
@@ -477,8 +530,15 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
   std::string npu_path;
   if (engine) {
     const config::HardwareProfile& hw = *cfg.hardware;
-    const int npus = role == "prefill" ? cfg.p_npus_per_pod : cfg.d_npus_per_pod;
-    npu_path = role == "prefill" ? "motor_deploy_config.p_pod_npu_num" : "motor_deploy_config.d_pod_npu_num";
+    // single_container: one pod runs both engines, so it gets the larger of the two (deploy.py).
+    const int npus = role == "prefill" ? cfg.p_npus_per_pod
+                     : role == "decode" ? cfg.d_npus_per_pod
+                     : role == "union"  ? cfg.hybrid_npus_per_pod
+                                        : std::max(cfg.p_npus_per_pod, cfg.d_npus_per_pod);
+    npu_path = role == "prefill"  ? "motor_deploy_config.p_pod_npu_num"
+               : role == "decode" ? "motor_deploy_config.d_pod_npu_num"
+               : role == "union"  ? "motor_deploy_config.hybrid_pod_npu_num"
+                                  : "motor_deploy_config.p_pod_npu_num / d_pod_npu_num (the larger)";
     // Extended resources must have requests equal to limits (Kubernetes); the device plugin allocates whole NPUs.
     json::object& res = sub(c, "resources");
     sub(res, "requests")[hw.npu_resource] = std::to_string(npus);
@@ -500,11 +560,17 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, const std:
     // privileged excludes allowPrivilegeEscalation: false, so the restricted context is replaced whole.
     if (cfg.engine_type == "sglang") c["securityContext"] = json::object{{"privileged", true}};
   }
+  if (single) {
+    // The controller runs in this pod and lists nodes, pods and ConfigMaps: it needs the controller's API token.
+    pod["serviceAccountName"] = kServiceAccount;
+    pod["automountServiceAccountToken"] = true;
+  }
   order_first(c, {"name", "image"});
   if (opts.overrides) {
     if (auto it = opts.overrides->roles.find(role); it != opts.overrides->roles.end()) {
       const std::string pods_path = role == "prefill"  ? "motor_deploy_config.single_p_instance_pod_num"
                                     : role == "decode" ? "motor_deploy_config.single_d_instance_pod_num"
+                                    : role == "union"  ? "motor_deploy_config.single_hybrid_instance_pod_num"
                                                        : "pods per instance";
       apply_overrides(it->second, role, spec, r, pods, pods_path, cfg.hardware->npu_resource, npu_path, problems);
     }
@@ -529,12 +595,21 @@ const std::vector<std::string>& role_names() {
 }
 
 std::map<std::string, int> desired_role_replicas(const UserConfig& cfg) {
+  if (cfg.deploy_mode == config::DeployMode::SingleContainer) {
+    std::map<std::string, int> out;
+    for (const auto& r : kRoles) out[r.name] = 0;
+    out["single-container"] = 1;
+    return out;
+  }
   return {{"controller", 1},
           {"coordinator", 1},
           {"prefill", cfg.p_instances},
           {"decode", cfg.d_instances},
+          {"union", cfg.hybrid_instances},
           {"kv-pool", cfg.kv_pool ? 1 : 0},
-          {"kv-conductor", cfg.kv_conductor ? 1 : 0}};
+          {"kv-conductor", cfg.kv_conductor ? 1 : 0},
+          {"mf-store", cfg.mf_store ? 1 : 0},
+          {"single-container", 0}};
 }
 
 std::string operator_service_address(const std::string& service, const std::string& iss, const std::string& role,
@@ -555,7 +630,7 @@ std::vector<Problem> check_service_set_name(const std::string& name) {
   for (const auto& [service, role] :
        {std::pair{kControllerService, "controller"}, std::pair{kCoordinatorService, "coordinator"},
         std::pair{kCoordinatorInferService, "coordinator"}, std::pair{kKvPoolService, "kv-pool"},
-        std::pair{kKvConductorService, "kv-conductor"}})
+        std::pair{kKvConductorService, "kv-conductor"}, std::pair{kMfStoreService, "mf-store"}})
     derived.push_back(std::string(service) + "-" + name + "-0-" + role);
   // StatefulSet instance 15 (the largest): its pods' controller-revision-hash label is "<sts>-<10-char hash>",
   // and its headless Service "service-<sts>".
@@ -650,9 +725,15 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   json::array& roles = list(sub(spec, "template"), "roles");
   const auto replicas = desired_role_replicas(cfg);
   std::vector<Problem> problems;
+  if (opts.overrides)
+    for (const auto& [role, o] : opts.overrides->roles)
+      if (!role_rendered(cfg, role))
+        problems.push_back({"roles." + role, "this deployment has no " + role + " role (" + why_not_rendered(role) +
+                                                 ")"});
   const Addresses addr = operator_addresses(iss, ns);
   for (const auto& info : kRoles)
-    roles.push_back(render_role(cfg, info, iss, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr));
+    if (role_rendered(cfg, info.name))
+      roles.push_back(render_role(cfg, info, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr));
   // Every role's collisions at once, as for the files themselves.
   if (!problems.empty()) throw config::ValidationError(opts.overrides->source, std::move(problems));
   out.push_back(std::move(set));
@@ -729,17 +810,22 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
   const Addresses addr{cluster_service_address(kMultiControllerService, ns),
                        cluster_service_address(kMultiCoordinatorService, ns),
-                       cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns)};
+                       cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns),
+                       cluster_service_address(kMfStoreService, ns)};
 
   std::vector<Problem> problems;
   // Volcano PodGroups per instance are infer-operator's work; plain Deployments get none, and a one-pod-per-group
   // gang would never start the instance's other pods together.
   if (opts.overrides)
-    for (const auto& [role, o] : opts.overrides->roles)
-      if (o.gang_schedule && *o.gang_schedule)
+    for (const auto& [role, o] : opts.overrides->roles) {
+      if (role == "union" || role == "single-container")
+        problems.push_back({"roles." + role, "this deployment has no " + role + " role (" + why_not_rendered(role) +
+                                                 ")"});
+      else if (o.gang_schedule && *o.gang_schedule)
         problems.push_back({"roles." + role + ".gangSchedule",
                             "gang scheduling needs infer-operator (deploy_mode infer_service_set): multi_deployment "
                             "Deployments get no Volcano PodGroup"});
+    }
 
   std::vector<json::object> out;
   json::object sa = manifest("infer_service_set/serviceaccount.yaml");
@@ -760,7 +846,7 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   const auto role_spec = [&](const RoleInfo& info, const std::string& app) {
     json::object extra = multi_labels(name, info.name, -1);
     extra["job-name"] = cfg.job_id;  // deploy.py's engine label; JOB_NAME is the job_id (stable, see render_role)
-    json::object r = render_role(cfg, info, name, 1, opts, problems, app, addr, extra);
+    json::object r = render_role(cfg, info, 1, opts, problems, app, addr, extra);
     return r["spec"].get_object();
   };
   const auto info_of = [](std::string_view role) -> const RoleInfo& {
@@ -797,8 +883,84 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
     out.push_back(multi_service(kKvConductorService, ns, name, "kv-conductor", kMultiKvConductor, "ClusterIP", "http",
                                 cfg.kv_conductor_port, 0));
   }
+  if (cfg.mf_store) {
+    out.push_back(multi_deployment_object(kMultiMfStore, ns, name, "mf-store", -1,
+                                          role_spec(info_of("mf-store"), kMultiMfStore)));
+    out.push_back(multi_service(kMfStoreService, ns, name, "mf-store", kMultiMfStore, "ClusterIP", "store",
+                                kMfStorePort, 0));
+  }
   if (!problems.empty())
     throw config::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
+  return out;
+}
+
+std::string single_container_name(const UserConfig& cfg) { return cfg.job_id + "-single-container"; }
+
+std::vector<json::object> render_single_container_workloads(const UserConfig& cfg, const RenderOptions& opts) {
+  if (cfg.deploy_mode != config::DeployMode::SingleContainer)
+    throw std::invalid_argument("render_single_container_workloads: deploy_mode is " +
+                                std::string(config::to_string(cfg.deploy_mode)));
+  if (!cfg.hardware) throw std::invalid_argument("render_single_container_workloads: no hardware profile");
+  const std::string name = workload_name(cfg, opts);
+  if (!config::is_dns1123_label(name))
+    throw config::ValidationError(
+        "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
+                                                          "and '-', starting and ending with a letter or digit"}});
+  const std::string& ns = cfg.job_id;
+  const std::string object_name = single_container_name(cfg);
+  // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services.
+  if (!config::is_dns1123_label(object_name))
+    throw config::ValidationError(
+        "workload name", {{"motor_deploy_config.job_id",
+                           "too long for single_container: the Deployment and Service \"" + object_name +
+                               "\" must be at most 63 characters (job_id at most 46)"}});
+  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
+
+  std::vector<Problem> problems;
+  if (opts.overrides)
+    for (const auto& [role, o] : opts.overrides->roles) {
+      if (role != "single-container")
+        problems.push_back({"roles." + role, "deploy_mode single_container runs one pod: only roles.single-container "
+                                             "applies"});
+      else if (o.gang_schedule && *o.gang_schedule)
+        problems.push_back({"roles." + role + ".gangSchedule",
+                            "gang scheduling needs infer-operator (deploy_mode infer_service_set)"});
+    }
+
+  std::vector<json::object> out;
+  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
+  set_common_metadata(sa, kServiceAccount, &ns, name);
+  sub(sub(sa, "metadata"), "labels")[kComponent] = "single-container";
+  out.push_back(std::move(sa));
+  json::object role = manifest("infer_service_set/clusterrole.yaml");
+  set_common_metadata(role, rbac_name, nullptr, name);
+  out.push_back(std::move(role));
+  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
+  set_common_metadata(binding, rbac_name, nullptr, name);
+  sub(binding, "roleRef")["name"] = rbac_name;
+  for (auto& s : list(binding, "subjects"))
+    if (s.is_object()) s.get_object()["namespace"] = ns;
+  out.push_back(std::move(binding));
+
+  const RoleInfo& info = kRoles[std::size(kRoles) - 1];
+  json::object extra = multi_labels(name, info.name, -1);
+  extra["job-name"] = cfg.job_id;
+  json::object r = render_role(cfg, info, 1, opts, problems, object_name, Addresses{}, extra);
+  out.push_back(multi_deployment_object(object_name, ns, name, info.name, -1, std::move(r["spec"].get_object())));
+  // The inference entry (the coordinator inside listens on 1025), reachable from outside like deploy.py's.
+  out.push_back(multi_service(object_name, ns, name, info.name, object_name, "NodePort", "infer", kInferPort,
+                              cfg.infer_node_port));
+  if (!problems.empty())
+    throw config::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
+  return out;
+}
+
+std::vector<json::object> render_single_container(const UserConfig& cfg, const config::EnvConfig* env,
+                                                  const RenderOptions& opts) {
+  auto workloads = render_single_container_workloads(cfg, opts);
+  std::vector<json::object> out;
+  out.push_back(render_config_map(cfg, env, opts));
+  for (auto& o : workloads) out.push_back(std::move(o));
   return out;
 }
 

@@ -40,6 +40,7 @@ inline constexpr const char* kCoordinatorService = "coordinator";  ///< coordina
 inline constexpr const char* kCoordinatorInferService = "infer";   ///< coordinator role, inference port 1025
 inline constexpr const char* kKvPoolService = "kvp-master";        ///< kv-pool role, kv_cache_pool_config.port
 inline constexpr const char* kKvConductorService = "kv-conductor"; ///< kv-conductor role, http_server_port
+inline constexpr const char* kMfStoreService = "mf-store";         ///< mf-store role (sglang), port 50089
 
 /// Choices that are not part of user_config.json.
 struct RenderOptions {
@@ -93,12 +94,13 @@ boost::json::object render_config_map(const config::UserConfig& cfg, const confi
 std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
                                                           const config::EnvConfig* env, const RenderOptions& opts);
 
-/// The role names of the InferServiceSet, in order: controller, coordinator, prefill, decode, kv-pool,
-/// kv-conductor.
+/// Every role name the InferServiceSet may hold, in order: controller, coordinator, prefill, decode, union,
+/// kv-pool, kv-conductor, mf-store. union (PD-hybrid) and mf-store (sglang) are rendered only when on; kv-pool and
+/// kv-conductor always (replicas 0 when off, as deploy.py renders them).
 const std::vector<std::string>& role_names();
 
 /// Desired role.replicas (instances) per role for `cfg`: controller/coordinator 1, prefill p_instances, decode
-/// d_instances, kv-pool/kv-conductor 1 when enabled else 0.
+/// d_instances, union hybrid_instances, kv-pool/kv-conductor/mf-store 1 when enabled else 0.
 std::map<std::string, int> desired_role_replicas(const config::UserConfig& cfg);
 
 // ---- multi_deployment mode (deploy.py's "multi_deployment rendering": plain Deployments and Services) ----
@@ -119,6 +121,7 @@ inline constexpr const char* kMultiCoordinatorService = "mindie-motor-coordinato
 inline constexpr const char* kMultiCoordinatorInfer = "mindie-motor-coordinator-infer";      ///< NodePort, 1025
 inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";                          ///< Service kvp-master
 inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";                ///< Service kv-conductor
+inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";                        ///< Service mf-store
 
 /// The name recorded as kWorkloadNameAnnotation and carried in kInstanceLabel: opts.service_set_name, else
 /// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
@@ -147,6 +150,26 @@ std::vector<boost::json::object> render_multi_workloads(const config::UserConfig
 /// render_config_map(cfg, env, opts) followed by render_multi_workloads(cfg, opts): what deploy writes, in order.
 std::vector<boost::json::object> render_multi_deployment(const config::UserConfig& cfg, const config::EnvConfig* env,
                                                          const RenderOptions& opts);
+
+// ---- single_container mode (deploy.py's: every component in one pod) ----
+
+/// "<job_id>-single-container": the name of the Deployment and of its NodePort Service.
+std::string single_container_name(const config::UserConfig& cfg);
+
+/// Every object of a single_container deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
+/// ClusterRoleBinding (as in the other modes: the controller runs in the pod), the Deployment
+/// single_container_name(cfg) (1 pod; the engine template with the hardware profile's node selection, NPUs per pod
+/// = the larger of p_pod_npu_num and d_pod_npu_num, ROLE=SINGLE_CONTAINER, the controller's ServiceAccount) and its
+/// NodePort Service (port 1025; nodePort = motor_deploy_config.infer_node_port, else allocated). Objects carry the
+/// managed-by, instance and component=single-container labels. Throws config::ValidationError for overrides of any
+/// role but single-container (or gangSchedule), a workload name that is no DNS-1123 label, or a job_id too long for
+/// the suffix; std::invalid_argument when cfg.deploy_mode is not SingleContainer.
+std::vector<boost::json::object> render_single_container_workloads(const config::UserConfig& cfg,
+                                                                   const RenderOptions& opts);
+
+/// render_config_map(cfg, env, opts) followed by render_single_container_workloads(cfg, opts).
+std::vector<boost::json::object> render_single_container(const config::UserConfig& cfg,
+                                                         const config::EnvConfig* env, const RenderOptions& opts);
 
 /// Address of the Service the operator creates for a role's service entry:
 /// "<service>-<iss>-0-<role>.<ns>.svc.cluster.local" (infer-operator naming, InferService index 0).

@@ -407,3 +407,62 @@ TEST_CASE("control characters in keys are escaped in the report, so every proble
     CHECK(what.find('\x1b') == std::string::npos);
   }
 }
+
+TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set only, and each misuse named") {
+  auto cfg = valid_config();
+  auto& d = deploy_of(cfg);
+  d.erase("p_instances_num");
+  d.erase("d_instances_num");
+  d.erase("p_pod_npu_num");
+  d.erase("d_pod_npu_num");
+  d["hybrid_instances_num"] = 2;
+  d["hybrid_pod_npu_num"] = 8;
+  auto c = parse(cfg);
+  CHECK(c.hybrid_instances == 2);
+  CHECK(c.hybrid_pods_per_instance == 1);
+  CHECK(c.hybrid_npus_per_pod == 8);
+  CHECK(c.p_npus_per_pod == 8);  // the empty prefill/decode templates take the union's NPUs
+  // Explicit zeros are not mixing.
+  d["p_instances_num"] = 0;
+  d["d_instances_num"] = 0;
+  CHECK(parse(cfg).hybrid());
+
+  struct Case {
+    const char* what;
+    void (*mutate)(json::object&);
+    const char* path;
+  };
+  const Case cases[] = {
+      {"mixing with p counts", [](json::object& m) { m["p_instances_num"] = 1; }, "motor_deploy_config.p_instances_num"},
+      {"mixing with d counts", [](json::object& m) { m["d_instances_num"] = 2; }, "motor_deploy_config.d_instances_num"},
+      {"hybrid count 0", [](json::object& m) { m["hybrid_instances_num"] = 0; }, "motor_deploy_config.hybrid_instances_num"},
+      {"hybrid count 17", [](json::object& m) { m["hybrid_instances_num"] = 17; }, "motor_deploy_config.hybrid_instances_num"},
+      {"NPUs missing", [](json::object& m) { m.erase("hybrid_pod_npu_num"); }, "motor_deploy_config.hybrid_pod_npu_num"},
+      {"NPUs above the server", [](json::object& m) { m["hybrid_pod_npu_num"] = 9; }, "motor_deploy_config.hybrid_pod_npu_num"},
+      {"pods 0", [](json::object& m) { m["single_hybrid_instance_pod_num"] = 0; },
+       "motor_deploy_config.single_hybrid_instance_pod_num"},
+      {"multi_deployment", [](json::object& m) { m["deploy_mode"] = "multi_deployment"; },
+       "motor_deploy_config.hybrid_instances_num"},
+      {"single_container", [](json::object& m) { m["deploy_mode"] = "single_container"; },
+       "motor_deploy_config.hybrid_instances_num"},
+  };
+  for (const auto& tc : cases) {
+    CAPTURE(tc.what);
+    auto bad = cfg;
+    tc.mutate(deploy_of(bad));
+    CHECK(has_problem(problems_of(bad), tc.path));
+  }
+  // Hybrid settings without hybrid_instances_num are a mistake, not ignored.
+  auto pd = valid_config();
+  deploy_of(pd)["hybrid_pod_npu_num"] = 8;
+  CHECK(has_problem(problems_of(pd), "motor_deploy_config.hybrid_pod_npu_num"));
+  CHECK_FALSE(parse(valid_config()).hybrid());
+}
+
+TEST_CASE("sglang turns the mf-store on; other engines do not") {
+  auto cfg = valid_config();
+  CHECK_FALSE(parse(cfg).mf_store);
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
+  cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
+  CHECK(parse(cfg).mf_store);
+}

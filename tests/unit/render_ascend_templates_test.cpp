@@ -133,12 +133,14 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
   npu_resource: huawei.com/Ascend910
   node_selector: {accelerator: huawei-Ascend910, accelerator-type: module-910b-8}
   sp_block: none
+  mf_transfer_protocol: device_rdma
 )";
   auto parsed = config::parse_hardware_profiles(extra, "extra.yaml");
   REQUIRE(parsed.size() == 1);
   CHECK(parsed[0].name == "800T_A2");
   CHECK(parsed[0].schedule_policy.empty());
   CHECK(parsed[0].pod_labels.empty());
+  CHECK(parsed[0].mf_transfer_protocol == "device_rdma");
 
   const std::string bad = R"(profiles:
 - name: A
@@ -146,6 +148,7 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
   npu_resource: "not a resource"
   node_selector: {"bad key!": x}
   sp_block: sometimes
+  mf_transfer_protocol: tcp
   colour: blue
 - name: A
   npus_per_node: 8
@@ -159,7 +162,8 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
     for (const char* p : {"profiles.A.colour: unknown field", "profiles.A.npus_per_node", "profiles.A.npu_resource",
-                          "profiles.A.node_selector.bad key!", "profiles.A.sp_block", "profiles.A.name: duplicate"}) {
+                          "profiles.A.node_selector.bad key!", "profiles.A.sp_block", "profiles.A.mf_transfer_protocol: must be",
+                          "profiles.A.mf_transfer_protocol: is required", "profiles.A.name: duplicate"}) {
       CAPTURE(std::string(p));
       CAPTURE(what);
       CHECK(what.find(p) != std::string::npos);

@@ -145,9 +145,11 @@ TEST_CASE("roles, replicas and pods per instance") {
   std::vector<std::string> names;
   for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
     names.emplace_back(r.at("name").as_string());
-  CHECK(names == render::role_names());
+  // union (PD-hybrid), mf-store (sglang) and single-container are rendered only when on.
   CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "kv-pool",
                                           "kv-conductor"});
+  CHECK(render::role_names() == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "union",
+                                                         "kv-pool", "kv-conductor", "mf-store", "single-container"});
 
   struct Want {
     const char* role;
@@ -245,6 +247,10 @@ TEST_CASE("controller, coordinator and engine pod details") {
   CHECK(cmd.back().as_string().find("/mnt/configmap/boot.sh") != json::string::npos);
 }
 
+// The roles of a prefill/decode deployment of vllm or mindie-llm.
+const std::vector<std::string> kDefaultRoles = {"controller", "coordinator", "prefill", "decode", "kv-pool",
+                                                "kv-conductor"};
+
 TEST_CASE("env addresses follow the operator's Service naming") {
   auto cfg = valid_config();
   render::RenderOptions opts;
@@ -252,7 +258,7 @@ TEST_CASE("env addresses follow the operator's Service naming") {
   auto c = parse(cfg);
   const auto& iss = find_kind(render_all(c, opts), "InferServiceSet");
   CHECK(iss.at("metadata").at("name") == "svc");
-  for (const auto& role : render::role_names()) {
+  for (const auto& role : kDefaultRoles) {
     CAPTURE(role);
     const auto& r = role_of(iss, role);
     CHECK(env_of(r, "CONTROLLER_SERVICE") == "controller-svc-0-controller.team-a.svc.cluster.local");
@@ -271,7 +277,7 @@ TEST_CASE("env addresses follow the operator's Service naming") {
       json::parse(R"({"port": 50100, "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
   cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
   const auto& iss2 = find_kind(render_all(parse(cfg), opts), "InferServiceSet");
-  for (const auto& role : render::role_names()) {
+  for (const auto& role : kDefaultRoles) {
     CAPTURE(role);
     const auto& r = role_of(iss2, role);
     CHECK(env_of(r, "KVP_MASTER_SERVICE") == "kvp-master-svc-0-kv-pool.team-a.svc.cluster.local");
@@ -438,4 +444,127 @@ TEST_CASE("every built-in manifest parses") {
     CHECK_NOTHROW(util::yaml_to_json(std::string(text), std::string(path)));
   }
   CHECK(manifests::embedded().count("infer_service_set/inferserviceset.yaml") == 1);
+}
+
+namespace {
+
+json::object hybrid_config() {
+  auto cfg = valid_config();
+  auto& d = deploy_of(cfg);
+  d.erase("p_instances_num");
+  d.erase("d_instances_num");
+  d.erase("p_pod_npu_num");
+  d.erase("d_pod_npu_num");
+  d["hybrid_instances_num"] = 3;
+  d["single_hybrid_instance_pod_num"] = 2;
+  d["hybrid_pod_npu_num"] = 4;
+  return cfg;
+}
+
+json::object sglang_config(const char* hardware) {
+  auto cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = hardware;
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
+  cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill and decode at 0") {
+  const auto c = parse(hybrid_config());
+  CHECK(c.hybrid());
+  CHECK(c.p_instances == 0);
+  CHECK(c.d_instances == 0);
+  const auto iss = find_kind(render_all(c), "InferServiceSet");
+  std::vector<std::string> names;
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array()) names.emplace_back(r.at("name").as_string());
+  CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "union", "kv-pool",
+                                          "kv-conductor"});
+  const auto& u = role_of(iss, "union");
+  CHECK(u.at("replicas") == 3);
+  CHECK(u.at("spec").at("replicas") == 2);
+  CHECK(u.at("workload").at("kind") == "StatefulSet");
+  CHECK(env_of(u, "ROLE") == "union");
+  CHECK(container_of(u).at("resources").at("limits").at("huawei.com/Ascend910") == "4");
+  // Two pods per instance form a gang; the engine template's Volcano pieces apply.
+  CHECK(u.at("metadata").at("labels").at(render::kGangScheduleLabel) == "true");
+  CHECK(u.at("spec").at("template").at("spec").at("schedulerName") == "volcano");
+  CHECK(role_of(iss, "prefill").at("replicas") == 0);
+  CHECK(role_of(iss, "decode").at("replicas") == 0);
+  CHECK(render::desired_role_replicas(c).at("union") == 3);
+
+  // Without PD-hybrid there is no union role, and overrides of it say why.
+  render::RenderOptions opts;
+  opts.overrides = overrides::parse_overrides("roles:\n  union:\n    labels: {a: b}\n", "ov.yaml");
+  try {
+    render_all(parse(valid_config()), opts);
+    FAIL("expected a ValidationError");
+  } catch (const config::ValidationError& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].path == "roles.union");
+    CHECK(e.problems()[0].message.find("hybrid_instances_num") != std::string::npos);
+  }
+  // With it, the union role takes overrides like any engine role.
+  const auto with = find_kind(render_all(c, opts), "InferServiceSet");
+  CHECK(role_of(with, "union").at("spec").at("template").at("metadata").at("labels").at("a") == "b");
+}
+
+TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's transfer protocol and their IP") {
+  for (auto [hardware, protocol] : {std::pair{"800I_A2", "device_rdma"}, std::pair{"800I_A3", "sdma"},
+                                    std::pair{"900_A3_SuperPoD", "sdma"}}) {
+    CAPTURE(hardware);
+    auto cfg = sglang_config(hardware);
+    if (std::string_view(hardware) != "800I_A2") {
+      deploy_of(cfg)["p_pod_npu_num"] = 16;
+      deploy_of(cfg)["d_pod_npu_num"] = 16;
+    }
+    cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
+        json::parse(R"({"disaggregation_bootstrap_port": 8998})");
+    render::RenderOptions opts;
+    opts.service_set_name = "svc";
+    const auto iss = find_kind(render_all(parse(cfg), opts), "InferServiceSet");
+    const auto& store = role_of(iss, "mf-store");
+    CHECK(store.at("replicas") == 1);
+    CHECK(store.at("workload").at("kind") == "Deployment");
+    CHECK(store.at("services").at(0).at("name") == render::kMfStoreService);
+    CHECK(store.at("services").at(0).at("spec").at("ports").at(0).at("port") == 50089);
+    CHECK(env_of(store, "ROLE") == "mf_store");
+    for (const char* engine : {"prefill", "decode"}) {
+      CAPTURE(engine);
+      const auto& r = role_of(iss, engine);
+      CHECK(env_of(r, "ASCEND_MF_STORE_URL") == "tcp://mf-store-svc-0-mf-store.team-a.svc.cluster.local:50089");
+      CHECK(env_of(r, "ASCEND_MF_TRANSFER_PROTOCOL") == protocol);
+      CHECK(env_of(r, "SGLANG_HOST_IP") == "?");  // from the downward API
+      CHECK(env_of(r, "DISAGGREGATION_BOOTSTRAP_PORT") == "8998");
+    }
+    // Only engines talk to the store.
+    for (const char* other : {"controller", "coordinator", "mf-store"}) {
+      CAPTURE(other);
+      CHECK(env_of(role_of(iss, other), "ASCEND_MF_STORE_URL").empty());
+      CHECK(env_of(role_of(iss, other), "SGLANG_HOST_IP").empty());
+    }
+  }
+  // Not sglang: no store, and no engine is handed the address of one.
+  const auto iss = find_kind(render_all(parse(valid_config())), "InferServiceSet");
+  CHECK_THROWS(role_of(iss, "mf-store"));
+  for (const char* engine : {"prefill", "decode"}) {
+    CHECK(env_of(role_of(iss, engine), "ASCEND_MF_STORE_URL").empty());
+    CHECK(env_of(role_of(iss, engine), "ASCEND_MF_TRANSFER_PROTOCOL").empty());
+    CHECK(env_of(role_of(iss, engine), "SGLANG_HOST_IP").empty());
+  }
+}
+
+TEST_CASE("PD-hybrid and sglang InferServiceSets satisfy the published CRD schema") {
+  const auto crds = testing::load_crd_schemas(std::string(MINDIE_SHARED_DIR) +
+                                              "/reference/crds/mindcluster.huawei.com_crds.yaml");
+  const testing::CrdVersionSchema* schema = nullptr;
+  for (const auto& crd : crds)
+    if (crd.kind == "InferServiceSet" && crd.version == "v1") schema = &crd;
+  REQUIRE(schema != nullptr);
+  for (const auto& cfg : {hybrid_config(), sglang_config("800I_A2")}) {
+    const auto iss = find_kind(render_all(parse(cfg)), "InferServiceSet");
+    const auto violations = testing::validate_schema(schema->schema, to_nlohmann(iss));
+    for (const auto& v : violations) FAIL_CHECK(v.field << " " << v.reason << " " << v.message);
+  }
 }

@@ -1,5 +1,6 @@
-// Rendering of multi_deployment objects (mindie/render.h render_multi_*): names, labels, env addresses, the
-// coordinator's NodePort, the shared pod templates, and apps/v1 DeploymentSpec schema validity.
+// Rendering of the Deployment-based modes (mindie/render.h render_multi_*, render_single_container*): names,
+// labels, env addresses, the coordinator's NodePort, the shared pod templates, and apps/v1 DeploymentSpec schema
+// validity.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -265,4 +266,98 @@ TEST_CASE("multi_deployment: refusals name the field") {
   bad.service_set_name = "Bad_Name";
   CHECK_THROWS_AS(render::render_multi_workloads(parse(raw), bad), config::ValidationError);
   CHECK_THROWS_AS(render::render_multi_workloads(parse(valid_config()), {}), std::invalid_argument);
+}
+
+TEST_CASE("multi_deployment with sglang: an mf-store Deployment and Service, engines pointed at it") {
+  json::object raw = multi_config();
+  raw["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
+  raw["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
+  const auto objs = render::render_multi_workloads(parse(raw), {});
+  const auto& store = find(objs, "Deployment", render::kMultiMfStore);
+  CHECK(label(store, render::kComponentLabel) == "mf-store");
+  const auto& svc = find(objs, "Service", render::kMfStoreService);
+  CHECK(svc.at("spec").at("ports").at(0).at("port") == 50089);
+  CHECK(svc.at("spec").at("selector").at("app") == render::kMultiMfStore);
+  const auto& engine = find(objs, "Deployment", "sglang-d2");
+  CHECK(env_of(engine, "ASCEND_MF_STORE_URL") == "tcp://mf-store.team-a.svc.cluster.local:50089");
+  CHECK(env_of(engine, "ASCEND_MF_TRANSFER_PROTOCOL") == "device_rdma");
+  CHECK(env_of(engine, "SGLANG_HOST_IP") == "?");
+  // vllm: none of it.
+  const auto plain = render::render_multi_workloads(parse(multi_config()), {});
+  CHECK_THROWS(find(plain, "Deployment", render::kMultiMfStore));
+  CHECK(env_of(find(plain, "Deployment", "vllm-p0"), "ASCEND_MF_STORE_URL").empty());
+}
+
+namespace {
+
+json::object single_config() {
+  json::object cfg = valid_config();
+  deploy_of(cfg)["deploy_mode"] = "single_container";
+  deploy_of(cfg)["p_pod_npu_num"] = 4;
+  deploy_of(cfg)["d_pod_npu_num"] = 8;
+  deploy_of(cfg)["infer_node_port"] = 31100;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its NodePort Service") {
+  const auto cfg = parse(single_config());
+  const auto objs = render::render_single_container(cfg, nullptr, {});
+  std::vector<std::string> got;
+  for (const auto& o : objs) got.push_back(std::string(o.at("kind").as_string()) + "/" + name_of(o));
+  CHECK(got == std::vector<std::string>{"ConfigMap/motor-config", "ServiceAccount/mindie-motor-controller",
+                                        "ClusterRole/mindie-motor-controller-team-a",
+                                        "ClusterRoleBinding/mindie-motor-controller-team-a",
+                                        "Deployment/team-a-single-container", "Service/team-a-single-container"});
+  CHECK(objs[0].at("metadata").at("annotations").at(render::kDeployModeAnnotation) == "single_container");
+  const auto& d = find(objs, "Deployment", "team-a-single-container");
+  CHECK(d.at("spec").at("replicas") == 1);
+  CHECK(label(d, render::kComponentLabel) == "single-container");
+  CHECK(env_of(d, "ROLE") == "SINGLE_CONTAINER");
+  CHECK(env_of(d, "CONTROLLER_SERVICE").empty());  // every component is in this pod
+  const auto& c = container(d);
+  CHECK(c.at("resources").at("limits").at("huawei.com/Ascend910") == "8");
+  const auto& pod = d.at("spec").at("template").at("spec").as_object();
+  CHECK(pod.at("nodeSelector").at("accelerator-type") == "module-910b-8");
+  CHECK(pod.at("serviceAccountName") == "mindie-motor-controller");
+  CHECK(pod.at("automountServiceAccountToken") == true);
+  CHECK_FALSE(d.at("spec").as_object().contains("podManagementPolicy"));
+  const auto& svc = find(objs, "Service", "team-a-single-container");
+  CHECK(svc.at("spec").at("type") == "NodePort");
+  CHECK(svc.at("spec").at("ports").at(0).at("port") == 1025);
+  CHECK(svc.at("spec").at("ports").at(0).at("nodePort") == 31100);
+  CHECK(svc.at("spec").at("selector").at("app") == "team-a-single-container");
+  CHECK(d.at("spec").at("template").at("metadata").at("labels").at("app") == "team-a-single-container");
+  const auto v = testing::validate_schema(deployment_schema(), njson::parse(json::serialize(d.at("spec"))), "spec");
+  for (const auto& x : v) FAIL_CHECK(x.field << ": " << x.message);
+  // status reads only the single-container role from the baseline.
+  const auto desired = render::desired_role_replicas(cfg);
+  CHECK(desired.at("single-container") == 1);
+  CHECK(desired.at("prefill") == 0);
+  CHECK(desired.at("controller") == 0);
+}
+
+TEST_CASE("single_container: overrides only of its own role; a job_id too long for the suffix") {
+  render::RenderOptions opts;
+  opts.overrides = overrides::parse_overrides("roles:\n  prefill:\n    labels: {a: b}\n", "ov.yaml");
+  try {
+    render::render_single_container_workloads(parse(single_config()), opts);
+    FAIL("expected a ValidationError");
+  } catch (const config::ValidationError& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].path == "roles.prefill");
+  }
+  opts.overrides = overrides::parse_overrides("roles:\n  single-container:\n    labels: {a: b}\n", "ov.yaml");
+  const auto objs = render::render_single_container_workloads(parse(single_config()), opts);
+  CHECK(find(objs, "Deployment", "team-a-single-container").at("spec").at("template").at("metadata").at("labels").at("a") == "b");
+
+  json::object raw = single_config();
+  deploy_of(raw)["job_id"] = std::string(50, 'a');
+  try {
+    render::render_single_container_workloads(parse(raw), {});
+    FAIL("expected a ValidationError");
+  } catch (const config::ValidationError& e) {
+    CHECK(e.problems()[0].path == "motor_deploy_config.job_id");
+  }
 }
