@@ -45,7 +45,7 @@ constexpr const char* kUsage =
     "\n"
     "Commands:\n"
     "  deploy         Validate user_config.json and deploy it (motor-config baseline, RBAC, InferServiceSet)\n"
-    "  scale          Change prefill/decode instance counts of a running deployment\n"
+    "  scale          Change prefill/decode (or PD-hybrid) instance counts of a running deployment\n"
     "  update-config  Refresh settings in the motor-config baseline (log levels, timeouts, north config)\n"
     "  status         Show roles, instances and pods, why pods are not ready, and drift from the baseline\n"
     "  wait           Wait until every role has its instances ready\n"
@@ -73,22 +73,32 @@ const std::map<std::string, CommandHelp>& command_help() {
         "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
         "  kubectl mindie deploy --framework aibrix -f stormservice.yaml\n"}},
       {"scale",
-       {"kubectl mindie scale [-n NS] (--prefill N | --decode M | -f user_config.json) [flags]",
+       {"kubectl mindie scale [-n NS] (--prefill N | --decode M | --hybrid H | -f user_config.json) [flags]",
         "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
-        "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.",
+        "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
+        "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
+        "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.",
         "  # Three prefill instances, two decode instances\n"
         "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
+        "  # Four instances of a PD-hybrid deployment's union role\n"
+        "  kubectl mindie scale -n mindie-demo --hybrid 4\n\n"
         "  # Take the counts from an edited config (nothing else may differ)\n"
         "  kubectl mindie scale -f user_config.json\n\n"
         "  # Two decode replicas of the AIBrix StormService qwen3-pd\n"
         "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2\n"}},
       {"update-config",
-       {"kubectl mindie update-config (-f user_config.json [-e env.json] | --config-dir DIR) [flags]",
+       {"kubectl mindie update-config (-f user_config.json [-e env.json] | --config-dir DIR) [--scripts-dir DIR] "
+        "[flags]",
         "Refresh the motor-config ConfigMap. Only the deployer's whitelisted paths may change (log levels,\n"
         "observability, coordinator exception/timeout settings, north_config, north TLS files); instance counts\n"
-        "and deploy_mode must equal the baseline.",
+        "and deploy_mode must equal the baseline. user_config.json and env.json are replaced; every other key is\n"
+        "kept as it is in the cluster unless --scripts-dir is given: then the stored startup/probe scripts become\n"
+        "the folder's files (with env.json's set_*_env functions, as deploy stores them) and scripts no longer in\n"
+        "it are removed.",
         "  # Raise the coordinator's log level\n"
-        "  kubectl mindie update-config -f user_config.json\n"}},
+        "  kubectl mindie update-config -f user_config.json\n\n"
+        "  # Also replace the stored scripts with PyMotor's examples/deployer folder\n"
+        "  kubectl mindie update-config --config-dir ./conf --scripts-dir ./deployer\n"}},
       {"status",
        {"kubectl mindie status [-n NS] [-o wide|json|yaml] [-w]",
         "Show, per role, the baseline's instances, the live spec and what the operator has observed; the tree\n"

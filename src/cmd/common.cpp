@@ -150,6 +150,18 @@ std::string read_file(const std::string& path) {
   return content;
 }
 
+std::map<std::string, std::string> read_scripts(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw CommandError("--scripts-dir " + dir + " is not a directory");
+  std::map<std::string, std::string> scripts;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file()) scripts[entry.path().filename().string()] = read_file(entry.path().string());
+  }
+  if (ec) throw CommandError("cannot list --scripts-dir " + dir + ": " + ec.message());
+  return scripts;
+}
+
 void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id) {
   if (!namespace_flag.empty() && namespace_flag != job_id) {
     throw UsageError("the namespace from the command line (--namespace " + namespace_flag +
@@ -210,6 +222,11 @@ config::UserConfig parse_baseline(const json::object& config_map, const std::str
   } catch (const config::ValidationError& e) {
     throw CommandError(std::string("the baseline is not usable: ") + e.what());
   }
+}
+
+bool runs_deployments(std::string_view mode) {
+  return mode == config::to_string(config::DeployMode::MultiDeployment) ||
+         mode == config::to_string(config::DeployMode::SingleContainer);
 }
 
 std::string recorded_deploy_mode(const json::object& cm, const config::UserConfig& baseline) {

@@ -5,10 +5,12 @@
 #include <boost/program_options.hpp>
 #include <exception>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kube/client.h"
@@ -139,6 +141,16 @@ void check_config_input_flags(const std::string& filename, const std::string& en
 ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
                                 const std::string& config_dir);
 
+/// The regular files of a --scripts-dir (deploy and update-config: the folder of PyMotor's deployer scripts),
+/// key = file name, content byte for byte; subfolders and other entries are skipped. Key names, UTF-8, collisions
+/// with the config keys and the ConfigMap size are checked by render::render_config_map, before any request.
+/// Throws CommandError when `dir` is not a directory or a file cannot be read.
+std::map<std::string, std::string> read_scripts(const std::string& dir);
+
+/// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh
+/// (controller/coordinator probes).
+inline constexpr const char* kRequiredScripts[] = {"boot.sh", "probe.sh"};
+
 /// Writes of the baseline that meet a 409 Conflict are re-read, re-checked and retried at most this many times
 /// in all (scale, update-config): never a blind overwrite, never an endless loop.
 inline constexpr int kBaselineWriteAttempts = 3;
@@ -157,6 +169,10 @@ config::UserConfig parse_baseline(const boost::json::object& config_map, const s
 /// The deploy mode recorded on the baseline ConfigMap `cm` (annotation kubectl-mindie/deploy-mode), else the
 /// baseline's own deploy_mode.
 std::string recorded_deploy_mode(const boost::json::object& cm, const config::UserConfig& baseline);
+
+/// True for the deploy modes whose workload is plain Deployments found by label (multi_deployment,
+/// single_container) rather than an InferServiceSet.
+bool runs_deployments(std::string_view deploy_mode);
 
 /// The InferServiceSet name recorded on `cm` (annotation kubectl-mindie/infer-service-set), else the default
 /// for `baseline`. Throws CommandError when the recorded name is not a DNS-1123 label: a hand-edited annotation

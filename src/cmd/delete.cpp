@@ -149,9 +149,9 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   }
 
   // What --wait waits for: the workload and its Deployments, and every pod of either.
-  // multi_deployment has no InferServiceSet (and the cluster may not serve the CRD): its Deployments and pods
-  // carry the labels of `selector`, below.
-  if (!plan.workload.empty() && plan.deploy_mode != config::to_string(config::DeployMode::MultiDeployment)) {
+  // multi_deployment and single_container have no InferServiceSet (and the cluster may not serve the CRD): their
+  // Deployments and pods carry the labels of `selector`, below.
+  if (!plan.workload.empty() && !runs_deployments(plan.deploy_mode)) {
     plan.gone.push_back({kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + plan.workload});
     plan.gone.push_back({kube::gvr::kPods, ns, service_selector(plan.workload, services), ""});
   }

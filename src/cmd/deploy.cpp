@@ -48,23 +48,6 @@ void DeployOptions::validate() const {
 
 namespace {
 
-/// The regular files of a --scripts-dir, key = file name. Key names, collisions and the ConfigMap size are
-/// checked by the renderer, before any request.
-std::map<std::string, std::string> read_scripts(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw CommandError("--scripts-dir " + dir + " is not a directory");
-  std::map<std::string, std::string> scripts;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file()) scripts[entry.path().filename().string()] = read_file(entry.path().string());
-  }
-  if (ec) throw CommandError("cannot list --scripts-dir " + dir + ": " + ec.message());
-  return scripts;
-}
-
-/// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh
-/// (controller/coordinator probes).
-constexpr const char* kRequiredScripts[] = {"boot.sh", "probe.sh"};
-
 std::string object_name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
@@ -83,11 +66,6 @@ void DeployOptions::complete() {
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, config_->job_id);
-  if (config_->deploy_mode == config::DeployMode::SingleContainer) {
-    throw CommandError("motor_deploy_config.deploy_mode " + std::string(config::to_string(config_->deploy_mode)) +
-                       " is not supported by this version of kubectl-mindie yet; use infer_service_set or "
-                       "multi_deployment");
-  }
   if (!flags_.scripts_dir.empty()) render_options_.scripts = read_scripts(flags_.scripts_dir);
   // Validated here, with the config, before any request; collisions with the templates are found by the render.
   if (!flags_.overrides.empty())
@@ -103,9 +81,17 @@ void DeployOptions::complete() {
 
 void DeployOptions::render_objects() {
   const config::EnvConfig* env = env_ ? &*env_ : nullptr;
-  objects_ = config_->deploy_mode == config::DeployMode::MultiDeployment
-                 ? render::render_multi_deployment(*config_, env, render_options_)
-                 : render::render_infer_service_set(*config_, env, render_options_);
+  switch (config_->deploy_mode) {
+    case config::DeployMode::MultiDeployment:
+      objects_ = render::render_multi_deployment(*config_, env, render_options_);
+      break;
+    case config::DeployMode::SingleContainer:
+      objects_ = render::render_single_container(*config_, env, render_options_);
+      break;
+    case config::DeployMode::InferServiceSet:
+      objects_ = render::render_infer_service_set(*config_, env, render_options_);
+      break;
+  }
 }
 
 void DeployOptions::check_existing_baseline(const json::object& existing, Printer& printer) const {
@@ -221,9 +207,10 @@ namespace {
 /// InferServiceSet together in infer_service.yaml, the one file deploy.py applied; in multi_deployment mode one
 /// file per component as deploy.py wrote them: controller.yaml (with the ServiceAccount and RBAC the controller
 /// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml per engine instance, kv_pool.yaml,
-/// kv_conductor.yaml.
+/// kv_conductor.yaml, mf_store.yaml; in single_container mode everything else in single_container.yaml.
 std::string output_group(const json::object& obj, config::DeployMode mode) {
   if (obj.at("kind") == "ConfigMap") return "motor_config";
+  if (mode == config::DeployMode::SingleContainer) return "single_container";
   if (mode != config::DeployMode::MultiDeployment) return "infer_service";
   std::string role, index;
   if (const auto* labels = obj.at("metadata").as_object().if_contains("labels"); labels && labels->is_object()) {
@@ -233,7 +220,7 @@ std::string output_group(const json::object& obj, config::DeployMode mode) {
   }
   if (role == "prefill") return "engine_p" + index;
   if (role == "decode") return "engine_d" + index;
-  if (role == "coordinator" || role == "kv-pool" || role == "kv-conductor") {
+  if (role == "coordinator" || role == "kv-pool" || role == "kv-conductor" || role == "mf-store") {
     std::replace(role.begin(), role.end(), '-', '_');
     return role;
   }

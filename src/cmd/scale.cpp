@@ -19,6 +19,8 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
   desc.add_options()
       ("prefill", po::value<int>()->notifier([&flags](int v) { flags.prefill = v; }), "Prefill instances (1..16)")
       ("decode", po::value<int>()->notifier([&flags](int v) { flags.decode = v; }), "Decode instances (1..16)")
+      ("hybrid", po::value<int>()->notifier([&flags](int v) { flags.hybrid = v; }),
+       "PD-hybrid (union role) instances (1..16)")
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All)")
@@ -31,10 +33,16 @@ ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
 
 void ScaleOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
-  const bool counts = flags_.prefill || flags_.decode;
-  if (!counts && flags_.filename.empty()) throw UsageError("must specify --prefill and/or --decode, or -f FILE");
-  if (counts && !flags_.filename.empty()) throw UsageError("--prefill/--decode and -f cannot be used together");
-  for (auto [flag, v] : {std::pair{"--prefill", flags_.prefill}, std::pair{"--decode", flags_.decode}}) {
+  const bool counts = flags_.prefill || flags_.decode || flags_.hybrid;
+  if (!counts && flags_.filename.empty())
+    throw UsageError("must specify --prefill and/or --decode (or --hybrid for PD-hybrid), or -f FILE");
+  if (counts && !flags_.filename.empty())
+    throw UsageError("--prefill/--decode/--hybrid and -f cannot be used together");
+  if (flags_.hybrid && (flags_.prefill || flags_.decode))
+    throw UsageError("--hybrid cannot be combined with --prefill/--decode: a PD-hybrid deployment runs one union "
+                     "role instead of prefill and decode");
+  for (auto [flag, v] : {std::pair{"--prefill", flags_.prefill}, std::pair{"--decode", flags_.decode},
+                         std::pair{"--hybrid", flags_.hybrid}}) {
     if (v && (*v < 1 || *v > 16))
       throw UsageError(std::string(flag) + " " + std::to_string(*v) + " is out of range: instances are 1..16");
   }
@@ -57,8 +65,22 @@ void ScaleOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
-std::string counts_text(std::int64_t prefill, std::int64_t decode) {
-  return "prefill " + std::to_string(prefill) + ", decode " + std::to_string(decode);
+InstanceCounts counts_of(const config::UserConfig& c) { return {c.p_instances, c.d_instances, c.hybrid_instances}; }
+
+std::string counts_text(const InstanceCounts& c) {
+  if (c.hybrid) return "union " + std::to_string(c.hybrid);
+  return "prefill " + std::to_string(c.prefill) + ", decode " + std::to_string(c.decode);
+}
+
+// The scale flags that set `c`, for recovery commands.
+std::string counts_flags(const InstanceCounts& c) {
+  if (c.hybrid) return "--hybrid " + std::to_string(c.hybrid);
+  return "--prefill " + std::to_string(c.prefill) + " --decode " + std::to_string(c.decode);
+}
+
+// The baseline's count for `role` (prefill, decode or union).
+int baseline_count(const config::UserConfig& b, std::string_view role) {
+  return role == "prefill" ? b.p_instances : role == "decode" ? b.d_instances : b.hybrid_instances;
 }
 
 /// True when every role of `changes` in `live` is at its index with its target replicas.
@@ -80,14 +102,15 @@ bool already_applied(const json::object& live, const std::vector<scale::RoleChan
 
 }  // namespace
 
-std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, int prefill, int decode) const {
+std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, const InstanceCounts& target) const {
   if (proposed_) {
-    const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc,
-                                                {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath});
+    const auto bad = policy::disallowed_changes(
+        baseline.doc, proposed_->doc,
+        {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath, policy::kHybridInstancesPath});
     if (!bad.empty()) {
-      std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + " and " +
-                        policy::kDecodeInstancesPath + "; " + flags_.filename +
-                        " also differs from the baseline at:";
+      std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + ", " +
+                        policy::kDecodeInstancesPath + " and " + policy::kHybridInstancesPath + "; " +
+                        flags_.filename + " also differs from the baseline at:";
       for (const auto& p : bad) msg += "\n* " + p;
       msg += "\nuse kubectl mindie update-config for allowed settings, or redeploy";
       throw CommandError(msg);
@@ -95,25 +118,27 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, 
     return proposed_->raw;
   }
   std::string raw = baseline.raw;
-  if (prefill != baseline.p_instances) raw = config::replace_json_number(raw, policy::kPrefillInstancesPath, prefill);
-  if (decode != baseline.d_instances) raw = config::replace_json_number(raw, policy::kDecodeInstancesPath, decode);
+  if (target.prefill != baseline.p_instances)
+    raw = config::replace_json_number(raw, policy::kPrefillInstancesPath, target.prefill);
+  if (target.decode != baseline.d_instances)
+    raw = config::replace_json_number(raw, policy::kDecodeInstancesPath, target.decode);
+  if (target.hybrid != baseline.hybrid_instances)
+    raw = config::replace_json_number(raw, policy::kHybridInstancesPath, target.hybrid);
   return raw;
 }
 
 void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
-                                  int prefill, int decode, const kube::WriteOptions& opts) const {
+                                  const InstanceCounts& target, const kube::WriteOptions& opts) const {
   for (int attempt = 1;; ++attempt) {
     const config::UserConfig current = parse_baseline(cm, namespace_);
     // A retried write whose first try was stored (its answer lost) meets a 409: the re-read then already
     // holds our counts, which is success, not a rival scale.
-    if (attempt > 1 && current.p_instances == prefill && current.d_instances == decode &&
-        (!proposed_ || current.raw == proposed_->raw))
-      return;
-    if (current.p_instances != read.p_instances || current.d_instances != read.d_instances) {
+    if (attempt > 1 && counts_of(current) == target && (!proposed_ || current.raw == proposed_->raw)) return;
+    if (counts_of(current) != counts_of(read)) {
       throw CommandError("the baseline's instance counts changed while scaling (another scale ran at the same "
-                         "time): now " + counts_text(current.p_instances, current.d_instances));
+                         "time): now " + counts_text(counts_of(current)));
     }
-    const std::string raw = new_baseline_text(current, prefill, decode);
+    const std::string raw = new_baseline_text(current, target);
     if (raw == current.raw) return;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
     const json::object patch{{"metadata", {{"resourceVersion", cm.at("metadata").at("resourceVersion")}}},
@@ -138,17 +163,36 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const config::UserConfig baseline = parse_baseline(*cm, namespace_);
   const std::string mode = recorded_deploy_mode(*cm, baseline);
   const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
+  if (mode == config::to_string(config::DeployMode::SingleContainer)) {
+    throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode single_container: every "
+                       "component runs in one pod, which cannot be scaled; to run more instances, delete it "
+                       "(kubectl mindie delete -n " + namespace_ + ") and deploy with deploy_mode "
+                       "infer_service_set or multi_deployment; nothing was changed");
+  }
   if (mode != config::to_string(config::DeployMode::InferServiceSet) && !multi) {
     throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode " + mode +
                        ", which this version of kubectl-mindie cannot scale");
   }
+  // PD-hybrid runs one union role; which flags apply follows the baseline, never a guess.
+  const std::string where = "the deployment in namespace " + namespace_;
+  if (proposed_ && proposed_->hybrid() != baseline.hybrid())
+    throw CommandError("scale cannot switch " + where + " between PD-hybrid (hybrid_instances_num) and prefill/decode "
+                       "instances: delete it and deploy again; nothing was changed");
+  if (baseline.hybrid() && (flags_.prefill || flags_.decode))
+    throw CommandError(where + " runs PD-hybrid (motor_deploy_config.hybrid_instances_num " +
+                       std::to_string(baseline.hybrid_instances) + "): scale its union role with --hybrid N");
+  if (!baseline.hybrid() && flags_.hybrid)
+    throw CommandError(where + " runs prefill and decode instances, no PD-hybrid union role: use --prefill/--decode");
 
   // The target counts. Only the counts may differ from the baseline (checked again on every baseline write).
-  const int prefill = proposed_ ? proposed_->p_instances : flags_.prefill.value_or(baseline.p_instances);
-  const int decode = proposed_ ? proposed_->d_instances : flags_.decode.value_or(baseline.d_instances);
-  new_baseline_text(baseline, prefill, decode);
+  const InstanceCounts target =
+      proposed_ ? counts_of(*proposed_)
+                : InstanceCounts{flags_.prefill.value_or(baseline.p_instances),
+                                 flags_.decode.value_or(baseline.d_instances),
+                                 flags_.hybrid.value_or(baseline.hybrid_instances)};
+  new_baseline_text(baseline, target);
   if (multi) {
-    run_multi(client, printer, *cm, baseline, prefill, decode);
+    run_multi(client, printer, *cm, baseline, target);
     return;
   }
 
@@ -162,11 +206,15 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   // Only the roles asked for are touched (-f names both): a role left out keeps its live replicas even when
   // they drifted, and an HPA-owned role that is not being scaled does not block the other.
   std::map<std::string, int> targets;
-  if (proposed_ || flags_.prefill) targets["prefill"] = prefill;
-  if (proposed_ || flags_.decode) targets["decode"] = decode;
+  if (baseline.hybrid()) {
+    targets["union"] = target.hybrid;
+  } else {
+    if (proposed_ || flags_.prefill) targets["prefill"] = target.prefill;
+    if (proposed_ || flags_.decode) targets["decode"] = target.decode;
+  }
   const auto changes = scale::plan_role_changes(*iss, targets);
   for (const auto& c : changes) {
-    const int base = c.role == "prefill" ? baseline.p_instances : baseline.d_instances;
+    const int base = baseline_count(baseline, c.role);
     if (c.from != base) {
       printer.warning("role " + c.role + " had drifted: " + std::to_string(c.from) + " live instances, " +
                       std::to_string(base) + " in the baseline; both become " + std::to_string(c.to));
@@ -196,7 +244,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   }
 
   try {
-    write_baseline(client, *cm, baseline, prefill, decode, opts);
+    write_baseline(client, *cm, baseline, target, opts);
   } catch (...) {
     if (patch.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
@@ -207,13 +255,11 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
     } catch (const std::exception& undo) {
       throw PartialFailure(
           cause, "the baseline was not updated and undoing the scale failed too (" + std::string(undo.what()) +
-                     "):\n  " + live + " now runs " + counts_text(prefill, decode) + "\n  configmap/" + cm_name +
-                     " (the baseline) still says " + counts_text(baseline.p_instances, baseline.d_instances) +
-                     "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-                     std::to_string(prefill) + " --decode " + std::to_string(decode) +
-                     "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-                     std::to_string(baseline.p_instances) + " --decode " + std::to_string(baseline.d_instances) +
-                     "   # return to the baseline");
+                     "):\n  " + live + " now runs " + counts_text(target) + "\n  configmap/" + cm_name +
+                     " (the baseline) still says " + counts_text(counts_of(baseline)) +
+                     "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
+                     counts_flags(target) + "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ +
+                     " " + counts_flags(counts_of(baseline)) + "   # return to the baseline");
     }
     throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
                                     " is back at its previous counts; nothing changed");
@@ -227,7 +273,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
 }
 
 void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json::object& cm,
-                             const config::UserConfig& baseline, int prefill, int decode) {
+                             const config::UserConfig& baseline, const InstanceCounts& target) {
   const std::string cm_name = render::kConfigMapName;
   const std::string where = "configmap/" + cm_name + " in namespace " + namespace_;
   // Rendered from the baseline and the overrides deploy stored, never from local files: the pod templates are
@@ -258,8 +304,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   const std::string& workload = ropts.service_set_name;
   const auto live = list_engine_deployments(client, namespace_, workload);
   std::vector<std::pair<std::string, int>> targets;  // prefill first, as printed
-  if (proposed_ || flags_.prefill) targets.emplace_back("prefill", prefill);
-  if (proposed_ || flags_.decode) targets.emplace_back("decode", decode);
+  if (proposed_ || flags_.prefill) targets.emplace_back("prefill", target.prefill);
+  if (proposed_ || flags_.decode) targets.emplace_back("decode", target.decode);
   struct Step {
     std::string name;
     bool create;  // else delete
@@ -273,7 +319,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
         have.insert(d.index);
         ++count;
       }
-    const int base = role == "prefill" ? baseline.p_instances : baseline.d_instances;
+    const int base = baseline_count(baseline, role);
     if (count != base)
       printer.warning("role " + role + " had drifted: " + std::to_string(count) + " live engine Deployments, " +
                       std::to_string(base) + " in the baseline; both become " + std::to_string(target));
@@ -310,11 +356,9 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     return json::object();
   };
   const auto recovery = [&] {
-    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-           std::to_string(prefill) + " --decode " + std::to_string(decode) +
-           "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " --prefill " +
-           std::to_string(baseline.p_instances) + " --decode " + std::to_string(baseline.d_instances) +
-           "   # return to the baseline";
+    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target) +
+           "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
+           counts_flags(counts_of(baseline)) + "   # return to the baseline";
   };
   // Undoes `done` in reverse order; "" when it worked, else why not.
   const auto undo = [&](const std::vector<Step>& done) -> std::string {
@@ -343,22 +387,22 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); changed:" +
                                         describe(done) + "\nconfigmap/" + cm_name + " (the baseline) still says " +
-                                        counts_text(baseline.p_instances, baseline.d_instances) + recovery());
+                                        counts_text(counts_of(baseline)) + recovery());
       throw PartialFailure(cause, "scale stopped half-way and was undone: nothing changed");
     }
     done.push_back(s);
   }
 
   try {
-    write_baseline(client, cm, baseline, prefill, decode, opts);
+    write_baseline(client, cm, baseline, target, opts);
   } catch (...) {
     if (done.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
     if (const std::string why = undo(done); !why.empty())
       throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
-                                      "); the engine Deployments now run " + counts_text(prefill, decode) +
+                                      "); the engine Deployments now run " + counts_text(target) +
                                       ", configmap/" + cm_name + " (the baseline) still says " +
-                                      counts_text(baseline.p_instances, baseline.d_instances) + recovery());
+                                      counts_text(counts_of(baseline)) + recovery());
     throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone (these changes were "
                                 "reverted):" + describe(done) + "\nnothing changed");
   }
@@ -371,7 +415,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     printer.mutation(kube::gvr::kDeployments, s.name, s.create ? "created" : "deleted", dry_run_);
   if (done.empty())
     printer.mutation(kube::gvr::kConfigMaps, cm_name,
-                     prefill != baseline.p_instances || decode != baseline.d_instances ? "configured" : "unchanged",
+                     target != counts_of(baseline) ? "configured" : "unchanged",
                      dry_run_);
 }
 

@@ -1,5 +1,6 @@
-// kubectl mindie scale: change only instance counts, by JSON Patch of the live InferServiceSet's role replicas
-// (guarded by test ops) and a resourceVersion-guarded update of the baseline; undone if the second write fails.
+// kubectl mindie scale: change only instance counts (prefill/decode, or a PD-hybrid union role), by JSON Patch of
+// the live InferServiceSet's role replicas (guarded by test ops) and a resourceVersion-guarded update of the
+// baseline; undone if the second write fails.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -16,10 +17,20 @@ namespace mindie::cmd {
 struct ScaleFlags {
   std::optional<int> prefill;  ///< --prefill: prefill instances
   std::optional<int> decode;   ///< --decode: decode instances
+  std::optional<int> hybrid;   ///< --hybrid: PD-hybrid union role instances
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   std::string output;
   WaitAfterFlags wait;  ///< --wait, --timeout
+};
+
+/// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
+/// are 0; config::UserConfig::hybrid()).
+struct InstanceCounts {
+  int prefill = 0;
+  int decode = 0;
+  int hybrid = 0;
+  bool operator==(const InstanceCounts&) const = default;
 };
 
 /// Binds ScaleFlags to `desc`.
@@ -43,18 +54,18 @@ class ScaleOptions {
  private:
   /// The baseline text with the target counts: -f's bytes (after checking that only counts differ from
   /// `baseline`), or `baseline.raw` with the two numbers replaced in place. Throws CommandError.
-  std::string new_baseline_text(const config::UserConfig& baseline, int prefill, int decode) const;
+  std::string new_baseline_text(const config::UserConfig& baseline, const InstanceCounts& target) const;
   /// Writes the new baseline under a resourceVersion precondition. On 409 Conflict it re-reads the ConfigMap,
   /// re-checks the intent against the fresh baseline (counts unchanged by anyone else, -f still differing only in
   /// counts) and tries again, a bounded number of times: never a blind overwrite. Throws ApiError/CommandError.
-  void write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read, int prefill,
-                      int decode, const kube::WriteOptions& opts) const;
+  void write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read,
+                      const InstanceCounts& target, const kube::WriteOptions& opts) const;
 
   /// scale of a multi_deployment deployment: creates (server-side apply, rendered from the baseline and its stored
   /// overrides) or deletes (highest indices first) engine Deployments by name, then writes the baseline; undoes the
   /// Deployment changes when the baseline write fails, or prints the recovery command when the undo fails too.
   void run_multi(kube::Client& client, Printer& printer, const boost::json::object& cm,
-                 const config::UserConfig& baseline, int prefill, int decode);
+                 const config::UserConfig& baseline, const InstanceCounts& target);
 
   ScaleFlags flags_;
   std::string namespace_flag_;

@@ -304,7 +304,7 @@ bool is_multi_deployment(const json::object& cm, const std::string& ns) {
     } catch (const CommandError&) {
     }
   }
-  return mode == config::to_string(config::DeployMode::MultiDeployment);
+  return runs_deployments(mode);
 }
 
 std::string service_selector(const std::string& name, std::int64_t services) {
@@ -470,7 +470,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   if (baseline) mode = recorded_deploy_mode(config_map, *baseline);
   // multi_deployment: no InferServiceSet; the live spec is the set of Deployments (one per instance), grouped by
   // the component and instance-index labels kubectl-mindie puts on them and their pods.
-  const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
+  const bool multi = runs_deployments(mode);
   const bool found = multi ? !in.deployments.empty() : iss != nullptr;
 
   json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},   {"namespace", ns},
@@ -646,7 +646,9 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     }
     json::array instances;
     std::int64_t ready_pods = 0, total = 0, restarts = 0, healthy_instances = 0;
-    bool role_healthy = multi || spec >= 0 || !iss;
+    // A role absent from the live set is healthy only when the baseline has none of it either (union without
+    // PD-hybrid, mf-store without sglang).
+    bool role_healthy = multi || spec >= 0 || !iss || base == 0;
     for (auto& [key, pod_list] : by_instance) {
       const auto [service, k] = key;
       const bool wanted = multi ? role_deployments.count(k) > 0 : k >= 0 && k < spec;
@@ -797,7 +799,7 @@ std::string columns(const std::vector<std::vector<std::string>>& rows) {
 std::string render_status_table(const json::object& report, bool wide) {
   std::ostringstream out;
   const auto text = [&](const char* key) { return std::string(report.at(key).as_string()); };
-  const bool multi = text("deployMode") == config::to_string(config::DeployMode::MultiDeployment);
+  const bool multi = runs_deployments(text("deployMode"));
   out << (multi ? "deployments of " : "inferserviceset/") << text("inferServiceSet") << " in namespace "
       << text("namespace") << " (" << text("deployMode") << "): ";
   if (!report.at("found").as_bool()) {
@@ -955,7 +957,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
   // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
   const bool terminal = flags_.output.empty() || flags_.output == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
   const std::string name(report.at("inferServiceSet").as_string());
-  const bool multi = report.at("deployMode").as_string() == config::to_string(config::DeployMode::MultiDeployment);
+  const bool multi = runs_deployments(report.at("deployMode").as_string());
   kube::Informer informer(new_transport, multi ? multi_status_watch_targets(namespace_, name)
                                                : status_watch_targets(namespace_, name, service_count(inputs.service_set)));
   informer.start();

@@ -37,7 +37,7 @@ struct StatusInputs {
   boost::json::array deployments;  ///< multi_deployment: the deployment's Deployments (then the set fields are empty)
 };
 
-/// True when motor-config `cm` records deploy_mode multi_deployment (annotation, else the baseline).
+/// True when motor-config `cm` records a deploy_mode that runs_deployments (annotation, else the baseline).
 bool is_multi_deployment(const boost::json::object& cm, const std::string& ns);
 
 /// multi_deployment: the watch targets keeping StatusInputs current: motor-config, the Deployments and pods of

@@ -14,6 +14,8 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       ("filename,f", po::value(&flags.filename), "The new user_config.json")
       ("env-file,e", po::value(&flags.env_file), "The new env.json")
       ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
+      ("scripts-dir", po::value(&flags.scripts_dir),
+       "Folder of startup/probe files: replaces the stored scripts (those no longer in it are removed)")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All)");
 }
@@ -33,6 +35,22 @@ void UpdateConfigOptions::complete() {
   proposed_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, proposed_->job_id);
+  if (!flags_.scripts_dir.empty()) {
+    scripts_ = read_scripts(flags_.scripts_dir);
+    std::string missing;
+    for (const char* key : kRequiredScripts)
+      if (!scripts_->count(key)) missing += std::string(missing.empty() ? "" : ", ") + key;
+    if (!missing.empty()) {
+      throw CommandError("--scripts-dir " + flags_.scripts_dir + " lacks " + missing +
+                         ", which the pods run from motor-config: pass the folder of PyMotor's deployer scripts; "
+                         "nothing was written");
+    }
+    // Key names, UTF-8 text and collisions with the config keys, before any request (the ConfigMap is rendered
+    // again against the stored env.json and overrides once read).
+    render::RenderOptions opts;
+    opts.scripts = *scripts_;
+    (void)render::render_config_map(*proposed_, env_ ? &*env_ : nullptr, opts);
+  }
 }
 
 json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
@@ -50,6 +68,12 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
                        " decode, the config has " + std::to_string(proposed_->p_instances) + " / " +
                        std::to_string(proposed_->d_instances) + "; use kubectl mindie scale");
   }
+  if (proposed_->hybrid_instances != baseline.hybrid_instances) {
+    throw CommandError("instance counts cannot change with update-config: the baseline has " +
+                       std::to_string(baseline.hybrid_instances) + " PD-hybrid instances (hybrid_instances_num), "
+                       "the config has " + std::to_string(proposed_->hybrid_instances) +
+                       "; use kubectl mindie scale --hybrid");
+  }
   const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc, policy::update_config_whitelist());
   if (!bad.empty()) {
     std::string msg = "update-config may not change these paths (they need a redeploy):";
@@ -61,6 +85,10 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   if (env_) {
     const auto* stored = cm.at("data").as_object().if_contains(render::kEnvKey);
     if (!stored || !stored->is_string() || stored->as_string() != env_->raw) data[render::kEnvKey] = env_->raw;
+  }
+  if (scripts_) {
+    script_keys_from_dir(cm, ns, data);
+    return data;
   }
   // The set_*_env functions in the stored script copies follow env.json and the derived values (north_config.name
   // may change here); every other key stays as it is in the cluster.
@@ -89,6 +117,46 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
     if (it == scripts.end() || it->second != text) data[key] = text;
   }
   return data;
+}
+
+void UpdateConfigOptions::script_keys_from_dir(const json::object& cm, const std::string& ns,
+                                               json::object& data) const {
+  const json::object& stored = cm.at("data").as_object();
+  const std::string where = "configmap/" + std::string(render::kConfigMapName);
+  // The ConfigMap deploy would store for these files: the same renderer, so the same keys, the same injected
+  // set_*_env functions (from the new env.json, else the stored one) and the same checks (1 MiB in all).
+  std::optional<config::EnvConfig> stored_env;
+  if (!env_) {
+    if (const auto* v = stored.if_contains(render::kEnvKey); v && v->is_string()) {
+      try {
+        stored_env = config::parse_env_config(std::string(v->as_string()), where + " " + render::kEnvKey);
+      } catch (const config::ValidationError& e) {
+        throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
+      }
+    }
+  }
+  render::RenderOptions opts;
+  opts.scripts = *scripts_;
+  opts.service_id = annotation(cm, render::kServiceIdAnnotation);
+  if (opts.service_id.empty()) opts.service_id = ns;
+  if (const auto* v = stored.if_contains(render::kOverridesKey); v && v->is_string()) {
+    opts.overrides.emplace();  // counted in the size check only: update-config leaves overrides.yaml alone
+    opts.overrides->raw = std::string(v->as_string());
+  }
+  const config::EnvConfig* env = env_ ? &*env_ : stored_env ? &*stored_env : nullptr;
+  const json::object rendered = render::render_config_map(*proposed_, env, opts);
+  const json::object& wanted = rendered.at("data").as_object();
+  const auto owned = [](std::string_view key) {
+    return key == render::kBaselineKey || key == render::kEnvKey || key == render::kOverridesKey;
+  };
+  for (const auto& [key, value] : wanted) {
+    if (owned(key)) continue;
+    const auto* old = stored.if_contains(key);
+    if (!old || *old != value) data[key] = value;
+  }
+  for (const auto& [key, value] : stored) {
+    if (!owned(key) && !wanted.contains(key)) data[key] = nullptr;  // JSON merge patch: null removes the key
+  }
 }
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {

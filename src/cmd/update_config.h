@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,7 @@ struct UpdateConfigFlags {
   std::string filename;    ///< -f: the new user_config.json
   std::string env_file;    ///< -e: the new env.json (replaces the stored one)
   std::string config_dir;  ///< --config-dir: DIR/user_config.json and, when present, DIR/env.json
+  std::string scripts_dir; ///< --scripts-dir: replaces the stored startup/probe scripts (read as deploy reads it)
   std::string dry_run = "none";
 };
 
@@ -29,23 +31,35 @@ class UpdateConfigOptions {
   UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag);
   /// Flag combinations; no I/O. Throws UsageError.
   void validate() const;
-  /// Reads and validates the new files. Throws CommandError / config::ValidationError / UsageError.
+  /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
+  /// boot.sh and probe.sh present). Throws CommandError / config::ValidationError / UsageError.
   void complete();
   /// Compares with the baseline and, when only whitelisted paths differ, patches the ConfigMap's keys it owns
-  /// (user_config.json, env.json) under a resourceVersion precondition, keeping every other key. Two requests.
-  /// Throws ApiError, TransportError or CommandError (listing every path that may not change; nothing written).
+  /// (user_config.json, env.json; the set_*_env functions in the stored scripts and env_functions.sh) under a
+  /// resourceVersion precondition, keeping every other key as it is in the cluster — unless --scripts-dir was
+  /// given: then the script keys become the folder's files (with the functions injected, as deploy stores them)
+  /// and stored scripts the folder no longer holds are removed (a merge patch's null); overrides.yaml is never
+  /// touched. Two requests. Throws ApiError, TransportError, config::ValidationError or CommandError (listing
+  /// every path that may not change; nothing written).
   void run(kube::Client& client, Printer& printer);
 
  private:
   /// The ConfigMap keys to write, checked against the baseline in `cm`: deploy_mode and counts unchanged, only
   /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path.
   boost::json::object changed_keys(const boost::json::object& cm) const;
+  /// Adds to `data` the script keys of --scripts-dir as deploy would store them (render::render_config_map with
+  /// the new or stored env.json and motor-config's SERVICE_ID) where they differ from `cm`, and null for every
+  /// stored key other than user_config.json, env.json and overrides.yaml that the folder no longer holds. Throws
+  /// config::ValidationError (the ConfigMap would exceed 1 MiB) or CommandError (the stored env.json is invalid).
+  void script_keys_from_dir(const boost::json::object& cm, const std::string& ns, boost::json::object& data) const;
 
   UpdateConfigFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
   std::optional<config::UserConfig> proposed_;
   std::optional<config::EnvConfig> env_;
+  /// --scripts-dir's files (key = file name), when given.
+  std::optional<std::map<std::string, std::string>> scripts_;
 };
 
 }  // namespace mindie::cmd

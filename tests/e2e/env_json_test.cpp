@@ -60,3 +60,156 @@ TEST_CASE("deploy writes set_*_env into the script copies only; SERVICE_ID survi
   CHECK(third["data"]["boot.sh"] == first["data"]["boot.sh"]);
   CHECK(third["metadata"]["annotations"]["kubectl-mindie/service-id"] == id);
 }
+
+namespace {
+
+/// The keys of the data object of the one write in `reqs` (a merge patch of motor-config), with their values.
+json patched_data(const std::vector<e2e::LoggedRequest>& reqs) {
+  json data;
+  for (const auto& r : reqs) {
+    if (!r.is_write()) continue;
+    CHECK(r.method == "PATCH");
+    CHECK(r.content_type == "application/merge-patch+json");
+    const json body = json::parse(r.body);
+    CHECK(body["metadata"].contains("resourceVersion"));
+    data = body["data"];
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("update-config keeps the stored scripts byte for byte without --scripts-dir; with it, the folder's files "
+          "replace them (env functions injected) and scripts no longer in the folder are removed") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  dir.write("old/boot.sh", "#!/bin/bash\necho boot v1\n");
+  dir.write("old/probe.sh", "#!/bin/bash\nexit 0\n");
+  dir.write("old/engine.sh", "#!/bin/bash\nset_prefill_env() {\n  :\n}\n");
+  dir.write("old/extra.sh", "#!/bin/bash\necho extra\n");
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  dir.write("conf/user_config.json", cfg.dump(2));
+  dir.write("conf/env.json", R"({"motor_common_env":{"A":"1"},"motor_engine_prefill_env":{"P":"p1"}})");
+  auto run = sb.mindie({"deploy", "--config-dir", dir.path() + "/conf", "--scripts-dir", dir.path() + "/old"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const std::string id = config_map(sb)["metadata"]["annotations"]["kubectl-mindie/service-id"];
+
+  // Someone edits a script in the cluster; update-config without --scripts-dir leaves every script as it is there.
+  run = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "patch",
+                          "configmap", "motor-config", "--type", "merge", "-p",
+                          R"({"data":{"boot.sh":"#!/bin/bash\necho edited in the cluster\n"}})"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json before = config_map(sb);
+  cfg["motor_coordinator_config"]["logging_config"]["log_level"] = "DEBUG";
+  dir.write("conf/user_config.json", cfg.dump(2));
+  std::size_t mark = sb.requests().size();
+  run = sb.mindie({"update-config", "--config-dir", dir.path() + "/conf"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured\n");
+  CHECK(patched_data(sb.requests_since(mark)) == json{{"user_config.json", cfg.dump(2)}});
+  json after = config_map(sb);
+  for (const char* key : {"boot.sh", "probe.sh", "engine.sh", "extra.sh", "env_functions.sh", "env.json"})
+    CHECK_MESSAGE(after["data"][key] == before["data"][key], key);
+  CHECK(after["data"]["boot.sh"] == "#!/bin/bash\necho edited in the cluster\n");
+
+  // --scripts-dir: boot.sh and engine.sh replaced (engine.sh carrying set_prefill_env from the stored env.json and
+  // the kept SERVICE_ID), extra.sh removed with a merge patch null, probe.sh unchanged and not sent.
+  const std::string engine_v2 = "#!/bin/bash\n# v2\nset_prefill_env() {\n  :\n}\nstart_engine\n";
+  dir.write("new/boot.sh", "#!/bin/bash\necho boot v2\n");
+  dir.write("new/probe.sh", "#!/bin/bash\nexit 0\n");
+  const std::string engine_path = dir.write("new/engine.sh", engine_v2);
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "--config-dir", dir.path() + "/conf", "--scripts-dir", dir.path() + "/new"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured\n");
+  CHECK(e2e::read_file(engine_path) == engine_v2);  // the user's file is never modified
+  const json patch = patched_data(sb.requests_since(mark));
+  CHECK(patch.contains("boot.sh"));
+  CHECK(patch.contains("engine.sh"));
+  CHECK(patch.contains("extra.sh"));
+  CHECK(patch["extra.sh"].is_null());
+  CHECK_FALSE(patch.contains("probe.sh"));
+  CHECK_FALSE(patch.contains("user_config.json"));
+  CHECK_FALSE(patch.contains("env.json"));
+  after = config_map(sb);
+  CHECK(after["data"]["boot.sh"] == "#!/bin/bash\necho boot v2\n");
+  CHECK_FALSE(after["data"].contains("extra.sh"));
+  const std::string engine = after["data"]["engine.sh"];
+  CHECK(engine.rfind("#!/bin/bash\n# v2\n", 0) == 0);
+  CHECK(engine.find("start_engine\n") != std::string::npos);
+  CHECK(engine.find("set_prefill_env() {\n") != std::string::npos);
+  CHECK(engine.find("  export P='p1'\n") != std::string::npos);
+  CHECK(engine.find("  export A='1'\n") != std::string::npos);
+  CHECK(engine.find("  export SERVICE_ID='" + id + "'\n") != std::string::npos);
+  CHECK(after["data"]["env_functions.sh"] == before["data"]["env_functions.sh"]);
+  CHECK(after["data"]["env.json"] == before["data"]["env.json"]);
+  CHECK(after["data"]["user_config.json"] == cfg.dump(2));
+  CHECK(after["metadata"]["annotations"]["kubectl-mindie/service-id"] == id);
+
+  // The same folder again: nothing to write.
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "--config-dir", dir.path() + "/conf", "--scripts-dir", dir.path() + "/new"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config unchanged\n");
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+
+  // A new env.json and a folder together: the functions follow the new env.json.
+  dir.write("conf/env.json", R"({"motor_common_env":{"A":"2"}})");
+  run = sb.mindie({"update-config", "--config-dir", dir.path() + "/conf", "--scripts-dir", dir.path() + "/new"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  after = config_map(sb);
+  CHECK(after["data"]["engine.sh"].get<std::string>().find("  export A='2'\n") != std::string::npos);
+  CHECK(after["data"]["engine.sh"].get<std::string>().find("export P=") == std::string::npos);
+  CHECK(after["data"]["env.json"] == R"({"motor_common_env":{"A":"2"}})");
+
+  // --dry-run=server sends the patch with dryRun=All and changes nothing.
+  dir.write("dry/boot.sh", "#!/bin/bash\necho boot v3\n");
+  dir.write("dry/probe.sh", "#!/bin/bash\nexit 0\n");
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "--config-dir", dir.path() + "/conf", "--scripts-dir", dir.path() + "/dry",
+                   "--dry-run=server"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured (server dry run)\n");
+  const auto dry = sb.requests_since(mark);
+  REQUIRE(e2e::count_writes(dry) == 1);
+  for (const auto& r : dry)
+    if (r.is_write()) CHECK(r.query.find("dryRun=All") != std::string::npos);
+  CHECK(patched_data(dry)["engine.sh"].is_null());
+  CHECK(config_map(sb)["data"] == after["data"]);
+}
+
+TEST_CASE("update-config with a bad --scripts-dir sends no request") {
+  Sandbox sb;
+  auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", e2e::kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json before = config_map(sb);
+  e2e::TempDir dir;
+  dir.write("binary/boot.sh", "#!/bin/bash\necho boot\n");
+  dir.write("binary/probe.sh", "#!/bin/bash\nexit 0\n");
+  dir.write("binary/model.bin", std::string("\xff\xfe\x00\x01", 4));
+  dir.write("no-boot/probe.sh", "#!/bin/bash\nexit 0\n");
+  dir.write("bad-key/boot.sh", "#!/bin/bash\necho boot\n");
+  dir.write("bad-key/probe.sh", "#!/bin/bash\nexit 0\n");
+  dir.write("bad-key/env.json", "{}");
+  const struct {
+    const char* name;
+    std::string scripts_dir;
+    const char* message;
+  } cases[] = {
+      {"a folder that does not exist", dir.path() + "/missing", "is not a directory"},
+      {"a file that is not UTF-8", dir.path() + "/binary", "not UTF-8"},
+      {"a folder without boot.sh", dir.path() + "/no-boot", "boot.sh"},
+      {"a file named like a config key", dir.path() + "/bad-key", "collides"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const std::size_t mark = sb.requests().size();
+    run = sb.mindie({"update-config", "-f", e2e::kExample, "--scripts-dir", c.scripts_dir});
+    CHECK(run.exit_code == 1);
+    CHECK_MESSAGE(run.err.find(c.message) != std::string::npos, run.err);
+    CHECK(run.out.empty());
+    CHECK(sb.requests_since(mark).empty());
+    CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+  }
+  CHECK(config_map(sb)["data"] == before["data"]);
+}

@@ -155,6 +155,16 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
 
+  // update-config: the ConfigMap only, with the counts the cluster now has; no Deployment is touched.
+  json updated = json::parse(e2e::read_file(config));
+  updated["motor_deploy_config"]["d_instances_num"] = 2;
+  updated["motor_coordinator_config"]["logging_config"]["log_level"] = "DEBUG";
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "-f", dir.write("updated.json", updated.dump(2))});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured\n");
+  CHECK(writes_since(sb, mark) == std::vector<std::string>{"PATCH " + kCm});
+
   // delete: everything deploy and scale made, the ConfigMap last.
   run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);

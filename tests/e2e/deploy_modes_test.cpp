@@ -1,0 +1,280 @@
+// The deploy modes and components beyond the plain prefill/decode InferServiceSet, end to end against the sandbox:
+// PD-hybrid (one union role, scale --hybrid), single_container (one Deployment, scale refused) and sglang's
+// mf-store (a role, or a Deployment and Service in multi_deployment). Each runs deploy -> (scale) -> update-config
+// -> delete and checks objects and the request log.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+using e2e::kScripts;
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const std::string kNs = "mindie-demo";
+const std::string kCm = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
+
+json example() { return json::parse(e2e::read_file(e2e::kExample)); }
+
+json hybrid_example() {
+  json cfg = example();
+  auto& d = cfg["motor_deploy_config"];
+  for (const char* k : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num",
+                        "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
+    d.erase(k);
+  d["hybrid_instances_num"] = 1;
+  d["single_hybrid_instance_pod_num"] = 2;
+  d["hybrid_pod_npu_num"] = 8;
+  return cfg;
+}
+
+/// `kubectl get KIND -n mindie-demo -o json` items.
+json items(const Sandbox& sb, const std::string& kind) {
+  const auto run = e2e::run_process(
+      {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-n", kNs, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return json::parse(run.out).at("items");
+}
+
+std::vector<std::string> names(const json& list) {
+  std::vector<std::string> out;
+  for (const auto& i : list) out.push_back(i.at("metadata").at("name").get<std::string>());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<e2e::LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark) {
+  std::vector<e2e::LoggedRequest> out;
+  for (const auto& r : sb.requests_since(mark))
+    if (r.is_write()) out.push_back(r);
+  return out;
+}
+
+/// The status report's role named `name`, or null.
+json role_report(const json& report, const std::string& name) {
+  for (const auto& r : report.at("roles"))
+    if (r.at("name") == name) return r;
+  return nullptr;
+}
+
+/// A config whose controller log level differs (a setting update-config accepts).
+std::string with_debug_logs(const e2e::TempDir& dir, json cfg) {
+  cfg["motor_controller_config"]["logging_config"]["log_level"] = "DEBUG";
+  return dir.write("user_config_debug.json", cfg.dump(2));
+}
+
+/// Runs update-config and checks it wrote motor-config only, once.
+void check_update_config(const Sandbox& sb, const e2e::TempDir& dir, const json& cfg) {
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"update-config", "-f", with_debug_logs(dir, cfg)});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config configured\n");
+  const auto writes = writes_since(sb, mark);
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0].path == kCm);
+}
+
+/// delete --wait removes everything; the ConfigMap goes last.
+void check_delete(const Sandbox& sb) {
+  const auto run = sb.mindie({"delete", "-n", kNs, "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const std::string last = "configmap/motor-config deleted\n";
+  REQUIRE(run.out.size() >= last.size());
+  CHECK(run.out.substr(run.out.size() - last.size()) == last);
+  CHECK(items(sb, "deployments").empty());
+  CHECK(items(sb, "services").empty());
+  CHECK(items(sb, "pods").empty());
+  CHECK(items(sb, "configmaps").empty());
+}
+
+}  // namespace
+
+TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded JSON patch, update-config, delete") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  const json cfg = hybrid_example();
+  const std::string file = dir.write("user_config.json", cfg.dump(2));
+
+  auto run = sb.mindie({"deploy", "-f", file, "--scripts-dir", kScripts, "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  json iss = json::parse(e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
+                                           "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-o",
+                                           "json"})
+                             .out);
+  std::size_t union_index = 0;
+  const auto& roles = iss["spec"]["template"]["roles"];
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i]["name"] == "union") union_index = i;
+    if (roles[i]["name"] == "prefill" || roles[i]["name"] == "decode") CHECK(roles[i]["replicas"] == 0);
+  }
+  REQUIRE(roles.at(union_index)["name"] == "union");
+  CHECK(roles[union_index]["replicas"] == 1);
+  CHECK(roles[union_index]["spec"]["replicas"] == 2);
+
+  // status: the union role with its instance of two pods; nothing for prefill/decode.
+  run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  json report = json::parse(run.out);
+  CHECK(report["ready"] == true);
+  CHECK(report["drift"].empty());
+  const json u = role_report(report, "union");
+  REQUIRE(u.is_object());
+  CHECK(u["baselineInstances"] == 1);
+  CHECK(u["readyPods"] == 2);
+  run = sb.mindie({"status", "-n", kNs});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("union") != std::string::npos);
+
+  // --prefill on a PD-hybrid deployment: refused, nothing written.
+  std::size_t mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("--hybrid") != std::string::npos);
+  CHECK(writes_since(sb, mark).empty());
+
+  // scale --hybrid 3: one JSON patch of the union role (guarded by tests), then the baseline.
+  mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", kNs, "--hybrid", "3", "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n") == 0);
+  auto writes = writes_since(sb, mark);
+  REQUIRE(writes.size() == 2);
+  CHECK(writes[0].path == kIss);
+  CHECK(writes[0].content_type == "application/json-patch+json");
+  const json patch = json::parse(writes[0].body);
+  const std::string at = "/spec/template/roles/" + std::to_string(union_index);
+  CHECK(patch == json::parse(R"([{"op":"test","path":")" + at + R"(/name","value":"union"},)" +
+                             R"({"op":"test","path":")" + at + R"(/replicas","value":1},)" +
+                             R"({"op":"replace","path":")" + at + R"(/replicas","value":3}])"));
+  CHECK(writes[1].path == kCm);
+  run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+  report = json::parse(run.out);
+  CHECK(role_report(report, "union")["readyInstances"] == 3);
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+  // The baseline now says 3, the operator's text otherwise intact.
+  const json cm = json::parse(e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
+                                                "configmap", "motor-config", "-o", "json"})
+                                  .out);
+  CHECK(json::parse(cm["data"]["user_config.json"].get<std::string>())["motor_deploy_config"]["hybrid_instances_num"] ==
+        3);
+
+  // scale in from an edited config, then by flag.
+  json more = cfg;
+  more["motor_deploy_config"]["hybrid_instances_num"] = 2;
+  run = sb.mindie({"scale", "-f", dir.write("more.json", more.dump())});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+  CHECK(role_report(json::parse(run.out), "union")["specInstances"] == 2);
+  run = sb.mindie({"scale", "-n", kNs, "--hybrid", "1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+
+  // update-config may not change the union's count.
+  mark = sb.requests().size();
+  run = sb.mindie({"update-config", "-f", dir.write("more.json", more.dump())});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("hybrid_instances_num") != std::string::npos);
+  CHECK(writes_since(sb, mark).empty());
+  check_update_config(sb, dir, cfg);
+  check_delete(sb);
+}
+
+TEST_CASE("single_container: one Deployment and NodePort Service; scale refused; update-config; delete") {
+  Sandbox sb({"--no-crd"});  // this mode needs no infer-operator
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["deploy_mode"] = "single_container";
+  cfg["motor_deploy_config"]["d_pod_npu_num"] = 8;
+  const std::string file = dir.write("user_config.json", cfg.dump(2));
+  const std::string out_dir = dir.path() + "/rendered";
+
+  auto run = sb.mindie({"deploy", "-f", file, "--scripts-dir", kScripts, "--output-dir", out_dir});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out ==
+        "configmap/motor-config serverside-applied\n"
+        "serviceaccount/mindie-motor-controller serverside-applied\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "deployment.apps/mindie-demo-single-container serverside-applied\n"
+        "service/mindie-demo-single-container serverside-applied\n");
+  CHECK(e2e::read_file(out_dir + "/single_container.yaml").find("SINGLE_CONTAINER") != std::string::npos);
+  const json deployments = items(sb, "deployments");
+  REQUIRE(deployments.size() == 1);
+  const auto& container = deployments[0]["spec"]["template"]["spec"]["containers"][0];
+  CHECK(container["resources"]["limits"]["huawei.com/Ascend910"] == "8");
+  CHECK(names(items(sb, "services")) == std::vector<std::string>{"mindie-demo-single-container"});
+  CHECK(items(sb, "pods").size() == 1);
+
+  run = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "1m"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json report = json::parse(run.out);
+  CHECK(report["deployMode"] == "single_container");
+  CHECK(report["ready"] == true);
+  CHECK(report["drift"].empty());
+  const json role = role_report(report, "single-container");
+  REQUIRE(role.is_object());
+  CHECK(role["baselineInstances"] == 1);
+  CHECK(role["readyPods"] == 1);
+
+  // scale: refused with the reason, nothing written.
+  const std::size_t mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("single_container") != std::string::npos);
+  CHECK(run.err.find("cannot be scaled") != std::string::npos);
+  CHECK(writes_since(sb, mark).empty());
+
+  check_update_config(sb, dir, cfg);
+  check_delete(sb);
+}
+
+TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a Deployment + Service (multi)") {
+  for (const char* mode : {"infer_service_set", "multi_deployment"}) {
+    CAPTURE(mode);
+    const bool multi = std::string_view(mode) == "multi_deployment";
+    Sandbox sb(multi ? std::vector<std::string>{"--no-crd"} : std::vector<std::string>{});
+    e2e::TempDir dir;
+    json cfg = example();
+    cfg["motor_deploy_config"]["deploy_mode"] = mode;
+    cfg["motor_engine_prefill_config"]["engine_type"] = "sglang";
+    cfg["motor_engine_decode_config"]["engine_type"] = "sglang";
+    auto run = sb.mindie({"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir", kScripts,
+                          "--wait", "--timeout", "2m"});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    if (multi) {
+      CHECK(run.out.find("deployment.apps/mindie-motor-mf-store serverside-applied\n") != std::string::npos);
+      CHECK(run.out.find("service/mf-store serverside-applied\n") != std::string::npos);
+    }
+    // The store's pod runs, and status counts it.
+    run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    const json report = json::parse(run.out);
+    CHECK(report["ready"] == true);
+    const json store = role_report(report, "mf-store");
+    REQUIRE(store.is_object());
+    CHECK(store["baselineInstances"] == 1);
+    CHECK(store["readyPods"] == 1);
+    // Engines were handed its address.
+    bool engine_seen = false;
+    for (const auto& pod : items(sb, "pods")) {
+      const std::string name = pod["metadata"]["name"];
+      if (name.find("prefill") == std::string::npos && name.find("sglang-p") == std::string::npos) continue;
+      engine_seen = true;
+      std::string url;
+      for (const auto& e : pod["spec"]["containers"][0]["env"])
+        if (e["name"] == "ASCEND_MF_STORE_URL") url = e.value("value", "");
+      CHECK(url.find(":50089") != std::string::npos);
+      CHECK(url.find("mf-store") != std::string::npos);
+    }
+    CHECK(engine_seen);
+    check_delete(sb);
+  }
+}
