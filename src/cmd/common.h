@@ -144,7 +144,8 @@ ConfigInputs read_config_inputs(const std::string& filename, const std::string& 
 /// The regular files of a --scripts-dir (deploy and update-config: the folder of PyMotor's deployer scripts),
 /// key = file name, content byte for byte; subfolders and other entries are skipped. Key names, UTF-8, collisions
 /// with the config keys and the ConfigMap size are checked by render::render_config_map, before any request.
-/// Throws CommandError when `dir` is not a directory or a file cannot be read.
+/// Throws CommandError when `dir` is not a directory, a file cannot be read, an entry is a broken symbolic link, or
+/// a file is named env_functions.sh (env_script::kEnvFunctionsKey, which the tool generates).
 std::map<std::string, std::string> read_scripts(const std::string& dir);
 
 /// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh

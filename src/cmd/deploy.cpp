@@ -106,9 +106,10 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
   const std::string live_name = annotation(existing, render::kWorkloadNameAnnotation);
   const std::string new_name = render::workload_name(*config_, render_options_);
   if (!live_name.empty() && live_name != new_name) {
-    throw CommandError("the baseline in " + where + " belongs to InferServiceSet " + live_name +
-                       ", not " + new_name + ": pass --name " + live_name +
-                       " (renaming would leave the old service running)");
+    // Name what runs: an InferServiceSet, or (multi_deployment, single_container) the labelled Deployments.
+    const std::string what = runs_deployments(mode) ? "the deployments of " : "InferServiceSet ";
+    throw CommandError("the baseline in " + where + " belongs to " + what + live_name + ", not " + new_name +
+                       ": pass --name " + live_name + " (renaming would leave the old service running)");
   }
 
   // Changed overrides reach only instances created afterwards: infer-operator never updates existing workloads.
@@ -133,10 +134,23 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
   if (changed.empty()) return;
   std::string msg = "deploy replaces the baseline in " + where + ", which differs at:";
   for (const auto& path : changed) msg += "\n  " + path;
-  for (const auto& [path, role] : {std::pair{policy::kPrefillInstancesPath, "prefill"},
-                                   std::pair{policy::kDecodeInstancesPath, "decode"}}) {
-    if (std::find(changed.begin(), changed.end(), path) != changed.end())
-      msg += std::string("\n  (") + role + " instances change: use kubectl mindie scale to change counts alone)";
+  const config::UserConfig* live = nullptr;
+  std::optional<config::UserConfig> parsed;
+  try {
+    parsed = parse_baseline(existing, config_->job_id);
+    live = &*parsed;
+  } catch (const CommandError&) {  // an unusable stored baseline is replaced without comment on its counts
+  }
+  if (live && live->hybrid() != config_->hybrid()) {
+    msg += std::string("\n  (the workload switches from ") + (live->hybrid() ? "PD-hybrid" : "prefill/decode") +
+           " to " + (config_->hybrid() ? "PD-hybrid" : "prefill/decode") + " instances)";
+  } else {
+    for (const auto& [path, role] : {std::pair{policy::kPrefillInstancesPath, "prefill"},
+                                     std::pair{policy::kDecodeInstancesPath, "decode"},
+                                     std::pair{policy::kHybridInstancesPath, "union"}}) {
+      if (std::find(changed.begin(), changed.end(), path) != changed.end())
+        msg += std::string("\n  (") + role + " instances change: use kubectl mindie scale to change counts alone)";
+    }
   }
   printer.warning(msg);
 }
@@ -317,25 +331,34 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
   }
 
-  // multi_deployment: engine Deployments of instances the baseline no longer has (a redeploy with lower counts
-  // than a scale had set) would keep running unseen by the coordinator, which reads the counts from the baseline.
-  // Deleted highest index first, as scale does.
-  if (existing && config_->deploy_mode == config::DeployMode::MultiDeployment) {
-    std::set<std::string> wanted;
-    for (const auto& obj : objects_) wanted.insert(object_name(obj));
-    auto live = list_engine_deployments(client, config_->job_id, render::workload_name(*config_, render_options_));
-    std::reverse(live.begin(), live.end());
-    for (const auto& d : live) {
-      if (wanted.count(d.name)) continue;
+  // multi_deployment, single_container: what the baseline no longer has would keep running unseen — engine
+  // Deployments of instances beyond the counts (a redeploy with lower counts than a scale had set; the coordinator
+  // reads the counts from the baseline) and components turned off (kv-pool, kv-conductor, mf-store with their
+  // Services). Engines go highest index first, as scale deletes them; then the rest.
+  if (existing && runs_deployments(config::to_string(config_->deploy_mode))) {
+    const std::string workload = render::workload_name(*config_, render_options_);
+    std::set<std::pair<std::string, std::string>> wanted;  // resource, name
+    for (const auto& obj : objects_) wanted.emplace(gvr_of(obj).resource, object_name(obj));
+    std::vector<std::pair<const kube::GVR*, std::string>> stale;
+    auto engines = list_engine_deployments(client, config_->job_id, workload);
+    std::reverse(engines.begin(), engines.end());
+    for (const auto& d : engines)
+      if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.emplace_back(&kube::gvr::kDeployments, d.name);
+    for (const kube::GVR* r : {&kube::gvr::kDeployments, &kube::gvr::kServices})
+      for (const auto& name : list_workload_object_names(client, *r, config_->job_id, workload))
+        if (!wanted.count({r->resource, name}) &&
+            std::find(stale.begin(), stale.end(), std::pair{r, name}) == stale.end())
+          stale.emplace_back(r, name);
+    for (const auto& [r, name] : stale) {
       try {
-        client.remove(kube::gvr::kDeployments, config_->job_id, d.name, opts);
+        client.remove(*r, config_->job_id, name, opts);
       } catch (const kube::ApiError& e) {
         if (e.is_not_found()) continue;
         throw PartialFailure(std::current_exception(),
-                             "deploy wrote every object but could not delete the engine Deployment " + d.name +
-                                 " of an instance the baseline no longer has; re-run: " + rerun_command());
+                             "deploy wrote every object but could not delete " + r->kind_dot_group() + "/" + name +
+                                 ", which the baseline no longer has; re-run: " + rerun_command());
       }
-      printer.mutation(kube::gvr::kDeployments, d.name, "deleted", dry_run_);
+      printer.mutation(*r, name, "deleted", dry_run_);
     }
   }
 }

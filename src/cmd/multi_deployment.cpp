@@ -14,6 +14,20 @@ std::string multi_selector(const std::string& workload) {
          workload;
 }
 
+std::vector<std::string> list_workload_object_names(kube::Client& client, const kube::GVR& r, const std::string& ns,
+                                                    const std::string& workload) {
+  json::object list = client.list(r, ns, multi_selector(workload));
+  std::vector<std::string> out;
+  if (const auto* items = list.if_contains("items"); items && items->is_array())
+    for (const auto& item : items->as_array()) {
+      const auto* md = item.is_object() ? item.as_object().if_contains("metadata") : nullptr;
+      const auto* n = md && md->is_object() ? md->as_object().if_contains("name") : nullptr;
+      if (n && n->is_string()) out.emplace_back(n->as_string());
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<EngineDeployment> list_engine_deployments(kube::Client& client, const std::string& ns,
                                                       const std::string& workload) {
   const std::string selector =

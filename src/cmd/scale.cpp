@@ -177,7 +177,8 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const std::string where = "the deployment in namespace " + namespace_;
   if (proposed_ && proposed_->hybrid() != baseline.hybrid())
     throw CommandError("scale cannot switch " + where + " between PD-hybrid (hybrid_instances_num) and prefill/decode "
-                       "instances: delete it and deploy again; nothing was changed");
+                       "instances: redeploy with kubectl mindie deploy -f " + flags_.filename +
+                       " (it replaces the workload); nothing was changed");
   if (baseline.hybrid() && (flags_.prefill || flags_.decode))
     throw CommandError(where + " runs PD-hybrid (motor_deploy_config.hybrid_instances_num " +
                        std::to_string(baseline.hybrid_instances) + "): scale its union role with --hybrid N");

@@ -62,11 +62,21 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
     throw CommandError("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +
                        ", the config has " + new_mode + "; delete the deployment and deploy again");
   }
+  // Where counts differ, the way out depends on what scale can do for this deployment.
+  if (proposed_->hybrid() != baseline.hybrid()) {
+    throw CommandError(std::string("update-config cannot switch between PD-hybrid (hybrid_instances_num) and prefill/"
+                                   "decode instances: the baseline ") +
+                       (baseline.hybrid() ? "runs PD-hybrid" : "runs prefill/decode instances") +
+                       "; redeploy with kubectl mindie deploy to change the workload");
+  }
+  const bool single = mode == config::to_string(config::DeployMode::SingleContainer);
   if (proposed_->p_instances != baseline.p_instances || proposed_->d_instances != baseline.d_instances) {
     throw CommandError("instance counts cannot change with update-config: the baseline has " +
                        std::to_string(baseline.p_instances) + " prefill / " + std::to_string(baseline.d_instances) +
                        " decode, the config has " + std::to_string(proposed_->p_instances) + " / " +
-                       std::to_string(proposed_->d_instances) + "; use kubectl mindie scale");
+                       std::to_string(proposed_->d_instances) +
+                       (single ? "; single_container runs one pod and cannot be scaled: keep the baseline's counts"
+                               : "; use kubectl mindie scale"));
   }
   if (proposed_->hybrid_instances != baseline.hybrid_instances) {
     throw CommandError("instance counts cannot change with update-config: the baseline has " +

@@ -494,6 +494,11 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
         r.add(path + "." + key, std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
                                             "and decode in one union role); got ") + describe(*v));
     }
+    // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
+    for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
+      if (deploy->contains(key))
+        r.add(path + "." + key, "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
+                                "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
     cfg.p_instances = cfg.d_instances = 0;
   } else {
     // deploy.py and the coordinator accept 1..16 instances per engine role.
@@ -503,19 +508,21 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
       if (deploy && deploy->contains(key))
         r.add(path + "." + key, "is a PD-hybrid setting: it needs hybrid_instances_num");
   }
-  // Pods per instance: one server per pod, so 64 bounds a super-pod sized instance and keeps typos
-  // (e.g. 160) from requesting a cluster's worth of pods.
-  if (auto n = r.integer(deploy, path, "single_p_instance_pod_num", 1, 64, false))
-    cfg.p_pods_per_instance = static_cast<int>(*n);
-  if (auto n = r.integer(deploy, path, "single_d_instance_pod_num", 1, 64, false))
-    cfg.d_pods_per_instance = static_cast<int>(*n);
-  // NPUs per pod cannot exceed what one server of the chosen hardware carries; without a known profile the
-  // largest profile bounds the check so the type is still validated. With PD-hybrid the (empty) prefill and decode
-  // roles' templates take the union's NPUs unless given.
-  if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, !hybrid)) cfg.p_npus_per_pod = static_cast<int>(*n);
-  else if (hybrid) cfg.p_npus_per_pod = cfg.hybrid_npus_per_pod;
-  if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, !hybrid)) cfg.d_npus_per_pod = static_cast<int>(*n);
-  else if (hybrid) cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
+  if (hybrid) {
+    // The empty prefill/decode roles' templates take the union's NPUs (their own settings are refused above).
+    cfg.p_npus_per_pod = cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
+  } else {
+    // Pods per instance: one server per pod, so 64 bounds a super-pod sized instance and keeps typos
+    // (e.g. 160) from requesting a cluster's worth of pods.
+    if (auto n = r.integer(deploy, path, "single_p_instance_pod_num", 1, 64, false))
+      cfg.p_pods_per_instance = static_cast<int>(*n);
+    if (auto n = r.integer(deploy, path, "single_d_instance_pod_num", 1, 64, false))
+      cfg.d_pods_per_instance = static_cast<int>(*n);
+    // NPUs per pod cannot exceed what one server of the chosen hardware carries; without a known profile the
+    // largest profile bounds the check so the type is still validated.
+    if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, true)) cfg.p_npus_per_pod = static_cast<int>(*n);
+    if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, true)) cfg.d_npus_per_pod = static_cast<int>(*n);
+  }
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path")) cfg.weight_mount_path = *p;
   // The coordinator's external NodePort (1025). Absent = Kubernetes allocates one: deploy.py's fixed 31015 made a

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -276,5 +278,115 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
     }
     CHECK(engine_seen);
     check_delete(sb);
+  }
+}
+
+TEST_CASE("multi_deployment: a redeploy with a component turned off removes its Deployment and Service") {
+  Sandbox sb({"--no-crd"});
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  json with = cfg;
+  with["motor_engine_prefill_config"]["engine_config"]["kv_transfer_config"]["kv_connector"] = "MultiConnector";
+  with["kv_cache_pool_config"] = {{"eviction_high_watermark_ratio", 0.9}, {"eviction_ratio", 0.1}};
+  with["kv_conductor_config"] = {{"http_server_port", 8080}};
+  auto run = sb.mindie({"deploy", "-f", dir.write("with.json", with.dump(2)), "--scripts-dir", kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(names(items(sb, "services")) ==
+        std::vector<std::string>{"kv-conductor", "kvp-master", "mindie-motor-controller-service",
+                                 "mindie-motor-coordinator-infer", "mindie-motor-coordinator-service"});
+
+  // The failing input: both components kept running after this redeploy, unseen by the baseline.
+  run = sb.mindie({"deploy", "-f", dir.write("without.json", cfg.dump(2))});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  for (const char* line : {"deployment.apps/mindie-motor-kv-pool deleted\n",
+                           "deployment.apps/mindie-motor-kv-conductor deleted\n", "service/kvp-master deleted\n",
+                           "service/kv-conductor deleted\n"}) {
+    CAPTURE(line);
+    CHECK(run.out.find(line) != std::string::npos);
+  }
+  CHECK(names(items(sb, "deployments")) ==
+        std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
+  CHECK(names(items(sb, "services")) == std::vector<std::string>{"mindie-motor-controller-service",
+                                                                 "mindie-motor-coordinator-infer",
+                                                                 "mindie-motor-coordinator-service"});
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+}
+
+TEST_CASE("messages name the real way out: PD-hybrid switches, single_container counts, its --name") {
+  e2e::TempDir dir;
+  const std::string pd = dir.write("pd.json", example().dump(2));
+  const std::string hybrid = dir.write("hybrid.json", hybrid_example().dump(2));
+  {
+    Sandbox sb;
+    auto run = sb.mindie({"deploy", "-f", hybrid, "--scripts-dir", kScripts});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    // update-config and scale cannot switch the workload; they point at a redeploy (not at each other).
+    const std::size_t mark = sb.requests().size();
+    run = sb.mindie({"update-config", "-f", pd});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("cannot switch between PD-hybrid") != std::string::npos);
+    CHECK(run.err.find("kubectl mindie deploy") != std::string::npos);
+    run = sb.mindie({"scale", "-f", pd});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("redeploy with kubectl mindie deploy -f " + pd) != std::string::npos);
+    CHECK(writes_since(sb, mark).empty());
+    // A redeploy does switch, and says so instead of pointing at scale.
+    run = sb.mindie({"deploy", "-f", pd});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    CHECK(run.err.find("switches from PD-hybrid to prefill/decode") != std::string::npos);
+    CHECK(run.err.find("use kubectl mindie scale") == std::string::npos);
+    std::string why;
+    CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+  }
+  {
+    Sandbox sb({"--no-crd"});
+    json sc = example();
+    sc["motor_deploy_config"]["deploy_mode"] = "single_container";
+    auto run = sb.mindie({"deploy", "-f", dir.write("sc.json", sc.dump(2)), "--scripts-dir", kScripts});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    json more = sc;
+    more["motor_deploy_config"]["p_instances_num"] = 2;
+    const std::size_t mark = sb.requests().size();
+    run = sb.mindie({"update-config", "-f", dir.write("sc2.json", more.dump(2))});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("single_container runs one pod") != std::string::npos);
+    CHECK(run.err.find("use kubectl mindie scale") == std::string::npos);
+    // A different workload name: the Deployments are named, not an InferServiceSet this mode does not have.
+    json renamed = sc;
+    renamed["motor_engine_prefill_config"]["engine_type"] = "mindie-llm";
+    renamed["motor_engine_decode_config"]["engine_type"] = "mindie-llm";
+    run = sb.mindie({"deploy", "-f", dir.write("sc3.json", renamed.dump(2))});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("belongs to the deployments of mindie-motor-vllm") != std::string::npos);
+    CHECK(writes_since(sb, mark).empty());
+  }
+}
+
+TEST_CASE("--scripts-dir: a file named env_functions.sh or a broken link fails before any request") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  const std::string scripts = dir.path() + "/scripts";
+  std::filesystem::create_directories(scripts);
+  for (const auto& f : std::filesystem::directory_iterator(kScripts))
+    std::filesystem::copy_file(f.path(), scripts + "/" + f.path().filename().string());
+  const std::string config = dir.write("user_config.json", example().dump(2));
+  {
+    std::ofstream(scripts + "/env_functions.sh") << "x\n";
+    const std::size_t mark = sb.requests().size();
+    const auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", scripts});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("env_functions.sh is generated by kubectl-mindie") != std::string::npos);
+    CHECK(sb.requests_since(mark).empty());
+    std::filesystem::remove(scripts + "/env_functions.sh");
+  }
+  {
+    std::filesystem::create_symlink(dir.path() + "/missing.sh", scripts + "/extra.sh");
+    const std::size_t mark = sb.requests().size();
+    const auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", scripts});
+    CHECK(run.exit_code == 1);
+    CHECK(run.err.find("extra.sh is a broken symbolic link") != std::string::npos);
+    CHECK(sb.requests_since(mark).empty());
   }
 }

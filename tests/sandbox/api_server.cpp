@@ -1581,11 +1581,30 @@ json ApiServer::reconcile_workload(const json& workload, const std::string& now)
   if (workload.value("kind", "") == "Deployment") {
     const ResourceType& deploy_t = registry_.by_kind("apps/v1", "Deployment");
     const ResourceType& rs_t = registry_.by_kind("apps/v1", "ReplicaSet");
-    const json rs = ensure(rs_t, replica_set_for(workload), false, "kube-controller-manager");
+    // The ReplicaSet of the current pod template, its replicas following the Deployment's.
+    const json rs = ensure(rs_t, replica_set_for(workload), true, "kube-controller-manager");
     if (rs.is_null()) return workload;
     const std::string rs_name = meta_string(rs, "name");
-    // The ReplicaSet keeps `replicas` active pods: a terminating one (stuck on a dead node) gets a replacement.
+    // A finished rollout leaves the ReplicaSets of earlier templates at 0 replicas (kept for rollback), their pods
+    // gone: the deployment controller's end state, without its step-by-step surge.
+    for (const auto& old : owned(rs_t, workload)) {
+      if (meta_string(*old, "name") == rs_name) continue;
+      for (const auto& p : active_of(*old)) remove_cascading(pods_t, ns, meta_string(*p, "name"), false);
+      json scaled = *old;
+      scaled["spec"]["replicas"] = 0;
+      const json updated = ensure(rs_t, std::move(scaled), true, "kube-controller-manager");
+      if (!updated.is_null()) write_status(rs_t, updated, replica_set_status(updated, active_of(updated)),
+                                           "kube-controller-manager");
+    }
+    // The ReplicaSet keeps `replicas` active pods: a terminating one (stuck on a dead node) gets a replacement, and
+    // a scale-in removes the surplus (the last by name; the real controller prefers unready and newer pods).
     std::vector<ObjectPtr> active = active_of(rs);
+    std::sort(active.begin(), active.end(),
+              [](const ObjectPtr& a, const ObjectPtr& b) { return meta_string(*a, "name") < meta_string(*b, "name"); });
+    while (static_cast<int>(active.size()) > replicas) {
+      remove_cascading(pods_t, ns, meta_string(*active.back(), "name"), false);
+      active.pop_back();
+    }
     bool have_ready = any_ready(active);
     for (int seed = 0, missing = replicas - static_cast<int>(active.size()); missing > 0 && seed < replicas + 10000;
          ++seed) {

@@ -445,6 +445,13 @@ TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set o
        "motor_deploy_config.hybrid_instances_num"},
       {"single_container", [](json::object& m) { m["deploy_mode"] = "single_container"; },
        "motor_deploy_config.hybrid_instances_num"},
+      // prefill/decode settings would shape only the empty roles: refused, as hybrid settings are without hybrid.
+      {"p NPUs", [](json::object& m) { m["p_pod_npu_num"] = 2; }, "motor_deploy_config.p_pod_npu_num"},
+      {"d NPUs", [](json::object& m) { m["d_pod_npu_num"] = 2; }, "motor_deploy_config.d_pod_npu_num"},
+      {"p pods", [](json::object& m) { m["single_p_instance_pod_num"] = 3; },
+       "motor_deploy_config.single_p_instance_pod_num"},
+      {"d pods", [](json::object& m) { m["single_d_instance_pod_num"] = 1; },
+       "motor_deploy_config.single_d_instance_pod_num"},
   };
   for (const auto& tc : cases) {
     CAPTURE(tc.what);

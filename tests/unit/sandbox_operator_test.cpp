@@ -267,6 +267,39 @@ TEST_CASE("operator: controllers replace what a client deletes") {
   CHECK(s.items(kPods, "infer.huawei.com/instanceset-name=decode").size() == 1);
 }
 
+TEST_CASE("deployment controller: a new pod template ends with the old ReplicaSet at 0; scale-in removes pods") {
+  Sandbox s;
+  const std::string deployments = "/apis/apps/v1/namespaces/default/deployments";
+  json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata", {{"name", "web"}}},
+            {"spec", {{"replicas", 2},
+                      {"selector", {{"matchLabels", {{"app", "web"}}}}},
+                      {"template", {{"metadata", {{"labels", {{"app", "web"}}}}},
+                                    {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx:1"}}}}}}}}}}};
+  REQUIRE(s.call("POST", deployments, d.dump()).status == 201);
+  CHECK(s.items(kPods, "app=web").size() == 2);
+  // A new template (the failing input: both ReplicaSets kept their pods, 4 running for 2 desired).
+  d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2";
+  REQUIRE(s.call("PUT", deployments + "/web", d.dump()).status == 200);
+  const json pods = s.items(kPods, "app=web");
+  CHECK(pods.size() == 2);
+  for (const auto& p : pods) CHECK(p["spec"]["containers"][0]["image"] == "nginx:2");
+  int old_sets = 0;
+  for (const auto& rs : s.items("/apis/apps/v1/namespaces/default/replicasets", "app=web")) {
+    const bool current = rs["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2";
+    CHECK(rs["spec"]["replicas"] == (current ? 2 : 0));
+    old_sets += current ? 0 : 1;
+  }
+  CHECK(old_sets == 1);
+  CHECK(s.get(deployments + "/web")["status"]["readyReplicas"] == 2);
+  // Scale-in follows spec.replicas down.
+  d["spec"]["replicas"] = 1;
+  REQUIRE(s.call("PUT", deployments + "/web", d.dump()).status == 200);
+  CHECK(s.items(kPods, "app=web").size() == 1);
+  CHECK(s.get(deployments + "/web")["status"]["replicas"] == 1);
+}
+
 TEST_CASE("pod-state: NotReady, Ready, and the Unhealthy event the kubelet repeats") {
   Sandbox s;
   s.call("POST", kMc + "inferservicesets", iss().dump());
