@@ -11,7 +11,9 @@ std::vector<RoleChange> plan_role_changes(const json::object& iss, const std::ma
       if (auto* r = tmpl->as_object().if_contains("roles"); r && r->is_array()) roles = &r->as_array();
     }
   }
-  if (!roles) throw PlanError("the live InferServiceSet has no spec.template.roles array");
+  // Shapes deploy never writes: someone edited the live object, and a redeploy puts back what the baseline says.
+  const std::string restore = "; nothing was changed: kubectl mindie deploy restores the roles the baseline describes";
+  if (!roles) throw PlanError("the live InferServiceSet has no spec.template.roles array" + restore);
 
   std::vector<RoleChange> changes;
   for (const auto& [name, target] : targets) {
@@ -31,13 +33,14 @@ std::vector<RoleChange> plan_role_changes(const json::object& iss, const std::ma
       std::int64_t from = 1;  // the CRD's default when role.replicas is omitted
       if (replicas) {
         if (!replicas->is_int64() && !replicas->is_uint64())
-          throw PlanError(field + ".replicas of role " + name + " is not an integer");
+          throw PlanError(field + ".replicas of role " + name + " is not an integer" + restore);
         from = replicas->to_number<std::int64_t>();
       }
       changes.push_back({name, i, from, target, replicas != nullptr});
       break;
     }
-    if (!found) throw PlanError("the live InferServiceSet has no role named " + name + " in spec.template.roles");
+    if (!found)
+      throw PlanError("the live InferServiceSet has no role named " + name + " in spec.template.roles" + restore);
   }
   return changes;
 }

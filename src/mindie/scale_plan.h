@@ -20,7 +20,8 @@ struct RoleChange {
 };
 
 /// Raised when the live object cannot be scaled as asked (role missing, replicas not an integer, or owned by an
-/// HPA scalingPolicy). The message names the role and the field.
+/// HPA scalingPolicy). The message names the role and the field, and for shapes deploy never writes (an edited live
+/// object) says that a redeploy restores the roles.
 class PlanError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -70,6 +70,9 @@ TEST_CASE("refusals name the role and the reason") {
   SUBCASE("role missing") {
     CHECK_THROWS_WITH_AS(plan_role_changes(iss_with_roles(standard_roles()), {{"union", 1}}),
                          doctest::Contains("no role named union"), PlanError);
+    // ... and how to get it back (someone removed it from the live object).
+    CHECK_THROWS_WITH_AS(plan_role_changes(iss_with_roles(standard_roles()), {{"union", 1}}),
+                         doctest::Contains("kubectl mindie deploy restores the roles"), PlanError);
   }
   SUBCASE("HPA owns the replicas") {
     json::array roles{json::object{{"name", "decode"}, {"replicas", 1}, {"scalingPolicy", {{"type", "HPA"}}}}};
