@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "mindie/manifests.h"
@@ -298,6 +299,93 @@ std::string describe(const json::value& v) {
 
 std::string child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+// What Boost.JSON's parser lets through, found in a second pass over the text with its SAX interface: a key twice
+// in one object (the last silently wins there and in Python's json, PyMotor's reader, so the operator's first value
+// is lost without a word) and numbers beyond a double (1e400 reads as infinity). Paths as Reader reports them.
+class StructureCheck {
+ public:
+  static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+  static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+
+  explicit StructureCheck(std::vector<Problem>& problems) : problems_(problems) {}
+
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code&) { return true; }
+  bool on_object_begin(json::error_code&) { return open(true); }
+  bool on_object_end(std::size_t, json::error_code&) { return close(); }
+  bool on_array_begin(json::error_code&) { return open(false); }
+  bool on_array_end(std::size_t, json::error_code&) { return close(); }
+  bool on_key_part(json::string_view s, std::size_t, json::error_code&) { return key_.append(s), true; }
+  bool on_key(json::string_view s, std::size_t, json::error_code&) {
+    key_.append(s);
+    Frame& f = stack_.back();
+    if (!f.keys.insert(key_).second)
+      problems_.push_back({child(f.path, key_), "appears twice in one object: JSON readers keep only the last value, "
+                                                "so the first is silently lost; remove one"});
+    f.key = std::move(key_);
+    key_.clear();
+    return true;
+  }
+  bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+  bool on_string(json::string_view, std::size_t, json::error_code&) { return value(), true; }
+  bool on_number_part(json::string_view, json::error_code&) { return true; }
+  bool on_int64(std::int64_t, json::string_view, json::error_code&) { return value(), true; }
+  bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return value(), true; }
+  bool on_double(double d, json::string_view text, json::error_code&) {
+    const std::string path = value();
+    if (!std::isfinite(d))
+      problems_.push_back({path, "the number " + std::string(text.substr(0, 40)) +
+                                     " is beyond a double's range (it would read as infinity)"});
+    return true;
+  }
+  bool on_bool(bool, json::error_code&) { return value(), true; }
+  bool on_null(json::error_code&) { return value(), true; }
+  bool on_comment_part(json::string_view, json::error_code&) { return true; }
+  bool on_comment(json::string_view, json::error_code&) { return true; }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::string path;
+    std::set<std::string> keys;
+    std::string key;        // the member being read (objects)
+    std::size_t index = 0;  // the next element (arrays)
+  };
+  // The path of the value that starts now, advancing the enclosing array's index.
+  std::string value() {
+    if (stack_.empty()) return "";
+    Frame& f = stack_.back();
+    if (f.object) return child(f.path, f.key);
+    return f.path + "[" + std::to_string(f.index++) + "]";
+  }
+  bool open(bool object) {
+    std::string path = value();
+    stack_.push_back({object, std::move(path), {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  std::vector<Problem>& problems_;
+  std::vector<Frame> stack_;
+  std::string key_;
+};
+
+// StructureCheck's problems of `raw`, which parse_json has accepted.
+std::vector<Problem> structure_problems(std::string_view raw) {
+  std::vector<Problem> problems;
+  json::parse_options options;
+  options.max_depth = kMaxJsonDepth;
+  json::basic_parser<StructureCheck> p(options, problems);
+  json::error_code ec;
+  p.write_some(false, raw.data(), raw.size(), ec);
+  return problems;
 }
 
 // Collects problems and reads typed fields, reporting wrong types and ranges at their JSON path.
@@ -698,6 +786,7 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
     throw ValidationError(std::string(source), {{"", "must be a JSON object, got " + describe(*parsed)}});
 
   UserConfig cfg;
+  problems = structure_problems(raw);
   cfg.raw = std::move(raw);
   cfg.doc = std::move(parsed->get_object());
   Reader r(problems);
@@ -738,7 +827,7 @@ EnvConfig parse_env_config(std::string raw, std::string_view source) {
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
   };
-  std::vector<Problem> problems;
+  std::vector<Problem> problems = structure_problems(raw);
   for (const auto& section : parsed->get_object()) {
     const std::string name(section.key());
     if (name == "version") {
@@ -757,6 +846,9 @@ EnvConfig parse_env_config(std::string raw, std::string_view source) {
       const auto& v = var.value();
       if (!(v.is_string() || v.is_number() || v.is_bool()))
         problems.push_back({path, "must be a string, number or boolean, got " + describe(v)});
+      // The environment is a list of C strings: bash drops everything from a NUL on (with a warning).
+      else if (v.is_string() && v.get_string().find('\0') != json::string::npos)
+        problems.push_back({path, "contains a NUL character (\\u0000), which no environment variable can hold"});
     }
   }
   if (!problems.empty()) throw ValidationError(std::string(source), std::move(problems));

@@ -473,3 +473,40 @@ TEST_CASE("sglang turns the mf-store on; other engines do not") {
   cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
   CHECK(parse(cfg).mf_store);
 }
+
+TEST_CASE("duplicate keys, numbers beyond a double and NUL in env values are problems, not silently changed input") {
+  // The failing inputs: C's first value, 1e400 (read as Infinity) and "x\u0000y" all reached the env functions.
+  const auto env_problems = [](const std::string& raw) {
+    try {
+      config::parse_env_config(raw, "env.json");
+    } catch (const config::ValidationError& e) {
+      return e.problems();
+    }
+    return std::vector<config::Problem>{};
+  };
+  const auto env = env_problems(R"({"motor_common_env": {"A": 1e400, "B": "x\u0000y", "C": "1", "C": "2"}})");
+  CHECK(has_problem(env, "motor_common_env.A"));
+  CHECK(has_problem(env, "motor_common_env.B"));
+  CHECK(has_problem(env, "motor_common_env.C"));
+  CHECK(env.size() == 3);
+  CHECK(env_problems(R"({"motor_common_env": {"A": 1e300, "B": "x\ny", "C": "$HOME"}})").empty());
+
+  // user_config.json: a duplicate anywhere, with its path (array elements included).
+  std::string raw = json::serialize(valid_config());
+  raw.insert(raw.find("\"p_instances_num\""), R"("p_instances_num": 9, )");
+  auto problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.p_instances_num");
+  CHECK(problems[0].message.find("appears twice") != std::string::npos);
+  auto cfg = valid_config();
+  cfg["north_config"] = json::parse(R"({"list": [{"a": 1}, {"b": 2}]})");
+  raw = json::serialize(cfg);
+  raw.insert(raw.find("{\"b\""), R"({"x": 1, "x": 2}, )");
+  problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "north_config.list[1].x");
+  cfg["motor_engine_prefill_config"].as_object()["huge"] = 1.0;
+  raw = json::serialize(cfg);
+  raw.replace(raw.find("1E0"), 3, "-1e999");
+  CHECK(has_problem(problems_of(raw), "motor_engine_prefill_config.huge"));
+}
