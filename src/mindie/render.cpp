@@ -163,6 +163,28 @@ void set_common_metadata(json::object& obj, const std::string& name, const std::
   labels[kInstance] = iss;
 }
 
+// The controller's ServiceAccount and its cluster RBAC, appended to `out`: every mode runs the controller (or, in
+// single_container, the pod holding it), which lists nodes, pods and ConfigMaps. Cluster-scoped names embed the
+// namespace: deploy.py's fixed names made a second deployment rebind the first's. `component` labels the
+// ServiceAccount (empty: none).
+void append_controller_rbac(std::vector<json::object>& out, const std::string& ns, const std::string& workload,
+                            const std::string& component) {
+  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
+  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
+  set_common_metadata(sa, kServiceAccount, &ns, workload);
+  if (!component.empty()) sub(sub(sa, "metadata"), "labels")[kComponent] = component;
+  out.push_back(std::move(sa));
+  json::object role = manifest("infer_service_set/clusterrole.yaml");
+  set_common_metadata(role, rbac_name, nullptr, workload);
+  out.push_back(std::move(role));
+  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
+  set_common_metadata(binding, rbac_name, nullptr, workload);
+  sub(binding, "roleRef")["name"] = rbac_name;
+  for (auto& s : list(binding, "subjects"))
+    if (s.is_object()) s.get_object()["namespace"] = ns;
+  out.push_back(std::move(binding));
+}
+
 // Pods per instance (role.spec.replicas) for `role`.
 int pods_per_instance(const UserConfig& cfg, std::string_view role) {
   if (role == "controller") return cfg.controller_standby ? 2 : 1;
@@ -697,26 +719,9 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   if (auto problems = check_service_set_name(iss); !problems.empty())
     throw config::ValidationError("InferServiceSet name", std::move(problems));
   const std::string& ns = cfg.job_id;
-  // Cluster-scoped names embed the namespace: deploy.py's fixed names made a second deployment rebind the first's.
-  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
-
   std::vector<json::object> out;
   out.push_back(render_config_map(cfg, env, opts));
-
-  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
-  set_common_metadata(sa, kServiceAccount, &ns, iss);
-  out.push_back(std::move(sa));
-
-  json::object role = manifest("infer_service_set/clusterrole.yaml");
-  set_common_metadata(role, rbac_name, nullptr, iss);
-  out.push_back(std::move(role));
-
-  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
-  set_common_metadata(binding, rbac_name, nullptr, iss);
-  sub(binding, "roleRef")["name"] = rbac_name;
-  for (auto& s : list(binding, "subjects"))
-    if (s.is_object()) s.get_object()["namespace"] = ns;
-  out.push_back(std::move(binding));
+  append_controller_rbac(out, ns, iss, "");
 
   json::object set = manifest("infer_service_set/inferserviceset.yaml");
   set_common_metadata(set, iss, &ns, iss);
@@ -807,7 +812,6 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
         "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
                                                           "and '-', starting and ending with a letter or digit"}});
   const std::string& ns = cfg.job_id;
-  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
   const Addresses addr{cluster_service_address(kMultiControllerService, ns),
                        cluster_service_address(kMultiCoordinatorService, ns),
                        cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns),
@@ -828,19 +832,7 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
     }
 
   std::vector<json::object> out;
-  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
-  set_common_metadata(sa, kServiceAccount, &ns, name);
-  sub(sub(sa, "metadata"), "labels")[kComponent] = "controller";
-  out.push_back(std::move(sa));
-  json::object role = manifest("infer_service_set/clusterrole.yaml");
-  set_common_metadata(role, rbac_name, nullptr, name);
-  out.push_back(std::move(role));
-  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
-  set_common_metadata(binding, rbac_name, nullptr, name);
-  sub(binding, "roleRef")["name"] = rbac_name;
-  for (auto& s : list(binding, "subjects"))
-    if (s.is_object()) s.get_object()["namespace"] = ns;
-  out.push_back(std::move(binding));
+  append_controller_rbac(out, ns, name, "controller");
 
   // One pod template per role, rendered once (override problems reported once), then one Deployment per instance.
   const auto role_spec = [&](const RoleInfo& info, const std::string& app) {
@@ -914,7 +906,6 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
         "workload name", {{"motor_deploy_config.job_id",
                            "too long for single_container: the Deployment and Service \"" + object_name +
                                "\" must be at most 63 characters (job_id at most 46)"}});
-  const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
 
   std::vector<Problem> problems;
   if (opts.overrides)
@@ -928,19 +919,7 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
     }
 
   std::vector<json::object> out;
-  json::object sa = manifest("infer_service_set/serviceaccount.yaml");
-  set_common_metadata(sa, kServiceAccount, &ns, name);
-  sub(sub(sa, "metadata"), "labels")[kComponent] = "single-container";
-  out.push_back(std::move(sa));
-  json::object role = manifest("infer_service_set/clusterrole.yaml");
-  set_common_metadata(role, rbac_name, nullptr, name);
-  out.push_back(std::move(role));
-  json::object binding = manifest("infer_service_set/clusterrolebinding.yaml");
-  set_common_metadata(binding, rbac_name, nullptr, name);
-  sub(binding, "roleRef")["name"] = rbac_name;
-  for (auto& s : list(binding, "subjects"))
-    if (s.is_object()) s.get_object()["namespace"] = ns;
-  out.push_back(std::move(binding));
+  append_controller_rbac(out, ns, name, "single-container");
 
   const RoleInfo& info = kRoles[std::size(kRoles) - 1];
   json::object extra = multi_labels(name, info.name, -1);

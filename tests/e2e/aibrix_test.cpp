@@ -33,17 +33,7 @@ e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
 }
 
 std::vector<std::string> names(const Sandbox& sb, const std::string& kind, const std::string& selector = "") {
-  std::vector<std::string> args = {"get", kind, "-n", "vllm-test", "-o", "json"};
-  if (!selector.empty()) {
-    args.push_back("-l");
-    args.push_back(selector);
-  }
-  const auto run = kubectl(sb, args);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  std::vector<std::string> out;
-  const json list = json::parse(run.out);  // kept alive: a range-for over a temporary's member would dangle
-  for (const auto& item : list.at("items")) out.push_back(item.at("metadata").at("name").get<std::string>());
-  return out;
+  return e2e::item_names(e2e::kubectl_items(sb, kind, "vllm-test", selector));
 }
 
 json status_json(const Sandbox& sb) {

@@ -30,14 +30,7 @@ void deploy_second(const Sandbox& sb, const e2e::TempDir& dir) {
 
 /// `kubectl get KIND -n NS -o json` item names (cluster-scoped when ns is empty).
 std::vector<std::string> names(const Sandbox& sb, const std::string& kind, const std::string& ns) {
-  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-o", "json"};
-  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
-  const auto run = e2e::run_process(argv);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  std::vector<std::string> out;
-  const json list = json::parse(run.out);
-  for (const auto& item : list.at("items")) out.push_back(item.at("metadata").at("name").get<std::string>());
-  return out;
+  return e2e::item_names(e2e::kubectl_items(sb, kind, ns));
 }
 
 }  // namespace

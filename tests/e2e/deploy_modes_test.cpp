@@ -12,7 +12,9 @@
 #include "harness.h"
 
 using e2e::kScripts;
+using e2e::item_names;
 using e2e::Sandbox;
+using e2e::writes_since;
 using nlohmann::json;
 
 namespace {
@@ -35,27 +37,7 @@ json hybrid_example() {
   return cfg;
 }
 
-/// `kubectl get KIND -n mindie-demo -o json` items.
-json items(const Sandbox& sb, const std::string& kind) {
-  const auto run = e2e::run_process(
-      {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-n", kNs, "-o", "json"});
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  return json::parse(run.out).at("items");
-}
-
-std::vector<std::string> names(const json& list) {
-  std::vector<std::string> out;
-  for (const auto& i : list) out.push_back(i.at("metadata").at("name").get<std::string>());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<e2e::LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark) {
-  std::vector<e2e::LoggedRequest> out;
-  for (const auto& r : sb.requests_since(mark))
-    if (r.is_write()) out.push_back(r);
-  return out;
-}
+json items(const Sandbox& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, kNs); }
 
 /// The status report's role named `name`, or null.
 json role_report(const json& report, const std::string& name) {
@@ -210,7 +192,7 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   REQUIRE(deployments.size() == 1);
   const auto& container = deployments[0]["spec"]["template"]["spec"]["containers"][0];
   CHECK(container["resources"]["limits"]["huawei.com/Ascend910"] == "8");
-  CHECK(names(items(sb, "services")) == std::vector<std::string>{"mindie-demo-single-container"});
+  CHECK(item_names(items(sb, "services")) == std::vector<std::string>{"mindie-demo-single-container"});
   CHECK(items(sb, "pods").size() == 1);
 
   run = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "1m"});
@@ -292,7 +274,7 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
   with["kv_conductor_config"] = {{"http_server_port", 8080}};
   auto run = sb.mindie({"deploy", "-f", dir.write("with.json", with.dump(2)), "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK(names(items(sb, "services")) ==
+  CHECK(item_names(items(sb, "services")) ==
         std::vector<std::string>{"kv-conductor", "kvp-master", "mindie-motor-controller-service",
                                  "mindie-motor-coordinator-infer", "mindie-motor-coordinator-service"});
 
@@ -305,9 +287,9 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
     CAPTURE(line);
     CHECK(run.out.find(line) != std::string::npos);
   }
-  CHECK(names(items(sb, "deployments")) ==
+  CHECK(item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
-  CHECK(names(items(sb, "services")) == std::vector<std::string>{"mindie-motor-controller-service",
+  CHECK(item_names(items(sb, "services")) == std::vector<std::string>{"mindie-motor-controller-service",
                                                                  "mindie-motor-coordinator-infer",
                                                                  "mindie-motor-coordinator-service"});
   std::string why;

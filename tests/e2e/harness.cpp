@@ -1,5 +1,6 @@
 #include "harness.h"
 
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -88,6 +90,30 @@ pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
 }  // namespace
 
 Run run_process(const std::vector<std::string>& argv) { return run_processes({argv}).front(); }
+
+nlohmann::json kubectl_items(const Sandbox& sb, const std::string& kind, const std::string& ns,
+                             const std::string& selector) {
+  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-o", "json"};
+  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
+  if (!selector.empty()) argv.insert(argv.end(), {"-l", selector});
+  const Run run = run_process(argv);
+  if (run.exit_code != 0) throw std::runtime_error("kubectl get " + kind + " failed: " + run.err);
+  return nlohmann::json::parse(run.out).at("items");
+}
+
+std::vector<std::string> item_names(const nlohmann::json& items) {
+  std::vector<std::string> out;
+  for (const auto& i : items) out.push_back(i.at("metadata").at("name").get<std::string>());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark) {
+  std::vector<LoggedRequest> out;
+  for (const auto& r : sb.requests_since(mark))
+    if (r.is_write()) out.push_back(r);
+  return out;
+}
 
 Background::Background(const std::vector<std::string>& argv) { pid_ = spawn(argv, out_fd_, err_fd_); }
 

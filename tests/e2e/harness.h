@@ -118,6 +118,17 @@ std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argv
 /// Reads a whole file (throws std::runtime_error when it cannot).
 std::string read_file(const std::string& path);
 
+/// `kubectl get KIND -o json` through the real kubectl against `sb`: the items, in namespace `ns` (cluster-scoped
+/// when empty), selected by `selector` when given. Throws std::runtime_error with kubectl's stderr when it fails.
+nlohmann::json kubectl_items(const Sandbox& sb, const std::string& kind, const std::string& ns,
+                             const std::string& selector = "");
+
+/// The metadata.name of every item of a list, sorted.
+std::vector<std::string> item_names(const nlohmann::json& items);
+
+/// The writes (every method but GET) the sandbox logged after request number `mark` (a requests().size()).
+std::vector<LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark);
+
 /// The request counts by kind.
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs);
 

@@ -24,26 +24,12 @@ std::string multi_config(const e2e::TempDir& dir) {
   return dir.write("user_config.json", cfg.dump(2));
 }
 
-/// `kubectl get KIND -n mindie-demo -o json` items.
-json items(const Sandbox& sb, const std::string& kind) {
-  const auto run = e2e::run_process(
-      {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-n", "mindie-demo", "-o", "json"});
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  return json::parse(run.out).at("items");
-}
-
-std::vector<std::string> names(const json& list) {
-  std::vector<std::string> out;
-  for (const auto& i : list) out.push_back(i.at("metadata").at("name").get<std::string>());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+json items(const Sandbox& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, "mindie-demo"); }
 
 /// "METHOD path" of every write after `mark`.
-std::vector<std::string> writes_since(const Sandbox& sb, std::size_t mark) {
+std::vector<std::string> write_lines_since(const Sandbox& sb, std::size_t mark) {
   std::vector<std::string> out;
-  for (const auto& r : sb.requests_since(mark))
-    if (r.is_write()) out.push_back(r.method + " " + r.path);
+  for (const auto& r : e2e::writes_since(sb, mark)) out.push_back(r.method + " " + r.path);
   return out;
 }
 
@@ -78,7 +64,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "service/mindie-motor-coordinator-infer serverside-applied\n"
         "deployment.apps/vllm-p0 serverside-applied\n"
         "deployment.apps/vllm-d0 serverside-applied\n");
-  auto writes = writes_since(sb, mark);
+  auto writes = write_lines_since(sb, mark);
   REQUIRE(writes.size() == 11);
   CHECK(writes.front() == "PATCH " + kCm);
   for (const auto& w : writes) CHECK(w.rfind("PATCH ", 0) == 0);  // apply patches only
@@ -88,7 +74,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(files == std::vector<std::string>{"controller.yaml", "coordinator.yaml", "engine_d0.yaml", "engine_p0.yaml",
                                           "motor_config.yaml"});
 
-  CHECK(names(items(sb, "deployments")) ==
+  CHECK(e2e::item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
   json pods = items(sb, "pods");
   CHECK(pods.size() == 4);
@@ -105,7 +91,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "deployment.apps/vllm-p1 created\n"
         "deployment.apps/vllm-p2 created\n"
         "deployment.apps/vllm-d1 created\n");
-  writes = writes_since(sb, mark);
+  writes = write_lines_since(sb, mark);
   CHECK(writes == std::vector<std::string>{"PATCH " + kDeployments + "vllm-p1", "PATCH " + kDeployments + "vllm-p2",
                                            "PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm});
   pods = items(sb, "pods");
@@ -145,10 +131,10 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "1"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out == "deployment.apps/vllm-p2 deleted\ndeployment.apps/vllm-p1 deleted\n");
-  writes = writes_since(sb, mark);
+  writes = write_lines_since(sb, mark);
   CHECK(writes == std::vector<std::string>{"DELETE " + kDeployments + "vllm-p2", "DELETE " + kDeployments + "vllm-p1",
                                            "PATCH " + kCm});
-  CHECK(names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
+  CHECK(e2e::item_names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
                                                                    "mindie-motor-coordinator", "vllm-d0", "vllm-d1",
                                                                    "vllm-p0"});
   CHECK(items(sb, "pods").size() == 5);  // the owned ReplicaSets and pods went with their Deployments
@@ -163,7 +149,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   run = sb.mindie({"update-config", "-f", dir.write("updated.json", updated.dump(2))});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out == "configmap/motor-config configured\n");
-  CHECK(writes_since(sb, mark) == std::vector<std::string>{"PATCH " + kCm});
+  CHECK(write_lines_since(sb, mark) == std::vector<std::string>{"PATCH " + kCm});
 
   // delete: everything deploy and scale made, the ConfigMap last.
   run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
@@ -191,9 +177,9 @@ TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   run = sb.mindie({"scale", "-n", "mindie-demo", "--decode", "2"});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("the scale was undone") != std::string::npos);
-  CHECK(writes_since(sb, mark) == std::vector<std::string>{"PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm,
+  CHECK(write_lines_since(sb, mark) == std::vector<std::string>{"PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm,
                                                            "DELETE " + kDeployments + "vllm-d1"});
-  CHECK(names(items(sb, "deployments")) ==
+  CHECK(e2e::item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
@@ -210,7 +196,7 @@ TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set remov
   run = sb.mindie({"deploy", "-f", config});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-p1 deleted\n") != std::string::npos);
-  CHECK(names(items(sb, "deployments")) ==
+  CHECK(e2e::item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
 }
 

@@ -29,6 +29,18 @@ inline boost::json::object valid_config() {
 
 inline boost::json::object& deploy_of(boost::json::object& cfg) { return cfg["motor_deploy_config"].as_object(); }
 
+/// valid_config() turned PD-hybrid: no prefill/decode fields, `instances` union instances of `pods` pods with
+/// `npus` NPUs each.
+inline boost::json::object hybrid_config(int instances = 3, int pods = 2, int npus = 4) {
+  auto cfg = valid_config();
+  auto& d = deploy_of(cfg);
+  for (const char* key : {"p_instances_num", "d_instances_num", "p_pod_npu_num", "d_pod_npu_num"}) d.erase(key);
+  d["hybrid_instances_num"] = instances;
+  d["single_hybrid_instance_pod_num"] = pods;
+  d["hybrid_pod_npu_num"] = npus;
+  return cfg;
+}
+
 inline config::UserConfig parse(const boost::json::object& cfg) {
   return config::parse_user_config(boost::json::serialize(cfg), "user_config.json");
 }

@@ -409,17 +409,12 @@ TEST_CASE("control characters in keys are escaped in the report, so every proble
 }
 
 TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set only, and each misuse named") {
-  auto cfg = valid_config();
+  auto cfg = mindie::test::hybrid_config(2, 1, 8);
   auto& d = deploy_of(cfg);
-  d.erase("p_instances_num");
-  d.erase("d_instances_num");
-  d.erase("p_pod_npu_num");
-  d.erase("d_pod_npu_num");
-  d["hybrid_instances_num"] = 2;
-  d["hybrid_pod_npu_num"] = 8;
+  d.erase("single_hybrid_instance_pod_num");
   auto c = parse(cfg);
   CHECK(c.hybrid_instances == 2);
-  CHECK(c.hybrid_pods_per_instance == 1);
+  CHECK(c.hybrid_pods_per_instance == 1);  // the default
   CHECK(c.hybrid_npus_per_pod == 8);
   CHECK(c.p_npus_per_pod == 8);  // the empty prefill/decode templates take the union's NPUs
   // Explicit zeros are not mixing.

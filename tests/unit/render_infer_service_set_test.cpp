@@ -14,6 +14,7 @@
 
 using namespace mindie;
 using mindie::test::deploy_of;
+using mindie::test::hybrid_config;
 using mindie::test::parse;
 using mindie::test::valid_config;
 namespace json = boost::json;
@@ -48,6 +49,15 @@ std::string env_of(const json::object& role, std::string_view name) {
   for (const auto& e : container_of(role).at("env").as_array())
     if (is(e.at("name"), name)) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
   return "";
+}
+
+// valid_config() with sglang engines on `hardware` (an mf-store deployment).
+json::object sglang_config(const char* hardware) {
+  auto cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = hardware;
+  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
+  cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
+  return cfg;
 }
 
 nlohmann::json to_nlohmann(const json::value& v) { return nlohmann::json::parse(json::serialize(v)); }
@@ -389,6 +399,8 @@ TEST_CASE("the rendered InferServiceSet satisfies the published CRD schema") {
 
   auto cfg = valid_config();
   SUBCASE("A2, everything off") {}
+  SUBCASE("PD-hybrid: a union role") { cfg = hybrid_config(); }
+  SUBCASE("sglang: an mf-store role") { cfg = sglang_config("800I_A2"); }
   SUBCASE("A3 with standby, KV pool and conductor") {
     deploy_of(cfg)["hardware_type"] = "800I_A3";
     deploy_of(cfg)["p_pod_npu_num"] = 16;
@@ -446,30 +458,6 @@ TEST_CASE("every built-in manifest parses") {
   CHECK(manifests::embedded().count("infer_service_set/inferserviceset.yaml") == 1);
 }
 
-namespace {
-
-json::object hybrid_config() {
-  auto cfg = valid_config();
-  auto& d = deploy_of(cfg);
-  d.erase("p_instances_num");
-  d.erase("d_instances_num");
-  d.erase("p_pod_npu_num");
-  d.erase("d_pod_npu_num");
-  d["hybrid_instances_num"] = 3;
-  d["single_hybrid_instance_pod_num"] = 2;
-  d["hybrid_pod_npu_num"] = 4;
-  return cfg;
-}
-
-json::object sglang_config(const char* hardware) {
-  auto cfg = valid_config();
-  deploy_of(cfg)["hardware_type"] = hardware;
-  cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
-  cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
-  return cfg;
-}
-
-}  // namespace
 
 TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill and decode at 0") {
   const auto c = parse(hybrid_config());
@@ -552,19 +540,5 @@ TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's 
     CHECK(env_of(role_of(iss, engine), "ASCEND_MF_STORE_URL").empty());
     CHECK(env_of(role_of(iss, engine), "ASCEND_MF_TRANSFER_PROTOCOL").empty());
     CHECK(env_of(role_of(iss, engine), "SGLANG_HOST_IP").empty());
-  }
-}
-
-TEST_CASE("PD-hybrid and sglang InferServiceSets satisfy the published CRD schema") {
-  const auto crds = testing::load_crd_schemas(std::string(MINDIE_SHARED_DIR) +
-                                              "/reference/crds/mindcluster.huawei.com_crds.yaml");
-  const testing::CrdVersionSchema* schema = nullptr;
-  for (const auto& crd : crds)
-    if (crd.kind == "InferServiceSet" && crd.version == "v1") schema = &crd;
-  REQUIRE(schema != nullptr);
-  for (const auto& cfg : {hybrid_config(), sglang_config("800I_A2")}) {
-    const auto iss = find_kind(render_all(parse(cfg)), "InferServiceSet");
-    const auto violations = testing::validate_schema(schema->schema, to_nlohmann(iss));
-    for (const auto& v : violations) FAIL_CHECK(v.field << " " << v.reason << " " << v.message);
   }
 }
