@@ -798,19 +798,28 @@ json::object multi_deployment_object(const std::string& name, const std::string&
                       {"spec", std::move(spec)}};
 }
 
-}  // namespace
-
-std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const RenderOptions& opts) {
-  if (cfg.deploy_mode != config::DeployMode::MultiDeployment)
-    throw std::invalid_argument("render_multi_workloads: deploy_mode is " +
+// The workload name of a Deployment-based mode, after checking that `cfg` is of `mode` (std::invalid_argument,
+// naming `caller`) and the name a DNS-1123 label: only a label value there (no operator derives names from it),
+// but kept a label like every name (config::ValidationError).
+std::string checked_deployments_workload(const UserConfig& cfg, const RenderOptions& opts, config::DeployMode mode,
+                                         const char* caller) {
+  if (cfg.deploy_mode != mode)
+    throw std::invalid_argument(std::string(caller) + ": deploy_mode is " +
                                 std::string(config::to_string(cfg.deploy_mode)));
-  if (!cfg.hardware) throw std::invalid_argument("render_multi_workloads: no hardware profile");
-  const std::string name = workload_name(cfg, opts);
-  // Only a label value here (no operator derives names from it), but kept a DNS-1123 label like every name.
+  if (!cfg.hardware) throw std::invalid_argument(std::string(caller) + ": no hardware profile");
+  std::string name = workload_name(cfg, opts);
   if (!config::is_dns1123_label(name))
     throw config::ValidationError(
         "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
                                                           "and '-', starting and ending with a letter or digit"}});
+  return name;
+}
+
+}  // namespace
+
+std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const RenderOptions& opts) {
+  const std::string name = checked_deployments_workload(cfg, opts, config::DeployMode::MultiDeployment,
+                                                        "render_multi_workloads");
   const std::string& ns = cfg.job_id;
   const Addresses addr{cluster_service_address(kMultiControllerService, ns),
                        cluster_service_address(kMultiCoordinatorService, ns),
@@ -889,15 +898,8 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
 std::string single_container_name(const UserConfig& cfg) { return cfg.job_id + "-single-container"; }
 
 std::vector<json::object> render_single_container_workloads(const UserConfig& cfg, const RenderOptions& opts) {
-  if (cfg.deploy_mode != config::DeployMode::SingleContainer)
-    throw std::invalid_argument("render_single_container_workloads: deploy_mode is " +
-                                std::string(config::to_string(cfg.deploy_mode)));
-  if (!cfg.hardware) throw std::invalid_argument("render_single_container_workloads: no hardware profile");
-  const std::string name = workload_name(cfg, opts);
-  if (!config::is_dns1123_label(name))
-    throw config::ValidationError(
-        "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
-                                                          "and '-', starting and ending with a letter or digit"}});
+  const std::string name = checked_deployments_workload(cfg, opts, config::DeployMode::SingleContainer,
+                                                        "render_single_container_workloads");
   const std::string& ns = cfg.job_id;
   const std::string object_name = single_container_name(cfg);
   // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services.
