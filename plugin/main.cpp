@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "  kubectl mindie COMMAND [flags]\n"
     "\n"
     "Commands:\n"
-    "  deploy         Validate user_config.json and deploy it (motor-config baseline, RBAC, InferServiceSet)\n"
+    "  deploy         Validate user_config.json and deploy it (motor-config baseline, RBAC, the workload)\n"
     "  scale          Change prefill/decode (or PD-hybrid) instance counts of a running deployment\n"
     "  update-config  Refresh settings in the motor-config baseline (log levels, timeouts, north config)\n"
     "  status         Show roles, instances and pods, why pods are not ready, and drift from the baseline\n"
@@ -65,7 +65,9 @@ const std::map<std::string, CommandHelp>& command_help() {
       {"deploy",
        {"kubectl mindie deploy (-f user_config.json [-e env.json] | --config-dir DIR) [flags]",
         "Validate the config completely, then write the motor-config ConfigMap (the baseline), the controller's\n"
-        "RBAC and the InferServiceSet by server-side apply. The namespace is motor_deploy_config.job_id.",
+        "RBAC and the workload by server-side apply: an InferServiceSet (deploy_mode infer_service_set, the\n"
+        "default), Deployments and Services (multi_deployment) or one Deployment and Service (single_container).\n"
+        "The namespace is motor_deploy_config.job_id.",
         "  # Deploy from a folder holding user_config.json and env.json\n"
         "  kubectl mindie deploy --config-dir ./conf\n\n"
         "  # Print the objects without contacting the cluster\n"
@@ -102,9 +104,10 @@ const std::map<std::string, CommandHelp>& command_help() {
       {"status",
        {"kubectl mindie status [-n NS] [-o wide|json|yaml] [-w]",
         "Show, per role, the baseline's instances, the live spec and what the operator has observed; the tree\n"
-        "InferServiceSet -> InferService -> role -> instance -> pods with ready containers, status, restarts and\n"
-        "age; why pods are not ready (unschedulable, image pulls, crash loops, OOM kills, stuck terminating) with\n"
-        "their latest warning events; and drift between the baseline and the live InferServiceSet.",
+        "InferServiceSet -> InferService -> role -> instance -> pods (multi_deployment, single_container: role ->\n"
+        "instance's Deployment -> pods) with ready containers, status, restarts and age; why pods are not ready\n"
+        "(unschedulable, image pulls, crash loops, OOM kills, stuck terminating) with their latest warning events;\n"
+        "and drift between the baseline and the live workload.",
         "  # The deployment in namespace mindie-demo\n"
         "  kubectl mindie status -n mindie-demo\n\n"
         "  # With nodes and NPUs per pod\n"

@@ -23,7 +23,8 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
        "PD-hybrid (union role) instances (1..16)")
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none or server (send with dryRun=All)")
+       "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
+       "object")
       ("output,o", po::value(&flags.output), "Print the scaled InferServiceSet: json, yaml or name");
   add_wait_after_flags(desc, flags.wait);
 }

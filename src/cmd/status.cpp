@@ -800,8 +800,14 @@ std::string render_status_table(const json::object& report, bool wide) {
   std::ostringstream out;
   const auto text = [&](const char* key) { return std::string(report.at(key).as_string()); };
   const bool multi = runs_deployments(text("deployMode"));
-  out << (multi ? "deployments of " : "inferserviceset/") << text("inferServiceSet") << " in namespace "
-      << text("namespace") << " (" << text("deployMode") << "): ";
+  // single_container runs one Deployment: name it rather than the workload label that groups it.
+  const auto* listed = report.if_contains("deployments");
+  if (text("deployMode") == config::to_string(config::DeployMode::SingleContainer) && listed &&
+      listed->is_array() && listed->as_array().size() == 1)
+    out << "deployment/" << listed->as_array()[0].at("name").as_string().c_str();
+  else
+    out << (multi ? "deployments of " : "inferserviceset/") << text("inferServiceSet");
+  out << " in namespace " << text("namespace") << " (" << text("deployMode") << "): ";
   if (!report.at("found").as_bool()) {
     out << "not found";
   } else if (multi) {

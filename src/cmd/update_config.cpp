@@ -17,7 +17,8 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       ("scripts-dir", po::value(&flags.scripts_dir),
        "Folder of startup/probe files: replaces the stored scripts (those no longer in it are removed)")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none or server (send with dryRun=All)");
+       "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
+       "object");
 }
 
 UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag)

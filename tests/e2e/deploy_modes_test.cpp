@@ -207,6 +207,11 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   REQUIRE(role.is_object());
   CHECK(role["baselineInstances"] == 1);
   CHECK(role["readyPods"] == 1);
+  // The table names the one Deployment that runs (the failing input named the workload label's value).
+  run = sb.mindie({"status", "-n", kNs});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment/mindie-demo-single-container in namespace mindie-demo (single_container): Ready") ==
+        0);
 
   // scale: refused with the reason, nothing written.
   const std::size_t mark = sb.requests().size();
