@@ -62,45 +62,12 @@ namespace {
 // Kubernetes name rules
 // ---------------------------------------------------------------------------------------------------------------
 
-bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 // RFC 1035 label as Kubernetes uses it for Service names: starts with a letter.
 bool is_dns1035_label(std::string_view s) {
   return config::is_dns1123_label(s) && s.front() >= 'a' && s.front() <= 'z';
 }
-
-// DNS-1123 subdomain: dot-separated labels, at most 253 characters.
-bool is_dns1123_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  if (!lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '.') {
-      // each dot-separated part starts and ends alphanumeric
-      if (!lower_alnum(s[i - 1]) || !lower_alnum(s[i + 1])) return false;
-    } else if (!lower_alnum(c) && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
-
-// The name part of a qualified name: at most 63 characters, alphanumeric at both ends, '-', '_', '.' inside.
-bool is_qualified_name_part(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// Label and annotation keys: [prefix/]name with a DNS-1123 subdomain prefix (apimachinery IsQualifiedName).
-bool is_qualified_name(std::string_view s) {
-  const auto slash = s.find('/');
-  if (slash == std::string_view::npos) return is_qualified_name_part(s);
-  return is_dns1123_subdomain(s.substr(0, slash)) && is_qualified_name_part(s.substr(slash + 1));
-}
-
-// Label values (and nodeSelector values): empty, or a qualified-name part.
-bool is_label_value(std::string_view s) { return s.empty() || is_qualified_name_part(s); }
 
 constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;
 
@@ -115,30 +82,6 @@ constexpr const char* kLabelValueRule =
 // Reading with paths
 // ---------------------------------------------------------------------------------------------------------------
 
-// A short rendering of a JSON value for messages ("got string \"2\"").
-std::string describe(const json::value& v) {
-  std::string text = json::serialize(v);
-  if (v.is_double()) {
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
-    if (ec == std::errc()) {
-      text.assign(buf, end);
-      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    }
-  }
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean " + text;
-    case json::kind::int64:
-    case json::kind::uint64: return "integer " + text;
-    case json::kind::double_: return "number " + text;
-    case json::kind::string: return "string " + text;
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return text;
-}
 
 std::string quoted(std::string_view s) { return json::serialize(json::string(s)); }
 
@@ -176,7 +119,7 @@ class Reader {
       return nullptr;
     }
     if (!v->is_object()) {
-      add(child(path, key), "must be a mapping, got " + describe(*v));
+      add(child(path, key), "must be a mapping, got " + config::describe_value(*v));
       return nullptr;
     }
     return &v->get_object();
@@ -195,7 +138,7 @@ class Reader {
     if (v->is_int64() && v->get_int64() >= lo && v->get_int64() <= hi) return static_cast<int>(v->get_int64());
     // A quoted number is the likely mistake behind a string; say how to fix it.
     add(p, std::string(v->is_string() ? "must be an integer (unquoted) " : "must be an integer ") + range + ", got " +
-               describe(*v));
+               config::describe_value(*v));
     return std::nullopt;
   }
 
@@ -207,7 +150,7 @@ class Reader {
       return std::nullopt;
     }
     if (!v->is_string()) {
-      add(child(path, key), "must be a string, got " + describe(*v));
+      add(child(path, key), "must be a string, got " + config::describe_value(*v));
       return std::nullopt;
     }
     return std::string(v->get_string());
@@ -255,16 +198,16 @@ class Reader {
     for (const auto& kv : *m) {
       const std::string p = child(mpath, kv.key());
       bool ok = true;
-      if (!is_qualified_name(kv.key())) {
+      if (!config::is_qualified_name(kv.key())) {
         add(p, std::string("key ") + kQualifiedNameRule);
         ok = false;
       }
       if (!kv.value().is_string()) {
-        add(p, "must be a string, got " + describe(kv.value()) + " (quote it)");
+        add(p, "must be a string, got " + config::describe_value(kv.value()) + " (quote it)");
         continue;
       }
       const std::string value(kv.value().get_string());
-      if (kind != MapKind::Annotations && !is_label_value(value)) {
+      if (kind != MapKind::Annotations && !config::is_label_value(value)) {
         add(p, std::string(kLabelValueRule) + "; got " + quoted(value));
         ok = false;
       }
@@ -478,7 +421,8 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
     throw ValidationError(src, {{"", yaml_message(e.what(), source)}});
   }
   if (!parsed.is_object())
-    throw ValidationError(src, {{"", "must be a mapping (YAML) or object (JSON), got " + describe(parsed)}});
+    throw ValidationError(src,
+                          {{"", "must be a mapping (YAML) or object (JSON), got " + config::describe_value(parsed)}});
 
   StormConfig cfg;
   cfg.raw = std::move(raw);
@@ -512,7 +456,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
                   "fault_scheduling", "fault_retry_times", "prefill", "decode", "routing"});
 
   if (auto m = r.string(ss, sp, "model_name", true)) {
-    if (!m->empty() && is_label_value(*m))
+    if (!m->empty() && config::is_label_value(*m))
       cfg.model_name = *m;
     else
       r.add(sp + ".model_name", std::string("is the model.aibrix.ai/name label, so it ") + kLabelValueRule +
@@ -540,7 +484,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
     } else if (v->is_string() && (v->get_string() == "true" || v->get_string() == "false")) {
       cfg.distributed_dp = v->get_string() == "true";
     } else {
-      r.add(sp + ".distributed_dp", "must be true or false, got " + describe(*v));
+      r.add(sp + ".distributed_dp", "must be true or false, got " + config::describe_value(*v));
       distributed_dp_ok = false;
     }
   }

@@ -210,10 +210,14 @@ bool is_dns1123_label(std::string_view s) {
 
 bool is_dns1123_subdomain(std::string_view s) {
   if (s.empty() || s.size() > 253) return false;
+  // apimachinery's regex: [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* — no per-part length cap.
+  auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = s.find('.', start);
-    if (!is_dns1123_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
+    const std::string_view part = s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || !lower_alnum(part.front()) || !lower_alnum(part.back()) ||
+        !std::all_of(part.begin(), part.end(), [&](char c) { return lower_alnum(c) || c == '-'; }))
       return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
@@ -236,6 +240,31 @@ bool is_qualified_name(std::string_view s) {
     name = s.substr(slash + 1);
   }
   return !name.empty() && is_label_value(name);
+}
+
+std::string describe_value(const json::value& v) {
+  std::string text = json::serialize(v);
+  if (v.is_double()) {
+    // Boost.JSON writes 2.0 as "2E0"; the shortest round-trip form reads like the operator's file.
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+    if (ec == std::errc()) {
+      text.assign(buf, end);
+      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // n: inf/nan never parse from JSON
+    }
+  }
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "boolean " + text;
+    case json::kind::int64:
+    case json::kind::uint64: return "integer " + text;
+    case json::kind::double_: return "number " + text;
+    case json::kind::string: return "string " + text;
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return text;
 }
 
 namespace {
@@ -271,31 +300,6 @@ std::optional<json::value> parse_json(std::string_view raw, Problem& problem) {
   return std::nullopt;
 }
 
-// A short rendering of a JSON value for messages ("got string \"2\"").
-std::string describe(const json::value& v) {
-  std::string text = json::serialize(v);
-  if (v.is_double()) {
-    // Boost.JSON writes 2.0 as "2E0"; the shortest round-trip form reads like the operator's file.
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
-    if (ec == std::errc()) {
-      text.assign(buf, end);
-      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // n: inf/nan never parse from JSON
-    }
-  }
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean " + text;
-    case json::kind::int64:
-    case json::kind::uint64: return "integer " + text;
-    case json::kind::double_: return "number " + text;
-    case json::kind::string: return "string " + text;
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return text;
-}
 
 std::string child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -404,7 +408,7 @@ class Reader {
       return nullptr;
     }
     if (!v->is_object()) {
-      add(child(path, key), "must be an object, got " + describe(*v));
+      add(child(path, key), "must be an object, got " + describe_value(*v));
       return nullptr;
     }
     return &v->get_object();
@@ -428,10 +432,10 @@ class Reader {
       return std::nullopt;
     }
     if (v->is_uint64()) {
-      add(p, "must be an integer " + range + ", got " + describe(*v));
+      add(p, "must be an integer " + range + ", got " + describe_value(*v));
       return std::nullopt;
     }
-    add(p, "must be a JSON integer " + range + ", got " + describe(*v));
+    add(p, "must be a JSON integer " + range + ", got " + describe_value(*v));
     return std::nullopt;
   }
 
@@ -443,7 +447,7 @@ class Reader {
       return std::nullopt;
     }
     if (!v->is_string()) {
-      add(child(path, key), "must be a string, got " + describe(*v));
+      add(child(path, key), "must be a string, got " + describe_value(*v));
       return std::nullopt;
     }
     return std::string(v->get_string());
@@ -453,7 +457,7 @@ class Reader {
     const json::value* v = obj ? obj->if_contains(key) : nullptr;
     if (!v) return std::nullopt;
     if (!v->is_bool()) {
-      add(child(path, key), "must be true or false, got " + describe(*v));
+      add(child(path, key), "must be true or false, got " + describe_value(*v));
       return std::nullopt;
     }
     return v->get_bool();
@@ -469,7 +473,7 @@ class Reader {
       return std::nullopt;
     }
     if (!v->is_number()) {
-      add(p, "must be a number, got " + describe(*v));
+      add(p, "must be a number, got " + describe_value(*v));
       return std::nullopt;
     }
     double d = v->to_number<double>();
@@ -489,7 +493,7 @@ class Reader {
     if (s->empty() || s->front() != '/' || s->find(':') != std::string::npos ||
         std::any_of(s->begin(), s->end(), [](unsigned char c) { return std::iscntrl(c); })) {
       add(child(path, key), "must be an absolute path without ':' or control characters, got " +
-                                describe(json::string(*s)));
+                                describe_value(json::string(*s)));
       return std::nullopt;
     }
     return s;
@@ -546,7 +550,7 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
     else if (std::any_of(image->begin(), image->end(),
                          [](unsigned char c) { return std::isspace(c) || std::iscntrl(c); }))
       r.add(path + ".image_name",
-            "must not contain whitespace or control characters, got " + describe(json::string(*image)));
+            "must not contain whitespace or control characters, got " + describe_value(json::string(*image)));
     else
       cfg.image_name = *image;
   }
@@ -580,7 +584,7 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
       const json::value* v = deploy->if_contains(key);
       if (v && !(v->is_int64() && v->get_int64() == 0))
         r.add(path + "." + key, std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
-                                            "and decode in one union role); got ") + describe(*v));
+                                            "and decode in one union role); got ") + describe_value(*v));
     }
     // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
     for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
@@ -679,7 +683,7 @@ void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
     else if (v->is_string() && port_text(v->get_string()))
       cfg.disaggregation_bootstrap_port = std::string(v->get_string());
     else
-      r.add(path, "must be a port 1..65535, got " + describe(*v));
+      r.add(path, "must be a port 1..65535, got " + describe_value(*v));
   }
 
   // Engine logs: deploy.py reads the node manager's logging_config (top-level section; the published examples
@@ -736,7 +740,7 @@ void read_runtime_settings(Reader& r, const json::object& doc) {
                                                               "CRITICAL"};
       if (std::find(kLevels.begin(), kLevels.end(), upper) == kLevels.end())
         r.add(child(lpath, "log_level"),
-              "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got " + describe(json::string(*level)));
+              "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got " + describe_value(json::string(*level)));
     }
   };
   constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // a week: longer timeouts are typos
@@ -783,7 +787,7 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   auto parsed = parse_json(raw, syntax);
   if (!parsed) throw ValidationError(std::string(source), {syntax});
   if (!parsed->is_object())
-    throw ValidationError(std::string(source), {{"", "must be a JSON object, got " + describe(*parsed)}});
+    throw ValidationError(std::string(source), {{"", "must be a JSON object, got " + describe_value(*parsed)}});
 
   UserConfig cfg;
   problems = structure_problems(raw);
@@ -819,7 +823,7 @@ EnvConfig parse_env_config(std::string raw, std::string_view source) {
   auto parsed = parse_json(raw, syntax);
   if (!parsed) throw ValidationError(std::string(source), {syntax});
   if (!parsed->is_object())
-    throw ValidationError(std::string(source), {{"", "must be a JSON object, got " + describe(*parsed)}});
+    throw ValidationError(std::string(source), {{"", "must be a JSON object, got " + describe_value(*parsed)}});
 
   // Each section becomes a bash function exporting its variables (deploy.py), so names must be shell
   // identifiers and values scalars; "version" is the file's format tag.
@@ -832,11 +836,11 @@ EnvConfig parse_env_config(std::string raw, std::string_view source) {
     const std::string name(section.key());
     if (name == "version") {
       if (!section.value().is_string())
-        problems.push_back({name, "must be a string, got " + describe(section.value())});
+        problems.push_back({name, "must be a string, got " + describe_value(section.value())});
       continue;
     }
     if (!section.value().is_object()) {
-      problems.push_back({name, "must be an object of variables, got " + describe(section.value())});
+      problems.push_back({name, "must be an object of variables, got " + describe_value(section.value())});
       continue;
     }
     for (const auto& var : section.value().get_object()) {
@@ -845,7 +849,7 @@ EnvConfig parse_env_config(std::string raw, std::string_view source) {
         problems.push_back({path, "is not a valid environment variable name"});
       const auto& v = var.value();
       if (!(v.is_string() || v.is_number() || v.is_bool()))
-        problems.push_back({path, "must be a string, number or boolean, got " + describe(v)});
+        problems.push_back({path, "must be a string, number or boolean, got " + describe_value(v)});
       // The environment is a list of C strings: bash drops everything from a NUL on (with a warning).
       else if (v.is_string() && v.get_string().find('\0') != json::string::npos)
         problems.push_back({path, "contains a NUL character (\\u0000), which no environment variable can hold"});

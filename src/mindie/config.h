@@ -163,11 +163,16 @@ std::vector<std::string> diff_paths(const boost::json::value& a, const boost::js
 /// hold a number.
 std::string replace_json_number(std::string_view raw, std::string_view path, std::int64_t value);
 
+/// A short rendering of a JSON value for validation messages: its kind and its text, cut at 40 characters
+/// ("string \"2\"", "number 2.0", "an object").
+std::string describe_value(const boost::json::value& v);
+
 /// DNS-1123 label check (RFC 1123, as Kubernetes uses it): lower-case alphanumerics and '-', starts and ends
 /// alphanumeric, at most 63 characters.
 bool is_dns1123_label(std::string_view s);
 
-/// DNS-1123 subdomain check: dot-separated DNS-1123 labels, at most 253 characters in all.
+/// DNS-1123 subdomain check (apimachinery IsDNS1123Subdomain): dot-separated parts of lower-case alphanumerics and
+/// '-', each starting and ending alphanumeric, at most 253 characters in all.
 bool is_dns1123_subdomain(std::string_view s);
 
 /// Kubernetes qualified name (label and annotation keys, resource names; apimachinery IsQualifiedName): an optional

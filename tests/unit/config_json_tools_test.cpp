@@ -1,4 +1,4 @@
-// diff_paths, replace_json_number and is_dns1123_label (mindie/config.h).
+// diff_paths, replace_json_number and the Kubernetes name rules (mindie/config.h).
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -73,6 +73,26 @@ TEST_CASE("is_dns1123_label") {
   CHECK_FALSE(is_dns1123_label("A"));
   CHECK_FALSE(is_dns1123_label("a.b"));
   CHECK_FALSE(is_dns1123_label("a_b"));
+}
+
+TEST_CASE("is_dns1123_subdomain and is_qualified_name follow apimachinery") {
+  CHECK(is_dns1123_subdomain("example.com"));
+  CHECK(is_dns1123_subdomain("a-b.c0"));
+  // apimachinery's subdomain regex caps only the whole name (253), not each part.
+  CHECK(is_dns1123_subdomain(std::string(70, 'a') + ".io"));
+  CHECK_FALSE(is_dns1123_subdomain(std::string(254, 'a')));
+  for (const char* bad : {"", ".a", "a.", "a..b", "-a.b", "a-.b", "A.b", "a_b.c"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(is_dns1123_subdomain(bad));
+  }
+  CHECK(is_qualified_name("app"));
+  CHECK(is_qualified_name("example.com/Team_1.x"));
+  CHECK_FALSE(is_qualified_name("example.com/"));
+  CHECK_FALSE(is_qualified_name("/a"));
+  CHECK_FALSE(is_qualified_name("Example.com/a"));
+  CHECK_FALSE(is_qualified_name(std::string(64, 'a')));
+  CHECK(is_label_value(""));
+  CHECK_FALSE(is_label_value("a b"));
 }
 
 TEST_CASE("hardware profiles") {
