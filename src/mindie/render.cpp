@@ -111,6 +111,13 @@ constexpr RoleInfo kRoles[] = {
     {"single-container", "SINGLE_CONTAINER", "infer_service_set/roles/engine.yaml"},
 };
 
+// The kRoles entry of `role` (a name the code itself passes: an unknown one is a defect, std::logic_error).
+const RoleInfo& role_info(std::string_view role) {
+  for (const auto& i : kRoles)
+    if (role == i.name) return i;
+  throw std::logic_error("unknown role " + std::string(role));
+}
+
 // Engine roles: NPUs, Volcano, the hardware profile's node selection.
 bool is_engine_role(std::string_view role) {
   return role == "prefill" || role == "decode" || role == "union" || role == "single-container";
@@ -850,43 +857,38 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
     json::object r = render_role(cfg, info, 1, opts, problems, app, addr, extra);
     return r["spec"].get_object();
   };
-  const auto info_of = [](std::string_view role) -> const RoleInfo& {
-    for (const auto& i : kRoles)
-      if (role == i.name) return i;
-    throw std::logic_error("unknown role");
-  };
   out.push_back(multi_deployment_object(kMultiController, ns, name, "controller", -1,
-                                        role_spec(info_of("controller"), kMultiController)));
+                                        role_spec(role_info("controller"), kMultiController)));
   out.push_back(multi_service(kMultiControllerService, ns, name, "controller", kMultiController, "ClusterIP", "manage",
                               kControllerPort, 0));
   out.push_back(multi_deployment_object(kMultiCoordinator, ns, name, "coordinator", -1,
-                                        role_spec(info_of("coordinator"), kMultiCoordinator)));
+                                        role_spec(role_info("coordinator"), kMultiCoordinator)));
   out.push_back(multi_service(kMultiCoordinatorService, ns, name, "coordinator", kMultiCoordinator, "ClusterIP",
                               "manage", kCoordinatorPort, 0));
   // NodePort allocated by Kubernetes unless infer_node_port fixes one (deploy.py's fixed 31015 collided).
   out.push_back(multi_service(kMultiCoordinatorInfer, ns, name, "coordinator", kMultiCoordinator, "NodePort", "infer",
                               kInferPort, cfg.infer_node_port));
   for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances}}) {
-    const json::object spec = role_spec(info_of(engine), engine_deployment_name(cfg, engine, 0));
+    const json::object spec = role_spec(role_info(engine), engine_deployment_name(cfg, engine, 0));
     for (int i = 0; i < count; ++i)
       out.push_back(
           multi_deployment_object(engine_deployment_name(cfg, engine, i), ns, name, engine, i, spec));
   }
   if (cfg.kv_pool) {
     out.push_back(multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1,
-                                          role_spec(info_of("kv-pool"), kMultiKvPool)));
+                                          role_spec(role_info("kv-pool"), kMultiKvPool)));
     out.push_back(multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "kvp",
                                 cfg.kv_pool_port, 0));
   }
   if (cfg.kv_conductor) {
     out.push_back(multi_deployment_object(kMultiKvConductor, ns, name, "kv-conductor", -1,
-                                          role_spec(info_of("kv-conductor"), kMultiKvConductor)));
+                                          role_spec(role_info("kv-conductor"), kMultiKvConductor)));
     out.push_back(multi_service(kKvConductorService, ns, name, "kv-conductor", kMultiKvConductor, "ClusterIP", "http",
                                 cfg.kv_conductor_port, 0));
   }
   if (cfg.mf_store) {
     out.push_back(multi_deployment_object(kMultiMfStore, ns, name, "mf-store", -1,
-                                          role_spec(info_of("mf-store"), kMultiMfStore)));
+                                          role_spec(role_info("mf-store"), kMultiMfStore)));
     out.push_back(multi_service(kMfStoreService, ns, name, "mf-store", kMultiMfStore, "ClusterIP", "store",
                                 kMfStorePort, 0));
   }
@@ -923,7 +925,7 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   std::vector<json::object> out;
   append_controller_rbac(out, ns, name, "single-container");
 
-  const RoleInfo& info = kRoles[std::size(kRoles) - 1];
+  const RoleInfo& info = role_info("single-container");
   json::object extra = multi_labels(name, info.name, -1);
   extra["job-name"] = cfg.job_id;
   json::object r = render_role(cfg, info, 1, opts, problems, object_name, Addresses{}, extra);
