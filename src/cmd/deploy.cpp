@@ -134,15 +134,11 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
   if (changed.empty()) return;
   std::string msg = "deploy replaces the baseline in " + where + ", which differs at:";
   for (const auto& path : changed) msg += "\n  " + path;
-  const config::UserConfig* live = nullptr;
-  std::optional<config::UserConfig> parsed;
-  try {
-    parsed = parse_baseline(existing, config_->job_id);
-    live = &*parsed;
-  } catch (const CommandError&) {  // an unusable stored baseline is replaced without comment on its counts
-  }
-  if (live && live->hybrid() != config_->hybrid()) {
-    msg += std::string("\n  (the workload switches from ") + (live->hybrid() ? "PD-hybrid" : "prefill/decode") +
+  // PD-hybrid is the presence of hybrid_instances_num (config::parse_user_config).
+  boost::system::error_code absent;
+  const bool was_hybrid = old_doc.find_pointer("/motor_deploy_config/hybrid_instances_num", absent) != nullptr;
+  if (was_hybrid != config_->hybrid()) {
+    msg += std::string("\n  (the workload switches from ") + (was_hybrid ? "PD-hybrid" : "prefill/decode") +
            " to " + (config_->hybrid() ? "PD-hybrid" : "prefill/decode") + " instances)";
   } else {
     for (const auto& [path, role] : {std::pair{policy::kPrefillInstancesPath, "prefill"},
@@ -340,15 +336,14 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     std::set<std::pair<std::string, std::string>> wanted;  // resource, name
     for (const auto& obj : objects_) wanted.emplace(gvr_of(obj).resource, object_name(obj));
     std::vector<std::pair<const kube::GVR*, std::string>> stale;
-    auto engines = list_engine_deployments(client, config_->job_id, workload);
-    std::reverse(engines.begin(), engines.end());
-    for (const auto& d : engines)
+    auto deployments = list_workload_deployments(client, config_->job_id, workload, false);
+    std::reverse(deployments.begin(), deployments.end());  // highest index first
+    std::stable_partition(deployments.begin(), deployments.end(),
+                          [](const WorkloadDeployment& d) { return d.role == "prefill" || d.role == "decode"; });
+    for (const auto& d : deployments)
       if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.emplace_back(&kube::gvr::kDeployments, d.name);
-    for (const kube::GVR* r : {&kube::gvr::kDeployments, &kube::gvr::kServices})
-      for (const auto& name : list_workload_object_names(client, *r, config_->job_id, workload))
-        if (!wanted.count({r->resource, name}) &&
-            std::find(stale.begin(), stale.end(), std::pair{r, name}) == stale.end())
-          stale.emplace_back(r, name);
+    for (const auto& name : list_workload_object_names(client, kube::gvr::kServices, config_->job_id, workload))
+      if (!wanted.count({kube::gvr::kServices.resource, name})) stale.emplace_back(&kube::gvr::kServices, name);
     for (const auto& [r, name] : stale) {
       try {
         client.remove(*r, config_->job_id, name, opts);

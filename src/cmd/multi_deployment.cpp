@@ -28,17 +28,17 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
   return out;
 }
 
-std::vector<EngineDeployment> list_engine_deployments(kube::Client& client, const std::string& ns,
-                                                      const std::string& workload) {
-  const std::string selector =
-      multi_selector(workload) + "," + render::kComponentLabel + " in (prefill,decode)";
+std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
+                                                          const std::string& workload, bool engines_only) {
+  std::string selector = multi_selector(workload);
+  if (engines_only) selector += "," + std::string(render::kComponentLabel) + " in (prefill,decode)";
   json::object list = client.list(kube::gvr::kDeployments, ns, selector);
-  std::vector<EngineDeployment> out;
+  std::vector<WorkloadDeployment> out;
   if (const auto* items = list.if_contains("items"); items && items->is_array()) {
     for (const auto& item : items->as_array()) {
       const auto* md = item.is_object() ? item.as_object().if_contains("metadata") : nullptr;
       if (!md || !md->is_object()) continue;
-      EngineDeployment d;
+      WorkloadDeployment d;
       if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) d.name = n->as_string();
       if (const auto* l = md->as_object().if_contains("labels"); l && l->is_object()) {
         const auto& labels = l->as_object();
@@ -51,7 +51,7 @@ std::vector<EngineDeployment> list_engine_deployments(kube::Client& client, cons
       out.push_back(std::move(d));
     }
   }
-  std::sort(out.begin(), out.end(), [](const EngineDeployment& a, const EngineDeployment& b) {
+  std::sort(out.begin(), out.end(), [](const WorkloadDeployment& a, const WorkloadDeployment& b) {
     return std::tie(a.role, a.index, a.name) < std::tie(b.role, b.index, b.name);
   });
   return out;

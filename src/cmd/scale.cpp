@@ -304,7 +304,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   }
 
   const std::string& workload = ropts.service_set_name;
-  const auto live = list_engine_deployments(client, namespace_, workload);
+  const auto live = list_workload_deployments(client, namespace_, workload, true);
   std::vector<std::pair<std::string, int>> targets;  // prefill first, as printed
   if (proposed_ || flags_.prefill) targets.emplace_back("prefill", target.prefill);
   if (proposed_ || flags_.decode) targets.emplace_back("decode", target.decode);
@@ -330,11 +330,11 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       if (!have.count(i)) steps.push_back({render::engine_deployment_name(baseline, role, i), true});
     // Scale-in removes the highest indices first; a Deployment without a readable index goes too (it is none of
     // 0..target-1).
-    std::vector<const EngineDeployment*> extra;
+    std::vector<const WorkloadDeployment*> extra;
     for (const auto& d : live)
       if (d.role == role && (d.index < 0 || d.index >= target)) extra.push_back(&d);
     std::sort(extra.begin(), extra.end(),
-              [](const EngineDeployment* a, const EngineDeployment* b) { return a->index > b->index; });
+              [](const WorkloadDeployment* a, const WorkloadDeployment* b) { return a->index > b->index; });
     for (const auto* d : extra) steps.push_back({d->name, false});
   }
 

@@ -296,7 +296,7 @@ std::string service_set_name_for_status(const json::object& cm, const std::strin
   return name;
 }
 
-bool is_multi_deployment(const json::object& cm, const std::string& ns) {
+bool recorded_mode_runs_deployments(const json::object& cm, const std::string& ns) {
   std::string mode = annotation(cm, render::kDeployModeAnnotation);
   if (mode.empty()) {
     try {
@@ -352,7 +352,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
                        std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
   }
   const std::string name = service_set_name_for_status(*cm, ns);
-  if (is_multi_deployment(*cm, ns)) {
+  if (recorded_mode_runs_deployments(*cm, ns)) {
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };

@@ -38,7 +38,7 @@ struct StatusInputs {
 };
 
 /// True when motor-config `cm` records a deploy_mode that runs_deployments (annotation, else the baseline).
-bool is_multi_deployment(const boost::json::object& cm, const std::string& ns);
+bool recorded_mode_runs_deployments(const boost::json::object& cm, const std::string& ns);
 
 /// multi_deployment: the watch targets keeping StatusInputs current: motor-config, the Deployments and pods of
 /// workload `name` (cmd::multi_selector), warning events.
