@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kCm = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string& kCm = e2e::kExampleConfigMapPath;
 
 void deploy_example(const Sandbox& sb) {
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});

@@ -19,8 +19,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kNs = "mindie-demo";
-const std::string kCm = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string& kNs = e2e::kExampleNamespace;
+const std::string& kCm = e2e::kExampleConfigMapPath;
 const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
 
 json example() { return json::parse(e2e::read_file(e2e::kExample)); }

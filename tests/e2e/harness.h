@@ -12,6 +12,9 @@ namespace e2e {
 inline const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
 inline const std::string kExample = kExampleDir + "/user_config.json";
 inline const std::string kScripts = kExampleDir + "/scripts";
+/// The example's namespace (its job_id) and the request path of its motor-config ConfigMap.
+inline const std::string kExampleNamespace = "mindie-demo";
+inline const std::string kExampleConfigMapPath = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
 
 /// The result of one kubectl-mindie run.
 struct Run {

@@ -15,7 +15,7 @@ using nlohmann::json;
 namespace {
 
 const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
-const std::string kConfigMap = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string& kConfigMap = e2e::kExampleConfigMapPath;
 
 json status_json(const Sandbox& sb, const std::string& ns) {
   const auto run = sb.mindie({"status", "-n", ns, "-o", "json"});

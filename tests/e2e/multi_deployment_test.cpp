@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kCm = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string& kCm = e2e::kExampleConfigMapPath;
 const std::string kDeployments = "/apis/apps/v1/namespaces/mindie-demo/deployments/";
 
 std::string multi_config(const e2e::TempDir& dir) {

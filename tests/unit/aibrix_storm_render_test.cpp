@@ -2,13 +2,13 @@
 // Services, scale plans, and a schema check of the StormService against the shared AIBrix CRD.
 #include <doctest/doctest.h>
 
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "aibrix/storm_render.h"
 #include "aibrix_test_support.h"
 #include "config_test_support.h"
+#include "render_test_support.h"
 #include "support/openapi_schema.h"
 #include "util/yaml_json.h"
 
@@ -17,6 +17,7 @@ using mindie::test::aibrix_config;
 using mindie::test::aibrix_parse;
 using mindie::test::role_cfg;
 using mindie::test::ss_of;
+using mindie::test::to_nlohmann;
 namespace json = boost::json;
 
 namespace {
@@ -62,18 +63,6 @@ json::object shaped(int p_replicas, int p_group, int d_replicas, int d_group) {
     r["dp_size"] = group;
   }
   return c;
-}
-
-nlohmann::json to_nlohmann(const json::value& v) { return nlohmann::json::parse(json::serialize(v)); }
-
-bool valid_label_value(std::string_view v) {
-  if (v.size() > 63) return false;
-  if (v.empty()) return true;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(v.front()) || !alnum(v.back())) return false;
-  for (char c : v)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  return true;
 }
 
 // A distributed-DP config with routing: prefill 2 × 1 pod (2 DP ranks), decode 1 × 2 pods (4 ranks, 2 per pod).
@@ -429,19 +418,8 @@ TEST_CASE("aibrix render: the StormService satisfies the shared CRD schema") {
   CHECK(violations.empty());
 
   // Every label value is valid, every object survives the -o yaml round trip.
-  std::function<void(const json::value&)> check_labels = [&](const json::value& v) {
-    if (v.is_object()) {
-      for (const auto& kv : v.as_object()) {
-        if ((kv.key() == "labels" || kv.key() == "matchLabels" || kv.key() == "nodeSelector") && kv.value().is_object())
-          for (const auto& l : kv.value().as_object()) CHECK(valid_label_value(l.value().as_string()));
-        check_labels(kv.value());
-      }
-    } else if (v.is_array()) {
-      for (const auto& e : v.as_array()) check_labels(e);
-    }
-  };
   for (const auto& o : objs) {
-    check_labels(o);
+    mindie::test::check_label_values(o, std::string(o.at("kind").as_string()));
     CHECK(util::yaml_to_json(util::json_to_yaml(o), "rendered") == json::value(o));
   }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "config_test_support.h"
+#include "render_test_support.h"
 #include "mindie/manifests.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
@@ -13,41 +14,27 @@
 #include "util/yaml_json.h"
 
 using namespace mindie;
+using mindie::test::container_of;
 using mindie::test::deploy_of;
+using mindie::test::find_kind;
 using mindie::test::hybrid_config;
+using mindie::test::is_str;
 using mindie::test::parse;
+using mindie::test::role_of;
+using mindie::test::to_nlohmann;
 using mindie::test::valid_config;
 namespace json = boost::json;
 
 namespace {
 
-bool is(const json::value& v, std::string_view s) { return v.is_string() && v.get_string() == s; }
-
 std::vector<json::object> render_all(const config::UserConfig& c, const render::RenderOptions& opts = {}) {
   return render::render_infer_service_set(c, nullptr, opts);
-}
-
-// A copy, so callers may pass the temporary result of render_all.
-json::object find_kind(const std::vector<json::object>& objs, std::string_view kind) {
-  for (const auto& o : objs)
-    if (is(o.at("kind"), kind)) return o;
-  throw std::runtime_error("no " + std::string(kind));
-}
-
-const json::object& role_of(const json::object& iss, std::string_view name) {
-  for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
-    if (is(r.at("name"), name)) return r.as_object();
-  throw std::runtime_error("no role " + std::string(name));
-}
-
-const json::object& container_of(const json::object& role) {
-  return role.at("spec").at("template").at("spec").at("containers").at(0).as_object();
 }
 
 // Env value by name, or "" (absent).
 std::string env_of(const json::object& role, std::string_view name) {
   for (const auto& e : container_of(role).at("env").as_array())
-    if (is(e.at("name"), name)) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
+    if (is_str(e.at("name"), name)) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
   return "";
 }
 
@@ -58,38 +45,6 @@ json::object sglang_config(const char* hardware) {
   cfg["motor_engine_prefill_config"].as_object()["engine_type"] = "sglang";
   cfg["motor_engine_decode_config"].as_object()["engine_type"] = "sglang";
   return cfg;
-}
-
-nlohmann::json to_nlohmann(const json::value& v) { return nlohmann::json::parse(json::serialize(v)); }
-
-bool valid_label_value(std::string_view v) {
-  if (v.size() > 63) return false;
-  if (v.empty()) return true;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(v.front()) || !alnum(v.back())) return false;
-  for (char c : v)
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  return true;
-}
-
-// Every "labels" map anywhere in `v` holds valid label values.
-void check_labels(const json::value& v, const std::string& path) {
-  if (v.is_object()) {
-    for (const auto& kv : v.as_object()) {
-      if ((kv.key() == "labels" || kv.key() == "matchLabels" || kv.key() == "selector") && kv.value().is_object()) {
-        for (const auto& l : kv.value().as_object()) {
-          if (!l.value().is_string()) continue;  // selector may hold matchLabels
-          CAPTURE(path);
-          CAPTURE(std::string(l.key()));
-          CHECK(valid_label_value(l.value().as_string()));
-        }
-      }
-      check_labels(kv.value(), path + "." + std::string(kv.key()));
-    }
-  } else if (v.is_array()) {
-    for (std::size_t i = 0; i < v.as_array().size(); ++i)
-      check_labels(v.as_array()[i], path + "[" + std::to_string(i) + "]");
-  }
 }
 
 }  // namespace
@@ -109,7 +64,7 @@ TEST_CASE("objects come in write order with names, namespaces and the managed-by
     const bool cluster_scoped = objs[i].at("kind") == "ClusterRole" || objs[i].at("kind") == "ClusterRoleBinding";
     CHECK(md.contains("namespace") == !cluster_scoped);
     if (!cluster_scoped) CHECK(md.at("namespace") == "team-a");
-    check_labels(objs[i], kinds[i]);
+    mindie::test::check_label_values(objs[i], kinds[i]);
   }
   const auto& iss = objs[4];
   CHECK(iss.at("apiVersion") == "mindcluster.huawei.com/v1");

@@ -3,15 +3,14 @@
 // validity.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "config_test_support.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
 #include "support/openapi_schema.h"
+#include "workload_schema_support.h"
 
 using namespace mindie;
 using mindie::test::deploy_of;
@@ -54,33 +53,8 @@ std::string env_of(const json::object& deployment, std::string_view name) {
   return "";
 }
 
-njson inline_refs(const njson& s, const njson& defs, int depth = 0) {
-  if (depth > 64) throw std::runtime_error("schema references nest deeper than 64");
-  if (s.is_object()) {
-    if (s.contains("$ref"))
-      return inline_refs(defs.at(s["$ref"].get<std::string>().substr(std::string("#/definitions/").size())), defs,
-                         depth + 1);
-    njson out = njson::object();
-    for (const auto& [k, v] : s.items()) out[k] = inline_refs(v, defs, depth + 1);
-    return out;
-  }
-  if (s.is_array()) {
-    njson out = njson::array();
-    for (const auto& v : s) out.push_back(inline_refs(v, defs, depth + 1));
-    return out;
-  }
-  return s;
-}
-
 const njson& deployment_schema() {
-  static const njson schema = [] {
-    std::ifstream in(std::string(MINDIE_SOURCE_DIR) + "/tests/unit/schemas/workload_schemas.json");
-    REQUIRE(in.good());
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const njson doc = njson::parse(buf.str());
-    return inline_refs(doc.at("definitions").at("apps.v1.DeploymentSpec"), doc.at("definitions"));
-  }();
+  static const njson schema = mindie::test::workload_schema("apps.v1.DeploymentSpec");
   return schema;
 }
 

@@ -13,15 +13,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "config_test_support.h"
 #include "mindie/overrides.h"
 #include "render_test_support.h"
 #include "support/openapi_schema.h"
+#include "workload_schema_support.h"
 
 using namespace mindie;
 using namespace mindie::test;
@@ -31,28 +30,6 @@ using njson = nlohmann::json;
 
 namespace {
 
-// Replaces every {"$ref": "#/definitions/X"} by the definition, recursively (the pod schemas have no cycles; the
-// depth bound turns one into a test failure instead of a hang).
-njson inline_refs(const njson& s, const njson& defs, int depth = 0) {
-  if (depth > 64) throw std::runtime_error("schema references nest deeper than 64: a cycle?");
-  if (s.is_object()) {
-    if (s.contains("$ref")) {
-      const std::string ref = s["$ref"];
-      const std::string name = ref.substr(std::string("#/definitions/").size());
-      return inline_refs(defs.at(name), defs, depth + 1);
-    }
-    njson out = njson::object();
-    for (const auto& [k, v] : s.items()) out[k] = inline_refs(v, defs, depth + 1);
-    return out;
-  }
-  if (s.is_array()) {
-    njson out = njson::array();
-    for (const auto& v : s) out.push_back(inline_refs(v, defs, depth + 1));
-    return out;
-  }
-  return s;
-}
-
 struct WorkloadSchemas {
   njson deployment;
   njson statefulset;
@@ -60,15 +37,9 @@ struct WorkloadSchemas {
 
 const WorkloadSchemas& schemas() {
   static const WorkloadSchemas s = [] {
-    std::ifstream in(std::string(MINDIE_SOURCE_DIR) + "/tests/unit/schemas/workload_schemas.json");
-    REQUIRE(in.good());
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const njson doc = njson::parse(buf.str());
-    const njson& defs = doc.at("definitions");
     WorkloadSchemas out;
-    out.deployment = inline_refs(defs.at("apps.v1.DeploymentSpec"), defs);
-    out.statefulset = inline_refs(defs.at("apps.v1.StatefulSetSpec"), defs);
+    out.deployment = workload_schema("apps.v1.DeploymentSpec");
+    out.statefulset = workload_schema("apps.v1.StatefulSetSpec");
     // infer-operator sets serviceName itself (its headless "service-<workload>" per StatefulSet instance).
     auto& req = out.statefulset["required"];
     req.erase(std::remove(req.begin(), req.end(), "serviceName"), req.end());
@@ -77,7 +48,6 @@ const WorkloadSchemas& schemas() {
   return s;
 }
 
-njson to_nlohmann(const json::value& v) { return njson::parse(json::serialize(v)); }
 
 std::vector<testing::SchemaViolation> schema_violations(const json::object& role) {
   const std::string kind(role.at("workload").at("kind").as_string());

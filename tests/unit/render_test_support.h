@@ -2,13 +2,17 @@
 // in rendered output.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <boost/json.hpp>
+#include <nlohmann/json.hpp>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mindie/config.h"
 #include "mindie/render.h"
 
 namespace mindie::test {
@@ -73,6 +77,32 @@ inline std::map<std::string, boost::json::object> mounts_of(const boost::json::o
 /// The InferServiceSet rendered from `cfg` with `opts`.
 inline boost::json::object render_iss(const config::UserConfig& cfg, const render::RenderOptions& opts = {}) {
   return find_kind(render::render_infer_service_set(cfg, nullptr, opts), "InferServiceSet");
+}
+
+/// A Boost.JSON value as nlohmann::json (the type of the schema checker, support/openapi_schema.h).
+inline nlohmann::json to_nlohmann(const boost::json::value& v) { return nlohmann::json::parse(boost::json::serialize(v)); }
+
+/// CHECKs that every string in a "labels", "matchLabels", "selector" or "nodeSelector" map anywhere in `v` is a
+/// valid label value (config::is_label_value); `path` names `v` in failures.
+inline void check_label_values(const boost::json::value& v, const std::string& path) {
+  if (v.is_object()) {
+    for (const auto& kv : v.as_object()) {
+      const auto key = kv.key();
+      if ((key == "labels" || key == "matchLabels" || key == "selector" || key == "nodeSelector") &&
+          kv.value().is_object()) {
+        for (const auto& l : kv.value().as_object()) {
+          if (!l.value().is_string()) continue;  // a selector may hold matchLabels
+          CAPTURE(path);
+          CAPTURE(std::string(l.key()));
+          CHECK(config::is_label_value(l.value().as_string()));
+        }
+      }
+      check_label_values(kv.value(), path + "." + std::string(key));
+    }
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.as_array().size(); ++i)
+      check_label_values(v.as_array()[i], path + "[" + std::to_string(i) + "]");
+  }
 }
 
 }  // namespace mindie::test
