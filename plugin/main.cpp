@@ -68,9 +68,11 @@ const std::map<std::string, CommandHelp>& command_help() {
         "Validate the config completely, then write the motor-config ConfigMap (the baseline), the controller's\n"
         "RBAC and the workload by server-side apply: an InferServiceSet (deploy_mode infer_service_set, the\n"
         "default), Deployments and Services (multi_deployment) or one Deployment and Service (single_container).\n"
-        "The namespace is motor_deploy_config.job_id.",
-        "  # Deploy from a folder holding user_config.json and env.json\n"
-        "  kubectl mindie deploy --config-dir ./conf\n\n"
+        "The namespace is motor_deploy_config.job_id. Before the first write it checks what infer-operator would\n"
+        "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
+        "redeploy a change of what live InstanceSets fixed at creation.",
+        "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
+        "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
         "  # Print the objects without contacting the cluster\n"
         "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n\n"
         "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
@@ -80,7 +82,8 @@ const std::map<std::string, CommandHelp>& command_help() {
         "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
         "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
         "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
-        "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.",
+        "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.\n"
+        "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances.",
         "  # Three prefill instances, two decode instances\n"
         "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
         "  # Four instances of a PD-hybrid deployment's union role\n"

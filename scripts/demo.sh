@@ -17,7 +17,8 @@ trap cleanup EXIT
 # The sandbox prints "ready URL" once it serves; reading that line is the synchronisation.
 mkfifo "$work/ready"
 ./build/mindie-sandbox --listen 127.0.0.1:0 --kubeconfig-out "$work/kubeconfig" --simulate-operator \
-  --crd ../shared/reference/crds/mindcluster.huawei.com_crds.yaml --namespace mindie-demo >"$work/ready" &
+  --crd ../shared/reference/crds/mindcluster.huawei.com_crds.yaml \
+  --crd ../shared/reference/crds/scheduling.volcano.sh_podgroups.yaml --namespace mindie-demo >"$work/ready" &
 sandbox_pid=$!
 read -r ready <"$work/ready"
 echo "sandbox: $ready"

@@ -141,16 +141,32 @@ void check_config_input_flags(const std::string& filename, const std::string& en
 ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
                                 const std::string& config_dir);
 
-/// The regular files of a --scripts-dir (deploy and update-config: the folder of PyMotor's deployer scripts),
-/// key = file name, content byte for byte; subfolders and other entries are skipped. Key names, UTF-8, collisions
-/// with the config keys and the ConfigMap size are checked by render::render_config_map, before any request.
-/// Throws CommandError when `dir` is not a directory, a file cannot be read, an entry is a broken symbolic link, or
-/// a file is named env_functions.sh (env_script::kEnvFunctionsKey, which the tool generates).
-std::map<std::string, std::string> read_scripts(const std::string& dir);
+/// What a --scripts-dir holds for motor-config (deploy and update-config): the keys deploy.py stores, read from
+/// one of three layouts (shared/docs/pymotor-deployer-2026-06.md, appendix):
+/// - PyMotor's deployer folder (it has startup/): startup/<key>, startup/roles/<key>, probe/<key>;
+/// - its startup/ folder (it has roles/): <key>, roles/<key>, and ../probe/<key> when that folder exists;
+/// - a flat folder: <key>.
+struct ScriptsDir {
+  std::string dir;     ///< as given
+  std::string layout;  ///< "PyMotor's deployer folder", "the deployer's startup folder" or "a flat folder"
+  std::map<std::string, std::string> scripts;  ///< key -> content, byte for byte
+  /// Entries read but not stored (not keys deploy.py stores), relative to `dir`, folders with a trailing '/'.
+  std::vector<std::string> left_out;
+  /// Where this layout looks for `key` ("DIR/startup/roles/engine.sh").
+  std::string expected_path(const std::string& key) const;
+  /// One line listing left_out for a warning; "" when nothing was left out.
+  std::string left_out_notice() const;
+};
 
-/// Keys of motor-config that the built-in templates run: boot.sh (every container's command) and probe.sh
-/// (controller/coordinator probes).
-inline constexpr const char* kRequiredScripts[] = {"boot.sh", "probe.sh"};
+/// Reads `dir` (see ScriptsDir). Key names, UTF-8, collisions with the config keys and the ConfigMap size are
+/// checked by render::render_config_map, before any request. Throws CommandError when `dir` is not a directory, a
+/// file cannot be read, an entry is a broken symbolic link, two files map to one key, or a file is named
+/// env_functions.sh (env_script::kEnvFunctionsKey, which the tool generates).
+ScriptsDir read_scripts(const std::string& dir);
+
+/// Throws CommandError listing every key of `needed` (deployer_scripts::needed) that `given` lacks, each with where
+/// it was looked for.
+void check_needed_scripts(const ScriptsDir& given, const std::vector<std::string>& needed);
 
 /// Writes of the baseline that meet a 409 Conflict are re-read, re-checked and retried at most this many times
 /// in all (scale, update-config): never a blind overwrite, never an endless loop.

@@ -8,6 +8,8 @@
 
 #include "cmd/multi_deployment.h"
 #include "mindie/baseline_policy.h"
+#include "mindie/deployer_scripts.h"
+#include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
 #include "util/yaml_json.h"
 
@@ -22,7 +24,8 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       ("filename,f", po::value(&flags.filename), "user_config.json to deploy")
       ("env-file,e", po::value(&flags.env_file), "env.json with the containers' environment")
       ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
-      ("scripts-dir", po::value(&flags.scripts_dir), "Folder of startup/probe files to store in motor-config")
+      ("scripts-dir", po::value(&flags.scripts_dir),
+       "PyMotor's deployer folder (or its startup/ folder, or a flat folder): the scripts motor-config stores")
       ("name", po::value(&flags.name), "InferServiceSet name (default: mindie-motor-<engine>)")
       ("overrides", po::value(&flags.overrides),
        "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")
@@ -66,7 +69,12 @@ void DeployOptions::complete() {
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, config_->job_id);
-  if (!flags_.scripts_dir.empty()) render_options_.scripts = read_scripts(flags_.scripts_dir);
+  if (!flags_.scripts_dir.empty()) {
+    const ScriptsDir dir = read_scripts(flags_.scripts_dir);
+    check_needed_scripts(dir, deployer_scripts::needed(*config_));
+    render_options_.scripts = dir.scripts;
+    scripts_notice_ = dir.left_out_notice();
+  }
   // Validated here, with the config, before any request; collisions with the templates are found by the render.
   if (!flags_.overrides.empty())
     render_options_.overrides = overrides::parse_overrides(read_file(flags_.overrides), flags_.overrides);
@@ -112,15 +120,7 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
                        ": pass --name " + live_name + " (renaming would leave the old service running)");
   }
 
-  // Changed overrides reach only instances created afterwards: infer-operator never updates existing workloads.
   const auto* data = existing.if_contains("data");
-  if (render_options_.overrides && data && data->is_object()) {
-    const auto* stored = data->as_object().if_contains(render::kOverridesKey);
-    if (!stored || !stored->is_string() || stored->as_string() != render_options_.overrides->raw)
-      printer.warning("--overrides " + flags_.overrides + " differs from the overrides stored in " + where +
-                      ": infer-operator applies pod template changes only to instances it creates from now on");
-  }
-
   // A redeploy replaces the baseline whole (as re-applying deploy.py's files did): say what it changes, above
   // all instance counts that a scale had set.
   const auto* raw = data && data->is_object() ? data->as_object().if_contains(render::kBaselineKey) : nullptr;
@@ -194,7 +194,7 @@ void DeployOptions::keep_stored_files(const json::object& existing) {
 
 std::vector<std::string> DeployOptions::missing_scripts() const {
   std::vector<std::string> missing;
-  for (const char* key : kRequiredScripts)
+  for (const auto& key : deployer_scripts::needed(*config_))
     if (!render_options_.scripts.count(key)) missing.push_back(key);
   return missing;
 }
@@ -261,11 +261,12 @@ void DeployOptions::write_output_dir() const {
 }
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
+  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    return "every pod sources " + names + " from configmap/" + render::kConfigMapName +
+    return "the pods run " + names + " from configmap/" + render::kConfigMapName +
            ", which would not hold them: pass --scripts-dir DIR (the folder of PyMotor's deployer scripts)";
   };
   if (dry_run_ == DryRun::Client) {
@@ -297,6 +298,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   }
   if (const auto missing = missing_scripts(); !missing.empty())
     throw CommandError(scripts_message(missing) + "; nothing was written");
+  check_operator_rules(client, printer, existing.has_value());
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
   if (existing && !opts.dry_run) {
     // A redeploy can meet field conflicts on the live InferServiceSet (someone else changed it): find them with a
@@ -356,6 +358,72 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
       printer.mutation(*r, name, "deleted", dry_run_);
     }
   }
+}
+
+void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) const {
+  const std::string& ns = config_->job_id;
+  // nodePorts: one taken anywhere in the cluster stops the role for good (the operator creates Services first).
+  if (const auto claims = render::node_port_claims(*config_, render_options_); !claims.empty()) {
+    std::optional<json::object> services;
+    try {
+      services = client.list(kube::gvr::kServices, "", "", 500);
+    } catch (const kube::ApiError& e) {
+      if (e.code() != 403) throw;
+      std::string ports;
+      for (const auto& c : claims) ports += (ports.empty() ? "" : ", ") + std::to_string(c.port);
+      printer.warning("cannot check that nodePort " + ports + " is free: listing Services in all namespaces is "
+                      "forbidden (" + e.status_message() + "); a port another Service holds keeps the " +
+                      "coordinator from starting (set motor_deploy_config.infer_node_port to choose another)");
+    }
+    if (services) {
+      const auto conflicts = operator_rules::node_port_conflicts(claims, services->at("items").as_array());
+      if (!conflicts.empty()) {
+        std::string msg;
+        for (const auto& c : conflicts)
+          msg += (msg.empty() ? "" : "\n") + std::string("nodePort ") + std::to_string(c.claim.port) + " of service/" +
+                 c.claim.service + " is already allocated to service/" + c.holder_name + " in namespace " +
+                 c.holder_ns;
+        throw CommandError(msg + "\nset motor_deploy_config.infer_node_port to a free port (30000..32767); nothing "
+                                 "was written");
+      }
+    }
+  }
+  if (config_->deploy_mode != config::DeployMode::InferServiceSet) return;
+  const json::object& iss = objects_.back();
+
+  // Gang-scheduled roles need Volcano's PodGroup CRD, or the operator refuses them (rules A3).
+  if (const auto gang = operator_rules::gang_roles(iss);
+      !gang.empty() && !client.has_group_version(kube::gvr::kPodGroups.group, kube::gvr::kPodGroups.version)) {
+    std::string roles;
+    for (const auto& r : gang) roles += (roles.empty() ? "" : ", ") + r;
+    throw CommandError("role" + std::string(gang.size() > 1 ? "s " : " ") + roles + " run more than one pod per "
+                       "instance, so they are gang-scheduled, and infer-operator refuses them unless Volcano's "
+                       "PodGroup CRD (podgroups.scheduling.volcano.sh, " + kube::gvr::kPodGroups.api_version() +
+                       ") is established when the operator starts: the server does not serve it; install Volcano "
+                       "(then restart infer-operator); nothing was written");
+  }
+  if (!redeploy) return;
+
+  // What the operator fixed when it created the live InstanceSets (rules D3), and the workloads it never updates.
+  const std::string selector = "infer.huawei.com/inferservice-name=" + render::workload_name(*config_, render_options_) + "-0";
+  const json::object sets = client.list(kube::gvr::kInstanceSets, ns, selector);
+  if (sets.at("items").as_array().empty()) return;
+  if (const auto fixed = operator_rules::fixed_at_creation_changes(iss, sets.at("items").as_array()); !fixed.empty()) {
+    std::string msg;
+    for (const auto& f : fixed)
+      msg += (msg.empty() ? "" : "\n") + std::string("role ") + f.role + ": this deploy changes " + f.what + " from \"" +
+             f.live + "\" to \"" + f.wanted + "\", but infer-operator fixes instanceset/" + f.instance_set +
+             "'s labels and annotations when it creates it: its new instances would keep \"" + f.live + "\"";
+    throw CommandError(msg + "\ndelete the deployment (kubectl mindie delete -n " + ns + ") and deploy again; nothing "
+                             "was written");
+  }
+  json::array workloads = client.list(kube::gvr::kStatefulSets, ns, selector).at("items").as_array();
+  const json::object deployments = client.list(kube::gvr::kDeployments, ns, selector);
+  for (const auto& d : deployments.at("items").as_array()) workloads.push_back(d);
+  for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads))
+    printer.warning("role " + role + ": " + std::to_string(old) + " running instance" + (old > 1 ? "s keep" : " keeps") +
+                    " an earlier pod template: infer-operator applies pod template changes only to instances it "
+                    "creates from now on (scale the role in and out to recreate instances)");
 }
 
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,

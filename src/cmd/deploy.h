@@ -60,7 +60,12 @@ class DeployOptions {
   /// drop keys the manager stops sending). Re-renders when anything is kept. Throws CommandError when stored
   /// overrides no longer validate.
   void keep_stored_files(const boost::json::object& existing);
-  /// Required script keys (boot.sh, probe.sh) the ConfigMap would lack.
+  /// Before any write, what infer-operator would refuse or never carry out (shared/docs/infer-operator-rules.md):
+  /// a nodePort another Service holds (one cluster-wide Service LIST; forbidden = a warning), gang-scheduled roles
+  /// without Volcano's PodGroup API (A3), and on a redeploy (`redeploy`) a change of what the live InstanceSets fixed
+  /// at creation (D3). Warns how many live instances keep an earlier pod template. Throws CommandError.
+  void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) const;
+  /// Script keys the config's pods run (deployer_scripts::needed) that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
   /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken
   /// over; any other conflict fails with kubectl's advice (PartialFailure carrying the ApiError).
@@ -79,6 +84,7 @@ class DeployOptions {
   std::optional<config::EnvConfig> env_;
   render::RenderOptions render_options_;
   std::vector<boost::json::object> objects_;
+  std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
 };
 
 }  // namespace mindie::cmd

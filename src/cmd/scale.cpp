@@ -6,6 +6,7 @@
 
 #include "cmd/multi_deployment.h"
 #include "mindie/baseline_policy.h"
+#include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
 #include "mindie/scale_plan.h"
@@ -267,11 +268,36 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
                                     " is back at its previous counts; nothing changed");
   }
 
+  // infer-operator leaves the PodGroups of removed gang instances behind and would reuse them unchanged on a later
+  // scale-out (infer-operator-rules.md D1): remove them now that the scale is recorded.
+  std::vector<std::string> removed_groups;
+  const auto gang = operator_rules::gang_roles(*iss);
+  for (const auto& c : changes) {
+    if (c.to >= c.from || std::find(gang.begin(), gang.end(), c.role) == gang.end()) continue;
+    for (std::int64_t k = c.to; k < c.from; ++k) {
+      const std::string pg = operator_rules::pod_group_name(iss_name, 0, c.role, static_cast<int>(k));
+      try {
+        client.remove(kube::gvr::kPodGroups, namespace_, pg, opts);
+        removed_groups.push_back(pg);
+      } catch (const kube::ApiError& e) {
+        if (e.is_not_found()) continue;  // never made (no pod got that far) or already gone
+        throw PartialFailure(std::current_exception(),
+                             "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" +
+                                 iss_name + " and the baseline both say " + counts_text(target) +
+                                 "), but podgroup." + kube::gvr::kPodGroups.group + "/" + pg + " of removed instance " +
+                                 std::to_string(k) + " of role " + c.role + " is left; infer-operator would reuse it "
+                                 "unchanged on a later scale-out: delete it with kubectl delete podgroups." +
+                                 kube::gvr::kPodGroups.group + " -n " + namespace_ + " " + pg);
+      }
+    }
+  }
+
   if (printer.format() == "json" || printer.format() == "yaml") {
     printer.object(result);
     return;
   }
   printer.mutation(kube::gvr::kInferServiceSets, iss_name, "scaled", dry_run_);
+  for (const auto& pg : removed_groups) printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
 }
 
 void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json::object& cm,

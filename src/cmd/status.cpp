@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cmd/multi_deployment.h"
+#include "mindie/operator_rules.h"
 #include "mindie/render.h"
 
 namespace mindie::cmd {
@@ -215,11 +216,13 @@ json::object pod_summary(const json::value& pod, std::int64_t now) {
           {"events", json::array()}};
 }
 
-/// Warning events about pod `name`, newest first, at most `limit` (the latest say the most).
-json::array pod_events(const json::array& events, const std::string& name, std::size_t limit) {
+/// Warning events about the object of `kind` named `name`, newest first, at most `limit` (the latest say the
+/// most).
+json::array warning_events(const json::array& events, std::string_view kind, const std::string& name,
+                           std::size_t limit) {
   std::vector<std::pair<std::int64_t, const json::value*>> found;
   for (const auto& e : events) {
-    if (str(find(&e, {"involvedObject", "kind"})) != "Pod" || str(find(&e, {"involvedObject", "name"})) != name)
+    if (str(find(&e, {"involvedObject", "kind"})) != kind || str(find(&e, {"involvedObject", "name"})) != name)
       continue;
     if (str(find(&e, {"type"})) != "Warning") continue;
     std::string when = str(find(&e, {"lastTimestamp"}));
@@ -238,6 +241,22 @@ json::array pod_events(const json::array& events, const std::string& name, std::
                    {"lastSeen", found[i].first ? json::value(found[i].first) : json::value(nullptr)}});
   }
   return out;
+}
+
+/// A Warning event of infer-operator about `object` ("instanceset/X") in plain words, with its reason and message.
+/// The reasons are the operator's (instanceset_controller.go; infer-operator-rules.md A1-A3).
+std::string operator_event_text(const std::string& object, const json::value& event) {
+  const std::string reason = str(find(&event, {"reason"}));
+  std::string what;
+  if (reason == "ValidateError")
+    what = "infer-operator refuses " + object + " and creates nothing for it";
+  else if (reason == "ServiceCreateError")
+    what = "infer-operator could not create a Service of " + object + ", so it creates none of its workloads";
+  else
+    what = "infer-operator reports a problem with " + object;
+  const std::int64_t count = num(find(&event, {"count"}), 1);
+  return what + " (" + reason + (count > 1 ? ", " + std::to_string(count) + " times" : "") +
+         "): " + str(find(&event, {"message"}));
 }
 
 /// "X-<i>" -> i when `value` is exactly the name of one of set `name`'s InferServices; else -1.
@@ -333,6 +352,8 @@ json::object slim_pod(const json::object& pod) {
     json::array containers;
     for (const auto& c : cs->as_array()) {
       json::object slim;
+      for (const char* key : {"name", "image"})
+        if (const auto* v = find(&c, {key})) slim[key] = *v;
       if (const auto* limits = find(&c, {"resources", "limits"})) slim["resources"] = {{"limits", *limits}};
       containers.push_back(std::move(slim));
     }
@@ -341,6 +362,22 @@ json::object slim_pod(const json::object& pod) {
   json::object out{{"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
   if (const auto* status = pod.if_contains("status")) out["status"] = *status;
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+/// Pods InferServiceSet `iss` asks for: InferServices × the roles' instances × pods per instance (HPA-owned roles
+/// count their role.replicas; the operator's events are read when fewer exist).
+std::int64_t desired_pods(const json::object& iss) {
+  std::int64_t per_service = 0;
+  if (const auto* roles = find(iss, {"spec", "template", "roles"}); roles && roles->is_array())
+    for (const auto& r : roles->as_array())
+      // Clamped: a hand-edited count must not overflow (only a comparison with the pods listed needs it).
+      per_service += std::clamp<std::int64_t>(num(find(&r, {"replicas"}), 0), 0, 1 << 20) *
+                     std::clamp<std::int64_t>(num(find(&r, {"spec", "replicas"}), 0), 0, 1 << 20);
+  return per_service * std::min<std::int64_t>(service_count(iss), 1 << 10);
 }
 
 }  // namespace
@@ -356,7 +393,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
-    StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}};
+    StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}};
     in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(slim_pod(pod)); });
     const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
@@ -366,7 +403,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}};
+  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = service_selector(name, service_count(iss));
@@ -374,16 +411,20 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
   json::array services =
       take(client.list(kube::gvr::kInferServices, ns, "infer.huawei.com/inferserviceset-name=" + name));
   json::array sets = take(client.list(kube::gvr::kInstanceSets, ns, selector));
+  json::array workloads = take(client.list(kube::gvr::kStatefulSets, ns, selector));
+  const json::object deployments = client.list(kube::gvr::kDeployments, ns, selector);
+  for (const auto& d : deployments.at("items").as_array()) workloads.push_back(d);
   // Pods are most of the bytes (env, volumes, probes): keep only what the report reads, page by page.
   json::array pods;
   client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { pods.push_back(slim_pod(pod)); });
-  // Events only explain trouble: skip the request when every pod is ready.
-  const bool trouble = std::any_of(pods.begin(), pods.end(), [](const json::value& p) {
-    return condition_status(find(&p, {"status"}), "Ready") != "True";
-  });
+  // Events only explain trouble: skip the request when every pod the set asks for exists and is ready.
+  const bool trouble = static_cast<std::int64_t>(pods.size()) < desired_pods(*iss) ||
+                       std::any_of(pods.begin(), pods.end(), [](const json::value& p) {
+                         return condition_status(find(&p, {"status"}), "Ready") != "True";
+                       });
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
-  return StatusInputs{std::move(*cm), std::move(iss), std::move(services), std::move(sets), std::move(pods),
-                      std::move(events), {}};
+  return StatusInputs{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
+                      std::move(pods),   std::move(events), {},                  std::move(workloads)};
 }
 
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
@@ -396,6 +437,8 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
       {kube::gvr::kInstanceSets, ns, selector, ""},
       {kube::gvr::kPods, ns, selector, ""},
       {kube::gvr::kEvents, ns, "", "type=Warning"},
+      {kube::gvr::kStatefulSets, ns, selector, ""},
+      {kube::gvr::kDeployments, ns, selector, ""},
   };
 }
 
@@ -449,6 +492,8 @@ StatusInputs inputs_from_informer(const kube::Informer& informer) {
   in.instance_sets = array(3);
   in.pods = array(4);
   in.events = array(5);
+  in.workloads = array(6);
+  for (auto& d : array(7)) in.workloads.push_back(std::move(d));
   return in;
 }
 
@@ -545,7 +590,10 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     for (const auto& s : in.infer_services)
       if (str(find(&s, {"metadata", "name"})) == name)
         service_ready = condition_status(find(&s, {"status"}), "Ready") == "True";
-    infer_services.push_back({{"name", name}, {"index", i}, {"ready", service_ready}});
+    json::array events = warning_events(in.events, "InferService", name, 3);
+    if (!service_ready)
+      for (const auto& e : events) unready.push_back(json::string(operator_event_text("inferservice/" + name, e)));
+    infer_services.push_back({{"name", name}, {"index", i}, {"ready", service_ready}, {"events", std::move(events)}});
   }
   report["inferServices"] = std::move(infer_services);
 
@@ -584,6 +632,21 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     if (!role.empty()) instance_sets[role].push_back(&s);
   }
 
+  // The operator's workloads by role and (InferService, instance): each one's pod template is what that instance
+  // runs, since the operator never updates a workload (infer-operator-rules.md D3).
+  std::map<std::string, std::map<std::pair<std::int64_t, std::int64_t>, const json::value*>> workloads;
+  for (const auto& w : in.workloads) {
+    const json::value* labels = find(&w, {"metadata", "labels"});
+    const std::string role = str(find(labels, {"infer.huawei.com/instanceset-name"}));
+    const std::int64_t service = service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name);
+    std::int64_t k = -1;
+    try {
+      k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
+    } catch (const std::exception&) {
+    }
+    if (!role.empty() && service >= 0 && k >= 0) workloads[role][{service, k}] = &w;
+  }
+
   const auto desired = baseline ? render::desired_role_replicas(*baseline) : std::map<std::string, int>{};
   const json::array* live_roles = nullptr;
   if (iss) {
@@ -596,6 +659,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     std::int64_t pods_per_instance = 0;
     std::size_t index = 0;
     bool hpa = false;
+    const json::value* live_role = nullptr;
     if (live_roles) {
       for (std::size_t i = 0; i < live_roles->size(); ++i) {
         const json::value& role = (*live_roles)[i];
@@ -604,8 +668,21 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         pods_per_instance = num(find(&role, {"spec", "replicas"}), 1);
         hpa = str(find(&role, {"scalingPolicy", "type"})) == "HPA";
         index = i;
+        live_role = &role;
       }
     }
+    // Instances wanted per InferService: the role's replicas, or for an HPA-owned role what the HPA set on the
+    // InstanceSet (infer-operator-rules.md C4: the role's count is only where the HPA started).
+    std::map<std::int64_t, std::int64_t> wanted_of;
+    for (std::int64_t sv = 0; sv < services && spec >= 0; ++sv) wanted_of[sv] = spec;
+    if (hpa)
+      for (const auto* ist : instance_sets[name]) {
+        const std::int64_t sv =
+            service_index(str(find(ist, {"metadata", "labels", "infer.huawei.com/inferservice-name"})), iss_name);
+        if (wanted_of.count(sv)) wanted_of[sv] = std::max<std::int64_t>(0, num(find(ist, {"spec", "replicas"}), spec));
+      }
+    std::int64_t wanted_total = 0;
+    for (const auto& [sv, n] : wanted_of) wanted_total += n;
     const auto& role_deployments = deployments[name];
     if (multi) {
       // The live spec: which instances have a Deployment, and pods per instance from their replicas.
@@ -641,9 +718,17 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     if (multi) {
       for (const auto& [k, d] : role_deployments) by_instance.try_emplace({0, k});
     } else {
-      for (std::int64_t s = 0; s < services; ++s)
-        for (std::int64_t k = 0; k < spec; ++k) by_instance.try_emplace({s, k});
+      for (const auto& [sv, n] : wanted_of)
+        for (std::int64_t k = 0; k < n; ++k) by_instance.try_emplace({sv, k});
     }
+    // The pod template the role asks for (its hash and container images), to tell which instances run another.
+    const std::string role_hash =
+        str(find(live_role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+    std::map<std::string, std::string> spec_images;  // container -> image
+    if (const auto* cs = find(live_role, {"spec", "template", "spec", "containers"}); cs && cs->is_array())
+      for (const auto& c : cs->as_array()) spec_images[str(find(&c, {"name"}))] = str(find(&c, {"image"}));
+    std::set<std::string> other_images;
+    std::int64_t on_current = 0, on_other = 0;
     json::array instances;
     std::int64_t ready_pods = 0, total = 0, restarts = 0, healthy_instances = 0;
     // A role absent from the live set is healthy only when the baseline has none of it either (union without
@@ -651,10 +736,17 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     bool role_healthy = multi || spec >= 0 || !iss || base == 0;
     for (auto& [key, pod_list] : by_instance) {
       const auto [service, k] = key;
-      const bool wanted = multi ? role_deployments.count(k) > 0 : k >= 0 && k < spec;
+      const bool wanted = multi ? role_deployments.count(k) > 0 : k >= 0 && wanted_of.count(service) &&
+                                                                    k < wanted_of.at(service);
       json::array pods;
       std::int64_t inst_ready = 0;
       for (const auto* p : pod_list) {
+        if (const auto* cs = find(p, {"spec", "containers"}); cs && cs->is_array() && !spec_images.empty())
+          for (const auto& c : cs->as_array()) {
+            const auto it = spec_images.find(str(find(&c, {"name"})));
+            const std::string image = str(find(&c, {"image"}));
+            if (it != spec_images.end() && !image.empty() && image != it->second) other_images.insert(image);
+          }
         json::object pod = pod_summary(*p, now);
         const bool pod_ready = pod.at("ready").as_bool();
         inst_ready += pod_ready ? 1 : 0;
@@ -672,7 +764,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
           pod["reason"] = "standby (only the master passes readiness)";
           continue;
         }
-        pod["events"] = pod_events(in.events, std::string(pod.at("name").as_string()), 3);
+        pod["events"] = warning_events(in.events, "Pod", std::string(pod.at("name").as_string()), 3);
         std::string line = "pod " + std::string(pod.at("name").as_string()) + " (role " + name + ", instance " +
                            std::to_string(k) + "): " + why;
         for (const auto& e : pod.at("events").as_array()) {
@@ -704,13 +796,57 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                             {"healthy", healthy},
                             {"readyPods", inst_ready},
                             {"pods", std::move(pods)}};
+      instance["wanted"] = wanted;
       // multi_deployment: the instance's Deployment (null: pods of a Deployment that is gone).
       if (multi)
         instance["deployment"] = wanted ? json::value(str(find(role_deployments.at(k), {"metadata", "name"})))
                                         : json::value(nullptr);
+      if (!multi) {
+        // The template its workload was made from (null: no workload yet, or no hash recorded on it).
+        const auto w = workloads[name].find(key);
+        const std::string hash = w == workloads[name].end() ? "" : operator_rules::workload_template_hash(*w->second);
+        instance["templateHash"] = hash.empty() ? json::value(nullptr) : json::value(hash);
+        if (wanted && w != workloads[name].end() && !role_hash.empty()) ++(hash == role_hash ? on_current : on_other);
+      }
       instances.push_back(std::move(instance));
     }
     if (!role_healthy) ready = false;
+    // What the operator said about this role's InstanceSets: a refusal (ValidateError), a Service it could not
+    // create, ... Shown as the reason when the role is not healthy (old events of a healthy role say nothing now).
+    json::array operator_events;
+    for (std::int64_t sv = 0; sv < (multi ? 0 : services); ++sv) {
+      const std::string ist = iss_name + "-" + std::to_string(sv) + "-" + name;
+      for (auto& e : warning_events(in.events, "InstanceSet", ist, 3)) {
+        e.as_object()["instanceSet"] = ist;
+        if (!role_healthy)
+          unready.push_back(json::string("role " + name + ": " + operator_event_text("instanceset/" + ist, e)));
+        operator_events.push_back(std::move(e));
+      }
+    }
+    json::array without_strategy;
+    for (const auto* ist : instance_sets[name])
+      if (!find(ist, {"metadata", "labels", render::kPrioritySchedulingLabel})) {
+        const std::string ist_name = str(find(ist, {"metadata", "name"}));
+        without_strategy.push_back(json::string(ist_name));
+        drift.push_back(json::string(
+            "role " + name + ": instanceset/" + ist_name + " has no " + render::kPrioritySchedulingLabel +
+            " label (an older infer-operator created it), so a current operator creates no new workloads for it "
+            "and scale-out does nothing; add it: kubectl label instancesets." + kube::gvr::kInstanceSets.group +
+            " -n " + ns + " " + ist_name + " " + render::kPrioritySchedulingLabel + "=Parallel"));
+      }
+    if (on_other > 0)
+      drift.push_back(json::string(
+          "role " + name + ": " + std::to_string(on_other) + " of " + std::to_string(on_current + on_other) +
+          " instances run an earlier pod template than spec.template.roles[" + std::to_string(index) +
+          "] (infer-operator never updates an existing instance's workload; scale the role in and out to recreate "
+          "them)"));
+    if (!other_images.empty()) {
+      std::string images, wanted_images;
+      for (const auto& i : other_images) images += (images.empty() ? "" : ", ") + i;
+      for (const auto& [c, i] : spec_images) wanted_images += (wanted_images.empty() ? "" : ", ") + i;
+      drift.push_back(json::string("role " + name + ": pods run image " + images + ", spec.template.roles[" +
+                                   std::to_string(index) + "] says " + wanted_images));
+    }
     if (!baseline) {
       // Nothing to compare with; the baseline problem is already reported.
     } else if (iss && spec < 0) {
@@ -738,7 +874,8 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                      {"specInstances", spec < 0 ? json::value(nullptr) : json::value(spec)},
                      {"observedInstances", observed ? json::value(*observed) : json::value(nullptr)},
                      {"podsPerInstance", pods_per_instance},
-                     {"desiredPods", spec < 0 ? 0 : spec * pods_per_instance * services},
+                     {"wantedInstances", spec < 0 ? json::value(nullptr) : json::value(wanted_total)},
+                     {"desiredPods", spec < 0 ? 0 : wanted_total * pods_per_instance},
                      {"readyPods", ready_pods},
                      {"pods", total},
                      {"restarts", restarts},
@@ -747,6 +884,12 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                      {"masterStandby", master_standby},
                      {"replicasOwner", hpa ? "HPA" : "spec"},
                      {"hpa", hpa_status},
+                     {"templateHash", role_hash.empty() ? json::value(nullptr) : json::value(role_hash)},
+                     {"instancesOnCurrentTemplate", on_current},
+                     {"instancesOnOtherTemplates", on_other},
+                     {"otherImages", json::array(other_images.begin(), other_images.end())},
+                     {"operatorEvents", std::move(operator_events)},
+                     {"instanceSetsWithoutStrategy", std::move(without_strategy)},
                      {"instances", std::move(instances)}});
   }
   report["ready"] = ready;
@@ -827,8 +970,7 @@ std::string render_status_table(const json::object& report, bool wide) {
     table.push_back({std::string(role.at("name").as_string()), count_or_dash(role.at("baselineInstances")),
                      count_or_dash(spec), count_or_dash(role.at("observedInstances")),
                      std::to_string(role.at("readyInstances").as_int64()) + "/" +
-                         (spec.is_null() ? "0" : std::to_string(spec.as_int64() *
-                                                                std::max<std::size_t>(1, report.at("inferServices").as_array().size()))),
+                         (spec.is_null() ? std::string("0") : count_or_dash(role.at("wantedInstances"))),
                      std::to_string(role.at("readyPods").as_int64()) + "/" +
                          std::to_string(role.at("desiredPods").as_int64()),
                      std::to_string(role.at("restarts").as_int64()), std::string(role.at("replicasOwner").as_string())});
@@ -866,10 +1008,8 @@ std::string render_status_table(const json::object& report, bool wide) {
         for (const auto& inst : role.at("instances").as_array())
           if (inst.at("inferService").as_string() == svc_name) insts.push_back(&inst.as_object());
         std::int64_t healthy = 0, wanted = 0;
-        const auto& spec = role.at("specInstances");
         for (const auto* inst : insts) {
-          const auto k = inst->at("index").as_int64();
-          if (!spec.is_null() && k >= 0 && k < spec.as_int64()) ++wanted;
+          if (inst->at("wanted").as_bool()) ++wanted;
           if (inst->at("healthy").as_bool()) ++healthy;
         }
         std::string label = std::string(role.at("name").as_string());

@@ -1,7 +1,7 @@
 // kubectl mindie status: what runs for a MindIE deployment, per role, instance and pod, why what is not running is
 // not running, and where live state differs from the baseline. One GET or LIST per kind (baseline ConfigMap,
-// InferServiceSet, InferServices, InstanceSets, pods, and warning events only when a pod is unhealthy), never a
-// request per pod. --watch keeps the view current through the watch API.
+// InferServiceSet, InferServices, InstanceSets, the instances' workloads, pods, and warning events only when a pod
+// is unhealthy or missing), never a request per pod. --watch keeps the view current through the watch API.
 #pragma once
 
 #include <boost/json.hpp>
@@ -35,6 +35,9 @@ struct StatusInputs {
   boost::json::array pods;                         ///< the InferServices' pods
   boost::json::array events;                       ///< warning events of the namespace (may be empty)
   boost::json::array deployments;  ///< multi_deployment: the deployment's Deployments (then the set fields are empty)
+  /// infer_service_set: the operator's instance workloads (StatefulSets and Deployments), whose pod templates say
+  /// which template each instance runs (infer-operator never updates them).
+  boost::json::array workloads;
 };
 
 /// True when motor-config `cm` records a deploy_mode that runs_deployments (annotation, else the baseline).
@@ -61,8 +64,9 @@ std::int64_t service_count(const std::optional<boost::json::object>& iss);
 
 /// Reads StatusInputs for namespace `ns` (multi_deployment: GET motor-config, one LIST each of Deployments and
 /// pods by cmd::multi_selector, events on trouble). Otherwise: GET motor-config (CommandError "no deployment found" when absent), GET
-/// the InferServiceSet, then when it exists one LIST each of InferServices, InstanceSets and pods, and one LIST of
-/// events only when some pod is not ready. Throws ApiError / TransportError / CommandError.
+/// the InferServiceSet, then when it exists one LIST each of InferServices, InstanceSets, StatefulSets, Deployments
+/// and pods, and one LIST of warning events only when some pod is not ready or fewer pods exist than the set asks
+/// for (the operator's events then say why). Throws ApiError / TransportError / CommandError.
 StatusInputs read_status_inputs(kube::Client& client, const std::string& ns);
 
 /// Builds the status report (pure; `now` gives pod ages). Stable shape, for scripts (documented in docs/status.md):
@@ -103,7 +107,8 @@ std::string render_status_table(const boost::json::object& report, bool wide);
 std::string human_duration(std::int64_t seconds);
 
 /// The watch targets that keep StatusInputs current for InferServiceSet `name` (with `services` InferServices)
-/// in `ns`, in the order StatusInputs lists them: motor-config, the set, InferServices, InstanceSets, pods, events.
+/// in `ns`, in the order StatusInputs lists them: motor-config, the set, InferServices, InstanceSets, pods, events,
+/// then StatefulSets and Deployments (the workloads).
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
                                                     std::int64_t services);
 

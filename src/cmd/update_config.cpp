@@ -1,5 +1,7 @@
 #include "cmd/update_config.h"
 
+#include "mindie/deployer_scripts.h"
+
 #include "mindie/baseline_policy.h"
 #include "mindie/env_script.h"
 #include "mindie/render.h"
@@ -37,15 +39,10 @@ void UpdateConfigOptions::complete() {
   env_ = std::move(inputs.env);
   check_namespace_flag(namespace_flag_, proposed_->job_id);
   if (!flags_.scripts_dir.empty()) {
-    scripts_ = read_scripts(flags_.scripts_dir);
-    std::string missing;
-    for (const char* key : kRequiredScripts)
-      if (!scripts_->count(key)) missing += std::string(missing.empty() ? "" : ", ") + key;
-    if (!missing.empty()) {
-      throw CommandError("--scripts-dir " + flags_.scripts_dir + " lacks " + missing +
-                         ", which the pods run from motor-config: pass the folder of PyMotor's deployer scripts; "
-                         "nothing was written");
-    }
+    const ScriptsDir dir = read_scripts(flags_.scripts_dir);
+    check_needed_scripts(dir, deployer_scripts::needed(*proposed_));
+    scripts_ = dir.scripts;
+    scripts_notice_ = dir.left_out_notice();
     // Key names, UTF-8 text and collisions with the config keys, before any request (the ConfigMap is rendered
     // again against the stored env.json and overrides once read).
     render::RenderOptions opts;
@@ -171,6 +168,7 @@ void UpdateConfigOptions::script_keys_from_dir(const json::object& cm, const std
 }
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
+  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
   const std::string cm_name = render::kConfigMapName;
   auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);

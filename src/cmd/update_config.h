@@ -60,6 +60,7 @@ class UpdateConfigOptions {
   std::optional<config::EnvConfig> env_;
   /// --scripts-dir's files (key = file name), when given.
   std::optional<std::map<std::string, std::string>> scripts_;
+  std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
 };
 
 }  // namespace mindie::cmd

@@ -36,12 +36,13 @@ const GVR kInferServiceSets{"mindcluster.huawei.com", "v1", "inferservicesets", 
 const GVR kInferServices{"mindcluster.huawei.com", "v1", "inferservices", "InferService", true};
 const GVR kInstanceSets{"mindcluster.huawei.com", "v1", "instancesets", "InstanceSet", true};
 const GVR kEvents{"", "v1", "events", "Event", true};
+const GVR kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", true};
 
 const GVR* for_kind(std::string_view api_version, std::string_view kind) {
-  static const std::array<const GVR*, 13> known{
+  static const std::array<const GVR*, 14> known{
       &kConfigMaps,   &kServiceAccounts, &kServices,           &kPods,           &kNamespaces,
       &kDeployments,  &kStatefulSets,    &kClusterRoles,       &kClusterRoleBindings,
-      &kInferServiceSets, &kInferServices, &kInstanceSets,     &kEvents};
+      &kInferServiceSets, &kInferServices, &kInstanceSets,     &kEvents,         &kPodGroups};
   for (const GVR* r : known)
     if (r->kind == kind && r->api_version() == api_version) return r;
   return nullptr;

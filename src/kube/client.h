@@ -44,6 +44,7 @@ extern const GVR kInferServiceSets;  ///< mindcluster.huawei.com/v1 inferservice
 extern const GVR kInferServices;     ///< mindcluster.huawei.com/v1 inferservices (created by infer-operator)
 extern const GVR kInstanceSets;      ///< mindcluster.huawei.com/v1 instancesets (created by infer-operator)
 extern const GVR kEvents;            ///< core/v1 events
+extern const GVR kPodGroups;         ///< scheduling.volcano.sh/v1beta1 podgroups (Volcano; infer-operator's gang roles)
 /// The GVR for an object's apiVersion + kind among the ones above; nullptr when unknown.
 const GVR* for_kind(std::string_view api_version, std::string_view kind);
 }  // namespace gvr

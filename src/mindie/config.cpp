@@ -617,8 +617,9 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   }
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path")) cfg.weight_mount_path = *p;
-  // The coordinator's external NodePort (1025). Absent = Kubernetes allocates one: deploy.py's fixed 31015 made a
-  // second deployment's Service fail. 30000..32767 is the API server's default --service-node-port-range.
+  // The coordinator's external NodePort (1025). Absent: infer_service_set takes PyMotor's 31015 (infer-operator
+  // refuses a NodePort role Service without one), the other modes let Kubernetes allocate one. 30000..32767 is the
+  // API server's default --service-node-port-range; the operator adds the InferService index, always 0 here.
   if (auto n = r.integer(deploy, path, "infer_node_port", 30000, 32767, false))
     cfg.infer_node_port = static_cast<int>(*n);
 

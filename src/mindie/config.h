@@ -103,7 +103,8 @@ struct UserConfig {
   int d_npus_per_pod = 0;      ///< d_pod_npu_num
   std::string weight_mount_path = "/mnt/weight";
   /// motor_deploy_config.infer_node_port (kubectl-mindie's own field, 30000..32767): the nodePort of the
-  /// coordinator's external inference Service (port 1025); 0 (absent) = Kubernetes allocates one.
+  /// coordinator's external inference Service (port 1025); 0 (absent) = render::kDefaultInferNodePort (31015) in
+  /// infer_service_set mode, allocated by Kubernetes in the other modes.
   int infer_node_port = 0;
   std::string engine_type;     ///< motor_engine_prefill_config.engine_type: vllm, mindie-llm, sglang
   std::string engine_base;     ///< vllm, mindie-server, sglang

@@ -4,6 +4,7 @@
 #include "mindie/render.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -25,7 +26,6 @@ constexpr const char* kInstance = "app.kubernetes.io/instance";
 constexpr const char* kServiceAccount = "mindie-motor-controller";
 // Engine pod annotations MindCluster's Volcano reads (PodGroup/pod annotation table, dlug_api_024).
 constexpr const char* kSpBlockAnnotation = "sp-block";
-constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";
 constexpr const char* kFaultSchedulingLabel = "fault-scheduling";
 constexpr const char* kFaultRetryTimesLabel = "fault-retry-times";
 constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
@@ -89,6 +89,13 @@ void order_first(json::object& obj, std::initializer_list<std::string_view> keys
 
 json::object env_var(std::string_view name, std::string_view value) {
   return json::object{{"name", name}, {"value", value}};
+}
+
+// Sets kTemplateHashAnnotation on the pod template of a workload spec (last, once the template is final).
+void stamp_template_hash(json::object& workload_spec) {
+  json::object& tpl = sub(workload_spec, "template");
+  const std::string hash = template_hash(tpl);
+  sub(sub(tpl, "metadata"), "annotations")[kTemplateHashAnnotation] = hash;
 }
 
 // Role names and the ROLE value boot.sh dispatches on (deploy.py's startup scripts).
@@ -506,11 +513,11 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     services.push_back(service_entry(kControllerService, "ClusterIP", "manage", kControllerPort, app));
   } else if (role == "coordinator") {
     services.push_back(service_entry(kCoordinatorService, "ClusterIP", "manage", kCoordinatorPort, app));
-    // NodePort without a fixed nodePort unless motor_deploy_config.infer_node_port asks for one: deploy.py's
-    // fixed 31015 collides between deployments.
+    // Always a fixed nodePort: infer-operator refuses a NodePort role Service without one and then creates no
+    // coordinator at all (infer-operator-rules.md A1). deploy checks that it is free before writing.
     services.push_back(service_entry(kCoordinatorInferService, "NodePort", "infer", kInferPort, app));
-    if (cfg.infer_node_port)
-      services.back().at("spec").at("ports").at(0).as_object()["nodePort"] = cfg.infer_node_port;
+    services.back().at("spec").at("ports").at(0).as_object()["nodePort"] =
+        cfg.infer_node_port ? cfg.infer_node_port : kDefaultInferNodePort;
   } else if (role == "kv-pool" && cfg.kv_pool) {
     services.push_back(service_entry(kKvPoolService, "ClusterIP", "kvp", cfg.kv_pool_port, app));
   } else if (role == "kv-conductor" && cfg.kv_conductor) {
@@ -646,6 +653,40 @@ std::string operator_service_address(const std::string& service, const std::stri
   return service + "-" + iss + "-0-" + role + "." + ns + ".svc.cluster.local";
 }
 
+std::string template_hash(const json::object& pod_template) {
+  json::object copy = pod_template;
+  if (auto* md = copy.if_contains("metadata"); md && md->is_object())
+    if (auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object()) {
+      ann->as_object().erase(kTemplateHashAnnotation);
+      if (ann->as_object().empty()) md->as_object().erase("annotations");
+    }
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  for (const unsigned char c : json::serialize(copy)) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
+  return out;
+}
+
+std::vector<NodePortClaim> node_port_claims(const UserConfig& cfg, const RenderOptions& opts) {
+  switch (cfg.deploy_mode) {
+    case config::DeployMode::InferServiceSet:
+      // The operator names the Service "<entry>-<InstanceSet>" and adds the InferService index (0) to the port.
+      return {{cfg.job_id, std::string(kCoordinatorInferService) + "-" + service_set_name(cfg, opts) + "-0-coordinator",
+               cfg.infer_node_port ? cfg.infer_node_port : kDefaultInferNodePort}};
+    case config::DeployMode::MultiDeployment:
+      if (cfg.infer_node_port) return {{cfg.job_id, kMultiCoordinatorInfer, cfg.infer_node_port}};
+      return {};
+    case config::DeployMode::SingleContainer:
+      if (cfg.infer_node_port) return {{cfg.job_id, single_container_name(cfg), cfg.infer_node_port}};
+      return {};
+  }
+  return {};
+}
+
 std::string default_service_set_name(const UserConfig& cfg) { return "mindie-motor-" + cfg.engine_base; }
 
 std::vector<Problem> check_service_set_name(const std::string& name) {
@@ -744,8 +785,11 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
                                                  ")"});
   const Addresses addr = operator_addresses(iss, ns);
   for (const auto& info : kRoles)
-    if (role_rendered(cfg, info.name))
-      roles.push_back(render_role(cfg, info, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr));
+    if (role_rendered(cfg, info.name)) {
+      json::object r = render_role(cfg, info, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr);
+      stamp_template_hash(r.at("spec").as_object());
+      roles.push_back(std::move(r));
+    }
   // Every role's collisions at once, as for the files themselves.
   if (!problems.empty()) throw config::ValidationError(opts.overrides->source, std::move(problems));
   out.push_back(std::move(set));
@@ -799,6 +843,7 @@ json::object multi_deployment_object(const std::string& name, const std::string&
   json::object& labels = sub(sub(sub(spec, "template"), "metadata"), "labels");
   labels["app"] = name;
   if (index >= 0) labels[kInstanceIndexLabel] = std::to_string(index);
+  stamp_template_hash(spec);
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "Deployment"},
                       {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, index)}}},

@@ -32,6 +32,20 @@ inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-ser
 inline constexpr const char* kServiceIdAnnotation = "kubectl-mindie/service-id";
 /// Field manager for every write.
 inline constexpr const char* kFieldManager = "kubectl-mindie";
+/// Annotation on every pod template kubectl-mindie renders: template_hash() of that template. infer-operator copies
+/// the role's template into each instance's workload and never updates a workload afterwards
+/// (infer-operator-rules.md D3, B1), so a workload whose annotation differs from its role's runs an older template.
+inline constexpr const char* kTemplateHashAnnotation = "kubectl-mindie/template-hash";
+/// InstanceSet label every current infer-operator adds at creation (inferservice_controller.go newInstanceSet); an
+/// InstanceSet without it gets no new workloads (infer-operator-rules.md D4).
+inline constexpr const char* kPrioritySchedulingLabel = "infer.huawei.com/priority-scheduling-strategy";
+/// Pod template annotation naming the Volcano schedule policy of the hardware profile; infer-operator copies it onto
+/// the InstanceSet at creation and never updates it (infer-operator-rules.md B3, D3).
+inline constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";
+/// The coordinator's inference nodePort in infer_service_set mode when motor_deploy_config.infer_node_port is not
+/// set: PyMotor's 31015. infer-operator refuses a NodePort role Service without a nodePort
+/// (instanceset_controller.go validateServices; infer-operator-rules.md A1), so this mode always fixes one.
+inline constexpr int kDefaultInferNodePort = 31015;
 
 /// Names of the role service entries (the first part of the operator's Service names; the runtime only sees the
 /// resulting addresses, so they are kept short to leave room for the InferServiceSet name).
@@ -93,6 +107,24 @@ boost::json::object render_config_map(const config::UserConfig& cfg, const confi
 /// InferServiceSet.
 std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
                                                           const config::EnvConfig* env, const RenderOptions& opts);
+
+/// A nodePort one of the deployment's Services will hold: the Service as it will exist on the cluster (in
+/// infer_service_set mode the one infer-operator derives from the role's entry) and the port.
+struct NodePortClaim {
+  std::string ns;       ///< the Service's namespace (the job_id)
+  std::string service;  ///< the Service's name
+  int port = 0;         ///< 30000..32767
+};
+
+/// The nodePorts the rendering of `cfg` fixes: infer_service_set always (the coordinator's inference Service
+/// "infer-<iss>-0-coordinator", motor_deploy_config.infer_node_port or kDefaultInferNodePort, plus the InferService
+/// index the operator adds, always 0 here); multi_deployment and single_container only when infer_node_port is set
+/// (otherwise Kubernetes allocates one).
+std::vector<NodePortClaim> node_port_claims(const config::UserConfig& cfg, const RenderOptions& opts);
+
+/// A hash of a pod template (16 hex digits, FNV-1a 64 of its serialized JSON, kTemplateHashAnnotation left out):
+/// equal templates, equal hashes. Rendered templates carry it as kTemplateHashAnnotation.
+std::string template_hash(const boost::json::object& pod_template);
 
 /// Every role name the InferServiceSet may hold, in order: controller, coordinator, prefill, decode, union,
 /// kv-pool, kv-conductor, mf-store. union (PD-hybrid) and mf-store (sglang) are rendered only when on; kv-pool and

@@ -23,6 +23,8 @@ void deploy_example(const Sandbox& sb) {
 void deploy_second(const Sandbox& sb, const e2e::TempDir& dir) {
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   cfg["motor_deploy_config"]["job_id"] = "mindie-motor";
+  // nodePorts are cluster-wide: the first deployment holds the default 31015.
+  cfg["motor_deploy_config"]["infer_node_port"] = 31016;
   const std::string path = dir.write("user_config.json", cfg.dump(2));
   const auto run = sb.mindie({"deploy", "-f", path, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);

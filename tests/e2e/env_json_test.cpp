@@ -1,6 +1,8 @@
 // env.json reaches the pods through the set_*_env functions in motor-config; SERVICE_ID is kept across deploys.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -25,6 +27,7 @@ TEST_CASE("deploy writes set_*_env into the script copies only; SERVICE_ID survi
   Sandbox sb;
   e2e::TempDir dir;
   const std::string engine = "#!/bin/bash\nset_prefill_env() {\n  :\n}\nset_decode_env() {\n  :\n}\n";
+  e2e::write_stand_in_scripts(dir, "scripts");
   dir.write("scripts/boot.sh", "#!/bin/bash\necho boot\n");
   dir.write("scripts/probe.sh", "#!/bin/bash\nexit 0\n");
   const std::string engine_path = dir.write("scripts/engine.sh", engine);
@@ -83,10 +86,11 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
           "replace them (env functions injected) and scripts no longer in the folder are removed") {
   Sandbox sb;
   e2e::TempDir dir;
+  e2e::write_stand_in_scripts(dir, "old");
   dir.write("old/boot.sh", "#!/bin/bash\necho boot v1\n");
   dir.write("old/probe.sh", "#!/bin/bash\nexit 0\n");
   dir.write("old/engine.sh", "#!/bin/bash\nset_prefill_env() {\n  :\n}\n");
-  dir.write("old/extra.sh", "#!/bin/bash\necho extra\n");
+  dir.write("old/mooncake_config.py", "# extra\n");
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   dir.write("conf/user_config.json", cfg.dump(2));
   dir.write("conf/env.json", R"({"motor_common_env":{"A":"1"},"motor_engine_prefill_env":{"P":"p1"}})");
@@ -108,13 +112,14 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
   CHECK(run.out == "configmap/motor-config configured\n");
   CHECK(patched_data(sb.requests_since(mark)) == json{{"user_config.json", cfg.dump(2)}});
   json after = config_map(sb);
-  for (const char* key : {"boot.sh", "probe.sh", "engine.sh", "extra.sh", "env_functions.sh", "env.json"})
+  for (const char* key : {"boot.sh", "probe.sh", "engine.sh", "mooncake_config.py", "env_functions.sh", "env.json"})
     CHECK_MESSAGE(after["data"][key] == before["data"][key], key);
   CHECK(after["data"]["boot.sh"] == "#!/bin/bash\necho edited in the cluster\n");
 
   // --scripts-dir: boot.sh and engine.sh replaced (engine.sh carrying set_prefill_env from the stored env.json and
-  // the kept SERVICE_ID), extra.sh removed with a merge patch null, probe.sh unchanged and not sent.
+  // the kept SERVICE_ID), mooncake_config.py removed with a merge patch null, probe.sh unchanged and not sent.
   const std::string engine_v2 = "#!/bin/bash\n# v2\nset_prefill_env() {\n  :\n}\nstart_engine\n";
+  e2e::write_stand_in_scripts(dir, "new");
   dir.write("new/boot.sh", "#!/bin/bash\necho boot v2\n");
   dir.write("new/probe.sh", "#!/bin/bash\nexit 0\n");
   const std::string engine_path = dir.write("new/engine.sh", engine_v2);
@@ -126,14 +131,14 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
   const json patch = patched_data(sb.requests_since(mark));
   CHECK(patch.contains("boot.sh"));
   CHECK(patch.contains("engine.sh"));
-  CHECK(patch.contains("extra.sh"));
-  CHECK(patch["extra.sh"].is_null());
+  CHECK(patch.contains("mooncake_config.py"));
+  CHECK(patch["mooncake_config.py"].is_null());
   CHECK_FALSE(patch.contains("probe.sh"));
   CHECK_FALSE(patch.contains("user_config.json"));
   CHECK_FALSE(patch.contains("env.json"));
   after = config_map(sb);
   CHECK(after["data"]["boot.sh"] == "#!/bin/bash\necho boot v2\n");
-  CHECK_FALSE(after["data"].contains("extra.sh"));
+  CHECK_FALSE(after["data"].contains("mooncake_config.py"));
   const std::string engine = after["data"]["engine.sh"];
   CHECK(engine.rfind("#!/bin/bash\n# v2\n", 0) == 0);
   CHECK(engine.find("start_engine\n") != std::string::npos);
@@ -163,6 +168,8 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
   CHECK(after["data"]["env.json"] == R"({"motor_common_env":{"A":"2"}})");
 
   // --dry-run=server sends the patch with dryRun=All and changes nothing.
+  e2e::write_stand_in_scripts(dir, "dry");
+  std::filesystem::remove(dir.path() + "/dry/kv_pool.sh");  // stored, and not needed with the KV pool off
   dir.write("dry/boot.sh", "#!/bin/bash\necho boot v3\n");
   dir.write("dry/probe.sh", "#!/bin/bash\nexit 0\n");
   mark = sb.requests().size();
@@ -174,7 +181,7 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
   REQUIRE(e2e::count_writes(dry) == 1);
   for (const auto& r : dry)
     if (r.is_write()) CHECK(r.query.find("dryRun=All") != std::string::npos);
-  CHECK(patched_data(dry)["engine.sh"].is_null());
+  CHECK(patched_data(dry)["kv_pool.sh"].is_null());
   CHECK(config_map(sb)["data"] == after["data"]);
 }
 
@@ -184,13 +191,12 @@ TEST_CASE("update-config with a bad --scripts-dir sends no request") {
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const json before = config_map(sb);
   e2e::TempDir dir;
-  dir.write("binary/boot.sh", "#!/bin/bash\necho boot\n");
-  dir.write("binary/probe.sh", "#!/bin/bash\nexit 0\n");
-  dir.write("binary/model.bin", std::string("\xff\xfe\x00\x01", 4));
+  e2e::write_stand_in_scripts(dir, "binary");
+  dir.write("binary/hccl_tools.py", std::string("\xff\xfe\x00\x01", 4));
   dir.write("no-boot/probe.sh", "#!/bin/bash\nexit 0\n");
-  dir.write("bad-key/boot.sh", "#!/bin/bash\necho boot\n");
-  dir.write("bad-key/probe.sh", "#!/bin/bash\nexit 0\n");
-  dir.write("bad-key/env.json", "{}");
+  e2e::write_stand_in_scripts(dir, "twice/startup");
+  dir.write("twice/probe/probe.sh", "#!/bin/bash\nexit 0\n");
+  dir.write("twice/probe/boot.sh", "#!/bin/bash\necho boot\n");
   const struct {
     const char* name;
     std::string scripts_dir;
@@ -199,7 +205,8 @@ TEST_CASE("update-config with a bad --scripts-dir sends no request") {
       {"a folder that does not exist", dir.path() + "/missing", "is not a directory"},
       {"a file that is not UTF-8", dir.path() + "/binary", "not UTF-8"},
       {"a folder without boot.sh", dir.path() + "/no-boot", "boot.sh"},
-      {"a file named like a config key", dir.path() + "/bad-key", "collides"},
+      {"two files that would be one key", dir.path() + "/twice",
+       "startup/boot.sh and probe/boot.sh would both be motor-config key boot.sh"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);

@@ -219,13 +219,23 @@ std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argv
   return runs;
 }
 
+void write_stand_in_scripts(const TempDir& dir, const std::string& sub) {
+  for (const auto& entry : std::filesystem::directory_iterator(kScripts))
+    dir.write(sub + "/" + entry.path().filename().string(), read_file(entry.path().string()));
+}
+
 Sandbox::Sandbox(std::vector<std::string> extra_args, std::string listen) {
   kubeconfig_ = dir_.path() + "/kubeconfig";
   log_ = dir_.path() + "/requests.jsonl";
+  const std::string crds = std::string(MINDIE_SHARED_DIR) + "/reference/crds/";
   std::vector<std::string> argv = {SANDBOX_BINARY, "--listen", listen, "--kubeconfig-out", kubeconfig_,
                                    "--request-log", log_, "--simulate-operator",
-                                   "--crd", std::string(MINDIE_SHARED_DIR) + "/reference/crds/mindcluster.huawei.com_crds.yaml",
+                                   "--crd", crds + "mindcluster.huawei.com_crds.yaml",
                                    "--namespace", "mindie-demo", "--namespace", "mindie-motor"};
+  // A MindCluster cluster runs Volcano: its PodGroup CRD is there unless the test asks for a cluster without it.
+  const auto no_volcano = std::find(extra_args.begin(), extra_args.end(), kNoVolcano);
+  if (no_volcano != extra_args.end()) extra_args.erase(no_volcano);
+  else argv.insert(argv.end(), {"--crd", crds + "scheduling.volcano.sh_podgroups.yaml"});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   int out_fd = -1, err_fd = -1;
   pid_ = spawn(argv, out_fd, err_fd);

@@ -49,11 +49,18 @@ class TempDir {
   std::string path_;
 };
 
+/// Writes the example's stand-in scripts (kScripts, a flat folder of every script the pods run) into
+/// dir.path()/`sub`, for a test that then replaces or adds some of them.
+void write_stand_in_scripts(const TempDir& dir, const std::string& sub);
+
 /// A running sandbox API server. `extra_args` are added to its command line (e.g. "--no-crd",
 /// "--fault", "PATCH:...:409:1"). Always started with --simulate-operator, the shared InferServiceSet CRD and
 /// namespaces `mindie-demo` and `mindie-motor`. `listen` is its --listen address (e.g. "[::1]:0" for IPv6).
 class Sandbox {
  public:
+  /// An extra argument of the harness, not passed to the sandbox: start it without Volcano's PodGroup CRD (by
+  /// default it serves scheduling.volcano.sh/v1beta1 podgroups, as a MindCluster cluster does).
+  static constexpr const char* kNoVolcano = "--harness-no-volcano";
   explicit Sandbox(std::vector<std::string> extra_args = {}, std::string listen = "127.0.0.1:0");
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;

@@ -51,9 +51,10 @@ TEST_CASE("status shows the tree and says in plain words why pods are not ready,
   CHECK(run.out.find("event BackOff: Back-off restarting failed container") != std::string::npos);
   CHECK(run.out.find("unschedulable: 0/") != std::string::npos);
   CHECK(run.out.find("Not ready") != std::string::npos);
-  // One request per kind, never one per pod: baseline, set, InferServices, InstanceSets, pods, events.
+  // One request per kind, never one per pod: baseline, set, InferServices, InstanceSets, StatefulSets,
+  // Deployments, pods, events.
   const auto reqs = sb.requests_since(before);
-  CHECK(reqs.size() == 6);
+  CHECK(reqs.size() == 8);
   CHECK(count_path(reqs, "/events") == 1);
 
   const auto report = json::parse(sb.mindie({"status", "-n", "mindie-demo", "-o", "json"}).out);
@@ -73,7 +74,7 @@ TEST_CASE("a healthy deployment needs no events request") {
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("every desired pod exists and is ready") != std::string::npos);
   const auto reqs = sb.requests_since(before);
-  CHECK(reqs.size() == 5);
+  CHECK(reqs.size() == 7);
   CHECK(count_path(reqs, "/events") == 0);
 }
 

@@ -705,6 +705,26 @@ json ApiServer::commit(const ResourceType& rt, const std::optional<json>& old, j
   obj["metadata"].erase("selfLink");
 
   validate(rt, obj, ctx);
+  // kube-apiserver's nodePort allocator: a port one Service holds is refused to every other.
+  if (rt.kind == "Service" && obj["spec"].contains("ports") && obj["spec"]["ports"].is_array()) {
+    const std::string ns = obj["metadata"].value("namespace", ""), name = obj["metadata"].value("name", "");
+    std::vector<StatusCause> causes;
+    for (std::size_t i = 0; i < obj["spec"]["ports"].size(); ++i) {
+      const json& port = obj["spec"]["ports"][i];
+      if (!port.is_object() || !port.value("nodePort", json(0)).is_number_integer()) continue;
+      const int node_port = port.value("nodePort", 0);
+      if (node_port == 0) continue;
+      for (const auto& other : store_.list(rt.key())) {
+        if (meta_string(other, "namespace") == ns && meta_string(other, "name") == name) continue;
+        for (const auto& p : other["spec"].value("ports", json::array()))
+          if (p.is_object() && p.value("nodePort", json(0)) == node_port)
+            causes.push_back({"FieldValueInvalid",
+                              "Invalid value: " + std::to_string(node_port) + ": provided port is already allocated",
+                              "spec.ports[" + std::to_string(i) + "].nodePort"});
+      }
+    }
+    if (!causes.empty()) throw invalid(rt.target(name), causes);
+  }
 
   if (old && rt.generation != GenerationPolicy::None &&
       desired_state(obj, rt.generation) != desired_state(*old, rt.generation))
@@ -1397,7 +1417,9 @@ json ApiServer::ensure(const ResourceType& rt, json desired, bool update, const 
     if (!update) return *current;
     json updated = *current;
     updated["spec"] = desired["spec"];
-    updated["metadata"]["labels"] = desired["metadata"]["labels"];
+    // infer-operator copies only the spec into an existing InstanceSet: its labels and annotations stay as they
+    // were created (infer-operator-rules.md D3).
+    if (rt.kind != "InstanceSet") updated["metadata"]["labels"] = desired["metadata"]["labels"];
     if (updated == *current) return *current;
     const json old = *current;
     return commit(rt, old, std::move(updated), ctx);
@@ -1530,7 +1552,14 @@ json ApiServer::reconcile_instance_set(const json& ist, const std::string& set_n
   const ResourceType& deploy_t = registry_.by_kind("apps/v1", "Deployment");
   const ResourceType& sts_t = registry_.by_kind("apps/v1", "StatefulSet");
   const ResourceType& svc_t = registry_.by_kind("v1", "Service");
+  const ResourceType* pg_t = registry_.find("scheduling.volcano.sh", "v1beta1", "podgroups");
   const std::string ns = meta_string(ist, "namespace");
+  // The operator's validation (instanceset_controller.go validate): a refusal is a ValidateError event and nothing
+  // else is reconciled for the role, not even its status (infer-operator-rules.md A1, A3).
+  if (const std::string refused = instance_set_refusal(ist, pg_t != nullptr); !refused.empty()) {
+    record_pod_events(ist, {{"Warning", "ValidateError", refused, "infer-operator", ""}}, now);
+    return ist;
+  }
   const json& replicas = ist["spec"].value("replicas", json(1));
   const int desired = replicas.is_number_integer() ? std::clamp(replicas.get<int>(), 0, 4096) : 0;
   const std::string kind = workload_for(ist, 0, set_name).value("kind", "Deployment");
@@ -1543,20 +1572,41 @@ json ApiServer::reconcile_instance_set(const json& ist, const std::string& set_n
           index.size() > 5 || std::stoi(index) >= desired)
         remove_cascading(*wt, ns, meta_string(*w, "name"), false);
     }
-  // Missing instances are created from the current spec; existing workloads are never updated.
+  // The role Services come before any workload, and the first one the API refuses stops the InstanceSet there
+  // (instanceset_controller.go reconcileWorkLoads; infer-operator-rules.md A2).
+  const json services = ist["spec"].value("services", json::array());
+  if (services.is_array())
+    for (const auto& entry : services) {
+      if (!entry.is_object() || !entry.value("name", json()).is_string()) continue;
+      const json svc = role_service_for(ist, entry, infer_service_index(ist, set_name));
+      if (store_.find(svc_t.key(), ns, meta_string(svc, "name"))) continue;  // never updated
+      WriteContext ctx("infer-operator");
+      ctx.internal = true;
+      try {
+        commit(svc_t, std::nullopt, svc, ctx);
+      } catch (const ApiError& e) {
+        record_pod_events(ist, {{"Warning", "ServiceCreateError",
+                                 "create service " + meta_string(svc, "name") + " failed: " + e.what(),
+                                 "infer-operator", ""}},
+                          now);
+        return ist;
+      }
+    }
+  // Without the strategy label a current operator creates no workloads, and writes no status (D4).
+  const json ist_labels = ist["metadata"].value("labels", json::object());
+  if (!ist_labels.contains(kLabelPriorityStrategy)) return ist;
+  // Missing instances are created from the current spec; existing workloads are never updated. A gang role's
+  // instance gets its PodGroup first, which stays when the instance is removed and is reused as it is (D1).
+  const bool gang = ist_labels.value(kLabelGangSchedule, "") == "true";
   std::vector<json> workloads;
   const ResourceType& wt = kind == "StatefulSet" ? sts_t : deploy_t;
   for (int k = 0; k < desired; ++k) {
+    if (gang && pg_t) ensure(*pg_t, pod_group_for(ist, k), false, "infer-operator");
     const json w = ensure(wt, workload_for(ist, k, set_name), false, "infer-operator");
     if (w.is_null()) continue;
     if (kind == "StatefulSet") ensure(svc_t, headless_service_for(w, w), false, "infer-operator");
     workloads.push_back(reconcile_workload(w, now));
   }
-  const json services = ist["spec"].value("services", json::array());
-  if (services.is_array())
-    for (const auto& entry : services)
-      if (entry.is_object() && entry.value("name", json()).is_string())
-        ensure(svc_t, role_service_for(ist, entry), false, "infer-operator");
   return write_status(ist_t, ist, instance_set_status(ist, workloads, ist.value("status", json::object()), now),
                       "infer-operator");
 }

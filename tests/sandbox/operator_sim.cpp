@@ -179,15 +179,58 @@ json infer_service_for(const json& iss, int index) {
 json instance_set_for(const json& is, const json& role) {
   const json& meta = obj_at(is, "metadata");
   const std::string is_name = str_at(meta, "name"), role_name = str_at(role, "name");
-  const json own = {{kLabelInferService, is_name}, {kLabelInstanceSet, role_name}};
-  return {{"apiVersion", "mindcluster.huawei.com/v1"},
-          {"kind", "InstanceSet"},
+  const json own = {{kLabelInferService, is_name}, {kLabelInstanceSet, role_name}, {kLabelPriorityStrategy, "Parallel"}};
+  json md = {{"name", is_name + "-" + role_name},
+             {"namespace", str_at(meta, "namespace")},
+             {"labels", merged_labels({&obj_at(obj_at(role, "metadata"), "labels"), &own})},
+             {"ownerReferences", {controller_ref(is)}}};
+  const json& role_ann = obj_at(obj_at(role, "metadata"), "annotations");
+  if (role_ann.is_object() && !role_ann.empty()) md["annotations"] = role_ann;
+  const std::string policy = str_at(obj_at(obj_at(obj_at(obj_at(role, "spec"), "template"), "metadata"), "annotations"),
+                                    "huawei.com/schedule_policy");
+  if (!policy.empty() && !obj_at(role_ann, "huawei.com/schedule_policy").is_string())
+    md["annotations"]["huawei.com/schedule_policy"] = policy;
+  return {{"apiVersion", "mindcluster.huawei.com/v1"}, {"kind", "InstanceSet"}, {"metadata", md}, {"spec", role}};
+}
+
+std::string instance_set_refusal(const json& ist, bool pod_groups_served) {
+  const json& spec = obj_at(ist, "spec");
+  if (!spec.contains("replicas") || spec["replicas"].is_null()) return "instanceSet replicas is nil";
+  const json services = spec.value("services", json::array());
+  if (services.is_array())
+    for (const auto& entry : services) {
+      const json& s = obj_at(entry, "spec");
+      if (str_at(s, "type") != "NodePort") continue;
+      const json ports = s.value("ports", json::array());
+      if (!ports.is_array()) continue;
+      for (const auto& p : ports)
+        if (!p.is_object() || !p.value("nodePort", json(0)).is_number_integer() || p.value("nodePort", 0) == 0)
+          return "service " + str_at(entry, "name") + " of type NodePort must specify a non-zero nodePort";
+    }
+  if (str_at(obj_at(obj_at(ist, "metadata"), "labels"), kLabelGangSchedule) == "true" && !pod_groups_served)
+    return "gang schedule is enabled but the PodGroup CRD (podgroups.scheduling.volcano.sh) is not supported";
+  return "";
+}
+
+int infer_service_index(const json& ist, const std::string& set_name) {
+  const std::string is_name = str_at(obj_at(obj_at(ist, "metadata"), "labels"), kLabelInferService);
+  if (is_name.size() <= set_name.size() + 1) return 0;
+  const std::string digits = is_name.substr(set_name.size() + 1);
+  if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoi(digits);
+}
+
+json pod_group_for(const json& ist, int index) {
+  const json& meta = obj_at(ist, "metadata");
+  const int pods = std::clamp(int_or(obj_at(obj_at(ist, "spec"), "spec"), "replicas", 1), 0, kMaxPodsPerInstance);
+  return {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
           {"metadata",
-           {{"name", is_name + "-" + role_name},
+           {{"name", "pg-" + str_at(meta, "name") + "-" + std::to_string(index)},
             {"namespace", str_at(meta, "namespace")},
-            {"labels", merged_labels({&obj_at(obj_at(role, "metadata"), "labels"), &own})},
-            {"ownerReferences", {controller_ref(is)}}}},
-          {"spec", role}};
+            {"labels", {{kLabelOperator, "true"}}},
+            {"ownerReferences", {controller_ref(ist)}}}},
+          {"spec", {{"minMember", pods}}}};
 }
 
 bool hpa_scaled(const json& role) { return str_at(obj_at(role, "scalingPolicy"), "type") == "HPA"; }
@@ -294,10 +337,14 @@ json headless_service_for(const json& statefulset, const json& owner) {
             {"sessionAffinity", "None"}}}};
 }
 
-json role_service_for(const json& ist, const json& entry) {
+json role_service_for(const json& ist, const json& entry, int service_index) {
   const json& meta = obj_at(ist, "metadata");
   const json& labels = obj_at(meta, "labels");
   json spec = obj_at(entry, "spec");
+  if (spec.contains("ports") && spec["ports"].is_array())
+    for (auto& p : spec["ports"])
+      if (p.is_object() && p.value("nodePort", json(0)).is_number_integer() && p.value("nodePort", 0) != 0)
+        p["nodePort"] = p["nodePort"].get<int>() + service_index;
   if (!spec.contains("selector"))
     spec["selector"] = {{kLabelInferService, str_at(labels, kLabelInferService)},
                         {kLabelInstanceSet, str_at(labels, kLabelInstanceSet)}};

@@ -28,6 +28,22 @@ inline constexpr const char* kLabelInferService = "infer.huawei.com/inferservice
 inline constexpr const char* kLabelInstanceSet = "infer.huawei.com/instanceset-name";
 inline constexpr const char* kLabelInstanceIndex = "infer.huawei.com/instanceset-index";
 inline constexpr const char* kLabelOperator = "infer.huawei.com/ascend-infer-operator";
+/// InstanceSet label the operator adds at creation (default Parallel); without it no workloads are created.
+inline constexpr const char* kLabelPriorityStrategy = "infer.huawei.com/priority-scheduling-strategy";
+/// Role (and so InstanceSet) label asking for a Volcano PodGroup per instance.
+inline constexpr const char* kLabelGangSchedule = "infer.huawei.com/gang-schedule";
+
+/// Why the operator's InstanceSet validation refuses `ist` (instanceset_controller.go validate), "" when it
+/// accepts it: a NodePort role Service entry with a port whose nodePort is 0 or absent (A1), a gang-scheduled
+/// InstanceSet while the PodGroup CRD is not served (`pod_groups_served`, A3), or spec.replicas absent (A4).
+std::string instance_set_refusal(const nlohmann::json& ist, bool pod_groups_served);
+
+/// The InferService index of InstanceSet `ist` of set `set_name` (the last segment of its InferService's name).
+int infer_service_index(const nlohmann::json& ist, const std::string& set_name);
+
+/// The Volcano PodGroup of instance `index` of gang InstanceSet `ist`: "pg-<InstanceSet>-<index>", minMember =
+/// pods per instance, owned by the InstanceSet (podgroup_manager.go).
+nlohmann::json pod_group_for(const nlohmann::json& ist, int index);
 
 /// Whether the operator accepts the set: spec.replicas 1..64, at most 32 roles, every role named and names unique,
 /// and (a sandbox limit) at most 4096 instances. The operator only logs a refusal and changes nothing.
@@ -47,8 +63,9 @@ nlohmann::json controller_ref(const nlohmann::json& owner);
 /// the set's template (roles, schedulingStrategy).
 nlohmann::json infer_service_for(const nlohmann::json& iss, int index);
 
-/// InstanceSet `<InferService>-<role>` of InferService `is`: the role's metadata.labels plus inferservice-name and
-/// instanceset-name, owned by the InferService, spec = the role.
+/// InstanceSet `<InferService>-<role>` of InferService `is`: the role's metadata.labels plus inferservice-name,
+/// instanceset-name and priority-scheduling-strategy Parallel; the pod template's huawei.com/schedule_policy as an
+/// annotation when the role has none of its own; owned by the InferService, spec = the role.
 nlohmann::json instance_set_for(const nlohmann::json& is, const nlohmann::json& role);
 
 /// Whether a role (or InstanceSet spec) hands its replicas to an HPA (scalingPolicy.type HPA).
@@ -67,8 +84,9 @@ nlohmann::json replica_set_for(const nlohmann::json& deployment);
 nlohmann::json headless_service_for(const nlohmann::json& statefulset, const nlohmann::json& owner);
 
 /// The Service a role.services entry becomes: `<entry.name>-<InstanceSet>`, selecting the role's pods of that
-/// InferService, owned by the InstanceSet.
-nlohmann::json role_service_for(const nlohmann::json& ist, const nlohmann::json& entry);
+/// InferService, each nodePort plus `service_index` (the operator's offset per InferService), owned by the
+/// InstanceSet.
+nlohmann::json role_service_for(const nlohmann::json& ist, const nlohmann::json& entry, int service_index = 0);
 
 /// A pod the workload controller creates: `name` (StatefulSet: `<sts>-<ordinal>`; ReplicaSet:
 /// `<rs>-<5 chars>`), from `pod_owner`'s template (the StatefulSet or the ReplicaSet), on a sandbox node, Running

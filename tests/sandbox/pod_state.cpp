@@ -312,8 +312,9 @@ json make_pod_event(const json& pod, const PodEventSpec& e, const std::string& n
   const std::string ns = str_at(meta, "namespace"), name = str_at(meta, "name");
   char suffix[17];
   std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(unique));
-  json involved = {{"apiVersion", "v1"},
-                   {"kind", "Pod"},
+  // Events about other objects (the operator's about an InstanceSet) name that object's kind.
+  json involved = {{"apiVersion", pod.value("apiVersion", "v1")},
+                   {"kind", pod.value("kind", "Pod")},
                    {"name", name},
                    {"namespace", ns},
                    {"uid", str_at(meta, "uid")},

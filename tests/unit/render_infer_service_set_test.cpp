@@ -271,7 +271,9 @@ TEST_CASE("A3: accelerator-type module-a3-16 and sp-block = NPUs per pod on engi
     CHECK(container_of(role_of(iss, role)).at("resources").at("limits").at("huawei.com/Ascend910") == npus);
   }
   const auto& ctl_tpl = role_of(iss, "controller").at("spec").at("template").as_object();
-  CHECK_FALSE(ctl_tpl.at("metadata").as_object().contains("annotations"));
+  // No Ascend annotations on the controller (only kubectl-mindie's template hash).
+  CHECK(ctl_tpl.at("metadata").at("annotations").as_object().size() == 1);
+  CHECK(ctl_tpl.at("metadata").at("annotations").as_object().contains(render::kTemplateHashAnnotation));
   bool mounted = false;
   for (const auto& m : container_of(role_of(iss, "decode")).at("volumeMounts").as_array())
     if (m.at("name") == "weight-mount") mounted = m.at("mountPath") == "/data/models";
@@ -496,4 +498,62 @@ TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's 
     CHECK(env_of(role_of(iss, engine), "ASCEND_MF_TRANSFER_PROTOCOL").empty());
     CHECK(env_of(role_of(iss, engine), "SGLANG_HOST_IP").empty());
   }
+}
+
+// infer-operator refuses a NodePort role Service without a nodePort and then creates no coordinator at all
+// (infer-operator-rules.md A1): the default config must render one.
+TEST_CASE("infer_service_set: the coordinator's inference NodePort always has a nodePort (31015 unless set)") {
+  auto cfg = valid_config();
+  const auto infer_port = [](const json::object& iss) {
+    for (const auto& s : role_of(iss, "coordinator").at("services").as_array())
+      if (is_str(s.at("name"), render::kCoordinatorInferService)) {
+        CHECK(s.at("spec").at("type") == "NodePort");
+        return s.at("spec").at("ports").at(0).at("nodePort").as_int64();
+      }
+    throw std::runtime_error("no infer entry");
+  };
+  CHECK(infer_port(mindie::test::render_iss(parse(cfg))) == 31015);
+  auto claims = render::node_port_claims(parse(cfg), {});
+  REQUIRE(claims.size() == 1);
+  CHECK(claims[0].ns == "team-a");
+  CHECK(claims[0].service == "infer-mindie-motor-vllm-0-coordinator");
+  CHECK(claims[0].port == 31015);
+
+  deploy_of(cfg)["infer_node_port"] = 31100;
+  render::RenderOptions named;
+  named.service_set_name = "svc";
+  CHECK(infer_port(mindie::test::render_iss(parse(cfg), named)) == 31100);
+  claims = render::node_port_claims(parse(cfg), named);
+  REQUIRE(claims.size() == 1);
+  CHECK(claims[0].service == "infer-svc-0-coordinator");
+  CHECK(claims[0].port == 31100);
+  // Every NodePort entry of every role has one (the operator's rule is per entry, not per role).
+  const auto rendered = mindie::test::render_iss(parse(cfg));
+  for (const auto& r : rendered.at("spec").at("template").at("roles").as_array())
+    if (const auto* services = r.as_object().if_contains("services"))
+      for (const auto& s : services->as_array())
+        if (s.at("spec").at("type") == "NodePort")
+          for (const auto& p : s.at("spec").at("ports").as_array()) CHECK(p.at("nodePort").as_int64() != 0);
+}
+
+TEST_CASE("every rendered pod template carries its template hash; a changed template changes it") {
+  auto cfg = valid_config();
+  const auto iss = mindie::test::render_iss(parse(cfg));
+  std::set<std::string> hashes;
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array()) {
+    const auto& tpl = r.at("spec").at("template").as_object();
+    const auto ann = mindie::test::pod_annotations_of(r.as_object());
+    REQUIRE(ann.contains(render::kTemplateHashAnnotation));
+    const std::string hash(ann.at(render::kTemplateHashAnnotation).as_string());
+    CHECK(hash.size() == 16);
+    CHECK(hash == render::template_hash(tpl));  // the annotation itself is not part of what it hashes
+    hashes.insert(hash);
+  }
+  CHECK(hashes.size() >= 4);  // controller, coordinator, prefill and decode templates differ
+  // Same input, same hashes (re-renders are identical); another image, another engine hash.
+  CHECK(mindie::test::render_iss(parse(cfg)) == iss);
+  cfg["motor_deploy_config"].as_object()["image_name"] = "registry.local/mindie:2";
+  const auto changed = mindie::test::render_iss(parse(cfg));
+  CHECK(mindie::test::pod_annotations_of(role_of(changed, "prefill")).at(render::kTemplateHashAnnotation) !=
+        mindie::test::pod_annotations_of(role_of(iss, "prefill")).at(render::kTemplateHashAnnotation));
 }

@@ -169,10 +169,15 @@ TEST_CASE("multi_deployment: the coordinator's NodePort is allocated unless infe
   CHECK(infer.at("spec").at("type") == "NodePort");
   CHECK_FALSE(infer.at("spec").at("ports").at(0).as_object().contains("nodePort"));
   CHECK(find(objs, "Service", "mindie-motor-coordinator-service").at("spec").at("type") == "ClusterIP");
+  CHECK(render::node_port_claims(parse(raw), {}).empty());  // nothing for deploy to check
 
   deploy_of(raw)["infer_node_port"] = 31015;
   objs = render::render_multi_workloads(parse(raw), {});
   CHECK(find(objs, "Service", "mindie-motor-coordinator-infer").at("spec").at("ports").at(0).at("nodePort") == 31015);
+  const auto claims = render::node_port_claims(parse(raw), {});
+  REQUIRE(claims.size() == 1);
+  CHECK(claims[0].service == "mindie-motor-coordinator-infer");
+  CHECK(claims[0].port == 31015);
 
   deploy_of(raw)["infer_node_port"] = 8080;  // outside the default service-node-port-range
   const auto problems = test::problems_of(json::serialize(raw));
@@ -207,7 +212,12 @@ TEST_CASE("multi_deployment: pod templates are the infer_service_set roles' (Asc
   CHECK(container(d).at("resources").at("limits").at("memory") == "300Gi");
   const auto& md = d.at("spec").at("template").at("metadata").as_object();
   CHECK(md.at("labels").at("team") == "llm");
-  CHECK(md.at("annotations") == decode_role->at("spec").at("template").at("metadata").at("annotations"));
+  // The same annotations but for the template hash (the templates differ in env and labels).
+  json::object ann = md.at("annotations").as_object();
+  json::object iss_ann = decode_role->at("spec").at("template").at("metadata").at("annotations").as_object();
+  CHECK(ann.erase(render::kTemplateHashAnnotation) == 1);
+  CHECK(iss_ann.erase(render::kTemplateHashAnnotation) == 1);
+  CHECK(ann == iss_ann);
   // StatefulSet-only fields stay out of a Deployment.
   CHECK_FALSE(d.at("spec").as_object().contains("podManagementPolicy"));
 }

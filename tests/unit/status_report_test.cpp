@@ -233,7 +233,9 @@ TEST_CASE("drift: baseline vs spec vs the operator's InstanceSets; HPA owns repl
   const auto d = deployed(test::valid_config());
   auto in = all_ready(d);
   in.instance_sets.push_back(json::parse(R"({"metadata":{"name":"mindie-motor-vllm-0-decode",
-      "labels":{"infer.huawei.com/instanceset-name":"decode"}},"status":{"replicas":2,"readyReplicas":1}})"));
+      "labels":{"infer.huawei.com/instanceset-name":"decode",
+                "infer.huawei.com/priority-scheduling-strategy":"Parallel"}},
+      "status":{"replicas":2,"readyReplicas":1}})"));
   auto report = cmd::build_status_report("team-a", in, kNow);
   CHECK(role_of(report, "decode").at("observedInstances").as_int64() == 2);
   CHECK(json::serialize(report.at("drift")).find("spec asks for 1 instances, the operator's InstanceSets report 2") !=
@@ -287,4 +289,54 @@ TEST_CASE("--timeout durations") {
   CHECK(cmd::parse_duration("0", "--timeout") == std::chrono::seconds(0));
   for (const char* bad : {"", "-1s", "10x", "m", "1.5h", "99999999999s"})
     CHECK_THROWS_AS(cmd::parse_duration(bad, "--timeout"), cmd::UsageError);
+}
+
+// infer-operator-rules.md C4: an HPA scales the InstanceSet, so the role's own replicas are only where it started.
+TEST_CASE("an HPA-owned role wants what the HPA set on its InstanceSet, not the role's count") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  for (auto& r : in.service_set->at("spec").as_object()["template"].as_object()["roles"].as_array())
+    if (r.at("name").as_string() == "decode") r.as_object()["scalingPolicy"] = json::parse(R"({"type":"HPA"})");
+  in.instance_sets.push_back(json::parse(R"({"metadata":{"name":"mindie-motor-vllm-0-decode",
+      "labels":{"infer.huawei.com/instanceset-name":"decode","infer.huawei.com/inferservice-name":"mindie-motor-vllm-0",
+                "infer.huawei.com/priority-scheduling-strategy":"Parallel"}},
+      "spec":{"replicas":3},"status":{"replicas":3,"readyReplicas":3}})"));
+  in.pods.push_back(ready_pod("decode", 1));
+  in.pods.push_back(ready_pod("decode", 2));
+  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto& decode = role_of(report, "decode");
+  CHECK(decode.at("wantedInstances").as_int64() == 3);
+  CHECK(decode.at("readyInstances").as_int64() == 3);
+  CHECK(decode.at("healthy").as_bool());
+  CHECK(report.at("ready").as_bool());
+  CHECK(unready_text(report) == "[]");
+  CHECK(cmd::render_status_table(report, false).find("3/3") != std::string::npos);
+}
+
+TEST_CASE("operator events on an InstanceSet explain an unhealthy role; a healthy role's old events say nothing") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  json::array pods;
+  for (auto& p : in.pods)
+    if (p.at("metadata").at("labels").at("infer.huawei.com/instanceset-name").as_string() != "coordinator")
+      pods.push_back(p);
+  in.pods = pods;
+  const auto event = json::parse(R"({"type":"Warning","reason":"ValidateError","count":4,
+      "message":"service infer of type NodePort must specify a non-zero nodePort",
+      "lastTimestamp":"2027-01-15T07:59:00Z",
+      "involvedObject":{"kind":"InstanceSet","name":"mindie-motor-vllm-0-coordinator"}})");
+  in.events.push_back(event);
+  auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto& coordinator = role_of(report, "coordinator");
+  REQUIRE(coordinator.at("operatorEvents").as_array().size() == 1);
+  CHECK(coordinator.at("operatorEvents").at(0).at("instanceSet").as_string() == "mindie-motor-vllm-0-coordinator");
+  CHECK(unready_text(report).find("role coordinator: infer-operator refuses instanceset/mindie-motor-vllm-0-coordinator"
+                                  " and creates nothing for it (ValidateError, 4 times): service infer of type "
+                                  "NodePort must specify a non-zero nodePort") != std::string::npos);
+  // Once the coordinator runs, the old event is kept in -o json but no longer a reason.
+  in = all_ready(d);
+  in.events.push_back(event);
+  report = cmd::build_status_report("team-a", in, kNow);
+  CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().size() == 1);
+  CHECK(unready_text(report) == "[]");
 }

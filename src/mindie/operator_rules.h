@@ -1,0 +1,70 @@
+// What MindCluster infer-operator refuses or never changes, as checks on objects: the rules deploy, scale and status
+// apply before writing or when explaining what runs. Each rule cites shared/docs/infer-operator-rules.md (the real
+// operator read from its source). Pure: objects in, findings out; knows nothing of HTTP.
+#pragma once
+
+#include <boost/json.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mindie/render.h"
+
+namespace mindie::operator_rules {
+
+/// Names of the roles of a rendered or live InferServiceSet whose metadata.labels carry
+/// infer.huawei.com/gang-schedule "true", in role order. infer-operator refuses such a role unless Volcano's
+/// PodGroup CRD was established when it started (rules A3).
+std::vector<std::string> gang_roles(const boost::json::object& iss);
+
+/// A Service of the cluster already holding a nodePort a deployment needs.
+struct NodePortConflict {
+  render::NodePortClaim claim;  ///< what the deployment needs
+  std::string holder_ns;        ///< the Service holding the port
+  std::string holder_name;
+};
+
+/// The claims whose port a Service in `services` (items of a cluster-wide Service list) already holds, other than
+/// the claim's own Service (a redeploy keeps its port). A taken port stops the coordinator for good: the operator
+/// creates role Services before workloads and gives up at the first failure (rules A2).
+std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::NodePortClaim>& claims,
+                                                  const boost::json::array& services);
+
+/// A redeploy that infer-operator would not carry out: InstanceSet labels and annotations are fixed at creation
+/// (rules D3), so a change of a live role's gang scheduling or schedule policy would give its new instances no
+/// PodGroup or a stale policy.
+struct FixedAtCreation {
+  std::string role;
+  std::string instance_set;  ///< the live InstanceSet's name
+  std::string what;          ///< e.g. "gang scheduling (label infer.huawei.com/gang-schedule)"
+  std::string live;          ///< the live value ("" = absent)
+  std::string wanted;        ///< the rendered value
+};
+
+/// Compares each role of the rendered InferServiceSet `iss` with its live InstanceSet among `instance_sets` (items
+/// of an InstanceSet list; InferService "<iss name>-0"): the gang-schedule label (absent = "false") and, when the
+/// live InstanceSet carries one, the huawei.com/schedule_policy annotation the operator copied from the pod
+/// template. Roles without a live InstanceSet are new and fine.
+std::vector<FixedAtCreation> fixed_at_creation_changes(const boost::json::object& iss,
+                                                       const boost::json::array& instance_sets);
+
+/// The kubectl-mindie template hash (render::kTemplateHashAnnotation) on a workload's pod template; "" when it has
+/// none (made before kubectl-mindie recorded hashes, or not from kubectl-mindie's template).
+std::string workload_template_hash(const boost::json::value& workload);
+
+/// The role's pod template hash in an InferServiceSet (rendered or live); "" when absent.
+std::string role_template_hash(const boost::json::object& iss, const std::string& role);
+
+/// Per role of `iss` (rendered): how many of the live instance workloads in `workloads` (items of StatefulSet and
+/// Deployment lists carrying infer.huawei.com/instanceset-name) run another pod template than the role's, because
+/// infer-operator never updates an existing workload (rules D3, B1). Roles with none are left out.
+std::map<std::string, int> instances_on_other_templates(const boost::json::object& iss,
+                                                        const boost::json::array& workloads);
+
+/// The Volcano PodGroup infer-operator makes for instance `index` of `role` in InferService `service` of set `iss`:
+/// "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). It is left behind on scale-in and reused unchanged
+/// on a later scale-out (rules D1), so scale deletes those of removed instances.
+std::string pod_group_name(const std::string& iss, int service, const std::string& role, int index);
+
+}  // namespace mindie::operator_rules

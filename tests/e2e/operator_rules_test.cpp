@@ -1,0 +1,289 @@
+// What the real infer-operator refuses or never changes (shared/docs/infer-operator-rules.md), end to end: the
+// sandbox's operator follows those rules (ValidateError events, Services before workloads, labels fixed at
+// creation, PodGroups left behind), and deploy, scale, status and wait must act on them before a user meets them
+// on a cluster.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "harness.h"
+
+using e2e::item_names;
+using e2e::kScripts;
+using e2e::Sandbox;
+using e2e::writes_since;
+using nlohmann::json;
+
+namespace {
+
+const std::string& kNs = e2e::kExampleNamespace;
+
+json example() { return json::parse(e2e::read_file(e2e::kExample)); }
+
+e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return e2e::run_process(argv);
+}
+
+e2e::Run deploy(const Sandbox& sb, const e2e::TempDir& dir, const json& cfg, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir",
+                                   kScripts};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return sb.mindie(args);
+}
+
+/// The objects deploy would write, applied by kubectl instead (as someone bypassing kubectl-mindie's checks would),
+/// after `edit` changed the InferServiceSet.
+void apply_bypassing_checks(const Sandbox& sb, const e2e::TempDir& dir, const std::function<void(json&)>& edit) {
+  const auto rendered = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", kScripts,
+                                   "--dry-run=client", "-o", "json"});
+  REQUIRE_MESSAGE(rendered.exit_code == 0, rendered.err);
+  json list = json::parse(rendered.out);
+  for (auto& item : list["items"])
+    if (item["kind"] == "InferServiceSet") edit(item);
+  const auto applied = kubectl(sb, {"apply", "--server-side", "--validate=false", "-f",
+                                    dir.write("objects.json", list.dump())});
+  REQUIRE_MESSAGE(applied.exit_code == 0, applied.err);
+}
+
+json role_report(const json& report, const std::string& name) {
+  for (const auto& r : report.at("roles"))
+    if (r.at("name") == name) return r;
+  return nullptr;
+}
+
+json status_json(const Sandbox& sb) {
+  const auto run = sb.mindie({"status", "-n", kNs, "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return json::parse(run.out);
+}
+
+}  // namespace
+
+TEST_CASE("the example deploys a coordinator: the infer NodePort has a nodePort the operator accepts") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example(), {"--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json services = e2e::kubectl_items(sb, "services", kNs);
+  bool found = false;
+  for (const auto& s : services)
+    if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") {
+      found = true;
+      CHECK(s["spec"]["type"] == "NodePort");
+      CHECK(s["spec"]["ports"][0]["nodePort"] == 31015);
+    }
+  CHECK(found);
+  // A redeploy keeps its own port: the Service holding 31015 is the deployment's own.
+  run = deploy(sb, dir, example());
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+}
+
+TEST_CASE("a nodePort another Service holds is refused before any write, naming that Service") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  const json holder = {{"apiVersion", "v1"},
+                       {"kind", "Service"},
+                       {"metadata", {{"name", "someone-else"}, {"namespace", "mindie-motor"}}},
+                       {"spec",
+                        {{"type", "NodePort"},
+                         {"selector", {{"app", "x"}}},
+                         {"ports", {{{"port", 80}, {"targetPort", 80}, {"nodePort", 31015}}}}}}};
+  const auto created = kubectl(sb, {"create", "--validate=false", "-f", dir.write("holder.json", holder.dump())});
+  REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  const std::size_t mark = sb.requests().size();
+  auto run = deploy(sb, dir, example());
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("nodePort 31015 of service/infer-mindie-motor-vllm-0-coordinator is already allocated "
+                             "to service/someone-else in namespace mindie-motor") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("motor_deploy_config.infer_node_port") != std::string::npos);
+  CHECK(writes_since(sb, mark).empty());
+
+  json cfg = example();
+  cfg["motor_deploy_config"]["infer_node_port"] = 31100;
+  run = deploy(sb, dir, cfg, {"--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+}
+
+TEST_CASE("when listing Services is forbidden, deploy warns that it could not check the nodePort and goes on") {
+  Sandbox sb({"--fault", "GET:/api/v1/services:403"});
+  e2e::TempDir dir;
+  const auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: cannot check that nodePort 31015 is free") != std::string::npos, run.err);
+}
+
+TEST_CASE("status and wait say why the operator created nothing: its ValidateError and ServiceCreateError events") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  SUBCASE("a NodePort entry without nodePort (an InferServiceSet not written by kubectl-mindie)") {
+    apply_bypassing_checks(sb, dir, [](json& iss) {
+      for (auto& role : iss["spec"]["template"]["roles"])
+        if (role.contains("services"))
+          for (auto& s : role["services"]) s["spec"]["ports"][0].erase("nodePort");
+    });
+    const json report = status_json(sb);
+    const json coordinator = role_report(report, "coordinator");
+    REQUIRE(coordinator["operatorEvents"].size() >= 1);
+    CHECK(coordinator["operatorEvents"][0]["reason"] == "ValidateError");
+    CHECK(coordinator["operatorEvents"][0]["instanceSet"] == "mindie-motor-vllm-0-coordinator");
+    bool said = false;
+    for (const auto& u : report["unready"])
+      said = said || u.get<std::string>().find("role coordinator: infer-operator refuses "
+                                               "instanceset/mindie-motor-vllm-0-coordinator") != std::string::npos;
+    CHECK(said);
+    const auto table = sb.mindie({"status", "-n", kNs});
+    CHECK(table.out.find("non-zero nodePort") != std::string::npos);
+    const auto waited = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "1s"});
+    CHECK(waited.exit_code == 1);
+    CHECK_MESSAGE(waited.err.find("(ValidateError") != std::string::npos, waited.err);
+    CHECK(waited.err.find("non-zero nodePort") != std::string::npos);
+  }
+  SUBCASE("a nodePort taken by another Service: the operator stops before the coordinator's workload") {
+    const json holder = {{"apiVersion", "v1"},
+                         {"kind", "Service"},
+                         {"metadata", {{"name", "holder"}, {"namespace", "mindie-motor"}}},
+                         {"spec",
+                          {{"type", "NodePort"},
+                           {"selector", {{"app", "x"}}},
+                           {"ports", {{{"port", 80}, {"targetPort", 80}, {"nodePort", 31015}}}}}}};
+    REQUIRE(kubectl(sb, {"create", "--validate=false", "-f", dir.write("holder.json", holder.dump())}).exit_code == 0);
+    apply_bypassing_checks(sb, dir, [](json&) {});
+    const json report = status_json(sb);
+    const json coordinator = role_report(report, "coordinator");
+    CHECK(coordinator["pods"] == 0);
+    REQUIRE(coordinator["operatorEvents"].size() >= 1);
+    CHECK(coordinator["operatorEvents"][0]["reason"] == "ServiceCreateError");
+    const auto table = sb.mindie({"status", "-n", kNs});
+    CHECK_MESSAGE(table.out.find("could not create a Service of instanceset/mindie-motor-vllm-0-coordinator") !=
+                      std::string::npos,
+                  table.out);
+    CHECK(table.out.find("provided port is already allocated") != std::string::npos);
+  }
+}
+
+TEST_CASE("gang-scheduled roles need Volcano's PodGroup CRD: deploy refuses before any write without it") {
+  Sandbox sb({Sandbox::kNoVolcano});
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  const std::size_t mark = sb.requests().size();
+  const auto run = deploy(sb, dir, cfg);
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("role decode run") != std::string::npos, run.err);
+  CHECK(run.err.find("podgroups.scheduling.volcano.sh") != std::string::npos);
+  CHECK(writes_since(sb, mark).empty());
+  // Without gang roles Volcano's CRD is not needed.
+  const auto plain = deploy(sb, dir, example());
+  CHECK_MESSAGE(plain.exit_code == 0, plain.err);
+}
+
+TEST_CASE("scale-in of a gang role deletes the PodGroups the operator leaves behind") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  cfg["motor_deploy_config"]["d_instances_num"] = 3;
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
+        std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0", "pg-mindie-motor-vllm-0-decode-1",
+                                 "pg-mindie-motor-vllm-0-decode-2"});
+  run = sb.mindie({"scale", "-n", kNs, "--decode", "1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out ==
+        "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n"
+        "podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted\n"
+        "podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-2 deleted\n");
+  CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
+        std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0"});
+  // A non-gang role's scale-in deletes nothing else.
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n");
+}
+
+TEST_CASE("a redeploy that would change what a live InstanceSet fixed at creation is refused before any write") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  SUBCASE("pods per instance 1 -> 2 turns gang scheduling on") {
+    json cfg = example();
+    cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+    const std::size_t mark = sb.requests().size();
+    run = deploy(sb, dir, cfg);
+    CHECK(run.exit_code == 1);
+    CHECK_MESSAGE(run.err.find("role decode: this deploy changes gang scheduling (label "
+                               "infer.huawei.com/gang-schedule) from \"false\" to \"true\"") != std::string::npos,
+                  run.err);
+    CHECK(run.err.find("kubectl mindie delete -n mindie-demo") != std::string::npos);
+    CHECK(writes_since(sb, mark).empty());
+  }
+  SUBCASE("another hardware_type changes the schedule policy") {
+    json cfg = example();
+    cfg["motor_deploy_config"]["hardware_type"] = "800I_A3";
+    const std::size_t mark = sb.requests().size();
+    run = deploy(sb, dir, cfg);
+    CHECK(run.exit_code == 1);
+    CHECK_MESSAGE(run.err.find("from \"chip8-node8\" to \"chip2-node16\"") != std::string::npos, run.err);
+    CHECK(writes_since(sb, mark).empty());
+  }
+}
+
+TEST_CASE("a new pod template reaches only new instances: deploy says how many keep the old one, status shows it") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  json report = status_json(sb);
+  CHECK(role_report(report, "prefill")["instancesOnOtherTemplates"] == 0);
+  CHECK(sb.mindie({"status", "-n", kNs}).out.find("live state matches the baseline") != std::string::npos);
+
+  json cfg = example();
+  cfg["motor_deploy_config"]["image_name"] = "mindie-motor-vllm:next";
+  run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: role prefill: 1 running instance keeps an earlier pod template: "
+                             "infer-operator applies pod template changes only to instances it creates") !=
+                    std::string::npos,
+                run.err);
+  report = status_json(sb);
+  const json prefill = role_report(report, "prefill");
+  CHECK(prefill["instancesOnOtherTemplates"] == 1);
+  CHECK(prefill["otherImages"] == json::array({"mindie-motor-vllm:2.3.RC1-800I-A2-py311-ubuntu24.04-aarch64"}));
+  const auto table = sb.mindie({"status", "-n", kNs}).out;
+  CHECK(table.find("live state matches the baseline") == std::string::npos);
+  CHECK(table.find("drift: role prefill: 1 of 1 instances run an earlier pod template") != std::string::npos);
+  CHECK(table.find("drift: role prefill: pods run image mindie-motor-vllm:2.3.RC1") != std::string::npos);
+
+  // A new instance is made from the new template.
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  report = status_json(sb);
+  CHECK(role_report(report, "prefill")["instancesOnCurrentTemplate"] == 1);
+  CHECK(role_report(report, "prefill")["instancesOnOtherTemplates"] == 1);
+}
+
+TEST_CASE("status flags InstanceSets without the priority-scheduling-strategy label and says what to do") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto labelled = kubectl(sb, {"-n", kNs, "label", "instancesets.mindcluster.huawei.com",
+                                     "mindie-motor-vllm-0-prefill", "infer.huawei.com/priority-scheduling-strategy-"});
+  REQUIRE_MESSAGE(labelled.exit_code == 0, labelled.err);
+  const json report = status_json(sb);
+  CHECK(role_report(report, "prefill")["instanceSetsWithoutStrategy"] == json::array({"mindie-motor-vllm-0-prefill"}));
+  const auto table = sb.mindie({"status", "-n", kNs}).out;
+  CHECK_MESSAGE(table.find("instanceset/mindie-motor-vllm-0-prefill has no "
+                           "infer.huawei.com/priority-scheduling-strategy label") != std::string::npos,
+                table);
+  CHECK(table.find("kubectl label instancesets.mindcluster.huawei.com -n mindie-demo mindie-motor-vllm-0-prefill "
+                   "infer.huawei.com/priority-scheduling-strategy=Parallel") != std::string::npos);
+}

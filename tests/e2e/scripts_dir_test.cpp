@@ -1,0 +1,116 @@
+// --scripts-dir with PyMotor's deployer folder as operators keep it (startup/, startup/roles/, probe/ and files
+// deploy.py never stores), its startup/ folder, and a flat folder: motor-config gets exactly the keys deploy.py
+// stores (shared/docs/pymotor-deployer-2026-06.md, appendix). The fixture tree has that layout with placeholder
+// contents.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "harness.h"
+
+using e2e::Sandbox;
+using nlohmann::json;
+
+namespace {
+
+const char* const kStartup[] = {"boot.sh", "common.sh", "hccl_tools.py", "mooncake_config.py"};
+const char* const kRoles[] = {"controller.sh", "coordinator.sh", "engine.sh", "kv_pool.sh", "kv_conductor.sh",
+                              "mf_store.sh", "all_combine_in_single_container.sh"};
+const char* const kProbe[] = {"probe.sh", "probe.py"};
+
+/// A deployer folder under dir/deployer: every stored script (content "# <path>"), and what deploy.py leaves.
+void write_deployer_tree(const e2e::TempDir& dir) {
+  for (const char* k : kStartup) dir.write(std::string("deployer/startup/") + k, std::string("# startup/") + k + "\n");
+  for (const char* k : kRoles) dir.write(std::string("deployer/startup/roles/") + k, std::string("# roles/") + k + "\n");
+  for (const char* k : kProbe) dir.write(std::string("deployer/probe/") + k, std::string("# probe/") + k + "\n");
+  for (const char* f : {"deploy.py", "delete.sh", "show_log.sh", "requirements.txt", "README.md",
+                        "startup/set_env_docker.py", "lib/util.py", "yaml_template/a.yaml", "output_yamls/b.yaml"})
+    dir.write(std::string("deployer/") + f, "# not stored\n");
+}
+
+/// The ConfigMap a client dry run of the example renders with `scripts_dir`; the run's stderr in `err`.
+json rendered_config_map(const Sandbox& sb, const std::string& scripts_dir, std::string& err) {
+  const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", scripts_dir,
+                              "--dry-run=client", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  err = run.err;
+  const json list = json::parse(run.out);
+  for (const auto& item : list["items"])
+    if (item["kind"] == "ConfigMap") return item;
+  FAIL("no ConfigMap rendered");
+  return {};
+}
+
+std::set<std::string> script_keys(const json& cm) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : cm["data"].items())
+    if (k != "user_config.json" && k != "env.json" && k != "env_functions.sh") keys.insert(k);
+  return keys;
+}
+
+std::set<std::string> all_keys() {
+  std::set<std::string> keys;
+  for (const char* k : kStartup) keys.insert(k);
+  for (const char* k : kRoles) keys.insert(k);
+  for (const char* k : kProbe) keys.insert(k);
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("--scripts-dir reads PyMotor's deployer folder and its startup folder as deploy.py does") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  write_deployer_tree(dir);
+  std::string err;
+  SUBCASE("the deployer folder: the thirteen keys, nothing else, one notice of what was left out") {
+    const json cm = rendered_config_map(sb, dir.path() + "/deployer", err);
+    CHECK(script_keys(cm) == all_keys());
+    CHECK(cm["data"]["engine.sh"].get<std::string>().find("# roles/engine.sh\n") == 0);
+    CHECK(cm["data"]["probe.py"] == "# probe/probe.py\n");
+    CHECK_MESSAGE(err.find("(PyMotor's deployer folder): stored the 13 files deploy.py stores; left out README.md, "
+                           "delete.sh, deploy.py, lib/, output_yamls/, requirements.txt, show_log.sh, "
+                           "startup/set_env_docker.py, yaml_template/") != std::string::npos,
+                  err);
+  }
+  SUBCASE("its startup folder: probe/ is read beside it") {
+    const json cm = rendered_config_map(sb, dir.path() + "/deployer/startup", err);
+    CHECK(script_keys(cm) == all_keys());
+    CHECK(err.find("(the deployer's startup folder)") != std::string::npos);
+    CHECK(err.find("left out set_env_docker.py") != std::string::npos);
+  }
+  SUBCASE("a flat folder: only the keys deploy.py stores") {
+    dir.write("flat/notes.txt", "x\n");
+    for (const auto& f : std::filesystem::directory_iterator(e2e::kScripts))
+      dir.write("flat/" + f.path().filename().string(), e2e::read_file(f.path().string()));
+    const json cm = rendered_config_map(sb, dir.path() + "/flat", err);
+    CHECK(script_keys(cm).count("engine.sh") == 1);
+    CHECK(script_keys(cm).count("notes.txt") == 0);
+    CHECK(err.find("(a flat folder): stored the") != std::string::npos);
+    CHECK(err.find("left out notes.txt") != std::string::npos);
+  }
+}
+
+TEST_CASE("--scripts-dir lacking a file the config's roles run is an error naming where it was looked for") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  write_deployer_tree(dir);
+  std::filesystem::remove(dir.path() + "/deployer/startup/roles/engine.sh");
+  std::filesystem::remove(dir.path() + "/deployer/probe/probe.sh");
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", dir.path() + "/deployer"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("probe.sh (looked for " + dir.path() + "/deployer/probe/probe.sh)") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("engine.sh (looked for " + dir.path() + "/deployer/startup/roles/engine.sh)") !=
+        std::string::npos);
+  CHECK(sb.requests_since(mark).empty());
+  // kv_pool.sh is needed only when the KV pool is on: the example runs without it.
+  std::filesystem::remove(dir.path() + "/deployer/startup/roles/kv_pool.sh");
+  dir.write("deployer/startup/roles/engine.sh", "# engine\n");
+  dir.write("deployer/probe/probe.sh", "# probe\n");
+  const auto ok = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", dir.path() + "/deployer"});
+  CHECK_MESSAGE(ok.exit_code == 0, ok.err);
+}

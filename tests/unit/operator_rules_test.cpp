@@ -1,0 +1,115 @@
+// mindie/operator_rules.h: what infer-operator refuses or never changes, checked on objects
+// (shared/docs/infer-operator-rules.md A2, A3, D1, D3).
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include "config_test_support.h"
+#include "mindie/operator_rules.h"
+#include "mindie/render.h"
+#include "render_test_support.h"
+
+namespace json = boost::json;
+using namespace mindie;
+using mindie::test::deploy_of;
+using mindie::test::parse;
+using mindie::test::valid_config;
+
+namespace {
+
+json::object service(const std::string& ns, const std::string& name, int node_port) {
+  return json::parse(R"({"metadata":{"namespace":")" + ns + R"(","name":")" + name +
+                     R"("},"spec":{"type":"NodePort","ports":[{"port":80},{"port":1025,"nodePort":)" +
+                     std::to_string(node_port) + "}]}}")
+      .as_object();
+}
+
+// The live InstanceSet of `role` as the operator created it from `iss`: the role's labels, the template's policy.
+json::object instance_set_of(const json::object& iss, const std::string& role) {
+  const auto& r = test::role_of(iss, role);
+  json::object ist;
+  ist["metadata"] = {{"name", "mindie-motor-vllm-0-" + role}, {"labels", r.at("metadata").at("labels")}};
+  const auto ann = test::pod_annotations_of(r);
+  if (ann.contains(render::kSchedulePolicyAnnotation))
+    ist["metadata"].as_object()["annotations"] = {{render::kSchedulePolicyAnnotation, ann.at(render::kSchedulePolicyAnnotation)}};
+  return ist;
+}
+
+// A workload of instance `index` of `role` whose pod template carries `hash` ("" = none).
+json::object workload(const std::string& role, int index, const std::string& hash) {
+  json::object w;
+  w["metadata"] = {{"labels",
+                    {{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"},
+                     {"infer.huawei.com/instanceset-name", role},
+                     {"infer.huawei.com/instanceset-index", std::to_string(index)}}}};
+  json::object tmeta;
+  if (!hash.empty()) tmeta["annotations"] = {{render::kTemplateHashAnnotation, hash}};
+  w["spec"] = {{"template", {{"metadata", tmeta}}}};
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("node_port_conflicts: another Service holding the port conflicts; the deployment's own does not") {
+  const std::vector<render::NodePortClaim> claims = {{"team-a", "infer-x-0-coordinator", 31015}};
+  json::array services{service("team-a", "infer-x-0-coordinator", 31015), service("team-b", "other", 31016)};
+  CHECK(operator_rules::node_port_conflicts(claims, services).empty());
+  services.push_back(service("team-b", "holder", 31015));
+  const auto conflicts = operator_rules::node_port_conflicts(claims, services);
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].holder_ns == "team-b");
+  CHECK(conflicts[0].holder_name == "holder");
+  CHECK(conflicts[0].claim.port == 31015);
+  // Same name in another namespace is another Service.
+  CHECK(operator_rules::node_port_conflicts(claims, json::array{service("team-b", "infer-x-0-coordinator", 31015)})
+            .size() == 1);
+}
+
+TEST_CASE("gang_roles: the roles labelled gang-schedule true") {
+  auto cfg = valid_config();
+  CHECK(operator_rules::gang_roles(test::render_iss(parse(cfg))).empty());
+  deploy_of(cfg)["single_d_instance_pod_num"] = 2;
+  CHECK(operator_rules::gang_roles(test::render_iss(parse(cfg))) == std::vector<std::string>{"decode"});
+}
+
+TEST_CASE("fixed_at_creation_changes: gang flips and schedule policy changes of live roles") {
+  auto cfg = valid_config();
+  const auto live = test::render_iss(parse(cfg));
+  json::array sets{instance_set_of(live, "prefill"), instance_set_of(live, "decode")};
+  CHECK(operator_rules::fixed_at_creation_changes(live, sets).empty());
+
+  deploy_of(cfg)["single_d_instance_pod_num"] = 2;
+  auto changes = operator_rules::fixed_at_creation_changes(test::render_iss(parse(cfg)), sets);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].role == "decode");
+  CHECK(changes[0].instance_set == "mindie-motor-vllm-0-decode");
+  CHECK(changes[0].live == "false");
+  CHECK(changes[0].wanted == "true");
+
+  cfg = valid_config();
+  deploy_of(cfg)["hardware_type"] = "800I_A3";
+  deploy_of(cfg)["p_pod_npu_num"] = 8;
+  deploy_of(cfg)["d_pod_npu_num"] = 8;
+  changes = operator_rules::fixed_at_creation_changes(test::render_iss(parse(cfg)), sets);
+  REQUIRE(changes.size() == 2);  // prefill and decode
+  CHECK(changes[0].live == "chip8-node8");
+  CHECK(changes[0].wanted == "chip2-node16");
+  // A role without a live InstanceSet is new: nothing to compare.
+  CHECK(operator_rules::fixed_at_creation_changes(test::render_iss(parse(cfg)), json::array{}).empty());
+}
+
+TEST_CASE("instances_on_other_templates counts workloads whose template hash is not the role's") {
+  const auto iss = test::render_iss(parse(valid_config()));
+  const std::string hash = operator_rules::role_template_hash(iss, "prefill");
+  REQUIRE(hash.size() == 16);
+  json::array workloads{workload("prefill", 0, hash), workload("prefill", 1, "0123456789abcdef"),
+                        workload("prefill", 2, ""), workload("decode", 0, operator_rules::role_template_hash(iss, "decode"))};
+  const auto other = operator_rules::instances_on_other_templates(iss, workloads);
+  CHECK(other.size() == 1);
+  CHECK(other.at("prefill") == 2);  // another hash, and none recorded
+  CHECK(operator_rules::workload_template_hash(workloads[0]) == hash);
+}
+
+TEST_CASE("pod_group_name follows the operator's podgroup_manager") {
+  CHECK(operator_rules::pod_group_name("mindie-motor-vllm", 0, "decode", 3) == "pg-mindie-motor-vllm-0-decode-3");
+}
