@@ -14,6 +14,7 @@
 #include "aibrix/storm_render.h"
 #include "cmd/wait.h"
 #include "mindie/render.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 
@@ -47,19 +48,9 @@ bool use_aibrix(const FrameworkFlags& flags) {
 
 namespace {
 
-const json::value* find(const json::value* v, std::initializer_list<std::string_view> path) {
-  for (auto key : path) {
-    if (!v || !v->is_object()) return nullptr;
-    v = v->as_object().if_contains(key);
-  }
-  return v;
-}
-
-std::string str(const json::value* v) { return v && v->is_string() ? std::string(v->as_string()) : std::string(); }
-
-std::int64_t num(const json::value* v, std::int64_t fallback = 0) {
-  return v && (v->is_int64() || v->is_uint64()) ? v->to_number<std::int64_t>() : fallback;
-}
+using util::find;
+using util::num;
+using util::str;
 
 std::string name_of(const json::object& obj) { return str(find(&obj.at("metadata"), {"name"})); }
 

@@ -14,6 +14,7 @@
 #include "cmd/multi_deployment.h"
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 
@@ -43,13 +44,9 @@ void StatusOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
-const json::value* find(const json::value* v, std::initializer_list<std::string_view> path) {
-  for (auto key : path) {
-    if (!v || !v->is_object()) return nullptr;
-    v = v->as_object().if_contains(key);
-  }
-  return v;
-}
+using util::find;
+using util::num;
+using util::str;
 
 const json::value* find(const json::object& obj, std::initializer_list<std::string_view> path) {
   const json::value* v = nullptr;
@@ -67,12 +64,6 @@ const json::value* find(const json::object& obj, std::initializer_list<std::stri
   return v;
 }
 
-std::string str(const json::value* v) { return v && v->is_string() ? std::string(v->as_string()) : std::string(); }
-
-std::int64_t num(const json::value* v, std::int64_t fallback = 0) {
-  if (v && (v->is_int64() || v->is_uint64())) return v->to_number<std::int64_t>();
-  return fallback;
-}
 
 /// Seconds since the epoch of an RFC 3339 timestamp as the API server writes them ("2026-11-30T12:00:00Z", also
 /// with fractional seconds or an offset); nullopt when unreadable.

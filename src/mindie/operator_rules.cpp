@@ -2,36 +2,31 @@
 
 #include <cstdint>
 
+#include "util/json_path.h"
+
 namespace mindie::operator_rules {
 namespace json = boost::json;
 
 namespace {
 
-const json::value* at(const json::value* v, std::initializer_list<std::string_view> path) {
-  for (auto key : path) {
-    if (!v || !v->is_object()) return nullptr;
-    v = v->as_object().if_contains(key);
-  }
-  return v;
-}
-
-std::string str(const json::value* v) { return v && v->is_string() ? std::string(v->as_string()) : std::string(); }
+using util::find;
+using util::str;
 
 const json::array& roles_of(const json::object& iss) {
   static const json::array none;
   const auto* spec = iss.if_contains("spec");
-  const json::value* roles = at(spec, {"template", "roles"});
+  const json::value* roles = find(spec, {"template", "roles"});
   return roles && roles->is_array() ? roles->as_array() : none;
 }
 
 std::string iss_name(const json::object& iss) {
   const auto* md = iss.if_contains("metadata");
-  return str(at(md, {"name"}));
+  return str(find(md, {"name"}));
 }
 
 // The annotation the operator copies from the pod template onto a new InstanceSet (rules B3).
 std::string template_schedule_policy(const json::value& role) {
-  return str(at(&role, {"spec", "template", "metadata", "annotations", render::kSchedulePolicyAnnotation}));
+  return str(find(&role, {"spec", "template", "metadata", "annotations", render::kSchedulePolicyAnnotation}));
 }
 
 }  // namespace
@@ -39,7 +34,7 @@ std::string template_schedule_policy(const json::value& role) {
 std::vector<std::string> gang_roles(const json::object& iss) {
   std::vector<std::string> out;
   for (const auto& r : roles_of(iss))
-    if (str(at(&r, {"metadata", "labels", render::kGangScheduleLabel})) == "true") out.push_back(str(at(&r, {"name"})));
+    if (str(find(&r, {"metadata", "labels", render::kGangScheduleLabel})) == "true") out.push_back(str(find(&r, {"name"})));
   return out;
 }
 
@@ -48,13 +43,13 @@ std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::Node
   std::vector<NodePortConflict> out;
   for (const auto& claim : claims) {
     for (const auto& s : services) {
-      const std::string ns = str(at(&s, {"metadata", "namespace"})), name = str(at(&s, {"metadata", "name"}));
+      const std::string ns = str(find(&s, {"metadata", "namespace"})), name = str(find(&s, {"metadata", "name"}));
       if (ns == claim.ns && name == claim.service) continue;
-      const auto* ports = at(&s, {"spec", "ports"});
+      const auto* ports = find(&s, {"spec", "ports"});
       if (!ports || !ports->is_array()) continue;
       bool holds = false;
       for (const auto& p : ports->as_array())
-        if (const auto* n = at(&p, {"nodePort"}); n && n->is_number() && n->to_number<std::int64_t>() == claim.port)
+        if (const auto* n = find(&p, {"nodePort"}); n && n->is_number() && n->to_number<std::int64_t>() == claim.port)
           holds = true;
       if (holds) {
         out.push_back({claim, ns, name});
@@ -69,14 +64,14 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const json::object& iss, 
   std::vector<FixedAtCreation> out;
   const std::string service = iss_name(iss) + "-0";
   for (const auto& role : roles_of(iss)) {
-    const std::string name = str(at(&role, {"name"}));
+    const std::string name = str(find(&role, {"name"}));
     const std::string ist_name = service + "-" + name;
     const json::value* live = nullptr;
     for (const auto& s : instance_sets)
-      if (str(at(&s, {"metadata", "name"})) == ist_name) live = &s;
+      if (str(find(&s, {"metadata", "name"})) == ist_name) live = &s;
     if (!live) continue;
-    std::string live_gang = str(at(live, {"metadata", "labels", render::kGangScheduleLabel}));
-    std::string wanted_gang = str(at(&role, {"metadata", "labels", render::kGangScheduleLabel}));
+    std::string live_gang = str(find(live, {"metadata", "labels", render::kGangScheduleLabel}));
+    std::string wanted_gang = str(find(&role, {"metadata", "labels", render::kGangScheduleLabel}));
     if (live_gang.empty()) live_gang = "false";
     if (wanted_gang.empty()) wanted_gang = "false";
     if (live_gang != wanted_gang)
@@ -84,7 +79,7 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const json::object& iss, 
                      live_gang, wanted_gang});
     // Only when the live InstanceSet has one: an operator that did not copy it (or a role's own annotation) is
     // not ours to judge.
-    const auto* live_policy = at(live, {"metadata", "annotations", render::kSchedulePolicyAnnotation});
+    const auto* live_policy = find(live, {"metadata", "annotations", render::kSchedulePolicyAnnotation});
     if (live_policy && live_policy->is_string() && live_policy->as_string() != template_schedule_policy(role))
       out.push_back({name, ist_name,
                      std::string("the Volcano schedule policy (annotation ") + render::kSchedulePolicyAnnotation +
@@ -95,13 +90,13 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const json::object& iss, 
 }
 
 std::string workload_template_hash(const json::value& workload) {
-  return str(at(&workload, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+  return str(find(&workload, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
 }
 
 std::string role_template_hash(const json::object& iss, const std::string& role) {
   for (const auto& r : roles_of(iss))
-    if (str(at(&r, {"name"})) == role)
-      return str(at(&r, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+    if (str(find(&r, {"name"})) == role)
+      return str(find(&r, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
   return "";
 }
 
@@ -109,12 +104,12 @@ std::map<std::string, int> instances_on_other_templates(const json::object& iss,
   std::map<std::string, int> out;
   const std::string service = iss_name(iss) + "-0";
   for (const auto& role : roles_of(iss)) {
-    const std::string name = str(at(&role, {"name"}));
-    const std::string hash = str(at(&role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+    const std::string name = str(find(&role, {"name"}));
+    const std::string hash = str(find(&role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
     for (const auto& w : workloads) {
-      const auto* labels = at(&w, {"metadata", "labels"});
-      if (str(at(labels, {"infer.huawei.com/instanceset-name"})) != name ||
-          str(at(labels, {"infer.huawei.com/inferservice-name"})) != service)
+      const auto* labels = find(&w, {"metadata", "labels"});
+      if (str(find(labels, {"infer.huawei.com/instanceset-name"})) != name ||
+          str(find(labels, {"infer.huawei.com/inferservice-name"})) != service)
         continue;
       if (workload_template_hash(w) != hash) ++out[name];
     }

@@ -48,6 +48,20 @@ void apply_bypassing_checks(const Sandbox& sb, const e2e::TempDir& dir, const st
   REQUIRE_MESSAGE(applied.exit_code == 0, applied.err);
 }
 
+/// Creates NodePort Service `name` in namespace mindie-motor holding `node_port`, through kubectl: another
+/// deployment's port.
+void hold_node_port(const Sandbox& sb, const e2e::TempDir& dir, const std::string& name, int node_port) {
+  const json holder = {{"apiVersion", "v1"},
+                       {"kind", "Service"},
+                       {"metadata", {{"name", name}, {"namespace", "mindie-motor"}}},
+                       {"spec",
+                        {{"type", "NodePort"},
+                         {"selector", {{"app", "x"}}},
+                         {"ports", {{{"port", 80}, {"targetPort", 80}, {"nodePort", node_port}}}}}}};
+  const auto created = kubectl(sb, {"create", "--validate=false", "-f", dir.write(name + ".json", holder.dump())});
+  REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+}
+
 json role_report(const json& report, const std::string& name) {
   for (const auto& r : report.at("roles"))
     if (r.at("name") == name) return r;
@@ -84,15 +98,7 @@ TEST_CASE("the example deploys a coordinator: the infer NodePort has a nodePort 
 TEST_CASE("a nodePort another Service holds is refused before any write, naming that Service") {
   Sandbox sb;
   e2e::TempDir dir;
-  const json holder = {{"apiVersion", "v1"},
-                       {"kind", "Service"},
-                       {"metadata", {{"name", "someone-else"}, {"namespace", "mindie-motor"}}},
-                       {"spec",
-                        {{"type", "NodePort"},
-                         {"selector", {{"app", "x"}}},
-                         {"ports", {{{"port", 80}, {"targetPort", 80}, {"nodePort", 31015}}}}}}};
-  const auto created = kubectl(sb, {"create", "--validate=false", "-f", dir.write("holder.json", holder.dump())});
-  REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  hold_node_port(sb, dir, "someone-else", 31015);
   const std::size_t mark = sb.requests().size();
   auto run = deploy(sb, dir, example());
   CHECK(run.exit_code == 1);
@@ -143,14 +149,7 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
     CHECK(waited.err.find("non-zero nodePort") != std::string::npos);
   }
   SUBCASE("a nodePort taken by another Service: the operator stops before the coordinator's workload") {
-    const json holder = {{"apiVersion", "v1"},
-                         {"kind", "Service"},
-                         {"metadata", {{"name", "holder"}, {"namespace", "mindie-motor"}}},
-                         {"spec",
-                          {{"type", "NodePort"},
-                           {"selector", {{"app", "x"}}},
-                           {"ports", {{{"port", 80}, {"targetPort", 80}, {"nodePort", 31015}}}}}}};
-    REQUIRE(kubectl(sb, {"create", "--validate=false", "-f", dir.write("holder.json", holder.dump())}).exit_code == 0);
+    hold_node_port(sb, dir, "holder", 31015);
     apply_bypassing_checks(sb, dir, [](json&) {});
     const json report = status_json(sb);
     const json coordinator = role_report(report, "coordinator");

@@ -1,0 +1,33 @@
+// Reading fields of API objects held as Boost.JSON values, where any level may be absent or of another type (what a
+// server or a hand edit sends is never trusted to have the expected shape).
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace mindie::util {
+
+/// The value at `path` below `v` (object keys, in order), or nullptr when `v` is null, a level is missing or is not
+/// an object.
+inline const boost::json::value* find(const boost::json::value* v, std::initializer_list<std::string_view> path) {
+  for (auto key : path) {
+    if (!v || !v->is_object()) return nullptr;
+    v = v->as_object().if_contains(key);
+  }
+  return v;
+}
+
+/// The string `v` holds, or "" when it is null or not a string.
+inline std::string str(const boost::json::value* v) {
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+/// The integer `v` holds, or `fallback` when it is null or not an integer.
+inline std::int64_t num(const boost::json::value* v, std::int64_t fallback = 0) {
+  return v && (v->is_int64() || v->is_uint64()) ? v->to_number<std::int64_t>() : fallback;
+}
+
+}  // namespace mindie::util
