@@ -203,6 +203,10 @@ std::string recorded_service_set_name(const boost::json::object& cm, const confi
 boost::json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r,
                                                  const boost::json::object& obj, const kube::WriteOptions& opts);
 
+/// Appends the `items` of a list of `kind` to `out`, each with "kind" set: a list answer leaves it out of its items,
+/// and readers of a mixed array (StatefulSets and Deployments) need it.
+void append_with_kind(boost::json::array& out, const boost::json::array& items, const std::string& kind);
+
 /// The string at `key` of a ConfigMap's metadata.annotations, or "" when absent.
 std::string annotation(const boost::json::object& obj, const std::string& key);
 

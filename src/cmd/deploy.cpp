@@ -7,10 +7,12 @@
 #include <set>
 
 #include "cmd/multi_deployment.h"
+#include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
+#include "util/json_path.h"
 #include "util/yaml_json.h"
 
 namespace mindie::cmd {
@@ -329,6 +331,11 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
   }
 
+  if (!gang_scale_in_.empty())
+    for (const auto& pg : remove_stale_pod_groups(client, config_->job_id, render::workload_name(*config_, render_options_),
+                                                  gang_scale_in_, opts, "deploy wrote every object"))
+      printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
+
   // multi_deployment, single_container: what the baseline no longer has would keep running unseen — engine
   // Deployments of instances beyond the counts (a redeploy with lower counts than a scale had set; the coordinator
   // reads the counts from the baseline) and components turned off (kv-pool, kv-conductor, mf-store with their
@@ -360,7 +367,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   }
 }
 
-void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) const {
+void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) {
   const std::string& ns = config_->job_id;
   // nodePorts: one taken anywhere in the cluster stops the role for good (the operator creates Services first).
   if (const auto claims = render::node_port_claims(*config_, render_options_); !claims.empty()) {
@@ -376,13 +383,27 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
                       "coordinator from starting (set motor_deploy_config.infer_node_port to choose another)");
     }
     if (services) {
-      const auto conflicts = operator_rules::node_port_conflicts(claims, services->at("items").as_array());
+      const json::array& items = services->at("items").as_array();
+      std::vector<render::NodePortClaim> to_check;
+      for (const auto& c : claims) {
+        // infer-operator never updates a role Service: a live one keeps its port whatever the config says now.
+        const auto live = operator_rules::own_node_port(c, items);
+        if (config_->deploy_mode == config::DeployMode::InferServiceSet && live && *live != c.port) {
+          printer.warning("service/" + c.service + " keeps nodePort " + std::to_string(*live) + ", not " +
+                          std::to_string(c.port) + ": infer-operator never updates a role Service; to move it, "
+                          "delete it (kubectl delete service -n " + ns + " " + c.service + ") and deploy again, "
+                          "or set motor_deploy_config.infer_node_port to " + std::to_string(*live));
+          continue;
+        }
+        to_check.push_back(c);
+      }
+      const auto conflicts = operator_rules::node_port_conflicts(to_check, items);
       if (!conflicts.empty()) {
         std::string msg;
         for (const auto& c : conflicts)
           msg += (msg.empty() ? "" : "\n") + std::string("nodePort ") + std::to_string(c.claim.port) + " of service/" +
-                 c.claim.service + " is already allocated to service/" + c.holder_name + " in namespace " +
-                 c.holder_ns;
+                 c.claim.service + " in namespace " + c.claim.ns + " is already allocated to service/" +
+                 c.holder_name + " in namespace " + c.holder_ns;
         throw CommandError(msg + "\nset motor_deploy_config.infer_node_port to a free port (30000..32767); nothing "
                                  "was written");
       }
@@ -396,8 +417,10 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
       !gang.empty() && !client.has_group_version(kube::gvr::kPodGroups.group, kube::gvr::kPodGroups.version)) {
     std::string roles;
     for (const auto& r : gang) roles += (roles.empty() ? "" : ", ") + r;
-    throw CommandError("role" + std::string(gang.size() > 1 ? "s " : " ") + roles + " run more than one pod per "
-                       "instance, so they are gang-scheduled, and infer-operator refuses them unless Volcano's "
+    const bool several = gang.size() > 1;
+    throw CommandError("role" + std::string(several ? "s " : " ") + roles + (several ? " run" : " runs") +
+                       " more than one pod per instance, so " + (several ? "they are" : "it is") +
+                       " gang-scheduled, and infer-operator refuses " + (several ? "them" : "it") + " unless Volcano's "
                        "PodGroup CRD (podgroups.scheduling.volcano.sh, " + kube::gvr::kPodGroups.api_version() +
                        ") is established when the operator starts: the server does not serve it; install Volcano "
                        "(then restart infer-operator); nothing was written");
@@ -406,8 +429,30 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
 
   // What the operator fixed when it created the live InstanceSets (rules D3), and the workloads it never updates.
   const std::string selector = "infer.huawei.com/inferservice-name=" + render::workload_name(*config_, render_options_) + "-0";
-  const json::object sets = client.list(kube::gvr::kInstanceSets, ns, selector);
-  if (sets.at("items").as_array().empty()) return;
+  // Each list may be forbidden to a user who may still deploy: then the check it serves is skipped, with a warning.
+  const auto list_or_warn = [&](const kube::GVR& r, const std::string& check) -> std::optional<json::object> {
+    try {
+      return client.list(r, ns, selector);
+    } catch (const kube::ApiError& e) {
+      if (e.code() != 403) throw;
+      printer.warning("cannot list " + r.resource + " in namespace " + ns + " (" + e.status_message() + "): " + check);
+      return std::nullopt;
+    }
+  };
+  const auto listed_sets = list_or_warn(kube::gvr::kInstanceSets,
+                                        "not checked whether this deploy changes what the live InstanceSets fixed at "
+                                        "creation (infer-operator would not carry that out)");
+  if (!listed_sets || listed_sets->at("items").as_array().empty()) return;
+  const json::object& sets = *listed_sets;
+  // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written (D1).
+  const auto gang = operator_rules::gang_roles(iss);
+  for (const auto& [role, wanted] : render::desired_role_replicas(*config_)) {
+    if (std::find(gang.begin(), gang.end(), role) == gang.end()) continue;
+    for (const auto& s : sets.at("items").as_array())
+      if (util::str(util::find(&s, {"metadata", "labels", "infer.huawei.com/instanceset-name"})) == role &&
+          util::num(util::find(&s, {"spec", "replicas"})) > wanted)
+        gang_scale_in_[role] = wanted;
+  }
   if (const auto fixed = operator_rules::fixed_at_creation_changes(iss, sets.at("items").as_array()); !fixed.empty()) {
     std::string msg;
     for (const auto& f : fixed)
@@ -417,13 +462,21 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
     throw CommandError(msg + "\ndelete the deployment (kubectl mindie delete -n " + ns + ") and deploy again; nothing "
                              "was written");
   }
-  json::array workloads = client.list(kube::gvr::kStatefulSets, ns, selector).at("items").as_array();
-  const json::object deployments = client.list(kube::gvr::kDeployments, ns, selector);
-  for (const auto& d : deployments.at("items").as_array()) workloads.push_back(d);
-  for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads))
-    printer.warning("role " + role + ": " + std::to_string(old) + " running instance" + (old > 1 ? "s keep" : " keeps") +
+  json::array workloads;
+  for (const kube::GVR* r : {&kube::gvr::kStatefulSets, &kube::gvr::kDeployments}) {
+    const auto listed = list_or_warn(*r, "which running instances keep an earlier pod template is unknown");
+    if (!listed) return;
+    append_with_kind(workloads, listed->at("items").as_array(), r->kind);
+  }
+  for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads)) {
+    std::string names;
+    for (const auto& w : old) names += " " + w;
+    printer.warning("role " + role + ": " + std::to_string(old.size()) + " running instance" +
+                    (old.size() > 1 ? "s keep" : " keeps") +
                     " an earlier pod template: infer-operator applies pod template changes only to instances it "
-                    "creates from now on (scale the role in and out to recreate instances)");
+                    "creates from now on; to recreate one from the new template, delete its workload and the "
+                    "operator makes it again: kubectl delete -n " + ns + names);
+  }
 }
 
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,

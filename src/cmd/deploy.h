@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +65,8 @@ class DeployOptions {
   /// a nodePort another Service holds (one cluster-wide Service LIST; forbidden = a warning), gang-scheduled roles
   /// without Volcano's PodGroup API (A3), and on a redeploy (`redeploy`) a change of what the live InstanceSets fixed
   /// at creation (D3). Warns how many live instances keep an earlier pod template. Throws CommandError.
-  void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) const;
+  /// Records in gang_scale_in_ the gang roles this redeploy scales in.
+  void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
   /// Script keys the config's pods run (deployer_scripts::needed) that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
   /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken
@@ -85,6 +87,8 @@ class DeployOptions {
   render::RenderOptions render_options_;
   std::vector<boost::json::object> objects_;
   std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
+  /// Gang roles whose live InstanceSets have more instances than this deploy renders: role -> instances wanted.
+  std::map<std::string, int> gang_scale_in_;
 };
 
 }  // namespace mindie::cmd

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cmd/multi_deployment.h"
+#include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
@@ -272,25 +273,18 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   // scale-out (infer-operator-rules.md D1): remove them now that the scale is recorded.
   std::vector<std::string> removed_groups;
   const auto gang = operator_rules::gang_roles(*iss);
-  for (const auto& c : changes) {
-    if (c.to >= c.from || std::find(gang.begin(), gang.end(), c.role) == gang.end()) continue;
-    for (std::int64_t k = c.to; k < c.from; ++k) {
-      const std::string pg = operator_rules::pod_group_name(iss_name, 0, c.role, static_cast<int>(k));
-      try {
-        client.remove(kube::gvr::kPodGroups, namespace_, pg, opts);
-        removed_groups.push_back(pg);
-      } catch (const kube::ApiError& e) {
-        if (e.is_not_found()) continue;  // never made (no pod got that far) or already gone
-        throw PartialFailure(std::current_exception(),
-                             "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" +
-                                 iss_name + " and the baseline both say " + counts_text(target) +
-                                 "), but podgroup." + kube::gvr::kPodGroups.group + "/" + pg + " of removed instance " +
-                                 std::to_string(k) + " of role " + c.role + " is left; infer-operator would reuse it "
-                                 "unchanged on a later scale-out: delete it with kubectl delete podgroups." +
-                                 kube::gvr::kPodGroups.group + " -n " + namespace_ + " " + pg);
-      }
+  std::map<std::string, int> gang_counts;
+  bool gang_scale_in = false;
+  for (const auto& c : changes)
+    if (std::find(gang.begin(), gang.end(), c.role) != gang.end()) {
+      gang_counts[c.role] = static_cast<int>(c.to);
+      gang_scale_in = gang_scale_in || c.to < c.from;
     }
-  }
+  if (gang_scale_in)
+    removed_groups = remove_stale_pod_groups(
+        client, namespace_, iss_name, gang_counts, opts,
+        "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
+            " and the baseline both say " + counts_text(target) + ")");
 
   if (printer.format() == "json" || printer.format() == "yaml") {
     printer.object(result);

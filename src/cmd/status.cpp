@@ -207,13 +207,16 @@ json::object pod_summary(const json::value& pod, std::int64_t now) {
           {"events", json::array()}};
 }
 
-/// Warning events about the object of `kind` named `name`, newest first, at most `limit` (the latest say the
-/// most).
+/// Warning events about the object of `kind` named `name` (and, when `uid` is given, that uid), newest first, at
+/// most `limit` (the latest say the most).
 json::array warning_events(const json::array& events, std::string_view kind, const std::string& name,
-                           std::size_t limit) {
+                           std::size_t limit, const std::string& uid = "") {
   std::vector<std::pair<std::int64_t, const json::value*>> found;
   for (const auto& e : events) {
     if (str(find(&e, {"involvedObject", "kind"})) != kind || str(find(&e, {"involvedObject", "name"})) != name)
+      continue;
+    // An event about an earlier object of the same name (deleted and made again) says nothing about this one.
+    if (const std::string about = str(find(&e, {"involvedObject", "uid"})); !uid.empty() && !about.empty() && about != uid)
       continue;
     if (str(find(&e, {"type"})) != "Warning") continue;
     std::string when = str(find(&e, {"lastTimestamp"}));
@@ -261,6 +264,9 @@ std::int64_t service_index(const std::string& value, const std::string& name) {
 }
 
 bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
+
+/// The most instances of one role the report lists (kubectl-mindie deploys at most 16).
+constexpr std::int64_t kMaxListedInstances = 1024;
 
 }  // namespace
 
@@ -384,7 +390,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
-    StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}};
+    StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}};
     in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(slim_pod(pod)); });
     const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
@@ -394,7 +400,7 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}};
+  if (!iss) return StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = service_selector(name, service_count(iss));
@@ -402,9 +408,21 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
   json::array services =
       take(client.list(kube::gvr::kInferServices, ns, "infer.huawei.com/inferserviceset-name=" + name));
   json::array sets = take(client.list(kube::gvr::kInstanceSets, ns, selector));
-  json::array workloads = take(client.list(kube::gvr::kStatefulSets, ns, selector));
-  const json::object deployments = client.list(kube::gvr::kDeployments, ns, selector);
-  for (const auto& d : deployments.at("items").as_array()) workloads.push_back(d);
+  // Which template each instance runs; a user who may not list workloads still gets the rest of the report.
+  json::array workloads;
+  std::string workloads_unknown;
+  for (const kube::GVR* r : {&kube::gvr::kStatefulSets, &kube::gvr::kDeployments}) {
+    try {
+      const json::object listed = client.list(*r, ns, selector);
+      append_with_kind(workloads, listed.at("items").as_array(), r->kind);
+    } catch (const kube::ApiError& e) {
+      if (e.code() != 403) throw;
+      workloads_unknown = "cannot list " + r->resource + " in namespace " + ns + " (" + e.status_message() +
+                          "): which pod template each instance runs is unknown";
+      workloads.clear();
+      break;
+    }
+  }
   // Pods are most of the bytes (env, volumes, probes): keep only what the report reads, page by page.
   json::array pods;
   client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { pods.push_back(slim_pod(pod)); });
@@ -415,7 +433,8 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
                        });
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
   return StatusInputs{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
-                      std::move(pods),   std::move(events), {},                  std::move(workloads)};
+                      std::move(pods),   std::move(events), {},                  std::move(workloads),
+                      std::move(workloads_unknown)};
 }
 
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
@@ -483,8 +502,8 @@ StatusInputs inputs_from_informer(const kube::Informer& informer) {
   in.instance_sets = array(3);
   in.pods = array(4);
   in.events = array(5);
-  in.workloads = array(6);
-  for (auto& d : array(7)) in.workloads.push_back(std::move(d));
+  append_with_kind(in.workloads, array(6), kube::gvr::kStatefulSets.kind);
+  append_with_kind(in.workloads, array(7), kube::gvr::kDeployments.kind);
   return in;
 }
 
@@ -673,7 +692,13 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         if (wanted_of.count(sv)) wanted_of[sv] = std::max<std::int64_t>(0, num(find(ist, {"spec", "replicas"}), spec));
       }
     std::int64_t wanted_total = 0;
-    for (const auto& [sv, n] : wanted_of) wanted_total += n;
+    for (const auto& [sv, n] : wanted_of) {
+      wanted_total += n;
+      if (n > kMaxListedInstances)
+        drift.push_back(json::string("role " + name + ": " + std::to_string(n) + " instances wanted, far beyond "
+                                     "kubectl-mindie's limit of 16; only the first " +
+                                     std::to_string(kMaxListedInstances) + " are shown"));
+    }
     const auto& role_deployments = deployments[name];
     if (multi) {
       // The live spec: which instances have a Deployment, and pods per instance from their replicas.
@@ -710,7 +735,8 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       for (const auto& [k, d] : role_deployments) by_instance.try_emplace({0, k});
     } else {
       for (const auto& [sv, n] : wanted_of)
-        for (std::int64_t k = 0; k < n; ++k) by_instance.try_emplace({sv, k});
+        // Listed up to a bound: a hand-edited count of millions must not allocate millions of rows.
+        for (std::int64_t k = 0; k < std::min(n, kMaxListedInstances); ++k) by_instance.try_emplace({sv, k});
     }
     // The pod template the role asks for (its hash and container images), to tell which instances run another.
     const std::string role_hash =
@@ -719,16 +745,24 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     if (const auto* cs = find(live_role, {"spec", "template", "spec", "containers"}); cs && cs->is_array())
       for (const auto& c : cs->as_array()) spec_images[str(find(&c, {"name"}))] = str(find(&c, {"image"}));
     std::set<std::string> other_images;
-    std::int64_t on_current = 0, on_other = 0;
+    std::int64_t on_current = 0;
+    std::vector<std::string> old_workloads;  // "statefulset/NAME" of wanted instances on an earlier template
     json::array instances;
     std::int64_t ready_pods = 0, total = 0, restarts = 0, healthy_instances = 0;
     // A role absent from the live set is healthy only when the baseline has none of it either (union without
     // PD-hybrid, mf-store without sglang).
     bool role_healthy = multi || spec >= 0 || !iss || base == 0;
+    bool operator_missed = false;  // a wanted instance lacks pods: the operator's events may say why
     for (auto& [key, pod_list] : by_instance) {
       const auto [service, k] = key;
       const bool wanted = multi ? role_deployments.count(k) > 0 : k >= 0 && wanted_of.count(service) &&
                                                                     k < wanted_of.at(service);
+      // An instance's pods are what its workload asks for: the operator never updates a workload, so one made before
+      // a change of pods per instance keeps its count (reported as an earlier template, not as missing pods).
+      const auto workload = multi ? workloads[name].end() : workloads[name].find(key);
+      const bool has_workload = !multi && workload != workloads[name].end();
+      const std::int64_t inst_pods =
+          has_workload ? num(find(workload->second, {"spec", "replicas"}), pods_per_instance) : pods_per_instance;
       json::array pods;
       std::int64_t inst_ready = 0;
       for (const auto* p : pod_list) {
@@ -744,8 +778,9 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         restarts += pod.at("restarts").as_int64();
         pods.push_back(std::move(pod));
       }
-      const bool healthy = wanted && inst_ready >= needed_ready &&
-                           static_cast<std::int64_t>(pod_list.size()) >= (master_standby ? 1 : pods_per_instance);
+      const std::int64_t inst_needed_ready = master_standby ? needed_ready : inst_pods;
+      const bool healthy = wanted && inst_ready >= inst_needed_ready &&
+                           static_cast<std::int64_t>(pod_list.size()) >= (master_standby ? 1 : inst_pods);
       for (auto& pv : pods) {
         auto& pod = pv.as_object();
         if (pod.at("ready").as_bool()) continue;
@@ -766,9 +801,10 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
         unready.push_back(json::string(line));
       }
       const auto present = static_cast<std::int64_t>(pod_list.size());
-      if (wanted && present < pods_per_instance && !(master_standby && healthy)) {
+      if (wanted && present < inst_pods && !(master_standby && healthy)) {
+        operator_missed = true;
         unready.push_back(json::string("role " + name + " instance " + std::to_string(k) + ": " +
-                                       std::to_string(present) + " of " + std::to_string(pods_per_instance) +
+                                       std::to_string(present) + " of " + std::to_string(inst_pods) +
                                        " pods exist"));
       }
       if (!wanted && present > 0) {
@@ -794,10 +830,17 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                                         : json::value(nullptr);
       if (!multi) {
         // The template its workload was made from (null: no workload yet, or no hash recorded on it).
-        const auto w = workloads[name].find(key);
-        const std::string hash = w == workloads[name].end() ? "" : operator_rules::workload_template_hash(*w->second);
+        const std::string hash = has_workload ? operator_rules::workload_template_hash(*workload->second) : "";
         instance["templateHash"] = hash.empty() ? json::value(nullptr) : json::value(hash);
-        if (wanted && w != workloads[name].end() && !role_hash.empty()) ++(hash == role_hash ? on_current : on_other);
+        if (wanted && has_workload && !role_hash.empty()) {
+          if (hash == role_hash) {
+            ++on_current;
+          } else {
+            std::string kind = str(find(workload->second, {"kind"}));
+            std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+            old_workloads.push_back(kind + "/" + str(find(workload->second, {"metadata", "name"})));
+          }
+        }
       }
       instances.push_back(std::move(instance));
     }
@@ -807,9 +850,13 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     json::array operator_events;
     for (std::int64_t sv = 0; sv < (multi ? 0 : services); ++sv) {
       const std::string ist = iss_name + "-" + std::to_string(sv) + "-" + name;
-      for (auto& e : warning_events(in.events, "InstanceSet", ist, 3)) {
+      std::string uid;  // events about an earlier InstanceSet of the same name are not about this one
+      for (const auto* s : instance_sets[name])
+        if (str(find(s, {"metadata", "name"})) == ist) uid = str(find(s, {"metadata", "uid"}));
+      for (auto& e : warning_events(in.events, "InstanceSet", ist, 3, uid)) {
         e.as_object()["instanceSet"] = ist;
-        if (!role_healthy)
+        // They explain what the operator did not create; pods that exist explain themselves.
+        if (!role_healthy && operator_missed)
           unready.push_back(json::string("role " + name + ": " + operator_event_text("instanceset/" + ist, e)));
         operator_events.push_back(std::move(e));
       }
@@ -819,18 +866,24 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       if (!find(ist, {"metadata", "labels", render::kPrioritySchedulingLabel})) {
         const std::string ist_name = str(find(ist, {"metadata", "name"}));
         without_strategy.push_back(json::string(ist_name));
-        drift.push_back(json::string(
+        const std::string line =
             "role " + name + ": instanceset/" + ist_name + " has no " + render::kPrioritySchedulingLabel +
             " label (an older infer-operator created it), so a current operator creates no new workloads for it "
             "and scale-out does nothing; add it: kubectl label instancesets." + kube::gvr::kInstanceSets.group +
-            " -n " + ns + " " + ist_name + " " + render::kPrioritySchedulingLabel + "=Parallel"));
+            " -n " + ns + " " + ist_name + " " + render::kPrioritySchedulingLabel + "=Parallel";
+        drift.push_back(json::string(line));
+        if (!role_healthy) unready.push_back(json::string(line));  // why wait never sees the new instances
       }
-    if (on_other > 0)
+    if (!old_workloads.empty()) {
+      std::string names;
+      for (const auto& w : old_workloads) names += " " + w;
+      const auto on_other = static_cast<std::int64_t>(old_workloads.size());
       drift.push_back(json::string(
           "role " + name + ": " + std::to_string(on_other) + " of " + std::to_string(on_current + on_other) +
           " instances run an earlier pod template than spec.template.roles[" + std::to_string(index) +
-          "] (infer-operator never updates an existing instance's workload; scale the role in and out to recreate "
-          "them)"));
+          "]: infer-operator never updates an existing instance's workload; delete it and the operator makes it "
+          "again from the current one: kubectl delete -n " + ns + names));
+    }
     if (!other_images.empty()) {
       std::string images, wanted_images;
       for (const auto& i : other_images) images += (images.empty() ? "" : ", ") + i;
@@ -877,7 +930,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                      {"hpa", hpa_status},
                      {"templateHash", role_hash.empty() ? json::value(nullptr) : json::value(role_hash)},
                      {"instancesOnCurrentTemplate", on_current},
-                     {"instancesOnOtherTemplates", on_other},
+                     {"instancesOnOtherTemplates", static_cast<std::int64_t>(old_workloads.size())},
                      {"otherImages", json::array(other_images.begin(), other_images.end())},
                      {"operatorEvents", std::move(operator_events)},
                      {"instanceSetsWithoutStrategy", std::move(without_strategy)},
@@ -886,6 +939,9 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   report["ready"] = ready;
   report["roles"] = std::move(roles);
   report["drift"] = std::move(drift);
+  json::array warnings;
+  if (!in.workloads_unknown.empty()) warnings.push_back(json::string(in.workloads_unknown));
+  report["warnings"] = std::move(warnings);
   report["unready"] = std::move(unready);
   return report;
 }
@@ -1045,6 +1101,9 @@ std::string render_status_table(const json::object& report, bool wide) {
 
   out << '\n';
   const auto& drift = report.at("drift").as_array();
+  const auto* warnings = report.if_contains("warnings");
+  for (const auto& w : warnings && warnings->is_array() ? warnings->as_array() : json::array())
+    out << "warning: " << std::string_view(w.as_string()) << '\n';
   if (drift.empty()) out << "live state matches the baseline\n";
   for (const auto& d : drift) out << "drift: " << std::string_view(d.as_string()) << '\n';
   const auto& unready = report.at("unready").as_array();

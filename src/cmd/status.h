@@ -38,6 +38,9 @@ struct StatusInputs {
   /// infer_service_set: the operator's instance workloads (StatefulSets and Deployments), whose pod templates say
   /// which template each instance runs (infer-operator never updates them).
   boost::json::array workloads;
+  /// Why `workloads` could not be read (a 403 on listing them), "" when they were: the report then says so instead
+  /// of judging templates.
+  std::string workloads_unknown;
 };
 
 /// True when motor-config `cm` records a deploy_mode that runs_deployments (annotation, else the baseline).

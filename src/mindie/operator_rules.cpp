@@ -1,5 +1,7 @@
 #include "mindie/operator_rules.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 #include "util/json_path.h"
@@ -100,25 +102,49 @@ std::string role_template_hash(const json::object& iss, const std::string& role)
   return "";
 }
 
-std::map<std::string, int> instances_on_other_templates(const json::object& iss, const json::array& workloads) {
-  std::map<std::string, int> out;
+std::map<std::string, std::vector<std::string>> instances_on_other_templates(const json::object& iss,
+                                                                            const json::array& workloads) {
+  std::map<std::string, std::vector<std::string>> out;
   const std::string service = iss_name(iss) + "-0";
   for (const auto& role : roles_of(iss)) {
     const std::string name = str(find(&role, {"name"}));
     const std::string hash = str(find(&role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+    const std::int64_t kept = util::num(find(&role, {"replicas"}));
     for (const auto& w : workloads) {
       const auto* labels = find(&w, {"metadata", "labels"});
       if (str(find(labels, {"infer.huawei.com/instanceset-name"})) != name ||
           str(find(labels, {"infer.huawei.com/inferservice-name"})) != service)
         continue;
-      if (workload_template_hash(w) != hash) ++out[name];
+      const std::string index = str(find(labels, {"infer.huawei.com/instanceset-index"}));
+      if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoll(index) >= kept)
+        continue;  // an instance this deploy removes
+      if (workload_template_hash(w) == hash) continue;
+      std::string kind = str(find(&w, {"kind"}));
+      std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+      out[name].push_back((kind.empty() ? "workload" : kind) + "/" + str(find(&w, {"metadata", "name"})));
     }
   }
   return out;
 }
 
+std::optional<int> own_node_port(const render::NodePortClaim& claim, const json::array& services) {
+  for (const auto& s : services) {
+    if (str(find(&s, {"metadata", "namespace"})) != claim.ns || str(find(&s, {"metadata", "name"})) != claim.service)
+      continue;
+    if (const auto* ports = find(&s, {"spec", "ports"}); ports && ports->is_array())
+      for (const auto& p : ports->as_array())
+        if (const auto n = util::num(find(&p, {"nodePort"}))) return static_cast<int>(n);
+  }
+  return std::nullopt;
+}
+
+std::string pod_group_prefix(const std::string& iss, int service, const std::string& role) {
+  return "pg-" + iss + "-" + std::to_string(service) + "-" + role + "-";
+}
+
 std::string pod_group_name(const std::string& iss, int service, const std::string& role, int index) {
-  return "pg-" + iss + "-" + std::to_string(service) + "-" + role + "-" + std::to_string(index);
+  return pod_group_prefix(iss, service, role) + std::to_string(index);
 }
 
 }  // namespace mindie::operator_rules

@@ -31,6 +31,11 @@ struct NodePortConflict {
 std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::NodePortClaim>& claims,
                                                   const boost::json::array& services);
 
+/// The nodePort the claim's own Service holds in `services` (a cluster-wide Service list), if it exists with one.
+/// infer-operator never updates a role Service (rules B4): in infer_service_set mode a redeploy with another port
+/// leaves the live one as it is.
+std::optional<int> own_node_port(const render::NodePortClaim& claim, const boost::json::array& services);
+
 /// A redeploy that infer-operator would not carry out: InstanceSet labels and annotations are fixed at creation
 /// (rules D3), so a change of a live role's gang scheduling or schedule policy would give its new instances no
 /// PodGroup or a stale policy.
@@ -56,15 +61,18 @@ std::string workload_template_hash(const boost::json::value& workload);
 /// The role's pod template hash in an InferServiceSet (rendered or live); "" when absent.
 std::string role_template_hash(const boost::json::object& iss, const std::string& role);
 
-/// Per role of `iss` (rendered): how many of the live instance workloads in `workloads` (items of StatefulSet and
-/// Deployment lists carrying infer.huawei.com/instanceset-name) run another pod template than the role's, because
-/// infer-operator never updates an existing workload (rules D3, B1). Roles with none are left out.
-std::map<std::string, int> instances_on_other_templates(const boost::json::object& iss,
-                                                        const boost::json::array& workloads);
+/// Per role of `iss` (rendered): the live instance workloads in `workloads` (items of StatefulSet and Deployment
+/// lists carrying the operator's labels) that run another pod template than the role's, because infer-operator never
+/// updates an existing workload (rules D3, B1), as "statefulset/NAME" or "deployment/NAME". Only instances the role
+/// keeps (index below its replicas) count; roles with none are left out.
+std::map<std::string, std::vector<std::string>> instances_on_other_templates(const boost::json::object& iss,
+                                                                            const boost::json::array& workloads);
 
 /// The Volcano PodGroup infer-operator makes for instance `index` of `role` in InferService `service` of set `iss`:
 /// "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). It is left behind on scale-in and reused unchanged
 /// on a later scale-out (rules D1), so scale deletes those of removed instances.
 std::string pod_group_name(const std::string& iss, int service, const std::string& role, int index);
+/// pod_group_name without the index: "pg-<iss>-<service>-<role>-".
+std::string pod_group_prefix(const std::string& iss, int service, const std::string& role);
 
 }  // namespace mindie::operator_rules

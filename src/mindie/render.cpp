@@ -91,10 +91,14 @@ json::object env_var(std::string_view name, std::string_view value) {
   return json::object{{"name", name}, {"value", value}};
 }
 
-// Sets kTemplateHashAnnotation on the pod template of a workload spec (last, once the template is final).
-void stamp_template_hash(json::object& workload_spec) {
+// Sets kTemplateHashAnnotation on the pod template of a workload spec (last, once the template is final). With
+// `with_replicas` (infer_service_set roles) the pods per instance count too: the operator never updates a workload's
+// replicas either.
+void stamp_template_hash(json::object& workload_spec, bool with_replicas) {
+  const json::value* replicas = workload_spec.if_contains("replicas");
+  const std::int64_t pods = with_replicas && replicas && replicas->is_int64() ? replicas->as_int64() : -1;
   json::object& tpl = sub(workload_spec, "template");
-  const std::string hash = template_hash(tpl);
+  const std::string hash = template_hash(tpl, pods);
   sub(sub(tpl, "metadata"), "annotations")[kTemplateHashAnnotation] = hash;
 }
 
@@ -653,7 +657,7 @@ std::string operator_service_address(const std::string& service, const std::stri
   return service + "-" + iss + "-0-" + role + "." + ns + ".svc.cluster.local";
 }
 
-std::string template_hash(const json::object& pod_template) {
+std::string template_hash(const json::object& pod_template, std::int64_t pods) {
   json::object copy = pod_template;
   if (auto* md = copy.if_contains("metadata"); md && md->is_object())
     if (auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object()) {
@@ -661,7 +665,9 @@ std::string template_hash(const json::object& pod_template) {
       if (ann->as_object().empty()) md->as_object().erase("annotations");
     }
   std::uint64_t h = 14695981039346656037ull;  // FNV-1a 64
-  for (const unsigned char c : json::serialize(copy)) {
+  std::string text = json::serialize(copy);
+  if (pods >= 0) text += "\nreplicas=" + std::to_string(pods);
+  for (const unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }
@@ -787,7 +793,7 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   for (const auto& info : kRoles)
     if (role_rendered(cfg, info.name)) {
       json::object r = render_role(cfg, info, replicas.at(info.name), opts, problems, app_label(iss, info.name), addr);
-      stamp_template_hash(r.at("spec").as_object());
+      stamp_template_hash(r.at("spec").as_object(), true);
       roles.push_back(std::move(r));
     }
   // Every role's collisions at once, as for the files themselves.
@@ -843,7 +849,7 @@ json::object multi_deployment_object(const std::string& name, const std::string&
   json::object& labels = sub(sub(sub(spec, "template"), "metadata"), "labels");
   labels["app"] = name;
   if (index >= 0) labels[kInstanceIndexLabel] = std::to_string(index);
-  stamp_template_hash(spec);
+  stamp_template_hash(spec, false);  // the deployment controller follows a changed replicas itself
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "Deployment"},
                       {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, index)}}},

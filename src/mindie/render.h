@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -122,9 +123,11 @@ struct NodePortClaim {
 /// (otherwise Kubernetes allocates one).
 std::vector<NodePortClaim> node_port_claims(const config::UserConfig& cfg, const RenderOptions& opts);
 
-/// A hash of a pod template (16 hex digits, FNV-1a 64 of its serialized JSON, kTemplateHashAnnotation left out):
-/// equal templates, equal hashes. Rendered templates carry it as kTemplateHashAnnotation.
-std::string template_hash(const boost::json::object& pod_template);
+/// A hash of a pod template (16 hex digits, FNV-1a 64 of its serialized JSON, kTemplateHashAnnotation left out) and,
+/// when `pods` >= 0, of the pods per instance: equal inputs, equal hashes. Rendered templates carry it as
+/// kTemplateHashAnnotation; infer_service_set roles hash their pods per instance too (the operator never updates a
+/// workload's replicas), Deployments of the other modes do not (their controller follows replicas).
+std::string template_hash(const boost::json::object& pod_template, std::int64_t pods = -1);
 
 /// Every role name the InferServiceSet may hold, in order: controller, coordinator, prefill, decode, union,
 /// kv-pool, kv-conductor, mf-store. union (PD-hybrid) and mf-store (sglang) are rendered only when on; kv-pool and

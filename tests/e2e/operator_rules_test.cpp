@@ -102,8 +102,9 @@ TEST_CASE("a nodePort another Service holds is refused before any write, naming 
   const std::size_t mark = sb.requests().size();
   auto run = deploy(sb, dir, example());
   CHECK(run.exit_code == 1);
-  CHECK_MESSAGE(run.err.find("nodePort 31015 of service/infer-mindie-motor-vllm-0-coordinator is already allocated "
-                             "to service/someone-else in namespace mindie-motor") != std::string::npos,
+  CHECK_MESSAGE(run.err.find("nodePort 31015 of service/infer-mindie-motor-vllm-0-coordinator in namespace "
+                             "mindie-demo is already allocated to service/someone-else in namespace mindie-motor") !=
+                    std::string::npos,
                 run.err);
   CHECK(run.err.find("motor_deploy_config.infer_node_port") != std::string::npos);
   CHECK(writes_since(sb, mark).empty());
@@ -285,4 +286,104 @@ TEST_CASE("status flags InstanceSets without the priority-scheduling-strategy la
                 table);
   CHECK(table.find("kubectl label instancesets.mindcluster.huawei.com -n mindie-demo mindie-motor-vllm-0-prefill "
                    "infer.huawei.com/priority-scheduling-strategy=Parallel") != std::string::npos);
+}
+
+TEST_CASE("a redeploy with another nodePort says the live Service keeps its port, and is not refused for a port it "
+          "will not use") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["infer_node_port"] = 30000;
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  hold_node_port(sb, dir, "holder", 31015);
+  run = deploy(sb, dir, example());  // infer_node_port absent: 31015, which another Service holds
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: service/infer-mindie-motor-vllm-0-coordinator keeps nodePort 30000, not 31015: "
+                             "infer-operator never updates a role Service") != std::string::npos,
+                run.err);
+  for (const auto& s : e2e::kubectl_items(sb, "services", kNs))
+    if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") CHECK(s["spec"]["ports"][0]["nodePort"] == 30000);
+}
+
+TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a failed delete names every one left") {
+  Sandbox sb({"--fault", "DELETE:.*/podgroups/pg-mindie-motor-vllm-0-decode-2:500:100"});
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  cfg["motor_deploy_config"]["d_instances_num"] = 2;
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  cfg["motor_deploy_config"]["d_instances_num"] = 1;
+  run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted\n") != std::string::npos);
+  CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
+        std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0"});
+
+  // scale 4 -> 1: instances 1..3 lose their PodGroups; the one whose delete fails is named with the command.
+  run = sb.mindie({"scale", "-n", kNs, "--decode", "4"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = sb.mindie({"scale", "-n", kNs, "--decode", "1"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("the scale is done") != std::string::npos, run.err);
+  CHECK(run.err.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-2") != std::string::npos);
+  CHECK(run.err.find("kubectl delete podgroups.scheduling.volcano.sh -n mindie-demo pg-mindie-motor-vllm-0-decode-2") !=
+        std::string::npos);
+  CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
+        std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0", "pg-mindie-motor-vllm-0-decode-2"});
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+}
+
+TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, status counts the old instance whole") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 3;
+  run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: role decode: 1 running instance keeps an earlier pod template") !=
+                    std::string::npos,
+                run.err);
+  CHECK(run.err.find("kubectl delete -n mindie-demo statefulset/mindie-motor-vllm-0-decode-0") != std::string::npos);
+  const json report = status_json(sb);
+  CHECK(role_report(report, "decode")["instancesOnOtherTemplates"] == 1);
+  CHECK(role_report(report, "decode")["readyInstances"] == 1);  // its 2 pods are all it asks for
+  CHECK(report["unready"].empty());
+}
+
+TEST_CASE("wait names an InstanceSet without the strategy label as the reason new instances never come") {
+  Sandbox sb;
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  REQUIRE(kubectl(sb, {"-n", kNs, "label", "instancesets.mindcluster.huawei.com", "mindie-motor-vllm-0-decode",
+                       "infer.huawei.com/priority-scheduling-strategy-"})
+              .exit_code == 0);
+  run = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto waited = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "1s"});
+  CHECK(waited.exit_code == 1);
+  CHECK_MESSAGE(waited.err.find("instanceset/mindie-motor-vllm-0-decode has no "
+                                "infer.huawei.com/priority-scheduling-strategy label") != std::string::npos,
+                waited.err);
+}
+
+TEST_CASE("status without permission to list StatefulSets says what it cannot judge and shows the rest") {
+  Sandbox sb({"--fault", "GET:/apis/apps/v1/namespaces/mindie-demo/statefulsets:403"});
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  run = deploy(sb, dir, example());  // a redeploy lists them too
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.err.find("Warning: cannot list statefulsets in namespace mindie-demo") != std::string::npos);
+  const auto table = sb.mindie({"status", "-n", kNs});
+  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
+  CHECK(table.out.find("warning: cannot list statefulsets in namespace mindie-demo") != std::string::npos);
+  CHECK(table.out.find("which pod template each instance runs is unknown") != std::string::npos);
+  CHECK(table.out.find("every desired pod exists and is ready") != std::string::npos);
 }

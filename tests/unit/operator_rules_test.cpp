@@ -35,10 +35,12 @@ json::object instance_set_of(const json::object& iss, const std::string& role) {
   return ist;
 }
 
-// A workload of instance `index` of `role` whose pod template carries `hash` ("" = none).
+// A StatefulSet of instance `index` of `role` whose pod template carries `hash` ("" = none).
 json::object workload(const std::string& role, int index, const std::string& hash) {
   json::object w;
-  w["metadata"] = {{"labels",
+  w["kind"] = "StatefulSet";
+  w["metadata"] = {{"name", "mindie-motor-vllm-0-" + role + "-" + std::to_string(index)},
+                   {"labels",
                     {{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"},
                      {"infer.huawei.com/instanceset-name", role},
                      {"infer.huawei.com/instanceset-index", std::to_string(index)}}}};
@@ -99,14 +101,19 @@ TEST_CASE("fixed_at_creation_changes: gang flips and schedule policy changes of 
 }
 
 TEST_CASE("instances_on_other_templates counts workloads whose template hash is not the role's") {
-  const auto iss = test::render_iss(parse(valid_config()));
+  auto cfg = valid_config();
+  deploy_of(cfg)["p_instances_num"] = 3;
+  const auto iss = test::render_iss(parse(cfg));
   const std::string hash = operator_rules::role_template_hash(iss, "prefill");
   REQUIRE(hash.size() == 16);
   json::array workloads{workload("prefill", 0, hash), workload("prefill", 1, "0123456789abcdef"),
-                        workload("prefill", 2, ""), workload("decode", 0, operator_rules::role_template_hash(iss, "decode"))};
+                        workload("prefill", 2, ""), workload("prefill", 3, ""),  // 3: removed by this deploy
+                        workload("decode", 0, operator_rules::role_template_hash(iss, "decode"))};
   const auto other = operator_rules::instances_on_other_templates(iss, workloads);
   CHECK(other.size() == 1);
-  CHECK(other.at("prefill") == 2);  // another hash, and none recorded
+  // Another hash, and none recorded; not instance 3, which the role no longer has.
+  CHECK(other.at("prefill") == std::vector<std::string>{"statefulset/mindie-motor-vllm-0-prefill-1",
+                                                        "statefulset/mindie-motor-vllm-0-prefill-2"});
   CHECK(operator_rules::workload_template_hash(workloads[0]) == hash);
 }
 

@@ -546,7 +546,9 @@ TEST_CASE("every rendered pod template carries its template hash; a changed temp
     REQUIRE(ann.contains(render::kTemplateHashAnnotation));
     const std::string hash(ann.at(render::kTemplateHashAnnotation).as_string());
     CHECK(hash.size() == 16);
-    CHECK(hash == render::template_hash(tpl));  // the annotation itself is not part of what it hashes
+    // The annotation itself is not part of what it hashes; the pods per instance are.
+    CHECK(hash == render::template_hash(tpl, r.at("spec").at("replicas").as_int64()));
+    CHECK(hash != render::template_hash(tpl, r.at("spec").at("replicas").as_int64() + 1));
     hashes.insert(hash);
   }
   CHECK(hashes.size() >= 4);  // controller, coordinator, prefill and decode templates differ

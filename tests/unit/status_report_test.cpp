@@ -340,3 +340,33 @@ TEST_CASE("operator events on an InstanceSet explain an unhealthy role; a health
   CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().size() == 1);
   CHECK(unready_text(report) == "[]");
 }
+
+TEST_CASE("operator events about an earlier InstanceSet of the same name, or while the pods exist, are no reason") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  in.instance_sets.push_back(json::parse(R"({"metadata":{"name":"mindie-motor-vllm-0-coordinator","uid":"now",
+      "labels":{"infer.huawei.com/instanceset-name":"coordinator",
+                "infer.huawei.com/priority-scheduling-strategy":"Parallel"}}})"));
+  in.events.push_back(json::parse(R"({"type":"Warning","reason":"ServiceCreateError","message":"port taken",
+      "involvedObject":{"kind":"InstanceSet","name":"mindie-motor-vllm-0-coordinator","uid":"before"}})"));
+  // The coordinator's pod crash-loops: it exists, so the pod's own reason explains the role.
+  for (auto& p : in.pods)
+    if (p.at("metadata").at("labels").at("infer.huawei.com/instanceset-name").as_string() == "coordinator")
+      p.as_object()["status"].as_object()["conditions"].as_array()[1].as_object()["status"] = "False";
+  auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().empty());  // another uid
+  in.events[0].as_object()["involvedObject"].as_object()["uid"] = "now";
+  report = cmd::build_status_report("team-a", in, kNow);
+  CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().size() == 1);
+  CHECK(unready_text(report).find("port taken") == std::string::npos);  // the pod exists
+}
+
+TEST_CASE("a huge replicas count in a live object is reported, not listed instance by instance") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  for (auto& r : in.service_set->at("spec").as_object()["template"].as_object()["roles"].as_array())
+    if (r.at("name").as_string() == "prefill") r.as_object()["replicas"] = 2'000'000'000;
+  const auto report = cmd::build_status_report("team-a", in, kNow);
+  CHECK(role_of(report, "prefill").at("instances").as_array().size() == 1024);
+  CHECK(json::serialize(report.at("drift")).find("2000000000 instances wanted, far beyond") != std::string::npos);
+}
