@@ -64,7 +64,6 @@ const json::value* find(const json::object& obj, std::initializer_list<std::stri
   return v;
 }
 
-
 /// Seconds since the epoch of an RFC 3339 timestamp as the API server writes them ("2026-11-30T12:00:00Z", also
 /// with fractional seconds or an offset); nullopt when unreadable.
 std::optional<std::int64_t> parse_time(const std::string& s) {
@@ -360,10 +359,6 @@ json::object slim_pod(const json::object& pod) {
   if (const auto* status = pod.if_contains("status")) out["status"] = *status;
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 /// Pods InferServiceSet `iss` asks for: InferServices × the roles' instances × pods per instance (HPA-owned roles
 /// count their role.replicas; the operator's events are read when fewer exist).

@@ -21,6 +21,21 @@ const std::string& kNs = e2e::kExampleNamespace;
 
 json example() { return json::parse(e2e::read_file(e2e::kExample)); }
 
+/// The example with gang-scheduled decode instances (2 pods each), `instances` of them.
+json gang_example(int instances) {
+  json cfg = example();
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  cfg["motor_deploy_config"]["d_instances_num"] = instances;
+  return cfg;
+}
+
+/// The nodePort of the coordinator's inference Service the operator made.
+json infer_node_port(const Sandbox& sb) {
+  for (const auto& s : e2e::kubectl_items(sb, "services", kNs))
+    if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") return s["spec"]["ports"][0]["nodePort"];
+  return nullptr;
+}
+
 e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
   std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -81,15 +96,7 @@ TEST_CASE("the example deploys a coordinator: the infer NodePort has a nodePort 
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example(), {"--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  const json services = e2e::kubectl_items(sb, "services", kNs);
-  bool found = false;
-  for (const auto& s : services)
-    if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") {
-      found = true;
-      CHECK(s["spec"]["type"] == "NodePort");
-      CHECK(s["spec"]["ports"][0]["nodePort"] == 31015);
-    }
-  CHECK(found);
+  CHECK(infer_node_port(sb) == 31015);
   // A redeploy keeps its own port: the Service holding 31015 is the deployment's own.
   run = deploy(sb, dir, example());
   CHECK_MESSAGE(run.exit_code == 0, run.err);
@@ -168,10 +175,8 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
 TEST_CASE("gang-scheduled roles need Volcano's PodGroup CRD: deploy refuses before any write without it") {
   Sandbox sb({Sandbox::kNoVolcano});
   e2e::TempDir dir;
-  json cfg = example();
-  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
   const std::size_t mark = sb.requests().size();
-  const auto run = deploy(sb, dir, cfg);
+  const auto run = deploy(sb, dir, gang_example(1));
   CHECK(run.exit_code == 1);
   CHECK_MESSAGE(run.err.find("role decode run") != std::string::npos, run.err);
   CHECK(run.err.find("podgroups.scheduling.volcano.sh") != std::string::npos);
@@ -184,10 +189,7 @@ TEST_CASE("gang-scheduled roles need Volcano's PodGroup CRD: deploy refuses befo
 TEST_CASE("scale-in of a gang role deletes the PodGroups the operator leaves behind") {
   Sandbox sb;
   e2e::TempDir dir;
-  json cfg = example();
-  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
-  cfg["motor_deploy_config"]["d_instances_num"] = 3;
-  auto run = deploy(sb, dir, cfg);
+  auto run = deploy(sb, dir, gang_example(3));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
         std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0", "pg-mindie-motor-vllm-0-decode-1",
@@ -302,20 +304,15 @@ TEST_CASE("a redeploy with another nodePort says the live Service keeps its port
   CHECK_MESSAGE(run.err.find("Warning: service/infer-mindie-motor-vllm-0-coordinator keeps nodePort 30000, not 31015: "
                              "infer-operator never updates a role Service") != std::string::npos,
                 run.err);
-  for (const auto& s : e2e::kubectl_items(sb, "services", kNs))
-    if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") CHECK(s["spec"]["ports"][0]["nodePort"] == 30000);
+  CHECK(infer_node_port(sb) == 30000);
 }
 
 TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a failed delete names every one left") {
   Sandbox sb({"--fault", "DELETE:.*/podgroups/pg-mindie-motor-vllm-0-decode-2:500:100"});
   e2e::TempDir dir;
-  json cfg = example();
-  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
-  cfg["motor_deploy_config"]["d_instances_num"] = 2;
-  auto run = deploy(sb, dir, cfg);
+  auto run = deploy(sb, dir, gang_example(2));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  cfg["motor_deploy_config"]["d_instances_num"] = 1;
-  run = deploy(sb, dir, cfg);
+  run = deploy(sb, dir, gang_example(1));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted\n") != std::string::npos);
   CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
@@ -339,8 +336,7 @@ TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a faile
 TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, status counts the old instance whole") {
   Sandbox sb;
   e2e::TempDir dir;
-  json cfg = example();
-  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  json cfg = gang_example(1);
   auto run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 3;
