@@ -360,6 +360,18 @@ json::object slim_pod(const json::object& pod) {
   return out;
 }
 
+/// The part of a workload build_status_report reads: kind, name, labels, replicas and the template hash.
+json::object slim_workload(const json::object& w, const std::string& kind) {
+  json::object metadata;
+  for (const char* key : {"name", "labels"})
+    if (const auto* v = find(w, {"metadata", key})) metadata[key] = *v;
+  json::object spec;
+  if (const auto* v = find(w, {"spec", "replicas"})) spec["replicas"] = *v;
+  if (const auto* h = find(w, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}))
+    spec["template"] = {{"metadata", {{"annotations", {{render::kTemplateHashAnnotation, *h}}}}}};
+  return {{"kind", kind}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
+}
+
 /// Pods InferServiceSet `iss` asks for: InferServices × the roles' instances × pods per instance (HPA-owned roles
 /// count their role.replicas; the operator's events are read when fewer exist).
 std::int64_t desired_pods(const json::object& iss) {
@@ -408,8 +420,8 @@ StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
   std::string workloads_unknown;
   for (const kube::GVR* r : {&kube::gvr::kStatefulSets, &kube::gvr::kDeployments}) {
     try {
-      const json::object listed = client.list(*r, ns, selector);
-      append_with_kind(workloads, listed.at("items").as_array(), r->kind);
+      // Only what the report reads of each (pod templates are large): page by page, as the pods.
+      client.list_each(*r, ns, selector, 500, "", [&](json::object& w) { workloads.push_back(slim_workload(w, r->kind)); });
     } catch (const kube::ApiError& e) {
       if (e.code() != 403) throw;
       workloads_unknown = "cannot list " + r->resource + " in namespace " + ns + " (" + e.status_message() +
