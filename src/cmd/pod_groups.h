@@ -11,7 +11,7 @@
 
 namespace mindie::cmd {
 
-/// Deletes the PodGroups "pg-<iss>-0-<role>-<k>" (operator_rules::pod_group_name) of namespace `ns` whose instance
+/// Deletes the PodGroups "pg-<iss>-0-<role>-<k>" (operator_rules::pod_group_prefix) of namespace `ns` whose instance
 /// k is at or above `instances.at(role)`, for the gang roles in `instances` (role -> instances now wanted). One LIST
 /// of PodGroups (a 404, Volcano's API not served, means none), then one DELETE each; every one is tried. Returns
 /// the names deleted. Throws PartialFailure when some could not be deleted, naming each that is left and the kubectl

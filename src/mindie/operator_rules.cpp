@@ -95,13 +95,6 @@ std::string workload_template_hash(const json::value& workload) {
   return str(find(&workload, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
 }
 
-std::string role_template_hash(const json::object& iss, const std::string& role) {
-  for (const auto& r : roles_of(iss))
-    if (str(find(&r, {"name"})) == role)
-      return str(find(&r, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
-  return "";
-}
-
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const json::object& iss,
                                                                             const json::array& workloads) {
   std::map<std::string, std::vector<std::string>> out;
@@ -143,8 +136,5 @@ std::string pod_group_prefix(const std::string& iss, int service, const std::str
   return "pg-" + iss + "-" + std::to_string(service) + "-" + role + "-";
 }
 
-std::string pod_group_name(const std::string& iss, int service, const std::string& role, int index) {
-  return pod_group_prefix(iss, service, role) + std::to_string(index);
-}
 
 }  // namespace mindie::operator_rules

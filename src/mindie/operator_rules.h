@@ -58,9 +58,6 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const boost::json::object
 /// none (made before kubectl-mindie recorded hashes, or not from kubectl-mindie's template).
 std::string workload_template_hash(const boost::json::value& workload);
 
-/// The role's pod template hash in an InferServiceSet (rendered or live); "" when absent.
-std::string role_template_hash(const boost::json::object& iss, const std::string& role);
-
 /// Per role of `iss` (rendered): the live instance workloads in `workloads` (items of StatefulSet and Deployment
 /// lists carrying the operator's labels) that run another pod template than the role's, because infer-operator never
 /// updates an existing workload (rules D3, B1), as "statefulset/NAME" or "deployment/NAME". Only instances the role
@@ -68,11 +65,10 @@ std::string role_template_hash(const boost::json::object& iss, const std::string
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const boost::json::object& iss,
                                                                             const boost::json::array& workloads);
 
-/// The Volcano PodGroup infer-operator makes for instance `index` of `role` in InferService `service` of set `iss`:
-/// "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). It is left behind on scale-in and reused unchanged
-/// on a later scale-out (rules D1), so scale deletes those of removed instances.
-std::string pod_group_name(const std::string& iss, int service, const std::string& role, int index);
-/// pod_group_name without the index: "pg-<iss>-<service>-<role>-".
+/// The Volcano PodGroups infer-operator makes for the instances of `role` in InferService `service` of set `iss` are
+/// named "<this prefix><index>", i.e. "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). They are left
+/// behind on scale-in and reused unchanged on a later scale-out (rules D1), so deploy and scale delete those of
+/// removed instances.
 std::string pod_group_prefix(const std::string& iss, int service, const std::string& role);
 
 }  // namespace mindie::operator_rules

@@ -104,11 +104,14 @@ TEST_CASE("instances_on_other_templates counts workloads whose template hash is 
   auto cfg = valid_config();
   deploy_of(cfg)["p_instances_num"] = 3;
   const auto iss = test::render_iss(parse(cfg));
-  const std::string hash = operator_rules::role_template_hash(iss, "prefill");
+  const auto hash_of = [&](const char* role) {
+    return std::string(test::pod_annotations_of(test::role_of(iss, role)).at(render::kTemplateHashAnnotation).as_string());
+  };
+  const std::string hash = hash_of("prefill");
   REQUIRE(hash.size() == 16);
   json::array workloads{workload("prefill", 0, hash), workload("prefill", 1, "0123456789abcdef"),
                         workload("prefill", 2, ""), workload("prefill", 3, ""),  // 3: removed by this deploy
-                        workload("decode", 0, operator_rules::role_template_hash(iss, "decode"))};
+                        workload("decode", 0, hash_of("decode"))};
   const auto other = operator_rules::instances_on_other_templates(iss, workloads);
   CHECK(other.size() == 1);
   // Another hash, and none recorded; not instance 3, which the role no longer has.
@@ -117,6 +120,6 @@ TEST_CASE("instances_on_other_templates counts workloads whose template hash is 
   CHECK(operator_rules::workload_template_hash(workloads[0]) == hash);
 }
 
-TEST_CASE("pod_group_name follows the operator's podgroup_manager") {
-  CHECK(operator_rules::pod_group_name("mindie-motor-vllm", 0, "decode", 3) == "pg-mindie-motor-vllm-0-decode-3");
+TEST_CASE("pod_group_prefix follows the operator's podgroup_manager") {
+  CHECK(operator_rules::pod_group_prefix("mindie-motor-vllm", 0, "decode") + "3" == "pg-mindie-motor-vllm-0-decode-3");
 }
