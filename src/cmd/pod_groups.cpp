@@ -21,7 +21,9 @@ std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std
         const std::string stem = operator_rules::pod_group_prefix(iss, 0, role);
         if (n.size() <= stem.size() || n.compare(0, stem.size(), stem) != 0) continue;
         const std::string digits = n.substr(stem.size());
-        if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+        if (digits.empty() || digits.size() > 6 ||
+            !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return c >= '0' && c <= '9'; }))
+          continue;
         if (std::stoi(digits) >= wanted) stale.push_back(n);
       }
     }
