@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "cmd/multi_deployment.h"
 #include "mindie/operator_rules.h"
@@ -260,6 +261,20 @@ std::int64_t service_index(const std::string& value, const std::string& name) {
   if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
   if (digits.size() > 1 && digits[0] == '0') return -1;
   return std::stoll(digits);
+}
+
+/// Which instance a pod or workload of set `iss_name` belongs to, by the operator's labels: role
+/// (instanceset-name, "" when absent), InferService index (-1 unless one of the set's) and instance index (-1 when
+/// unreadable).
+std::tuple<std::string, std::int64_t, std::int64_t> operator_instance(const json::value* labels,
+                                                                       const std::string& iss_name) {
+  std::int64_t k = -1;
+  try {
+    k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
+  } catch (const std::exception&) {
+  }
+  return {str(find(labels, {"infer.huawei.com/instanceset-name"})),
+          service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name), k};
 }
 
 bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
@@ -632,14 +647,9 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       grouped[role][{0, k}].push_back(&pod);
       continue;
     }
-    const std::string role = str(find(labels, {"infer.huawei.com/instanceset-name"}));
-    const std::int64_t service = service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name);
+    // A label we cannot read still shows the pod, under instance -1.
+    const auto [role, service, k] = operator_instance(labels, iss_name);
     if (role.empty() || service < 0) continue;
-    std::int64_t k = -1;
-    try {
-      k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
-    } catch (const std::exception&) {  // a label we cannot read still shows the pod, under instance -1
-    }
     grouped[role][{service, k}].push_back(&pod);
   }
   // InstanceSets by role: what the operator has observed.
@@ -653,14 +663,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   // runs, since the operator never updates a workload (infer-operator-rules.md D3).
   std::map<std::string, std::map<std::pair<std::int64_t, std::int64_t>, const json::value*>> workloads;
   for (const auto& w : in.workloads) {
-    const json::value* labels = find(&w, {"metadata", "labels"});
-    const std::string role = str(find(labels, {"infer.huawei.com/instanceset-name"}));
-    const std::int64_t service = service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name);
-    std::int64_t k = -1;
-    try {
-      k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
-    } catch (const std::exception&) {
-    }
+    const auto [role, service, k] = operator_instance(find(&w, {"metadata", "labels"}), iss_name);
     if (!role.empty() && service >= 0 && k >= 0) workloads[role][{service, k}] = &w;
   }
 
@@ -843,9 +846,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
           if (hash == role_hash) {
             ++on_current;
           } else {
-            std::string kind = str(find(workload->second, {"kind"}));
-            std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-            old_workloads.push_back(kind + "/" + str(find(workload->second, {"metadata", "name"})));
+            old_workloads.push_back(operator_rules::workload_ref(*workload->second));
           }
         }
       }

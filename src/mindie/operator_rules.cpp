@@ -51,8 +51,7 @@ std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::Node
       if (!ports || !ports->is_array()) continue;
       bool holds = false;
       for (const auto& p : ports->as_array())
-        if (const auto* n = find(&p, {"nodePort"}); n && n->is_number() && n->to_number<std::int64_t>() == claim.port)
-          holds = true;
+        if (util::num(find(&p, {"nodePort"})) == claim.port) holds = true;
       if (holds) {
         out.push_back({claim, ns, name});
         break;
@@ -95,6 +94,12 @@ std::string workload_template_hash(const json::value& workload) {
   return str(find(&workload, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
 }
 
+std::string workload_ref(const json::value& workload) {
+  std::string kind = str(find(&workload, {"kind"}));
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
+  return (kind.empty() ? "workload" : kind) + "/" + str(find(&workload, {"metadata", "name"}));
+}
+
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const json::object& iss,
                                                                             const json::array& workloads) {
   std::map<std::string, std::vector<std::string>> out;
@@ -112,10 +117,7 @@ std::map<std::string, std::vector<std::string>> instances_on_other_templates(con
       if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos ||
           std::stoll(index) >= kept)
         continue;  // an instance this deploy removes
-      if (workload_template_hash(w) == hash) continue;
-      std::string kind = str(find(&w, {"kind"}));
-      std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return std::tolower(c); });
-      out[name].push_back((kind.empty() ? "workload" : kind) + "/" + str(find(&w, {"metadata", "name"})));
+      if (workload_template_hash(w) != hash) out[name].push_back(workload_ref(w));
     }
   }
   return out;

@@ -58,9 +58,13 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const boost::json::object
 /// none (made before kubectl-mindie recorded hashes, or not from kubectl-mindie's template).
 std::string workload_template_hash(const boost::json::value& workload);
 
+/// A workload as kubectl names it: "statefulset/NAME" or "deployment/NAME" (its "kind", which callers set on list
+/// items; "workload/NAME" without one).
+std::string workload_ref(const boost::json::value& workload);
+
 /// Per role of `iss` (rendered): the live instance workloads in `workloads` (items of StatefulSet and Deployment
 /// lists carrying the operator's labels) that run another pod template than the role's, because infer-operator never
-/// updates an existing workload (rules D3, B1), as "statefulset/NAME" or "deployment/NAME". Only instances the role
+/// updates an existing workload (rules D3, B1), as workload_ref names them. Only instances the role
 /// keeps (index below its replicas) count; roles with none are left out.
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const boost::json::object& iss,
                                                                             const boost::json::array& workloads);
