@@ -1,0 +1,159 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// CRD names whose presence decides what runs.
+const (
+	crdInferServiceSet = "inferservicesets.mindcluster.huawei.com"
+	crdInferService    = "inferservices.mindcluster.huawei.com"
+	crdInstanceSet     = "instancesets.mindcluster.huawei.com"
+	crdPodGroup        = "podgroups.scheduling.volcano.sh"
+)
+
+// Features are the CRDs established when the operator starts. Like the real operator, it decides once: a CRD
+// installed later needs a restart (A3).
+type Features struct {
+	MindCluster bool // InferServiceSet, InferService and InstanceSet
+	PodGroup    bool // Volcano's PodGroup: gang roles are refused without it
+}
+
+// CRDEstablished reports whether CustomResourceDefinition `name` exists with condition Established True.
+func CRDEstablished(ctx context.Context, c client.Reader, name string) (bool, error) {
+	crd := New(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("get customresourcedefinition %s: %w", name, err)
+	}
+	var conds []metav1.Condition
+	list, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		t, _ := m["type"].(string)
+		s, _ := m["status"].(string)
+		conds = append(conds, metav1.Condition{Type: t, Status: metav1.ConditionStatus(s)})
+	}
+	return meta.IsStatusConditionTrue(conds, "Established"), nil
+}
+
+// Detect reads which of the operator's CRDs are established.
+func Detect(ctx context.Context, c client.Reader) (Features, error) {
+	var f Features
+	all := true
+	for _, name := range []string{crdInferServiceSet, crdInferService, crdInstanceSet} {
+		ok, err := CRDEstablished(ctx, c, name)
+		if err != nil {
+			return f, err
+		}
+		all = all && ok
+	}
+	f.MindCluster = all
+	ok, err := CRDEstablished(ctx, c, crdPodGroup)
+	if err != nil {
+		return f, err
+	}
+	f.PodGroup = ok
+	return f, nil
+}
+
+// operatorSelector: the real operator's caches of workloads, Services, PodGroups (and here HPAs) hold only objects
+// labelled as its own (A7).
+var operatorSelector = labels.SelectorFromSet(labels.Set{LabelOperator: "true"})
+
+// CacheByObject is the per-type cache configuration the operator's watches need.
+func CacheByObject(f Features) map[client.Object]cache.ByObject {
+	if !f.MindCluster {
+		return nil
+	}
+	out := map[client.Object]cache.ByObject{
+		&appsv1.StatefulSet{}:                    {Label: operatorSelector},
+		&appsv1.Deployment{}:                     {Label: operatorSelector},
+		&corev1.Service{}:                        {Label: operatorSelector},
+		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: operatorSelector},
+	}
+	if f.PodGroup {
+		out[New(PodGroupGVK)] = cache.ByObject{Label: operatorSelector}
+	}
+	return out
+}
+
+// Watched lists one object of every kind the controllers watch, so that their informers can be made (and synced)
+// before the manager reports ready.
+func Watched(f Features) []client.Object {
+	if !f.MindCluster {
+		return nil
+	}
+	out := []client.Object{
+		New(InferServiceSetGVK), New(InferServiceGVK), New(InstanceSetGVK),
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{},
+	}
+	if f.PodGroup {
+		out = append(out, New(PodGroupGVK))
+	}
+	return out
+}
+
+// RateLimiter is the per-item backoff of every controller: the default's exponential start, capped at 30 s rather
+// than 1000 s so that a refused Service or a workload create retried after its cause went away does not wait long.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second)
+}
+
+// Setup registers the three controllers with mgr.
+func Setup(mgr ctrl.Manager, f Features, recorder record.EventRecorder) error {
+	if !f.MindCluster {
+		return nil
+	}
+	opts := controller.Options{RateLimiter: RateLimiter()}
+	c := mgr.GetClient()
+	if err := builder.ControllerManagedBy(mgr).Named("inferserviceset").WithOptions(opts).
+		For(New(InferServiceSetGVK)).
+		Owns(New(InferServiceGVK)).
+		Complete(&inferServiceSetReconciler{client: c}); err != nil {
+		return err
+	}
+	if err := builder.ControllerManagedBy(mgr).Named("inferservice").WithOptions(opts).
+		For(New(InferServiceGVK)).
+		Owns(New(InstanceSetGVK)).
+		Complete(&inferServiceReconciler{client: c}); err != nil {
+		return err
+	}
+	b := builder.ControllerManagedBy(mgr).Named("instanceset").WithOptions(opts).
+		For(New(InstanceSetGVK)).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{})
+	if f.PodGroup {
+		b = b.Owns(New(PodGroupGVK))
+	}
+	return b.Complete(&instanceSetReconciler{
+		client:          c,
+		apiReader:       mgr.GetAPIReader(),
+		recorder:        recorder,
+		supportPodGroup: f.PodGroup,
+	})
+}
