@@ -554,6 +554,9 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                       {"inferServiceSet", iss_name},       {"deployMode", mode}, {"found", found},
                       {"baselineUsable", baseline.has_value()}};
   json::array drift;
+  // Not a disagreement but work in flight: a controller or the operator has not yet caught up with the spec it was
+  // given (found against the real control plane, where that takes a moment after every write). Not ready either.
+  json::array converging;
   json::array unready;
   bool ready = found;
   if (!baseline) drift.push_back(json::string(baseline_problem));
@@ -583,7 +586,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       const std::string name = str(find(&d, {"metadata", "name"}));
       if (observed < generation) {
         ready = false;
-        drift.push_back(json::string("the deployment controller has not observed generation " +
+        converging.push_back(json::string("the deployment controller has not observed generation " +
                                      std::to_string(generation) + " of deployment " + name + " yet"));
       }
       listed.push_back({{"name", name},
@@ -603,7 +606,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     report["observedGeneration"] = observed;
     if (observed != generation) {
       ready = false;
-      drift.push_back(json::string("the operator has not observed generation " + std::to_string(generation) +
+      converging.push_back(json::string("the operator has not observed generation " + std::to_string(generation) +
                                    " yet (status.observedGeneration " + std::to_string(observed) + ")"));
     }
   } else {
@@ -918,7 +921,8 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                                    std::to_string(spec)));
     }
     if (!multi && observed && spec >= 0 && *observed != spec * services && !hpa) {
-      drift.push_back(json::string("role " + name + ": spec asks for " + std::to_string(spec * services) +
+      ready = false;
+      converging.push_back(json::string("role " + name + ": spec asks for " + std::to_string(spec * services) +
                                    " instances, the operator's InstanceSets report " + std::to_string(*observed)));
     }
     roles.push_back({{"name", name},
@@ -947,6 +951,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   report["ready"] = ready;
   report["roles"] = std::move(roles);
   report["drift"] = std::move(drift);
+  report["converging"] = std::move(converging);
   json::array warnings;
   if (!in.workloads_unknown.empty()) warnings.push_back(json::string(in.workloads_unknown));
   report["warnings"] = std::move(warnings);
@@ -1114,6 +1119,8 @@ std::string render_status_table(const json::object& report, bool wide) {
     out << "warning: " << std::string_view(w.as_string()) << '\n';
   if (drift.empty()) out << "live state matches the baseline\n";
   for (const auto& d : drift) out << "drift: " << std::string_view(d.as_string()) << '\n';
+  for (const auto& c : report.at("converging").as_array())
+    out << "converging: " << std::string_view(c.as_string()) << '\n';
   const auto& unready = report.at("unready").as_array();
   if (unready.empty() && report.at("found").as_bool()) out << "every desired pod exists and is ready\n";
   for (const auto& u : unready) out << "not ready: " << std::string_view(u.as_string()) << '\n';
@@ -1134,6 +1141,8 @@ std::vector<std::string> summary_lines(const json::object& report) {
   }
   lines.push_back(head);
   for (const auto& d : report.at("drift").as_array()) lines.push_back("drift: " + std::string(d.as_string()));
+  for (const auto& c : report.at("converging").as_array())
+    lines.push_back("converging: " + std::string(c.as_string()));
   for (const auto& u : report.at("unready").as_array()) lines.push_back("not ready: " + std::string(u.as_string()));
   return lines;
 }
@@ -1190,7 +1199,8 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
           if (!before.count(l)) printer.out() << stamp << "  " << l << '\n';
         const std::set<std::string> after(lines.begin(), lines.end());
         for (const auto& l : previous)
-          if (!after.count(l) && (l.starts_with("drift: ") || l.starts_with("not ready: ")))
+          if (!after.count(l) &&
+              (l.starts_with("drift: ") || l.starts_with("converging: ") || l.starts_with("not ready: ")))
             printer.out() << stamp << "  resolved: " << l << '\n';
       }
       printer.out() << std::flush;

@@ -98,8 +98,7 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
         if (progress && !shown.empty()) *progress << '\n';
         std::string message = "timed out waiting for the condition on " + subject + " (ready)";
         if (!report.at("found").as_bool()) message += "\n* inferserviceset/" + name + " does not exist";
-        for (const auto& d : report.at("drift").as_array())
-          if (std::string_view(d.as_string()).starts_with("the operator")) message += "\n* " + std::string(d.as_string());
+        for (const auto& c : report.at("converging").as_array()) message += "\n* " + std::string(c.as_string());
         for (const auto& u : report.at("unready").as_array()) message += "\n* " + std::string(u.as_string());
         throw CommandError(message);
       }
