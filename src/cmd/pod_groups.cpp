@@ -1,11 +1,50 @@
 #include "cmd/pod_groups.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "mindie/operator_rules.h"
 
 namespace mindie::cmd {
 namespace json = boost::json;
+
+namespace {
+
+/// How long to wait for infer-operator to act on a scale-in before giving up on the PodGroups: one reconcile per
+/// level (InferServiceSet, InferService, InstanceSet) takes well under a second on a healthy cluster.
+constexpr auto kOperatorWait = std::chrono::seconds(60);
+
+/// Whether infer-operator has acted on the lowered counts: each role's InstanceSet `<iss>-0-<role>` wants at most the
+/// instances still wanted and its status.observedGeneration has reached its generation. Until then a reconcile may
+/// create a deleted PodGroup again, since the operator creates (GetOrCreate) the PodGroup of every instance the
+/// InstanceSet still wants (shared/docs/infer-operator-rules.md D1; found against the real control plane, where
+/// the three levels take a moment). A missing InstanceSet counts as acted on.
+bool operator_acted(kube::Client& client, const std::string& ns, const std::string& iss,
+                    const std::map<std::string, int>& instances) {
+  for (const auto& [role, wanted] : instances) {
+    json::object is;
+    try {
+      is = client.get(kube::gvr::kInstanceSets, ns, iss + "-0-" + role);
+    } catch (const kube::ApiError& e) {
+      if (e.is_not_found()) continue;
+      throw;
+    }
+    const auto num = [](const json::value* v) { return v && v->is_int64() ? v->as_int64() : std::int64_t{-1}; };
+    const auto* spec = is.if_contains("spec");
+    const auto* status = is.if_contains("status");
+    const auto* meta = is.if_contains("metadata");
+    const std::int64_t replicas = num(spec && spec->is_object() ? spec->as_object().if_contains("replicas") : nullptr);
+    const std::int64_t observed =
+        num(status && status->is_object() ? status->as_object().if_contains("observedGeneration") : nullptr);
+    const std::int64_t generation =
+        num(meta && meta->is_object() ? meta->as_object().if_contains("generation") : nullptr);
+    if (replicas > wanted || observed < generation) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std::string& ns, const std::string& iss,
                                                  const std::map<std::string, int>& instances,
@@ -32,6 +71,32 @@ std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std
     throw;
   }
   std::sort(stale.begin(), stale.end());
+  if (stale.empty()) return {};
+  const auto delete_hint = [&](const std::vector<std::string>& names_left) {
+    std::string names, args;
+    for (const auto& pg : names_left) {
+      names += "\n  podgroup." + kube::gvr::kPodGroups.group + "/" + pg;
+      args += " " + pg;
+    }
+    return std::make_pair(names, "kubectl delete podgroups." + kube::gvr::kPodGroups.group + " -n " + ns + args);
+  };
+  // Deleted before the operator has seen the lower count, a PodGroup comes back and stays for good.
+  if (!opts.dry_run) {
+    const auto give_up = std::chrono::steady_clock::now() + kOperatorWait;
+    while (!operator_acted(client, ns, iss, instances)) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        const auto [names, command] = delete_hint(stale);
+        throw PartialFailure(std::make_exception_ptr(std::runtime_error(
+                                 "timed out waiting for infer-operator to act on the lower instance count")),
+                             done + ", but infer-operator has not acted on it within " +
+                                          std::to_string(kOperatorWait.count()) +
+                                          " s, so these PodGroups of removed instances are left (deleted now, it "
+                                          "would make them again):" + names +
+                                          "\nonce its InstanceSets show the new count, delete them with: " + command);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
   std::vector<std::string> deleted, left;
   std::exception_ptr first_failure;
   for (const auto& pg : stale) {
@@ -48,15 +113,10 @@ std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std
     }
   }
   if (!left.empty()) {
-    std::string names, args;
-    for (const auto& pg : left) {
-      names += "\n  podgroup." + kube::gvr::kPodGroups.group + "/" + pg;
-      args += " " + pg;
-    }
+    const auto [names, command] = delete_hint(left);
     throw PartialFailure(first_failure, done + ", but these PodGroups of removed instances are left, and "
                                                "infer-operator would reuse them unchanged on a later scale-out:" +
-                                            names + "\ndelete them with: kubectl delete podgroups." +
-                                            kube::gvr::kPodGroups.group + " -n " + ns + args);
+                                            names + "\ndelete them with: " + command);
   }
   return deleted;
 }
