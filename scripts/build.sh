@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds into ./build (kubectl-mindie, mindie-sandbox, tests).
+# Configures and builds into ./build (kubectl-mindie, the Go test instruments, tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stand-in for MindIE PyMotor's deployer coordinator.sh, for the sandbox demo and tests only: no container runs there.
+# Stand-in for MindIE PyMotor's deployer coordinator.sh, for the demo and tests only: no container runs there.
 # On a real cluster, deploy with --scripts-dir pointing at PyMotor's deployer folder (examples/deployer).
 echo "kubectl-mindie example coordinator.sh: replace it with PyMotor's deployer scripts (--scripts-dir)" >&2
 exit 1

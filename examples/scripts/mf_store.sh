@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stand-in for MindIE PyMotor's deployer mf_store.sh, for the sandbox demo and tests only: no container runs there.
+# Stand-in for MindIE PyMotor's deployer mf_store.sh, for the demo and tests only: no container runs there.
 # On a real cluster, deploy with --scripts-dir pointing at PyMotor's deployer folder (examples/deployer).
 echo "kubectl-mindie example mf_store.sh: replace it with PyMotor's deployer scripts (--scripts-dir)" >&2
 exit 1

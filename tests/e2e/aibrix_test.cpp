@@ -1,6 +1,6 @@
 // --framework aibrix end to end: deploy → (a pod killed and recreated, a crash loop) → status → scale → delete of
-// examples/aibrix/stormservice.yaml, the real binary against the sandbox serving the shared StormService CRD and
-// simulating AIBrix's controller (tests/sandbox/aibrix_sim.h). Asserts the stored objects and the request log:
+// examples/aibrix/stormservice.yaml, the real binary against the local cluster serving the shared StormService CRD,
+// with the fake operator playing AIBrix's controller. Asserts the stored objects and the request log:
 // server-side apply on deploy, one test-guarded JSON Patch on scale (never a re-apply of the whole StormService),
 // Services applied and pruned, nothing written without the CRD, nothing sent for a bad config.
 #include <doctest/doctest.h>
@@ -9,34 +9,33 @@
 
 #include "harness.h"
 
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
 
-const std::string kStormCrd = std::string(MINDIE_SHARED_DIR) + "/reference/crds/orchestration.aibrix.ai_stormservices.yaml";
 const std::string kStormExample = std::string(MINDIE_SOURCE_DIR) + "/examples/aibrix/stormservice.yaml";
 const std::string kStormPath = "/apis/orchestration.aibrix.ai/v1alpha1/namespaces/vllm-test/stormservices/qwen3-pd";
 const std::string kApp = "qwen3-pd";
 
-std::vector<std::string> storm_sandbox_args(std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--crd", kStormCrd, "--namespace", "vllm-test"};
+std::vector<std::string> storm_args(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--namespace", "vllm-test"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
 
-/// The real kubectl against the sandbox.
-e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig()};
+/// The cluster's kubectl, through the test's proxy.
+e2e::Run kubectl(const Cluster& sb, std::vector<std::string> args) {
+  std::vector<std::string> argv = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
   return e2e::run_process(argv);
 }
 
-std::vector<std::string> names(const Sandbox& sb, const std::string& kind, const std::string& selector = "") {
+std::vector<std::string> names(const Cluster& sb, const std::string& kind, const std::string& selector = "") {
   return e2e::item_names(e2e::kubectl_items(sb, kind, "vllm-test", selector));
 }
 
-json status_json(const Sandbox& sb) {
+json status_json(const Cluster& sb) {
   const auto run = sb.mindie({"status", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   return json::parse(run.out);
@@ -59,7 +58,7 @@ const json* pod_of(const json& report, const std::string& name) {
 }
 
 /// deploy --wait: returns once every role replica is ready (the simulation makes them ready at once).
-void deploy(const Sandbox& sb) {
+void deploy(const Cluster& sb) {
   const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd ready") != std::string::npos);
@@ -68,7 +67,7 @@ void deploy(const Sandbox& sb) {
 }  // namespace
 
 TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a StormService") {
-  Sandbox sb(storm_sandbox_args());
+  Cluster sb(storm_args());
 
   // deploy: server-side apply of the StormService, then its Services.
   const auto dep = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
@@ -106,10 +105,14 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   // recreation from the events about the earlier pod; a crash loop shows as restarts.
   const auto del = kubectl(sb, {"delete", "pod", "qwen3-pd-roleset-prefill-1", "-n", "vllm-test", "--wait=false"});
   REQUIRE_MESSAGE(del.exit_code == 0, del.err);
-  const auto crash = sb.control("/sandbox/pod-state", {{"namespace", "vllm-test"},
-                                                       {"pod", "qwen3-pd-roleset-decode-0-1"},
-                                                       {"state", "CrashLoopBackOff"}});
-  REQUIRE_MESSAGE(crash.exit_code == 0, crash.err);
+  sb.set_pod_state("vllm-test", "pod/qwen3-pd-roleset-decode-0-1", "CrashLoopBackOff");
+  e2e::eventually(
+      [&] {
+        const json r = status_json(sb);
+        const json* p = pod_of(r, "qwen3-pd-roleset-prefill-1");
+        return p != nullptr && (*p)["recreated"] == true;
+      },
+      "the killed prefill pod back, recreated");
   report = status_json(sb);
   CHECK(report["ready"] == false);
   REQUIRE(pod_of(report, "qwen3-pd-roleset-prefill-1"));
@@ -117,7 +120,7 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["earlierPods"] == 1);
   CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-0"))["recreated"] == false);
   CHECK(role_of(report, "prefill")["recreatedPods"] == 1);
-  CHECK(role_of(report, "decode")["restarts"] == 1);
+  CHECK(role_of(report, "decode")["restarts"] >= 1);  // KWOK's crash loop goes on restarting
   CHECK(role_of(report, "decode")["readyReplicas"] == 0);
   CHECK(report["rescheduling"].dump().find("qwen3-pd-roleset-prefill-1 (role prefill, replica 1): recreated") !=
         std::string::npos);
@@ -152,6 +155,8 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   const auto ss = kubectl(sb, {"get", "stormservices", kApp, "-n", "vllm-test", "-o", "json"});
   REQUIRE_MESSAGE(ss.exit_code == 0, ss.err);
   CHECK(json::parse(ss.out)["spec"]["template"]["spec"]["roles"][1]["replicas"] == 2);
+  // AIBrix's controller (the fake operator) recreates the decode pods from the new template.
+  e2e::eventually([&] { return status_json(sb)["ready"] == true; }, "the scaled StormService ready");
   report = status_json(sb);
   CHECK(report["ready"] == true);  // the template change recreated every pod, the crash loop with them
   CHECK(role_of(report, "decode")["readyReplicas"] == 2);
@@ -186,7 +191,7 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
 
 TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op) re-reads and retries") {
   // The first PATCH of the StormService is deploy's apply; the second, scale's JSON Patch, fails as a failed test.
-  Sandbox sb(storm_sandbox_args({"--fault", "PATCH:" + kStormPath + ":422:1:1"}));
+  Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":422:1:1"}));
   deploy(sb);
   const std::size_t before = sb.requests().size();
   const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
@@ -204,7 +209,7 @@ TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op
 }
 
 TEST_CASE("aibrix: without the StormService CRD nothing is written") {
-  Sandbox sb;  // the InferServiceSet CRD only
+  Cluster sb({Cluster::kNoAibrix});
   const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
   CHECK(run.exit_code == 1);
   CHECK(run.err.find("error: the server does not serve orchestration.aibrix.ai/v1alpha1 (StormService): install "
@@ -221,7 +226,7 @@ TEST_CASE("aibrix: without the StormService CRD nothing is written") {
 }
 
 TEST_CASE("aibrix: a bad config or bad flags send no request; --dry-run=client prints offline") {
-  Sandbox sb(storm_sandbox_args());
+  Cluster sb(storm_args());
   e2e::TempDir dir;
   std::string text = e2e::read_file(kStormExample);
   text.replace(text.find("npu_num: 16"), 11, "npu_num: 99");

@@ -1,5 +1,5 @@
-// Bad input through the real binary against a live sandbox: every rejected file of tests/corpus (user_config,
-// env.json, kubeconfig — the kubeconfigs rewritten to point at the sandbox), mutations of the example config
+// Bad input through the real binary against the live local cluster: every rejected file of tests/corpus (user_config,
+// env.json, kubeconfig — the kubeconfigs rewritten to point at the test's fault proxy), mutations of the example config
 // (wrong types, strings for numbers, floats, negative and huge values, unknown enum values, invalid namespaces,
 // 2 MB files) and broken flag sets. Each must exit 1 with an "error: ..." naming the file or flag at fault, one
 // "* path: problem" line per problem when it lists problems, and send exactly zero requests.
@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using e2e::kExample;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -53,7 +53,7 @@ std::string mutated_example(const e2e::TempDir& dir, const std::string& name, F 
   return dir.write(name, cfg.dump(2));
 }
 
-std::vector<Case> all_cases(const Sandbox& sb, const e2e::TempDir& dir) {
+std::vector<Case> all_cases(const Cluster& sb, const e2e::TempDir& dir) {
   std::vector<Case> cases;
   const auto deploy = [&](const std::string& config, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"deploy", "-f", config, "--scripts-dir", kScripts};
@@ -64,7 +64,7 @@ std::vector<Case> all_cases(const Sandbox& sb, const e2e::TempDir& dir) {
     cases.push_back({"user_config/" + f.filename().string(), deploy(f.string()), f.string()});
   for (const auto& f : rejected_files("env"))
     cases.push_back({"env/" + f.filename().string(), deploy(kExample, {"-e", f.string()}), f.string()});
-  // Kubeconfigs whose server is the sandbox: a request, had one been sent, would show up in its log.
+  // Kubeconfigs whose server is the fault proxy: a request, had one been sent, would show up in its log.
   for (const auto& f : rejected_files("kubeconfig")) {
     const std::string copy = dir.write("kubeconfig/" + f.filename().string(),
                                        replace_all(e2e::read_file(f.string()), "https://127.0.0.1:6443", sb.url()));
@@ -136,7 +136,7 @@ std::vector<Case> all_cases(const Sandbox& sb, const e2e::TempDir& dir) {
 }  // namespace
 
 TEST_CASE("bad-input corpus: each case fails with an error naming the file or flag, and sends zero requests") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const auto cases = all_cases(sb, dir);
   MESSAGE("bad-input corpus: " << cases.size() << " cases");

@@ -8,14 +8,14 @@
 
 #include "harness.h"
 
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 TEST_CASE("two concurrent scales of one service: one wins, a loser names the conflict, baseline equals live") {
   // Several rounds raise the odds that one of them overlaps; each round is judged on its own.
   for (int round = 0; round < 5; ++round) {
     CAPTURE(round);
-    Sandbox sb;
+    Cluster sb;
     const auto deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
     REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
 

@@ -1,4 +1,4 @@
-// The real binary's connection rules against the sandbox: connection flags without a kubeconfig, an exec
+// The real binary's connection rules against the local cluster (through the fault proxy): connection flags without a kubeconfig, an exec
 // credential plugin named relative to its kubeconfig, unusable configurations that send nothing, no token in logs.
 #include <doctest/doctest.h>
 
@@ -10,8 +10,8 @@
 
 namespace {
 
-// The value of `key:` in the sandbox's kubeconfig (server, token, certificate-authority-data).
-std::string kubeconfig_value(const e2e::Sandbox& sb, const std::string& key) {
+// The value of `key:` in the test's kubeconfig (server, token, certificate-authority-data).
+std::string kubeconfig_value(const e2e::Cluster& sb, const std::string& key) {
   std::smatch m;
   const std::string text = e2e::read_file(sb.kubeconfig());
   REQUIRE(std::regex_search(text, m, std::regex(key + ": (\\S+)")));
@@ -23,7 +23,7 @@ bool contains(const std::string& haystack, const std::string& needle) { return h
 }  // namespace
 
 TEST_CASE("connection: --server, --token and --insecure-skip-tls-verify reach the cluster without a kubeconfig") {
-  e2e::Sandbox sb;
+  e2e::Cluster sb;
   e2e::TempDir dir;
   const std::string token = kubeconfig_value(sb, "token");
   // `env` clears KUBECONFIG and HOME so that no kubeconfig can be found.
@@ -38,7 +38,7 @@ TEST_CASE("connection: --server, --token and --insecure-skip-tls-verify reach th
 }
 
 TEST_CASE("connection: an exec plugin named relative to its kubeconfig supplies the token") {
-  e2e::Sandbox sb;
+  e2e::Cluster sb;
   e2e::TempDir dir;
   const std::string token = kubeconfig_value(sb, "token");
   const std::string plugin = dir.write("bin/get-token",
@@ -59,7 +59,7 @@ TEST_CASE("connection: an exec plugin named relative to its kubeconfig supplies 
 }
 
 TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing file: exit 1 naming it, nothing sent") {
-  e2e::Sandbox sb;
+  e2e::Cluster sb;
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--context", "prod"}, "context \"prod\""},
       {{"--cluster", "other"}, "cluster \"other\""},
@@ -79,9 +79,9 @@ TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing fi
   CHECK(sb.requests().empty());
 }
 
-TEST_CASE("connection: a sandbox listening on [::1] is reached through its https://[::1]:PORT kubeconfig") {
-  // Needs the IPv6 loopback: without it the sandbox cannot bind and the constructor throws (a failure, not a skip).
-  e2e::Sandbox sb({}, "[::1]:0");
+TEST_CASE("connection: a cluster behind [::1] is reached through its https://[::1]:PORT kubeconfig") {
+  // Needs the IPv6 loopback: without it the proxy cannot bind and the constructor throws (a failure, not a skip).
+  e2e::Cluster sb({}, "[::1]:0");
   CHECK(sb.url().rfind("https://[::1]:", 0) == 0);
   CHECK(kubeconfig_value(sb, "server") == sb.url());
   const e2e::Run before = sb.mindie({"status", "-n", "mindie-demo"});

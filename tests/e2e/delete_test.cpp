@@ -1,4 +1,4 @@
-// kubectl mindie delete end to end: the real binary against the sandbox (operator simulation on).
+// kubectl mindie delete end to end: the real binary against the local cluster (the fake infer-operator on).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,20 +7,20 @@
 
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
 
 const std::string& kCm = e2e::kExampleConfigMapPath;
 
-void deploy_example(const Sandbox& sb) {
+void deploy_example(const Cluster& sb) {
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }
 
 /// Deploys the example into namespace mindie-motor (job_id changed), as a second, unrelated deployment.
-void deploy_second(const Sandbox& sb, const e2e::TempDir& dir) {
+void deploy_second(const Cluster& sb, const e2e::TempDir& dir) {
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   cfg["motor_deploy_config"]["job_id"] = "mindie-motor";
   // nodePorts are cluster-wide: the first deployment holds the default 31015.
@@ -31,17 +31,19 @@ void deploy_second(const Sandbox& sb, const e2e::TempDir& dir) {
 }
 
 /// `kubectl get KIND -n NS -o json` item names (cluster-scoped when ns is empty).
-std::vector<std::string> names(const Sandbox& sb, const std::string& kind, const std::string& ns) {
+std::vector<std::string> names(const Cluster& sb, const std::string& kind, const std::string& ns) {
   return e2e::item_names(e2e::kubectl_items(sb, kind, ns));
 }
 
 }  // namespace
 
 TEST_CASE("delete removes the deployment of one namespace, motor-config last, and leaves another deployment alone") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   deploy_example(sb);
   deploy_second(sb, dir);
+  sb.wait_ready("mindie-demo");
+  sb.wait_ready("mindie-motor");
   REQUIRE(!names(sb, "pods", "mindie-demo").empty());
   const std::size_t mark = sb.requests().size();
 
@@ -86,7 +88,7 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
 }
 
 TEST_CASE("delete --dry-run=client sends no write; --dry-run=server sends dryRun=All and keeps everything") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   std::size_t mark = sb.requests().size();
   const auto client = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=client"});
@@ -108,7 +110,7 @@ TEST_CASE("delete --dry-run=client sends no write; --dry-run=server sends dryRun
 
 TEST_CASE("a delete that fails half-way keeps motor-config, says so, and a re-run finishes the job") {
   // The first DELETE of a ClusterRole fails (a DELETE is sent once: it is not among the requests retried).
-  Sandbox sb({"--fault", "DELETE:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:500:1"});
+  Cluster sb({"--fault", "DELETE:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:500:1"});
   deploy_example(sb);
   const auto failed = sb.mindie({"delete", "-n", "mindie-demo"});
   CHECK(failed.exit_code == 1);
@@ -127,12 +129,12 @@ TEST_CASE("a delete that fails half-way keeps motor-config, says so, and a re-ru
 }
 
 TEST_CASE("delete refuses a motor-config that kubectl-mindie did not write, and needs -n") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const std::string cm = dir.write("cm.json", R"({"apiVersion":"v1","kind":"ConfigMap",
     "metadata":{"name":"motor-config","namespace":"mindie-demo"},"data":{"user_config.json":"{}"}})");
   const auto created =
-      e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "create", "-f", cm});
+      e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "create", "-f", cm});
   REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"delete", "-n", "mindie-demo"});
@@ -146,7 +148,7 @@ TEST_CASE("delete refuses a motor-config that kubectl-mindie did not write, and 
 }
 
 TEST_CASE("a server dry run of delete that fails says nothing changed, not how to recover") {
-  Sandbox sb({"--fault", "DELETE:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:500:1"});
+  Cluster sb({"--fault", "DELETE:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:500:1"});
   deploy_example(sb);
   const auto failed = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=server"});
   CHECK(failed.exit_code == 1);

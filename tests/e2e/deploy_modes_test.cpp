@@ -1,5 +1,5 @@
-// The deploy modes and components beyond the plain prefill/decode InferServiceSet, end to end against the sandbox:
-// PD-hybrid (one union role, scale --hybrid), single_container (one Deployment, scale refused) and sglang's
+// The deploy modes and components beyond the plain prefill/decode InferServiceSet, end to end against the local
+// cluster: PD-hybrid (one union role, scale --hybrid), single_container (one Deployment, scale refused) and sglang's
 // mf-store (a role, or a Deployment and Service in multi_deployment). Each runs deploy -> (scale) -> update-config
 // -> delete and checks objects and the request log.
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 
 using e2e::kScripts;
 using e2e::item_names;
-using e2e::Sandbox;
+using e2e::Cluster;
 using e2e::writes_since;
 using nlohmann::json;
 
@@ -37,7 +37,7 @@ json hybrid_example() {
   return cfg;
 }
 
-json items(const Sandbox& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, kNs); }
+json items(const Cluster& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, kNs); }
 
 /// The status report's role named `name`, or null.
 json role_report(const json& report, const std::string& name) {
@@ -53,7 +53,7 @@ std::string with_debug_logs(const e2e::TempDir& dir, json cfg) {
 }
 
 /// Runs update-config and checks it wrote motor-config only, once.
-void check_update_config(const Sandbox& sb, const e2e::TempDir& dir, const json& cfg) {
+void check_update_config(const Cluster& sb, const e2e::TempDir& dir, const json& cfg) {
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"update-config", "-f", with_debug_logs(dir, cfg)});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -64,7 +64,7 @@ void check_update_config(const Sandbox& sb, const e2e::TempDir& dir, const json&
 }
 
 /// delete --wait removes everything; the ConfigMap goes last.
-void check_delete(const Sandbox& sb) {
+void check_delete(const Cluster& sb) {
   const auto run = sb.mindie({"delete", "-n", kNs, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const std::string last = "configmap/motor-config deleted\n";
@@ -79,14 +79,14 @@ void check_delete(const Sandbox& sb) {
 }  // namespace
 
 TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded JSON patch, update-config, delete") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const json cfg = hybrid_example();
   const std::string file = dir.write("user_config.json", cfg.dump(2));
 
   auto run = sb.mindie({"deploy", "-f", file, "--scripts-dir", kScripts, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  json iss = json::parse(e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
+  json iss = json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
                                            "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-o",
                                            "json"})
                              .out);
@@ -142,7 +142,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
   // The baseline now says 3, the operator's text otherwise intact.
-  const json cm = json::parse(e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
+  const json cm = json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
                                                 "configmap", "motor-config", "-o", "json"})
                                   .out);
   CHECK(json::parse(cm["data"]["user_config.json"].get<std::string>())["motor_deploy_config"]["hybrid_instances_num"] ==
@@ -170,7 +170,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
 }
 
 TEST_CASE("single_container: one Deployment and NodePort Service; scale refused; update-config; delete") {
-  Sandbox sb({"--no-crd"});  // this mode needs no infer-operator
+  Cluster sb({"--no-crd"});  // this mode needs no infer-operator
   e2e::TempDir dir;
   json cfg = example();
   cfg["motor_deploy_config"]["deploy_mode"] = "single_container";
@@ -229,7 +229,7 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
   for (const char* mode : {"infer_service_set", "multi_deployment"}) {
     CAPTURE(mode);
     const bool multi = std::string_view(mode) == "multi_deployment";
-    Sandbox sb(multi ? std::vector<std::string>{"--no-crd"} : std::vector<std::string>{});
+    Cluster sb(multi ? std::vector<std::string>{"--no-crd"} : std::vector<std::string>{});
     e2e::TempDir dir;
     json cfg = example();
     cfg["motor_deploy_config"]["deploy_mode"] = mode;
@@ -269,7 +269,7 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
 }
 
 TEST_CASE("multi_deployment: a redeploy with a component turned off removes its Deployment and Service") {
-  Sandbox sb({"--no-crd"});
+  Cluster sb({"--no-crd"});
   e2e::TempDir dir;
   json cfg = example();
   cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
@@ -306,7 +306,7 @@ TEST_CASE("messages name the real way out: PD-hybrid switches, single_container 
   const std::string pd = dir.write("pd.json", example().dump(2));
   const std::string hybrid = dir.write("hybrid.json", hybrid_example().dump(2));
   {
-    Sandbox sb;
+    Cluster sb;
     auto run = sb.mindie({"deploy", "-f", hybrid, "--scripts-dir", kScripts});
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
     // update-config and scale cannot switch the workload; they point at a redeploy (not at each other).
@@ -328,7 +328,7 @@ TEST_CASE("messages name the real way out: PD-hybrid switches, single_container 
     CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
   }
   {
-    Sandbox sb({"--no-crd"});
+    Cluster sb({"--no-crd"});
     json sc = example();
     sc["motor_deploy_config"]["deploy_mode"] = "single_container";
     auto run = sb.mindie({"deploy", "-f", dir.write("sc.json", sc.dump(2)), "--scripts-dir", kScripts});
@@ -352,7 +352,7 @@ TEST_CASE("messages name the real way out: PD-hybrid switches, single_container 
 }
 
 TEST_CASE("--scripts-dir: a file named env_functions.sh or a broken link fails before any request") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const std::string scripts = dir.path() + "/scripts";
   std::filesystem::create_directories(scripts);

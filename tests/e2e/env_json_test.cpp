@@ -8,13 +8,13 @@
 #include "harness.h"
 
 using e2e::kExampleDir;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
 
-json config_map(const Sandbox& sb) {
-  const auto run = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "get",
+json config_map(const Cluster& sb) {
+  const auto run = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "get",
                                      "configmap", "motor-config", "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   return json::parse(run.out);
@@ -24,7 +24,7 @@ json config_map(const Sandbox& sb) {
 
 TEST_CASE("deploy writes set_*_env into the script copies only; SERVICE_ID survives a redeploy; update-config "
           "regenerates the functions from a new env.json") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const std::string engine = "#!/bin/bash\nset_prefill_env() {\n  :\n}\nset_decode_env() {\n  :\n}\n";
   e2e::write_stand_in_scripts(dir, "scripts");
@@ -84,7 +84,7 @@ json patched_data(const std::vector<e2e::LoggedRequest>& reqs) {
 
 TEST_CASE("update-config keeps the stored scripts byte for byte without --scripts-dir; with it, the folder's files "
           "replace them (env functions injected) and scripts no longer in the folder are removed") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   e2e::write_stand_in_scripts(dir, "old");
   dir.write("old/boot.sh", "#!/bin/bash\necho boot v1\n");
@@ -99,7 +99,7 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
   const std::string id = config_map(sb)["metadata"]["annotations"]["kubectl-mindie/service-id"];
 
   // Someone edits a script in the cluster; update-config without --scripts-dir leaves every script as it is there.
-  run = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "patch",
+  run = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "patch",
                           "configmap", "motor-config", "--type", "merge", "-p",
                           R"({"data":{"boot.sh":"#!/bin/bash\necho edited in the cluster\n"}})"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -186,7 +186,7 @@ TEST_CASE("update-config keeps the stored scripts byte for byte without --script
 }
 
 TEST_CASE("update-config with a bad --scripts-dir sends no request") {
-  Sandbox sb;
+  Cluster sb;
   auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", e2e::kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const json before = config_map(sb);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -91,14 +90,25 @@ pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
 
 Run run_process(const std::vector<std::string>& argv) { return run_processes({argv}).front(); }
 
-nlohmann::json kubectl_items(const Sandbox& sb, const std::string& kind, const std::string& ns,
+nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const std::string& ns,
                              const std::string& selector) {
-  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "get", kind, "-o", "json"};
+  std::vector<std::string> argv = {"get", kind, "-o", "json"};
   if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
   if (!selector.empty()) argv.insert(argv.end(), {"-l", selector});
-  const Run run = run_process(argv);
+  const Run run = sb.kubectl(argv);
   if (run.exit_code != 0) throw std::runtime_error("kubectl get " + kind + " failed: " + run.err);
-  return nlohmann::json::parse(run.out).at("items");
+  nlohmann::json items = nlohmann::json::array();
+  nlohmann::json list = nlohmann::json::parse(run.out);  // bound first: a range over a temporary's member dangles
+  for (auto& item : list.at("items")) {
+    const auto& meta = item.at("metadata");
+    const std::string name = meta.value("name", "");
+    // What Kubernetes itself puts into every namespace (the root-ca-certificate-publisher's ConfigMap, the
+    // serviceaccount controller's default ServiceAccount) is none of a test's business.
+    const std::string k = item.value("kind", "");
+    if ((k == "ConfigMap" && name == "kube-root-ca.crt") || (k == "ServiceAccount" && name == "default")) continue;
+    items.push_back(std::move(item));
+  }
+  return items;
 }
 
 std::vector<std::string> item_names(const nlohmann::json& items) {
@@ -108,7 +118,7 @@ std::vector<std::string> item_names(const nlohmann::json& items) {
   return out;
 }
 
-std::vector<LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark) {
+std::vector<LoggedRequest> writes_since(const Target& sb, std::size_t mark) {
   std::vector<LoggedRequest> out;
   for (const auto& r : sb.requests_since(mark))
     if (r.is_write()) out.push_back(r);
@@ -224,87 +234,18 @@ void write_stand_in_scripts(const TempDir& dir, const std::string& sub) {
     dir.write(sub + "/" + entry.path().filename().string(), read_file(entry.path().string()));
 }
 
-Sandbox::Sandbox(std::vector<std::string> extra_args, std::string listen) {
-  kubeconfig_ = dir_.path() + "/kubeconfig";
-  log_ = dir_.path() + "/requests.jsonl";
-  const std::string crds = std::string(MINDIE_SHARED_DIR) + "/reference/crds/";
-  std::vector<std::string> argv = {SANDBOX_BINARY, "--listen", listen, "--kubeconfig-out", kubeconfig_,
-                                   "--request-log", log_, "--simulate-operator",
-                                   "--crd", crds + "mindcluster.huawei.com_crds.yaml",
-                                   "--namespace", "mindie-demo", "--namespace", "mindie-motor"};
-  // A MindCluster cluster runs Volcano: its PodGroup CRD is there unless the test asks for a cluster without it.
-  const auto no_volcano = std::find(extra_args.begin(), extra_args.end(), kNoVolcano);
-  if (no_volcano != extra_args.end()) extra_args.erase(no_volcano);
-  else argv.insert(argv.end(), {"--crd", crds + "scheduling.volcano.sh_podgroups.yaml"});
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  int out_fd = -1, err_fd = -1;
-  pid_ = spawn(argv, out_fd, err_fd);
-  // stderr is left to the sandbox's own diagnostics; only stdout carries the ready line.
-  close(err_fd);
-  std::string line;
-  char ch;
-  while (true) {
-    const ssize_t n = read(out_fd, &ch, 1);
-    if (n == 1) {
-      if (ch == '\n') break;
-      line += ch;
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;
-    }
-  }
-  close(out_fd);
-  if (line.rfind("ready ", 0) != 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    throw std::runtime_error("sandbox did not start (first line: \"" + line + "\")");
-  }
-  url_ = line.substr(6);
-}
-
-Sandbox::~Sandbox() {
-  if (pid_ > 0) {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
-}
-
-std::vector<LoggedRequest> Sandbox::requests() const { return requests_since(0); }
-
-std::vector<LoggedRequest> Sandbox::requests_since(std::size_t since) const {
-  std::vector<LoggedRequest> out;
-  std::ifstream in(log_);
-  std::string line;
-  std::size_t n = 0;
-  while (std::getline(in, line)) {
-    if (line.empty() || n++ < since) continue;
-    const auto j = nlohmann::json::parse(line);
-    LoggedRequest r;
-    r.method = j.value("method", "");
-    r.path = j.value("path", "");
-    r.query = j.value("query", "");
-    r.content_type = j.value("contentType", "");
-    r.body = j.value("body", "");
-    r.status = j.value("status", 0);
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-std::vector<std::string> Sandbox::mindie_argv(std::vector<std::string> args) const {
-  std::vector<std::string> argv = {MINDIE_BINARY, "--kubeconfig", kubeconfig_};
+std::vector<std::string> Target::mindie_argv(std::vector<std::string> args) const {
+  std::vector<std::string> argv = {MINDIE_BINARY, "--kubeconfig", kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 
-Run Sandbox::mindie(std::vector<std::string> args) const { return run_process(mindie_argv(std::move(args))); }
+Run Target::mindie(std::vector<std::string> args) const { return run_process(mindie_argv(std::move(args))); }
 
-Run Sandbox::control(const std::string& path, const nlohmann::json& body) const {
-  static std::atomic<int> serial{0};
-  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", body.dump());
-  return run_process({"/usr/bin/kubectl", "--kubeconfig", kubeconfig_, "create", "--raw", path, "-f", file});
+Run Target::kubectl(std::vector<std::string> args) const {
+  std::vector<std::string> argv = {kubectl_binary(), "--kubeconfig", kubeconfig()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
 }
 
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs) {
@@ -313,7 +254,7 @@ std::size_t count_writes(const std::vector<LoggedRequest>& reqs) {
   return n;
 }
 
-bool baseline_agrees_with_live(const Sandbox& sb, const std::string& ns, std::string& why) {
+bool baseline_agrees_with_live(const Target& sb, const std::string& ns, std::string& why) {
   const Run status = sb.mindie({"status", "-n", ns, "-o", "json"});
   if (status.exit_code == 0) {
     const auto report = nlohmann::json::parse(status.out);
@@ -323,8 +264,7 @@ bool baseline_agrees_with_live(const Sandbox& sb, const std::string& ns, std::st
   why = status.err;
   if (status.err.find("no deployment found") == std::string::npos) return false;
   // No baseline: then nothing may run without one either.
-  const Run live = run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", ns, "get",
-                                "inferservicesets.mindcluster.huawei.com", "-o", "name"});
+  const Run live = sb.kubectl({"-n", ns, "get", "inferservicesets.mindcluster.huawei.com", "-o", "name"});
   why += live.out + live.err;
   return live.exit_code == 0 && live.out.empty();
 }

@@ -1,7 +1,10 @@
-// End-to-end test harness: runs the real mindie-sandbox and the real kubectl-mindie binary as child processes.
-// Synchronisation is by pipes (the sandbox prints "ready URL" once it serves), never by sleeping.
+// End-to-end test harness: runs the real kubectl-mindie binary as a child process against the run's local cluster
+// (tests/cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK, and the fake infer-operator),
+// each test through its own fault proxy. Synchronisation is by pipes (the instruments print "ready" lines), watches
+// and `kubectl wait`, never by sleeping.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,7 +26,7 @@ struct Run {
   std::string err;
 };
 
-/// One line of the sandbox's request log.
+/// One line of the fault proxy's request log.
 struct LoggedRequest {
   std::string method;
   std::string path;
@@ -53,43 +56,110 @@ class TempDir {
 /// dir.path()/`sub`, for a test that then replaces or adds some of them.
 void write_stand_in_scripts(const TempDir& dir, const std::string& sub);
 
-/// A running sandbox API server. `extra_args` are added to its command line (e.g. "--no-crd",
-/// "--fault", "PATCH:...:409:1"). Always started with --simulate-operator, the shared InferServiceSet CRD and
-/// namespaces `mindie-demo` and `mindie-motor`. `listen` is its --listen address (e.g. "[::1]:0" for IPv6).
-class Sandbox {
+/// What a test talks to: a kubeconfig whose requests are logged, and the commands run with it.
+class Target {
  public:
-  /// An extra argument of the harness, not passed to the sandbox: start it without Volcano's PodGroup CRD (by
-  /// default it serves scheduling.volcano.sh/v1beta1 podgroups, as a MindCluster cluster does).
-  static constexpr const char* kNoVolcano = "--harness-no-volcano";
-  explicit Sandbox(std::vector<std::string> extra_args = {}, std::string listen = "127.0.0.1:0");
-  ~Sandbox();
-  Sandbox(const Sandbox&) = delete;
-  Sandbox& operator=(const Sandbox&) = delete;
-
-  const std::string& kubeconfig() const { return kubeconfig_; }
-  const std::string& url() const { return url_; }
-  /// Every request logged so far.
-  std::vector<LoggedRequest> requests() const;
+  virtual ~Target() = default;
+  virtual const std::string& kubeconfig() const = 0;
+  virtual const std::string& url() const = 0;
   /// Requests logged after the first `since` ones.
-  std::vector<LoggedRequest> requests_since(std::size_t since) const;
-  /// Runs kubectl-mindie with `args` plus --kubeconfig of this sandbox.
+  virtual std::vector<LoggedRequest> requests_since(std::size_t since) const = 0;
+  /// Every request logged so far.
+  std::vector<LoggedRequest> requests() const { return requests_since(0); }
+  /// Runs kubectl-mindie with `args` plus --kubeconfig of this target.
   Run mindie(std::vector<std::string> args) const;
   /// The command line mindie() runs, for run_processes().
   std::vector<std::string> mindie_argv(std::vector<std::string> args) const;
-  /// POSTs `body` to a sandbox control endpoint (`path`: "/sandbox/pod-state", "/sandbox/close-watches" or
-  /// "/sandbox/compact") through the real kubectl (`create --raw`, so with this sandbox's token and CA). exit_code 0
-  /// and the answer's JSON in `out` on success; on an error Status (404 nothing matched, 400 bad body) exit_code 1
-  /// and kubectl's message in `err`. The control request is not in the request log, but /usr/bin/kubectl (gcloud's
-  /// version dispatcher) sends one `GET /version?timeout=5s` first, which is: count requests after control calls.
-  Run control(const std::string& path, const nlohmann::json& body = nlohmann::json::object()) const;
+  /// Runs kubectl with this kubeconfig: the cluster's own (the release the control plane was built from).
+  virtual Run kubectl(std::vector<std::string> args) const;
+};
+
+/// The path of the kubectl tests use as a second client: the one built with the control plane (the machine's
+/// /usr/bin/kubectl may be outside the supported version skew).
+const std::string& kubectl_binary();
+
+/// A test's view of the run's one local cluster (tests/cluster/cluster.sh: etcd, kube-apiserver,
+/// kube-controller-manager, kube-scheduler, KWOK Atlas nodes, and the fake infer-operator): its own fault proxy
+/// (mindie-fault-proxy, whose request log requests() reads) and kubeconfig, and namespaces `mindie-demo` and
+/// `mindie-motor` fresh for the test. The cluster starts with the first test (or is the one MINDIE_E2E_CLUSTER
+/// names, a folder of `cluster.sh up`) and stops when the run ends. Tests run one at a time (one process), so a test
+/// may change cluster-wide state (a CRD absent), which the destructor restores.
+class Cluster : public Target {
+ public:
+  /// `args`: "--fault SPEC" (the proxy's fault rules, METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]], KIND a code 400..599,
+  /// hang, drop, lose-reply, hold or hold-reply), "--no-crd" (infer-operator's CRDs absent for this test),
+  /// kNoVolcano (Volcano's PodGroup CRD absent), kNoAibrix, "--namespace NS" (one more fresh namespace). `listen`: the proxy's address (e.g. "[::1]:0").
+  static constexpr const char* kNoVolcano = "--harness-no-volcano";
+  /// AIBrix's StormService CRD absent.
+  static constexpr const char* kNoAibrix = "--harness-no-aibrix";
+  explicit Cluster(std::vector<std::string> args = {}, std::string listen = "127.0.0.1:0");
+  ~Cluster() override;
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  const std::string& kubeconfig() const override { return kubeconfig_; }
+  const std::string& url() const override { return url_; }
+  std::vector<LoggedRequest> requests_since(std::size_t since) const override;
+
+  /// Runs the cluster's kubectl as the cluster admin, straight to the API server (not logged, never faulted).
+  Run admin(std::vector<std::string> args) const;
+  /// Like admin(), failing the test (std::runtime_error with kubectl's stderr) unless it exits 0; returns stdout.
+  std::string admin_ok(std::vector<std::string> args) const;
+  /// The admin kubeconfig (straight to the API server).
+  const std::string& admin_kubeconfig() const;
+
+  /// Waits until `kubectl mindie wait --for=ready` says the deployment of `ns` is ready (as the admin, not logged).
+  void wait_ready(const std::string& ns, const std::string& timeout = "180s") const;
+  /// The folder of the run's cluster (`cluster.sh status DIR` reads it).
+  const std::string& cluster_dir() const;
+  /// Puts the pods of `ns` selected by `selector` (a label selector, or "pod/NAME") into `state`, as a kubelet would report it, and waits until every
+  /// one shows it: Ready, NotReady, ContainerCreating, ImagePullBackOff, CrashLoopBackOff or OOMKilled (KWOK's
+  /// stages of tests/cluster/kwok-stages.yaml, chosen by the annotation kwok.x-k8s.io/sim; the pod's status is
+  /// reset to Pending so that KWOK plays the new path). Fails when nothing matches.
+  void set_pod_state(const std::string& ns, const std::string& selector, const std::string& state) const;
+  /// Waits until at least `count` pods of `ns` match `selector` (watching them, as `kubectl get -w` does), then until
+  /// each meets `condition` (a `kubectl wait` --for argument, e.g. "--for=condition=Ready"; empty: none).
+  void wait_pods(const std::string& ns, const std::string& selector, std::size_t count,
+                 const std::string& condition = "--for=condition=Ready") const;
+  /// The same for any kind (`kubectl get` names it: "podgroups", "instancesets.mindcluster.huawei.com"), no
+  /// condition; `selector` may be empty.
+  void wait_objects(const std::string& kind, const std::string& ns, const std::string& selector,
+                    std::size_t count) const;
+  /// Waits until an Event with `reason` exists in `ns` (infer-operator's ValidateError, ...).
+  void wait_event(const std::string& ns, const std::string& reason) const;
+  /// Waits until no pod of `ns` matches `selector` (garbage collection and KWOK's removal of deleted pods take
+  /// their time on a real cluster).
+  void wait_pods_gone(const std::string& ns, const std::string& selector) const;
+  /// Adds a fault rule to the proxy (same syntax as --fault), or removes them all.
+  void add_fault(const std::string& spec) const;
+  void clear_faults() const;
+  /// Cuts every watch open through the proxy, without its final chunk.
+  void close_watches() const;
+  /// Waits until at least `n` requests are held by hold/hold-reply faults; returns their ids.
+  std::vector<std::string> wait_held(std::size_t n) const;
+  /// Releases one held request (`id`), or all when empty.
+  void release(const std::string& id = "") const;
+  /// Compacts etcd at its current revision: lists and watches from older resourceVersions answer 410 Expired.
+  void compact() const;
 
  private:
+  Run control(const std::string& method, const std::string& path, const std::string& body = "") const;
   TempDir dir_;
   std::string kubeconfig_;
   std::string log_;
   std::string url_;
-  int pid_ = -1;
+  int proxy_pid_ = -1;
+  std::vector<std::string> removed_crds_;  ///< CRD files to put back
 };
+
+/// Checks `done` until it holds, at most `cap_seconds` (then throws std::runtime_error naming `what`): for states no
+/// watchable condition names (an AIBrix status computed by the product). The check synchronises; the pause between
+/// checks (250 ms) only spares the CPU.
+void eventually(const std::function<bool()>& done, const std::string& what, int cap_seconds = 180);
+
+/// The label selector of the pods infer-operator makes for `role` (instance `instance` when >= 0): its indexer
+/// labels infer.huawei.com/instanceset-name and instanceset-index.
+std::string role_pods(const std::string& role, int instance = -1);
 
 /// A process running in the background while the test acts (a watch, a wait): its output is read as it comes, so
 /// the test synchronises on what the process printed, never on time.
@@ -129,22 +199,23 @@ std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argv
 std::string read_file(const std::string& path);
 
 /// `kubectl get KIND -o json` through the real kubectl against `sb`: the items, in namespace `ns` (cluster-scoped
-/// when empty), selected by `selector` when given. Throws std::runtime_error with kubectl's stderr when it fails.
-nlohmann::json kubectl_items(const Sandbox& sb, const std::string& kind, const std::string& ns,
+/// when empty), selected by `selector` when given, without what Kubernetes makes in every namespace (ConfigMap
+/// kube-root-ca.crt, ServiceAccount default). Throws std::runtime_error with kubectl's stderr when it fails.
+nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const std::string& ns,
                              const std::string& selector = "");
 
 /// The metadata.name of every item of a list, sorted.
 std::vector<std::string> item_names(const nlohmann::json& items);
 
-/// The writes (every method but GET) the sandbox logged after request number `mark` (a requests().size()).
-std::vector<LoggedRequest> writes_since(const Sandbox& sb, std::size_t mark);
+/// The writes (every method but GET) the proxy logged after request number `mark` (a requests().size()).
+std::vector<LoggedRequest> writes_since(const Target& sb, std::size_t mark);
 
 /// The request counts by kind.
 std::size_t count_writes(const std::vector<LoggedRequest>& reqs);
 
 /// Whether the baseline of namespace `ns` agrees with the live InferServiceSet: `kubectl mindie status -o json`
 /// reports no drift, or there is neither a baseline nor any InferServiceSet. Otherwise false, with `why` set to
-/// what status said. Call it once the sandbox has no fault left to inject.
-bool baseline_agrees_with_live(const Sandbox& sb, const std::string& ns, std::string& why);
+/// what status said. Call it once the proxy has no fault left to inject.
+bool baseline_agrees_with_live(const Target& sb, const std::string& ns, std::string& why);
 
 }  // namespace e2e

@@ -1,4 +1,4 @@
-// The main job end to end: the real kubectl-mindie binary against the sandbox API server over HTTPS.
+// The main job end to end: the real kubectl-mindie binary against the local cluster (through its fault proxy) over HTTPS.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,7 +9,7 @@
 using e2e::kExample;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -17,7 +17,7 @@ namespace {
 const std::string kIss = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/mindie-motor-vllm";
 const std::string& kConfigMap = e2e::kExampleConfigMapPath;
 
-json status_json(const Sandbox& sb, const std::string& ns) {
+json status_json(const Cluster& sb, const std::string& ns) {
   const auto run = sb.mindie({"status", "-n", ns, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   return json::parse(run.out);
@@ -30,7 +30,7 @@ json role(const json& report, const std::string& name) {
   return {};
 }
 
-void deploy_example(const Sandbox& sb) {
+void deploy_example(const Cluster& sb) {
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }
@@ -45,7 +45,7 @@ std::string with_image(const std::string& path, const std::string& image) {
 }  // namespace
 
 TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, by server-side apply") {
-  Sandbox sb;
+  Cluster sb;
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("configmap/motor-config serverside-applied") != std::string::npos);
@@ -74,14 +74,16 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
     CHECK(body["metadata"]["annotations"]["kubectl-mindie/deploy-mode"] == "infer_service_set");
   }
 
+  // The fake operator, the real controllers, scheduler and KWOK make the pods.
+  sb.wait_ready("mindie-demo");
   const auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
   CHECK(role(report, "prefill")["readyPods"] == 1);
   CHECK(role(report, "decode")["specInstances"] == 1);
 }
 
 TEST_CASE("deploy is idempotent and a second deploy over the same baseline converges") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   const auto again = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK_MESSAGE(again.exit_code == 0, again.err);
@@ -89,15 +91,16 @@ TEST_CASE("deploy is idempotent and a second deploy over the same baseline conve
 
 TEST_CASE("the shared example configs deploy once an image is set") {
   e2e::TempDir dir;
-  // Both examples use job_id mindie-motor: each gets its own cluster.
+  // Both examples use job_id mindie-motor: each gets a fresh namespace.
   for (const std::string name : {"deepseek_v3_1", "vllm"}) {
-    Sandbox sb;
+    Cluster sb;
     const std::string base = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/" + name;
     const auto cfg = dir.write(name + "/user_config.json", with_image(base + "/user_config.json", "mindie:test"));
     const auto run = sb.mindie({"deploy", "-f", cfg, "-e", base + "/env.json", "--scripts-dir", kScripts});
     CHECK_MESSAGE(run.exit_code == 0, name << ": " << run.err);
+    sb.wait_ready("mindie-motor");
     const auto report = status_json(sb, "mindie-motor");
-    CHECK(report["drift"].empty());
+    CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
     const json cfg_json = json::parse(e2e::read_file(cfg));
     const auto pods_per_decode = cfg_json["motor_deploy_config"]["single_d_instance_pod_num"].get<int>();
     CHECK(role(report, "decode")["pods"] ==
@@ -106,7 +109,7 @@ TEST_CASE("the shared example configs deploy once an image is set") {
 }
 
 TEST_CASE("the published vllm example as is fails validation naming image_name, with zero requests") {
-  Sandbox sb;
+  Cluster sb;
   const std::string base = std::string(MINDIE_SHARED_DIR) + "/reference/user_configs/vllm";
   const auto run = sb.mindie({"deploy", "-f", base + "/user_config.json", "-e", base + "/env.json"});
   CHECK(run.exit_code != 0);
@@ -115,7 +118,7 @@ TEST_CASE("the published vllm example as is fails validation naming image_name, 
 }
 
 TEST_CASE("scale prefill 1 to 3 sends exactly one JSON Patch of the InferServiceSet, guarded by test ops") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3"});
@@ -140,16 +143,17 @@ TEST_CASE("scale prefill 1 to 3 sends exactly one JSON Patch of the InferService
     CHECK(r.body.find("\"roles\":[") == std::string::npos);  // never the whole roles array
   }
   CHECK(iss_patches == 1);
+  sb.wait_ready("mindie-demo");
 
   const auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
   CHECK(role(report, "prefill")["specInstances"] == 3);
   CHECK(role(report, "prefill")["baselineInstances"] == 3);
   CHECK(role(report, "prefill")["pods"] == 3);
 }
 
 TEST_CASE("scale -f that also changes the image is refused with zero writes") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   e2e::TempDir dir;
   json cfg = json::parse(e2e::read_file(kExample));
@@ -164,7 +168,7 @@ TEST_CASE("scale -f that also changes the image is refused with zero writes") {
 }
 
 TEST_CASE("update-config that changes deploy_mode is refused with zero writes; a log level change lands") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   e2e::TempDir dir;
   json cfg = json::parse(e2e::read_file(kExample));
@@ -193,7 +197,7 @@ TEST_CASE("update-config that changes deploy_mode is refused with zero writes; a
 }
 
 TEST_CASE("deploy without the infer-operator CRD writes nothing and says what to install") {
-  Sandbox sb({"--no-crd"});
+  Cluster sb({"--no-crd"});
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("infer-operator") != std::string::npos);
@@ -201,7 +205,7 @@ TEST_CASE("deploy without the infer-operator CRD writes nothing and says what to
 }
 
 TEST_CASE("scale in a namespace without a deployment fails and says to deploy first") {
-  Sandbox sb;
+  Cluster sb;
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--decode", "2"});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("no deployment found in namespace mindie-demo") != std::string::npos);
@@ -211,19 +215,19 @@ TEST_CASE("scale in a namespace without a deployment fails and says to deploy fi
 TEST_CASE("when the baseline update fails, scale undoes the InferServiceSet patch") {
   // The deploy's apply of the ConfigMap is the first PATCH of that path; scale's baseline updates (a conflict is
   // re-read and retried, three attempts) the next ones.
-  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1"});
+  Cluster sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1"});
   deploy_example(sb);
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("Error from server (Conflict)") != std::string::npos);
   CHECK(run.err.find("undone") != std::string::npos);
   const auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
   CHECK(role(report, "prefill")["specInstances"] == 1);
 }
 
 TEST_CASE("-n that disagrees with job_id is an error naming both, before any request") {
-  Sandbox sb;
+  Cluster sb;
   const auto run = sb.mindie({"deploy", "-n", "other", "--config-dir", kExampleDir});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("other") != std::string::npos);
@@ -232,7 +236,7 @@ TEST_CASE("-n that disagrees with job_id is an error naming both, before any req
 }
 
 TEST_CASE("--dry-run=server sends dryRun=All and stores nothing") {
-  Sandbox sb;
+  Cluster sb;
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--dry-run=server"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("(server dry run)") != std::string::npos);
@@ -245,7 +249,7 @@ TEST_CASE("--dry-run=server sends dryRun=All and stores nothing") {
 TEST_CASE("when the baseline update and the undo both fail, the error gives the state and the recovery commands") {
   // PATCHes of the InferServiceSet: deploy's apply, scale's patch (both pass), then the undo fails with a
   // Forbidden, which no retry hides.
-  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1", "--fault", "PATCH:" + kIss + ":403:1:2"});
+  Cluster sb({"--fault", "PATCH:" + kConfigMap + ":409:3:1", "--fault", "PATCH:" + kIss + ":403:1:2"});
   deploy_example(sb);
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   CHECK(run.exit_code != 0);
@@ -257,7 +261,7 @@ TEST_CASE("when the baseline update and the undo both fail, the error gives the 
   const auto recover = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "1", "--decode", "1"});
   CHECK_MESSAGE(recover.exit_code == 0, recover.err);
   const auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
 }
 
 TEST_CASE("--dry-run=client prints every object without a kubeconfig or a server") {
@@ -269,11 +273,11 @@ TEST_CASE("--dry-run=client prints every object without a kubeconfig or a server
 }
 
 TEST_CASE("status shows drift between the baseline and the live InferServiceSet") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   // Someone scales the live object behind the tool's back (a plain JSON patch, as kubectl patch would send).
   e2e::TempDir dir;
-  const auto run = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+  const auto run = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
                                      "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
                                      "--type=json", "-p",
                                      R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
@@ -285,7 +289,7 @@ TEST_CASE("status shows drift between the baseline and the live InferServiceSet"
 }
 
 TEST_CASE("deploy after scale takes back its own fields; a conflict with another manager needs --force-conflicts") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -293,11 +297,11 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
   CHECK(role(report, "prefill")["specInstances"] == 1);
 
   // Another field manager changes the roles: deploy reports the conflict, naming that manager.
-  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+  const auto patched = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
                                          "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
                                          "--type=json", "-p",
                                          R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
@@ -314,11 +318,11 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--force-conflicts"});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
 }
 
 TEST_CASE("--scripts-dir files land in motor-config; --output-dir gets every rendered object") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   e2e::write_stand_in_scripts(dir, "scripts");
   dir.write("scripts/boot.sh", "#!/bin/bash\necho boot\n");
@@ -342,7 +346,7 @@ TEST_CASE("--scripts-dir files land in motor-config; --output-dir gets every ren
 }
 
 TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request, with size and limit") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   e2e::write_stand_in_scripts(dir, "scripts");
   dir.write("scripts/hccl_tools.py", std::string(1100 * 1024, '#'));
@@ -353,8 +357,8 @@ TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request,
 }
 
 TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero writes") {
-  Sandbox sb;
-  const std::vector<std::string> kubectl = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo"};
+  Cluster sb;
+  const std::vector<std::string> kubectl = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo"};
   auto create = kubectl;
   create.insert(create.end(), {"create", "configmap", "motor-config", "--from-file=user_config.json=" + kExample});
   REQUIRE(e2e::run_process(create).exit_code == 0);
@@ -371,7 +375,7 @@ TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero wr
 }
 
 TEST_CASE("a conflict on the baseline is re-read and retried, not overwritten blindly") {
-  Sandbox sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1"});
+  Cluster sb({"--fault", "PATCH:" + kConfigMap + ":409:1:1"});
   deploy_example(sb);
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
@@ -381,15 +385,15 @@ TEST_CASE("a conflict on the baseline is re-read and retried, not overwritten bl
   for (const auto& r : reqs) rereads += (r.method == "GET" && r.path == kConfigMap) ? 1 : 0;
   CHECK(rereads == 2);  // the first read and one re-read after the conflict
   const auto report = status_json(sb, "mindie-demo");
-  CHECK(report["drift"].empty());
+  CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
   CHECK(role(report, "prefill")["baselineInstances"] == 2);
 }
 
 TEST_CASE("scale touches only the roles it is asked to") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   // prefill drifts to 2 behind the tool's back; scaling decode must leave it alone.
-  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+  const auto patched = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
                                          "patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm",
                                          "--type=json", "-p",
                                          R"([{"op":"replace","path":"/spec/template/roles/2/replicas","value":2}])"});
@@ -403,7 +407,7 @@ TEST_CASE("scale touches only the roles it is asked to") {
 }
 
 TEST_CASE("flag mistakes are errors, not guesses: abbreviations, stray arguments, negative counts") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   const std::size_t mark = sb.requests().size();
   for (const auto& args : std::vector<std::vector<std::string>>{
@@ -419,7 +423,7 @@ TEST_CASE("flag mistakes are errors, not guesses: abbreviations, stray arguments
 }
 
 TEST_CASE("deploy refuses to write a motor-config without the scripts the pods run") {
-  Sandbox sb;
+  Cluster sb;
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir});
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("boot.sh, common.sh, probe.sh, controller.sh, coordinator.sh, engine.sh") != std::string::npos);
@@ -428,7 +432,7 @@ TEST_CASE("deploy refuses to write a motor-config without the scripts the pods r
 }
 
 TEST_CASE("a redeploy without -e or --scripts-dir keeps the stored files and warns about what it changes") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
   auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -448,9 +452,10 @@ TEST_CASE("a redeploy without -e or --scripts-dir keeps the stored files and war
 }
 
 TEST_CASE("status still shows the live state when the stored baseline was broken by hand") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
-  const auto patched = e2e::run_process({"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
+  sb.wait_ready("mindie-demo");
+  const auto patched = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo",
                                          "patch", "configmap", "motor-config", "--type=merge", "-p",
                                          R"({"data":{"user_config.json":"{ not json"}})"});
   REQUIRE_MESSAGE(patched.exit_code == 0, patched.err);

@@ -1,6 +1,6 @@
-// deploy_mode multi_deployment end to end: the real binary against the sandbox, whose deployment controller
-// simulation gives plain Deployments their ReplicaSets and pods. No InferServiceSet CRD is installed (--no-crd):
-// this mode needs no infer-operator.
+// deploy_mode multi_deployment end to end: the real binary against the local cluster, whose Deployment and
+// ReplicaSet controllers, scheduler and KWOK make the pods. No InferServiceSet CRD is installed (--no-crd): this
+// mode needs no infer-operator.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "harness.h"
 
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -24,10 +24,10 @@ std::string multi_config(const e2e::TempDir& dir) {
   return dir.write("user_config.json", cfg.dump(2));
 }
 
-json items(const Sandbox& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, "mindie-demo"); }
+json items(const Cluster& sb, const std::string& kind) { return e2e::kubectl_items(sb, kind, "mindie-demo"); }
 
 /// "METHOD path" of every write after `mark`.
-std::vector<std::string> write_lines_since(const Sandbox& sb, std::size_t mark) {
+std::vector<std::string> write_lines_since(const Cluster& sb, std::size_t mark) {
   std::vector<std::string> out;
   for (const auto& r : e2e::writes_since(sb, mark)) out.push_back(r.method + " " + r.path);
   return out;
@@ -43,7 +43,7 @@ std::size_t pods_of(const json& pods, const std::string& deployment) {
 }  // namespace
 
 TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete, objects and requests") {
-  Sandbox sb({"--no-crd"});
+  Cluster sb({"--no-crd"});
   e2e::TempDir dir;
   const std::string config = multi_config(dir);
   const std::string out_dir = dir.path() + "/rendered";
@@ -76,6 +76,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
 
   CHECK(e2e::item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
+  sb.wait_ready("mindie-demo");
   json pods = items(sb, "pods");
   CHECK(pods.size() == 4);
   CHECK(pods_of(pods, "vllm-p0") == 1);
@@ -94,6 +95,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   writes = write_lines_since(sb, mark);
   CHECK(writes == std::vector<std::string>{"PATCH " + kDeployments + "vllm-p1", "PATCH " + kDeployments + "vllm-p2",
                                            "PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm});
+  sb.wait_ready("mindie-demo");
   pods = items(sb, "pods");
   CHECK(pods.size() == 7);
   CHECK(pods_of(pods, "vllm-p2") == 1);
@@ -137,7 +139,9 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(e2e::item_names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
                                                                    "mindie-motor-coordinator", "vllm-d0", "vllm-d1",
                                                                    "vllm-p0"});
-  CHECK(items(sb, "pods").size() == 5);  // the owned ReplicaSets and pods went with their Deployments
+  // The owned ReplicaSets and pods go with their Deployments (the garbage collector, then KWOK).
+  sb.wait_pods_gone("mindie-demo", "app in (vllm-p1,vllm-p2)");
+  CHECK(items(sb, "pods").size() == 5);
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
 
@@ -169,7 +173,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
 
 TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   // The baseline PATCH fails once (403: not retried); the created Deployment must go again.
-  Sandbox sb({"--no-crd", "--fault", "PATCH:" + kCm + ":403:1:1"});
+  Cluster sb({"--no-crd", "--fault", "PATCH:" + kCm + ":403:1:1"});
   e2e::TempDir dir;
   auto run = sb.mindie({"deploy", "-f", multi_config(dir), "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -186,7 +190,7 @@ TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
 }
 
 TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set removes the extra engines") {
-  Sandbox sb({"--no-crd"});
+  Cluster sb({"--no-crd"});
   e2e::TempDir dir;
   const std::string config = multi_config(dir);
   auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts});
@@ -201,10 +205,12 @@ TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set remov
 }
 
 TEST_CASE("multi_deployment: status explains an unhealthy engine instance by role and index") {
-  Sandbox sb({"--no-crd", "--pod-state", "decode:0=CrashLoopBackOff"});
+  Cluster sb({"--no-crd"});
   e2e::TempDir dir;
   auto run = sb.mindie({"deploy", "-f", multi_config(dir), "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready("mindie-demo");
+  sb.set_pod_state("mindie-demo", "app=vllm-d0", "CrashLoopBackOff");
   run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const json report = json::parse(run.out);

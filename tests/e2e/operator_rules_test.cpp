@@ -1,5 +1,5 @@
 // What the real infer-operator refuses or never changes (shared/docs/infer-operator-rules.md), end to end: the
-// sandbox's operator follows those rules (ValidateError events, Services before workloads, labels fixed at
+// fake operator on the local cluster follows those rules (ValidateError events, Services before workloads, labels fixed at
 // creation, PodGroups left behind), and deploy, scale, status and wait must act on them before a user meets them
 // on a cluster.
 #include <doctest/doctest.h>
@@ -11,7 +11,7 @@
 
 using e2e::item_names;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using e2e::writes_since;
 using nlohmann::json;
 
@@ -30,19 +30,19 @@ json gang_example(int instances) {
 }
 
 /// The nodePort of the coordinator's inference Service the operator made.
-json infer_node_port(const Sandbox& sb) {
+json infer_node_port(const Cluster& sb) {
   for (const auto& s : e2e::kubectl_items(sb, "services", kNs))
     if (s["metadata"]["name"] == "infer-mindie-motor-vllm-0-coordinator") return s["spec"]["ports"][0]["nodePort"];
   return nullptr;
 }
 
-e2e::Run kubectl(const Sandbox& sb, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig()};
+e2e::Run kubectl(const Cluster& sb, std::vector<std::string> args) {
+  std::vector<std::string> argv = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
   return e2e::run_process(argv);
 }
 
-e2e::Run deploy(const Sandbox& sb, const e2e::TempDir& dir, const json& cfg, std::vector<std::string> extra = {}) {
+e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir",
                                    kScripts};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -51,7 +51,7 @@ e2e::Run deploy(const Sandbox& sb, const e2e::TempDir& dir, const json& cfg, std
 
 /// The objects deploy would write, applied by kubectl instead (as someone bypassing kubectl-mindie's checks would),
 /// after `edit` changed the InferServiceSet.
-void apply_bypassing_checks(const Sandbox& sb, const e2e::TempDir& dir, const std::function<void(json&)>& edit) {
+void apply_bypassing_checks(const Cluster& sb, const e2e::TempDir& dir, const std::function<void(json&)>& edit) {
   const auto rendered = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", kScripts,
                                    "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(rendered.exit_code == 0, rendered.err);
@@ -65,7 +65,7 @@ void apply_bypassing_checks(const Sandbox& sb, const e2e::TempDir& dir, const st
 
 /// Creates NodePort Service `name` in namespace mindie-motor holding `node_port`, through kubectl: another
 /// deployment's port.
-void hold_node_port(const Sandbox& sb, const e2e::TempDir& dir, const std::string& name, int node_port) {
+void hold_node_port(const Cluster& sb, const e2e::TempDir& dir, const std::string& name, int node_port) {
   const json holder = {{"apiVersion", "v1"},
                        {"kind", "Service"},
                        {"metadata", {{"name", name}, {"namespace", "mindie-motor"}}},
@@ -83,7 +83,7 @@ json role_report(const json& report, const std::string& name) {
   return nullptr;
 }
 
-json status_json(const Sandbox& sb) {
+json status_json(const Cluster& sb) {
   const auto run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   return json::parse(run.out);
@@ -92,7 +92,7 @@ json status_json(const Sandbox& sb) {
 }  // namespace
 
 TEST_CASE("the example deploys a coordinator: the infer NodePort has a nodePort the operator accepts") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example(), {"--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -103,7 +103,7 @@ TEST_CASE("the example deploys a coordinator: the infer NodePort has a nodePort 
 }
 
 TEST_CASE("a nodePort another Service holds is refused before any write, naming that Service") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   hold_node_port(sb, dir, "someone-else", 31015);
   const std::size_t mark = sb.requests().size();
@@ -123,7 +123,7 @@ TEST_CASE("a nodePort another Service holds is refused before any write, naming 
 }
 
 TEST_CASE("when listing Services is forbidden, deploy warns that it could not check the nodePort and goes on") {
-  Sandbox sb({"--fault", "GET:/api/v1/services:403"});
+  Cluster sb({"--fault", "GET:/api/v1/services:403"});
   e2e::TempDir dir;
   const auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -131,7 +131,7 @@ TEST_CASE("when listing Services is forbidden, deploy warns that it could not ch
 }
 
 TEST_CASE("status and wait say why the operator created nothing: its ValidateError and ServiceCreateError events") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   SUBCASE("a NodePort entry without nodePort (an InferServiceSet not written by kubectl-mindie)") {
     apply_bypassing_checks(sb, dir, [](json& iss) {
@@ -139,6 +139,7 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
         if (role.contains("services"))
           for (auto& s : role["services"]) s["spec"]["ports"][0].erase("nodePort");
     });
+    sb.wait_event(kNs, "ValidateError");
     const json report = status_json(sb);
     const json coordinator = role_report(report, "coordinator");
     REQUIRE(coordinator["operatorEvents"].size() >= 1);
@@ -159,6 +160,7 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
   SUBCASE("a nodePort taken by another Service: the operator stops before the coordinator's workload") {
     hold_node_port(sb, dir, "holder", 31015);
     apply_bypassing_checks(sb, dir, [](json&) {});
+    sb.wait_event(kNs, "ServiceCreateError");
     const json report = status_json(sb);
     const json coordinator = role_report(report, "coordinator");
     CHECK(coordinator["pods"] == 0);
@@ -173,7 +175,7 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
 }
 
 TEST_CASE("gang-scheduled roles need Volcano's PodGroup CRD: deploy refuses before any write without it") {
-  Sandbox sb({Sandbox::kNoVolcano});
+  Cluster sb({Cluster::kNoVolcano});
   e2e::TempDir dir;
   const std::size_t mark = sb.requests().size();
   const auto run = deploy(sb, dir, gang_example(1));
@@ -187,10 +189,11 @@ TEST_CASE("gang-scheduled roles need Volcano's PodGroup CRD: deploy refuses befo
 }
 
 TEST_CASE("scale-in of a gang role deletes the PodGroups the operator leaves behind") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, gang_example(3));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_objects("podgroups", kNs, "", 3);
   CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
         std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-0", "pg-mindie-motor-vllm-0-decode-1",
                                  "pg-mindie-motor-vllm-0-decode-2"});
@@ -211,10 +214,11 @@ TEST_CASE("scale-in of a gang role deletes the PodGroups the operator leaves beh
 }
 
 TEST_CASE("a redeploy that would change what a live InstanceSet fixed at creation is refused before any write") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   SUBCASE("pods per instance 1 -> 2 turns gang scheduling on") {
     json cfg = example();
     cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
@@ -239,10 +243,11 @@ TEST_CASE("a redeploy that would change what a live InstanceSet fixed at creatio
 }
 
 TEST_CASE("a new pod template reaches only new instances: deploy says how many keep the old one, status shows it") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   json report = status_json(sb);
   CHECK(role_report(report, "prefill")["instancesOnOtherTemplates"] == 0);
   CHECK(sb.mindie({"status", "-n", kNs}).out.find("live state matches the baseline") != std::string::npos);
@@ -267,16 +272,18 @@ TEST_CASE("a new pod template reaches only new instances: deploy says how many k
   // A new instance is made from the new template.
   run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   report = status_json(sb);
   CHECK(role_report(report, "prefill")["instancesOnCurrentTemplate"] == 1);
   CHECK(role_report(report, "prefill")["instancesOnOtherTemplates"] == 1);
 }
 
 TEST_CASE("status flags InstanceSets without the priority-scheduling-strategy label and says what to do") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   const auto labelled = kubectl(sb, {"-n", kNs, "label", "instancesets.mindcluster.huawei.com",
                                      "mindie-motor-vllm-0-prefill", "infer.huawei.com/priority-scheduling-strategy-"});
   REQUIRE_MESSAGE(labelled.exit_code == 0, labelled.err);
@@ -292,7 +299,7 @@ TEST_CASE("status flags InstanceSets without the priority-scheduling-strategy la
 
 TEST_CASE("a redeploy with another nodePort says the live Service keeps its port, and is not refused for a port it "
           "will not use") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   json cfg = example();
   cfg["motor_deploy_config"]["infer_node_port"] = 30000;
@@ -308,10 +315,11 @@ TEST_CASE("a redeploy with another nodePort says the live Service keeps its port
 }
 
 TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a failed delete names every one left") {
-  Sandbox sb({"--fault", "DELETE:.*/podgroups/pg-mindie-motor-vllm-0-decode-2:500:100"});
+  Cluster sb({"--fault", "DELETE:.*/podgroups/pg-mindie-motor-vllm-0-decode-2:500:100"});
   e2e::TempDir dir;
   auto run = deploy(sb, dir, gang_example(2));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_objects("podgroups", kNs, "", 2);
   run = deploy(sb, dir, gang_example(1));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted\n") != std::string::npos);
@@ -321,6 +329,7 @@ TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a faile
   // scale 4 -> 1: instances 1..3 lose their PodGroups; the one whose delete fails is named with the command.
   run = sb.mindie({"scale", "-n", kNs, "--decode", "4"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_objects("podgroups", kNs, "", 4);
   run = sb.mindie({"scale", "-n", kNs, "--decode", "1"});
   CHECK(run.exit_code == 1);
   CHECK_MESSAGE(run.err.find("the scale is done") != std::string::npos, run.err);
@@ -334,11 +343,12 @@ TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a faile
 }
 
 TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, status counts the old instance whole") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   json cfg = gang_example(1);
   auto run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 3;
   run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -353,10 +363,11 @@ TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, st
 }
 
 TEST_CASE("wait names an InstanceSet without the strategy label as the reason new instances never come") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   REQUIRE(kubectl(sb, {"-n", kNs, "label", "instancesets.mindcluster.huawei.com", "mindie-motor-vllm-0-decode",
                        "infer.huawei.com/priority-scheduling-strategy-"})
               .exit_code == 0);
@@ -370,10 +381,11 @@ TEST_CASE("wait names an InstanceSet without the strategy label as the reason ne
 }
 
 TEST_CASE("status without permission to list StatefulSets says what it cannot judge and shows the rest") {
-  Sandbox sb({"--fault", "GET:/apis/apps/v1/namespaces/mindie-demo/statefulsets:403"});
+  Cluster sb({"--fault", "GET:/apis/apps/v1/namespaces/mindie-demo/statefulsets:403"});
   e2e::TempDir dir;
   auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
   run = deploy(sb, dir, example());  // a redeploy lists them too
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.err.find("Warning: cannot list statefulsets in namespace mindie-demo") != std::string::npos);

@@ -1,4 +1,4 @@
-// deploy --overrides end to end: the real binary against the sandbox, objects read back with the real kubectl.
+// deploy --overrides end to end: the real binary against the local cluster, objects read back with the real kubectl.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -27,8 +27,8 @@ roles:
     tolerations: [{key: dedicated, operator: Exists, effect: NoSchedule}]
 )";
 
-json kubectl_json(const Sandbox& sb, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/kubectl", "--kubeconfig", sb.kubeconfig(), "-n", kNs};
+json kubectl_json(const Cluster& sb, std::vector<std::string> args) {
+  std::vector<std::string> argv = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"-o", "json"});
   const auto run = e2e::run_process(argv);
@@ -36,9 +36,9 @@ json kubectl_json(const Sandbox& sb, std::vector<std::string> args) {
   return json::parse(run.out);
 }
 
-json config_map(const Sandbox& sb) { return kubectl_json(sb, {"get", "configmap", "motor-config"}); }
+json config_map(const Cluster& sb) { return kubectl_json(sb, {"get", "configmap", "motor-config"}); }
 
-json role(const Sandbox& sb, const std::string& name) {
+json role(const Cluster& sb, const std::string& name) {
   const auto iss = kubectl_json(sb, {"get", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm"});
   for (const auto& r : iss["spec"]["template"]["roles"])
     if (r["name"] == name) return r;
@@ -46,18 +46,18 @@ json role(const Sandbox& sb, const std::string& name) {
   return {};
 }
 
-// The sandbox's pods of `role` (infer-operator's instanceset-name label).
-json pods_of(const Sandbox& sb, const std::string& role) {
+// The pods of `role` (infer-operator's instanceset-name label).
+json pods_of(const Cluster& sb, const std::string& role) {
   return kubectl_json(sb, {"get", "pods", "-l", "infer.huawei.com/instanceset-name=" + role})["items"];
 }
 
-e2e::Run deploy(const Sandbox& sb, std::vector<std::string> extra = {}) {
+e2e::Run deploy(const Cluster& sb, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts};
   args.insert(args.end(), extra.begin(), extra.end());
   return sb.mindie(args);
 }
 
-void check_prefill_overridden(const Sandbox& sb) {
+void check_prefill_overridden(const Cluster& sb) {
   const auto tpl = role(sb, "prefill")["spec"]["template"];
   CHECK(tpl["metadata"]["labels"]["team"] == "llm");
   CHECK(tpl["metadata"]["labels"]["fault-scheduling"] == "force");
@@ -87,11 +87,14 @@ void check_prefill_overridden(const Sandbox& sb) {
 }  // namespace
 
 TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pods; the file is kept in motor-config") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   const auto file = dir.write("overrides.yaml", kOverrides);
   const auto run = deploy(sb, {"--overrides", file});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // The operator and the StatefulSet controller make the pods (prefill's stay Pending: no node has its pool label).
+  sb.wait_pods(kNs, e2e::role_pods("prefill"), 1, "");
+  sb.wait_pods(kNs, e2e::role_pods("decode"), 1, "");
   CHECK(config_map(sb)["data"]["overrides.yaml"] == kOverrides);
   check_prefill_overridden(sb);
 
@@ -104,6 +107,7 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
     const auto scaled = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
     REQUIRE_MESSAGE(scaled.exit_code == 0, scaled.err);
     // The new instance is created from the stored template: it carries the overrides too.
+    sb.wait_pods(kNs, e2e::role_pods("prefill"), 2, "");
     CHECK(pods_of(sb, "prefill").size() == 2);
     check_prefill_overridden(sb);
     CHECK(config_map(sb)["data"]["overrides.yaml"] == kOverrides);
@@ -127,7 +131,7 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
 }
 
 TEST_CASE("deploy --overrides with unknown roles or fields, or fields the tool owns, writes nothing") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   SUBCASE("unknown role and field: every problem with its path") {
     const auto file =

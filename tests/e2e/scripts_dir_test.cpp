@@ -10,7 +10,7 @@
 
 #include "harness.h"
 
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -31,7 +31,7 @@ void write_deployer_tree(const e2e::TempDir& dir) {
 }
 
 /// The ConfigMap a client dry run of the example renders with `scripts_dir`; the run's stderr in `err`.
-json rendered_config_map(const Sandbox& sb, const std::string& scripts_dir, std::string& err) {
+json rendered_config_map(const Cluster& sb, const std::string& scripts_dir, std::string& err) {
   const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", scripts_dir,
                               "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -61,7 +61,7 @@ std::set<std::string> all_keys() {
 }  // namespace
 
 TEST_CASE("--scripts-dir reads PyMotor's deployer folder and its startup folder as deploy.py does") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   write_deployer_tree(dir);
   std::string err;
@@ -94,7 +94,7 @@ TEST_CASE("--scripts-dir reads PyMotor's deployer folder and its startup folder 
 }
 
 TEST_CASE("--scripts-dir lacking a file the config's roles run is an error naming where it was looked for") {
-  Sandbox sb;
+  Cluster sb;
   e2e::TempDir dir;
   write_deployer_tree(dir);
   std::filesystem::remove(dir.path() + "/deployer/startup/roles/engine.sh");

@@ -1,7 +1,7 @@
-// status, status --watch, wait, deploy --wait and scale --wait end to end: the real binary against the sandbox,
-// whose simulated pods are put into the states kubelet and the scheduler report (control endpoint
-// /sandbox/pod-state), whose watches are dropped (/sandbox/close-watches) and whose history is compacted
-// (/sandbox/compact, so a re-watch gets 410 Expired). Synchronisation is by reading the watcher's output.
+// status, status --watch, wait, deploy --wait and scale --wait end to end: the real binary against the local
+// cluster, whose KWOK pods are put into the states a kubelet reports (Cluster::set_pod_state) or left unscheduled by
+// the real scheduler, whose watches are cut by the fault proxy (close_watches) and whose etcd history is compacted
+// (compact, so a re-watch gets 410 Expired). Synchronisation is by reading the watcher's output.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,23 +11,25 @@
 using e2e::Background;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Sandbox;
+using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
 
-void deploy_example(const Sandbox& sb, std::vector<std::string> extra = {}) {
+void deploy_example(const Cluster& sb, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto run = sb.mindie(args);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }
 
-void set_state(const Sandbox& sb, json selector, const std::string& state) {
-  selector["namespace"] = "mindie-demo";
-  selector["state"] = state;
-  const auto run = sb.control("/sandbox/pod-state", selector);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+void set_state(const Cluster& sb, const std::string& role, const std::string& state, int instance = -1) {
+  sb.set_pod_state("mindie-demo", e2e::role_pods(role, instance), state);
+}
+
+/// An --overrides file whose role `role` asks for a node no cluster has: the scheduler leaves its pods Pending.
+std::string unschedulable(const e2e::TempDir& dir, const std::string& role) {
+  return dir.write("overrides.yaml", "roles:\n  " + role + ":\n    nodeSelector: {example.com/pool: none}\n");
 }
 
 std::size_t count_path(const std::vector<e2e::LoggedRequest>& reqs, const std::string& needle) {
@@ -39,8 +41,12 @@ std::size_t count_path(const std::vector<e2e::LoggedRequest>& reqs, const std::s
 }  // namespace
 
 TEST_CASE("status shows the tree and says in plain words why pods are not ready, with their events") {
-  Sandbox sb({"--pod-state", "prefill:0=CrashLoopBackOff", "--pod-state", "decode=Unschedulable"});
-  deploy_example(sb);
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_example(sb, {"--overrides", unschedulable(dir, "decode")});
+  sb.wait_pods("mindie-demo", e2e::role_pods("decode"), 1, "--for=condition=PodScheduled=false");
+  sb.wait_pods("mindie-demo", e2e::role_pods("prefill"), 1);
+  set_state(sb, "prefill", "CrashLoopBackOff", 0);
   const std::size_t before = sb.requests().size();
   const auto run = sb.mindie({"status", "-n", "mindie-demo", "-o", "wide"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -67,8 +73,9 @@ TEST_CASE("status shows the tree and says in plain words why pods are not ready,
 }
 
 TEST_CASE("a healthy deployment needs no events request") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
+  sb.wait_ready("mindie-demo");
   const std::size_t before = sb.requests().size();
   const auto run = sb.mindie({"status", "-n", "mindie-demo"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -79,18 +86,23 @@ TEST_CASE("a healthy deployment needs no events request") {
 }
 
 TEST_CASE("wait --for=ready returns once the pods become ready") {
-  Sandbox sb({"--pod-state", "*=ContainerCreating"});
+  Cluster sb;
   deploy_example(sb);
+  sb.wait_ready("mindie-demo");
+  const std::vector<std::string> roles = {"controller", "coordinator", "prefill", "decode"};
+  for (const auto& role : roles) set_state(sb, role, "ContainerCreating");
   Background wait(sb.mindie_argv({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "5m"}));
-  for (const char* role : {"controller", "coordinator", "prefill", "decode"}) set_state(sb, {{"role", role}}, "Ready");
+  for (const auto& role : roles) set_state(sb, role, "Ready");
   const auto run = wait.finish();
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out == "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm condition met\n");
 }
 
 TEST_CASE("wait times out naming every pod that is not ready and why") {
-  Sandbox sb({"--pod-state", "decode=ImagePullBackOff"});
+  Cluster sb;
   deploy_example(sb);
+  sb.wait_ready("mindie-demo");
+  set_state(sb, "decode", "ImagePullBackOff");
   const auto run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "1s"});
   CHECK(run.exit_code == 1);
   CHECK(run.err.find("error: timed out waiting for the condition on inferserviceset.mindcluster.huawei.com/mindie-motor-vllm") !=
@@ -104,15 +116,17 @@ TEST_CASE("wait times out naming every pod that is not ready and why") {
 }
 
 TEST_CASE("deploy --wait and scale --wait wait for the new instances") {
-  Sandbox sb({"--pod-state", "prefill:1=ContainerCreating"});
+  Cluster sb;
   const auto deployed = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--wait"});
   REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
   CHECK(deployed.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm ready") != std::string::npos);
 
-  // Instance 1 of prefill starts ContainerCreating: scale --wait must not return before it is ready.
+  // Instance 1 of prefill is kept ContainerCreating: scale --wait must not return before it is ready.
   Background scale(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2", "--wait", "--timeout", "5m"}));
   scale.wait_for_output("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled");
-  set_state(sb, {{"role", "prefill"}, {"instance", 1}}, "Ready");
+  sb.wait_pods("mindie-demo", e2e::role_pods("prefill", 1), 1, "");
+  set_state(sb, "prefill", "ContainerCreating", 1);
+  set_state(sb, "prefill", "Ready", 1);
   const auto run = scale.finish();
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("mindie-motor-vllm ready") != std::string::npos);
@@ -123,28 +137,31 @@ TEST_CASE("deploy --wait and scale --wait wait for the new instances") {
 }
 
 TEST_CASE("deploy --wait that times out says which pods are not ready, after writing everything") {
-  Sandbox sb({"--pod-state", "decode=OOMKilled"});
-  const auto run =
-      sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--wait", "--timeout", "1s"});
+  Cluster sb;
+  e2e::TempDir dir;
+  // decode's pods find no node: the scheduler says why.
+  const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--overrides",
+                              unschedulable(dir, "decode"), "--wait", "--timeout", "5s"});
   CHECK(run.exit_code == 1);
   CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
         std::string::npos);
-  CHECK(run.err.find("OOM-killed") != std::string::npos);
+  CHECK(run.err.find("unschedulable: 0/") != std::string::npos);
 }
 
 TEST_CASE("status --watch prints each change and survives dropped connections and 410 Expired") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
+  sb.wait_ready("mindie-demo");
   Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "--watch"}));
   watch.wait_for_output("every desired pod exists and is ready");
 
-  set_state(sb, {{"role", "prefill"}}, "CrashLoopBackOff");
+  set_state(sb, "prefill", "CrashLoopBackOff");
   watch.wait_for_output("not ready: pod mindie-motor-vllm-0-prefill-0");
 
   // A dropped connection: the watches come back from their last resourceVersion and see the next change.
   const std::size_t before_drop = sb.requests().size();
-  REQUIRE(sb.control("/sandbox/close-watches").exit_code == 0);
-  set_state(sb, {{"role", "prefill"}}, "Ready");
+  sb.close_watches();
+  set_state(sb, "prefill", "Ready");
   // The summary line leads each change; "ready=true" can only follow the recovery (the pods' watch had to be
   // re-established to see it).
   watch.wait_for_output("ready=true");
@@ -152,9 +169,9 @@ TEST_CASE("status --watch prints each change and survives dropped connections an
 
   // History compacted, then dropped: the re-watch gets 410 Expired, the client lists again and goes on.
   const std::size_t before_compact = sb.requests().size();
-  REQUIRE(sb.control("/sandbox/compact").exit_code == 0);
-  REQUIRE(sb.control("/sandbox/close-watches").exit_code == 0);
-  set_state(sb, {{"role", "decode"}}, "OOMKilled");
+  sb.compact();
+  sb.close_watches();
+  set_state(sb, "decode", "OOMKilled");
   watch.wait_for_output("out of memory");
   std::size_t relists = 0;
   for (const auto& r : sb.requests_since(before_compact))
@@ -165,12 +182,13 @@ TEST_CASE("status --watch prints each change and survives dropped connections an
 }
 
 TEST_CASE("status -o json --watch writes each document whole as it happens (a pipe is not a terminal)") {
-  Sandbox sb;
+  Cluster sb;
   deploy_example(sb);
+  sb.wait_ready("mindie-demo");
   Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "-o", "json", "--watch"}));
   // The key closing the first document: visible only if the output was flushed after it.
   watch.wait_for_output("\"unready\"");
-  set_state(sb, {{"role", "decode"}}, "NotReady");
+  set_state(sb, "decode", "NotReady");
   watch.wait_for_output("readiness probe failing");
   watch.stop();
 }

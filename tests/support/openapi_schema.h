@@ -1,6 +1,6 @@
-// A structural OpenAPI v3 schema checker for CRD schemas (the subset Kubernetes CRDs use), shared by the sandbox
-// API server (validating custom resources like kube-apiserver does) and the unit tests (checking rendered objects
-// against ../shared/reference/crds).
+// A structural OpenAPI v3 schema checker for CRD schemas (the subset Kubernetes CRDs use), for the unit tests
+// (checking rendered objects against ../shared/reference/crds and the workload schemas, as kube-apiserver validates
+// custom resources).
 #pragma once
 
 #include <nlohmann/json.hpp>

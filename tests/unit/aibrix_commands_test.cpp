@@ -1,6 +1,5 @@
-// The pure parts of --framework aibrix: flag checks (use_aibrix), the StormService status report (grouping by
-// AIBrix's labels, readiness, recreated pods from events, restarts, Services), and the sandbox's AIBrix
-// simulation (pod slots, template hashes, roleStatuses).
+// The pure parts of --framework aibrix: flag checks (use_aibrix) and the StormService status report (grouping by
+// AIBrix's labels, readiness, recreated pods from events, restarts, Services).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,7 +7,6 @@
 #include "aibrix/storm_render.h"
 #include "aibrix_test_support.h"
 #include "cmd/aibrix.h"
-#include "sandbox/aibrix_sim.h"
 
 using namespace mindie;
 namespace json = boost::json;
@@ -151,34 +149,4 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
   CHECK(report.at("ready") == false);
   CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("beyond the spec's 2 replicas") !=
         std::string::npos);
-}
-
-TEST_CASE("sandbox AIBrix simulation: pod slots, template hashes and roleStatuses") {
-  const nlohmann::json ss = nlohmann::json::parse(json::serialize(storm_service()));
-  const auto slots = sandbox::storm_pod_slots(ss);
-  REQUIRE(slots.size() == 4);
-  CHECK(slots[0].name == "demo-roleset-prefill-0");
-  CHECK(slots[3].name == "demo-roleset-decode-0-1");
-  CHECK(slots[3].pod == 1);
-  const auto& roles = ss["spec"]["template"]["spec"]["roles"];
-  const auto pod0 = sandbox::storm_pod_for(ss, roles[1], slots[3], "2026-01-01T00:00:00Z");
-  CHECK(pod0["metadata"]["labels"]["role-name"] == "decode");
-  CHECK(pod0["metadata"]["labels"]["stormservice.orchestration.aibrix.ai/pod-group-index"] == "1");
-  CHECK(pod0["metadata"]["labels"]["role-template-hash"] == sandbox::storm_role_template_hash(roles[1]));
-  CHECK(pod0["metadata"]["ownerReferences"][0]["kind"] == "StormService");
-  CHECK(sandbox::storm_role_template_hash(roles[0]) != sandbox::storm_role_template_hash(roles[1]));
-
-  std::vector<sandbox::ObjectPtr> pods;
-  for (const auto& s : slots)
-    pods.push_back(std::make_shared<const nlohmann::json>(
-        sandbox::storm_pod_for(ss, roles[s.role == "prefill" ? 0 : 1], s, "2026-01-01T00:00:00Z")));
-  auto status = sandbox::storm_service_status(ss, pods, nlohmann::json::object(), "2026-01-01T00:00:00Z");
-  CHECK(status["readyReplicas"] == 1);
-  CHECK(status["roleStatuses"][1] == nlohmann::json{{"name", "decode"}, {"replicas", 1}, {"readyReplicas", 1},
-                                                    {"notReadyReplicas", 0}, {"updatedReplicas", 1},
-                                                    {"updatedReadyReplicas", 1}});
-  pods.pop_back();  // a decode group missing a pod is not a ready replica
-  status = sandbox::storm_service_status(ss, pods, status, "2026-01-01T00:00:05Z");
-  CHECK(status["roleStatuses"][1]["readyReplicas"] == 0);
-  CHECK(status["conditions"][0]["status"] == "False");
 }

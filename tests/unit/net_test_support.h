@@ -1,4 +1,4 @@
-// Loopback servers for connection tests: a scripted plain-HTTP server, an HTTPS server with the sandbox's
+// Loopback servers for connection tests: a scripted plain-HTTP server, an HTTPS server with fresh
 // certificates, a minimal HTTP CONNECT proxy and a minimal SOCKS5 proxy. Every wait is bounded by poll timeouts;
 // nothing sleeps.
 #pragma once
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "sandbox/tls.h"
+#include "support/tls.h"
 
 namespace mindie::test {
 
@@ -132,7 +132,7 @@ class ScriptedHttpServer {
   std::thread thread_;
 };
 
-/// HTTPS on loopback with a fresh sandbox CA (server certificate for 127.0.0.1, ::1 and localhost). Answers every
+/// HTTPS on loopback with a fresh CA (server certificate for 127.0.0.1, ::1 and localhost). Answers every
 /// GET with 200 {"ok":true} and records the Authorization headers it saw, except the chunked streams:
 /// - /stream/pieces: "piece-1\n", then each further piece ("piece-2\n", "piece-3\n") only after advance() was
 ///   called once more, then the end of the body — so a client can prove it saw a piece before the next was sent;
@@ -143,7 +143,7 @@ class ScriptedHttpServer {
 class TlsServer {
  public:
   explicit TlsServer(bool ipv6 = false)
-      : tls_(sandbox::generate_tls()), server_(tls_.server_cert.get(), tls_.server_key.get()), ipv6_(ipv6) {
+      : tls_(generate_tls()), server_(tls_.server_cert.get(), tls_.server_key.get()), ipv6_(ipv6) {
     REQUIRE(server_.is_valid());
     server_.Get("/stream/pieces", [this](const httplib::Request&, httplib::Response& res) {
       res.set_chunked_content_provider("application/json", [this, sent = 0](std::size_t, httplib::DataSink& sink) mutable {
@@ -221,7 +221,7 @@ class TlsServer {
            !released_;
   }
 
-  sandbox::TlsMaterial tls_;
+  TlsMaterial tls_;
   httplib::SSLServer server_;
   bool ipv6_;
   int port_ = 0;

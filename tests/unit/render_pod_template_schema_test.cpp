@@ -3,11 +3,11 @@
 // schemas of apps/v1 DeploymentSpec / StatefulSetSpec, unknown fields rejected.
 //
 // Why this and not the CRD: the InferServiceSet CRD marks role.spec x-kubernetes-preserve-unknown-fields, so
-// neither the API server nor the sandbox looks inside it; a misspelt field there would be dropped silently by
+// the API server does not look inside it; a misspelt field there would be dropped silently by
 // infer-operator's decoder. The schemas (tests/unit/schemas/workload_schemas.json) are generated from the npm
 // package kubernetes-types, itself generated from the Kubernetes OpenAPI specification (field names, required
-// fields, types; see generate_workload_schemas.mjs), and checked with the same structural validator the sandbox
-// uses for CRDs (tests/support/openapi_schema). Enum values and formats are not in those schemas; the semantic
+// fields, types; see generate_workload_schemas.mjs), and checked with the structural validator the unit tests use
+// for CRDs (tests/support/openapi_schema). Enum values and formats are not in those schemas; the semantic
 // rules the API server adds (unique names, mounts of existing volumes, requests within limits, privileged vs
 // allowPrivilegeEscalation, label syntax) are checked below by hand.
 #include <doctest/doctest.h>

@@ -1,0 +1,493 @@
+// The e2e tests' cluster: the run's one local control plane (tests/cluster/cluster.sh) with the fake infer-operator,
+// and per test a fault proxy in front of it and fresh namespaces.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness.h"
+
+namespace e2e {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSource = MINDIE_SOURCE_DIR;
+const std::string kCrds = std::string(MINDIE_SHARED_DIR) + "/reference/crds/";
+const std::string kMindClusterCrds = kCrds + "mindcluster.huawei.com_crds.yaml";
+const std::string kVolcanoCrd = kCrds + "scheduling.volcano.sh_podgroups.yaml";
+const std::string kStormCrd = kCrds + "orchestration.aibrix.ai_stormservices.yaml";
+
+/// Namespaces every test starts with, fresh (the example's job_id, and the default of the other modes' examples).
+const std::vector<std::string> kTestNamespaces = {"mindie-demo", "mindie-motor"};
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+/// A child that dies with the test process (PR_SET_PDEATHSIG), its stderr appended to `log`; its stdout is read
+/// until the first line, which is returned in `first_line`.
+pid_t start_daemon(const std::vector<std::string>& argv, const std::string& log, std::string& first_line) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    const int in = open("/dev/null", O_RDONLY);
+    if (err < 0 || in < 0) _exit(127);
+    dup2(in, 0);
+    dup2(out[1], 1);
+    dup2(err, 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  first_line.clear();
+  char ch;
+  for (;;) {
+    const ssize_t n = read(out[0], &ch, 1);
+    if (n == 1) {
+      if (ch == '\n') break;
+      first_line += ch;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  close(out[0]);
+  return pid;
+}
+
+void stop_daemon(pid_t& pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pid = -1;
+}
+
+std::string tail_of(const std::string& path, std::size_t lines = 15) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string l; std::getline(in, l);) all.push_back(l);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
+  return out;
+}
+
+/// The run's cluster: started on first use, stopped when the test process exits.
+class World {
+ public:
+  World() {
+    const Run bin = run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"});
+    bin_ = trim(bin.out);
+    kubectl_ = bin_ + "/kubectl";
+    if (bin.exit_code != 0 || !fs::exists(bin_ + "/kube-apiserver"))
+      throw std::runtime_error("the control plane is not built (" + bin_ +
+                               "): run `bash tests/cluster/build.sh` (scripts/test.sh does)");
+    if (const char* given = std::getenv("MINDIE_E2E_CLUSTER"); given != nullptr && *given != '\0') {
+      dir_ = given;
+    } else {
+      std::string tmpl = (fs::temp_directory_path() / "mindie-e2e-cluster-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp: " + std::string(std::strerror(errno)));
+      dir_ = tmpl;
+      owned_ = true;
+      // Eight Atlas nodes per hardware profile: the shared examples' deepseek needs four 16-NPU A3 servers, the
+      // PD-hybrid test scales to six 8-NPU pods.
+      setenv("MINDIE_CLUSTER_NODES_PER_PROFILE", "8", 0);
+      // The cluster ends with this process even when it is killed (cluster.sh watches the PID).
+      const Run up = run_process({"/bin/bash", kSource + "/tests/cluster/cluster.sh", "up", dir_, "--watch-pid",
+                                  std::to_string(getpid())});
+      if (up.exit_code != 0) throw std::runtime_error("the local cluster did not start:\n" + up.out + up.err);
+    }
+    std::ifstream env(dir_ + "/env");
+    if (!env) throw std::runtime_error("no cluster in " + dir_ + " (no env file)");
+    for (std::string line; std::getline(env, line);) {
+      if (line.rfind("export ", 0) != 0) continue;
+      const auto eq = line.find('=');
+      vars_[line.substr(7, eq - 7)] = line.substr(eq + 1);
+    }
+    admin_kubeconfig_ = dir_ + "/kubeconfig";
+    // What the cluster brings is kept; everything a test (of this run or of an earlier one on a cluster that
+    // MINDIE_E2E_CLUSTER names) made goes before the next test.
+    keep_namespaces_ = {"default", "kube-system", "kube-public", "kube-node-lease",
+                        var("MINDIE_CLUSTER_RESTRICTED_NAMESPACE")};
+    start_operator();
+  }
+
+  ~World() {
+    stop_daemon(operator_pid_);
+    if (owned_) {
+      run_process({"/bin/bash", kSource + "/tests/cluster/cluster.sh", "down", dir_});
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+  }
+
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  const std::string& kubectl() const { return kubectl_; }
+  const std::string& admin_kubeconfig() const { return admin_kubeconfig_; }
+  std::string var(const std::string& name) const {
+    const auto it = vars_.find(name);
+    if (it == vars_.end()) throw std::runtime_error("the cluster's env file has no " + name);
+    return it->second;
+  }
+
+  Run admin(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {kubectl_, "--kubeconfig", admin_kubeconfig_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process(argv);
+  }
+
+  std::string admin_ok(std::vector<std::string> args) const {
+    const Run run = admin(args);
+    if (run.exit_code != 0) {
+      std::string cmd = "kubectl";
+      for (const auto& a : args) cmd += " " + a;
+      throw std::runtime_error(cmd + " failed: " + run.err);
+    }
+    return run.out;
+  }
+
+  /// Gives the next test a clean cluster (mindie-test-reset): the test namespaces (`kTestNamespaces` and `extra`)
+  /// emptied or created, every other namespace and the tests' ClusterRoles and ClusterRoleBindings deleted.
+  void reset(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {TEST_RESET_BINARY, "--kubeconfig", admin_kubeconfig_,
+                                     "--cluster-prefix", "mindie-motor-"};
+    for (const auto& ns : kTestNamespaces) argv.insert(argv.end(), {"--namespace", ns});
+    for (const auto& ns : extra) argv.insert(argv.end(), {"--namespace", ns});
+    for (const auto& ns : keep_namespaces_) argv.insert(argv.end(), {"--keep", ns});
+    const Run run = run_process(argv);
+    if (run.exit_code != 0) throw std::runtime_error("resetting the cluster failed: " + run.err);
+  }
+
+  void start_operator() {
+    std::string line;
+    operator_pid_ = start_daemon({FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_},
+                                 dir_ + "/logs/fake-operator.log", line);
+    if (line != "ready") {
+      stop_daemon(operator_pid_);
+      throw std::runtime_error("the fake infer-operator did not start (first line \"" + line + "\"); its log:\n" +
+                               tail_of(dir_ + "/logs/fake-operator.log"));
+    }
+  }
+
+  /// A fresh operator: after a CRD came back, so that its informers do not wait out a backoff.
+  void restart_operator() {
+    stop_daemon(operator_pid_);
+    start_operator();
+  }
+
+ private:
+  std::string bin_, kubectl_, dir_, admin_kubeconfig_;
+  bool owned_ = false;
+  std::map<std::string, std::string> vars_;
+  std::set<std::string> keep_namespaces_;
+  pid_t operator_pid_ = -1;
+};
+
+World& world() {
+  static World w;
+  return w;
+}
+
+/// The CRD names a file of ../shared/reference/crds defines.
+std::vector<std::string> crd_names(const std::string& file) {
+  std::vector<std::string> out;
+  std::ifstream in(file);
+  bool crd = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("kind: CustomResourceDefinition", 0) == 0) crd = true;
+    if (crd && line.rfind("  name: ", 0) == 0) {
+      out.push_back(trim(line.substr(8)));
+      crd = false;
+    }
+  }
+  return out;
+}
+
+/// What `kubectl wait` waits for once a pod plays `state` (kwok-stages.yaml).
+std::string wait_condition(const std::string& state) {
+  if (state == "Ready") return "--for=condition=Ready";
+  if (state == "NotReady") return "--for=condition=Ready=false";
+  if (state == "OOMKilled") return "--for=jsonpath={.status.containerStatuses[0].lastState.terminated.reason}=OOMKilled";
+  if (state == "ContainerCreating" || state == "ImagePullBackOff" || state == "CrashLoopBackOff")
+    return "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=" + state;
+  throw std::invalid_argument("set_pod_state: unknown state " + state);
+}
+
+}  // namespace
+
+const std::string& kubectl_binary() {
+  static const std::string path = [] {
+    const Run bin = run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"});
+    return trim(bin.out) + "/kubectl";
+  }();
+  return path;
+}
+
+Cluster::Cluster(std::vector<std::string> args, std::string listen) {
+  World& w = world();
+  std::vector<std::string> faults;
+  std::vector<std::string> absent;
+  std::vector<std::string> namespaces;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--fault" && i + 1 < args.size()) faults.push_back(args[++i]);
+    else if (args[i] == "--no-crd") absent.push_back(kMindClusterCrds);
+    else if (args[i] == kNoVolcano) absent.push_back(kVolcanoCrd);
+    else if (args[i] == kNoAibrix) absent.push_back(kStormCrd);
+    else if (args[i] == "--namespace" && i + 1 < args.size()) namespaces.push_back(args[++i]);
+    else throw std::invalid_argument("Cluster: unknown argument " + args[i]);
+  }
+  w.reset(namespaces);
+  for (const auto& file : absent) {
+    std::vector<std::string> del = {"delete", "--wait=true", "--ignore-not-found"};
+    for (const auto& name : crd_names(file)) del.push_back("customresourcedefinition/" + name);
+    w.admin_ok(del);
+    removed_crds_.push_back(file);
+  }
+
+  log_ = dir_.path() + "/requests.jsonl";
+  std::vector<std::string> argv = {FAULT_PROXY_BINARY,
+                                   "--upstream", w.var("MINDIE_CLUSTER_URL"),
+                                   "--upstream-ca", w.var("MINDIE_CLUSTER_CA"),
+                                   "--cert", w.dir() + "/pki/apiserver.crt",
+                                   "--key", w.dir() + "/pki/apiserver.key",
+                                   "--listen", listen,
+                                   "--request-log", log_};
+  for (const auto& f : faults) argv.insert(argv.end(), {"--fault", f});
+  std::string line;
+  proxy_pid_ = start_daemon(argv, dir_.path() + "/proxy.log", line);
+  if (line.rfind("ready ", 0) != 0) {
+    stop_daemon(proxy_pid_);
+    throw std::runtime_error("the fault proxy did not start (first line \"" + line + "\"): " +
+                             tail_of(dir_.path() + "/proxy.log"));
+  }
+  url_ = line.substr(6);
+  // The admin's kubeconfig with the proxy as its server.
+  std::string config = read_file(w.admin_kubeconfig());
+  const std::string server = "server: " + w.var("MINDIE_CLUSTER_URL");
+  const auto at = config.find(server);
+  if (at == std::string::npos) throw std::runtime_error("unexpected kubeconfig of the cluster");
+  config.replace(at, server.size(), "server: " + url_);
+  kubeconfig_ = dir_.write("kubeconfig", config);
+}
+
+Cluster::~Cluster() {
+  stop_daemon(proxy_pid_);
+  if (removed_crds_.empty()) return;
+  try {
+    World& w = world();
+    std::vector<std::string> create = {"create"};
+    // Not --for=condition=Established: on a CRD created a moment ago kubectl wait fails on the missing conditions.
+    std::vector<std::string> wait = {"wait", R"(--for=jsonpath={.status.conditions[?(@.type=="Established")].status}=True)",
+                                     "--timeout=120s"};
+    for (const auto& file : removed_crds_) {
+      create.insert(create.end(), {"-f", file});
+      for (const auto& name : crd_names(file)) wait.push_back("customresourcedefinition/" + name);
+    }
+    w.admin_ok(create);
+    w.admin_ok(wait);
+    w.restart_operator();
+  } catch (const std::exception& e) {
+    // A destructor cannot fail the test; the next test's cluster would miss the CRD, so stop the run loudly.
+    std::fprintf(stderr, "cannot restore the CRDs: %s\n", e.what());
+    std::abort();
+  }
+}
+
+std::vector<LoggedRequest> Cluster::requests_since(std::size_t since) const {
+  std::vector<LoggedRequest> out;
+  std::ifstream in(log_);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || n++ < since) continue;
+    const auto j = nlohmann::json::parse(line);
+    LoggedRequest r;
+    r.method = j.value("method", "");
+    r.path = j.value("path", "");
+    r.query = j.value("query", "");
+    r.content_type = j.value("contentType", "");
+    r.body = j.value("body", "");
+    r.status = j.value("status", 0);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Run Cluster::admin(std::vector<std::string> args) const { return world().admin(std::move(args)); }
+
+std::string Cluster::admin_ok(std::vector<std::string> args) const { return world().admin_ok(std::move(args)); }
+
+const std::string& Cluster::admin_kubeconfig() const { return world().admin_kubeconfig(); }
+
+const std::string& Cluster::cluster_dir() const { return world().dir(); }
+
+void Cluster::wait_ready(const std::string& ns, const std::string& timeout) const {
+  const Run run = run_process({MINDIE_BINARY, "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns, "--for=ready",
+                               "--timeout", timeout});
+  if (run.exit_code != 0) throw std::runtime_error("the deployment in " + ns + " never became ready: " + run.err);
+}
+
+void Cluster::set_pod_state(const std::string& ns, const std::string& selector, const std::string& state) const {
+  const std::string condition = wait_condition(state);
+  const auto pods = selector.rfind("pod/", 0) == 0
+                        ? std::vector<std::string>{selector}
+                        : words(admin_ok({"get", "pods", "-n", ns, "-l", selector, "-o", "name"}));
+  if (pods.empty()) throw std::runtime_error("set_pod_state: no pod in " + ns + " matches " + selector);
+  std::vector<std::string> annotate = {"annotate", "-n", ns, "--overwrite"};
+  annotate.insert(annotate.end(), pods.begin(), pods.end());
+  annotate.push_back(state == "Ready" ? "kwok.x-k8s.io/sim-" : "kwok.x-k8s.io/sim=" + state);
+  admin_ok(annotate);
+  // Back to Pending without container statuses: KWOK then plays the path the annotation names (podIPs stay).
+  for (const auto& pod : pods)
+    admin_ok({"patch", "-n", ns, pod, "--subresource=status", "--type=merge", "-p",
+              R"({"status":{"phase":"Pending","conditions":null,"containerStatuses":null}})"});
+  std::vector<std::string> wait = {"wait", "-n", ns, condition, "--timeout=120s"};
+  wait.insert(wait.end(), pods.begin(), pods.end());
+  admin_ok(wait);
+}
+
+namespace {
+
+/// Watches `kubectl get KIND -w -o name` (the list first, then each change) until `count` distinct names were seen.
+std::set<std::string> watch_names(const std::string& kubeconfig, std::vector<std::string> what, std::size_t count) {
+  std::vector<std::string> argv = {world().kubectl(), "--kubeconfig", kubeconfig, "get"};
+  argv.insert(argv.end(), what.begin(), what.end());
+  argv.insert(argv.end(), {"--watch", "-o", "name"});
+  Background watch(argv);
+  std::set<std::string> seen;
+  while (seen.size() < count) {
+    const std::string out = watch.wait_for_output("\n", 180);
+    std::istringstream lines(out);
+    for (std::string l; std::getline(lines, l);)
+      if (!l.empty()) seen.insert(l);
+  }
+  watch.stop();
+  return seen;
+}
+
+}  // namespace
+
+void Cluster::wait_pods(const std::string& ns, const std::string& selector, std::size_t count,
+                        const std::string& condition) const {
+  const auto pods = watch_names(admin_kubeconfig(), {"pods", "-n", ns, "-l", selector}, count);
+  if (condition.empty()) return;
+  std::vector<std::string> wait = {"wait", "-n", ns, condition, "--timeout=180s"};
+  wait.insert(wait.end(), pods.begin(), pods.end());
+  admin_ok(wait);
+}
+
+void Cluster::wait_objects(const std::string& kind, const std::string& ns, const std::string& selector,
+                           std::size_t count) const {
+  std::vector<std::string> what = {kind, "-n", ns};
+  if (!selector.empty()) what.insert(what.end(), {"-l", selector});
+  watch_names(admin_kubeconfig(), what, count);
+}
+
+void Cluster::wait_event(const std::string& ns, const std::string& reason) const {
+  watch_names(admin_kubeconfig(), {"events", "-n", ns, "--field-selector", "reason=" + reason}, 1);
+}
+
+void eventually(const std::function<bool()>& done, const std::string& what, int cap_seconds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(cap_seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up)
+      throw std::runtime_error(what + ": still not so after " + std::to_string(cap_seconds) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+std::string role_pods(const std::string& role, int instance) {
+  std::string sel = "infer.huawei.com/instanceset-name=" + role;
+  if (instance >= 0) sel += ",infer.huawei.com/instanceset-index=" + std::to_string(instance);
+  return sel;
+}
+
+void Cluster::wait_pods_gone(const std::string& ns, const std::string& selector) const {
+  const Run run = admin({"wait", "-n", ns, "--for=delete", "pods", "-l", selector, "--timeout=120s"});
+  // kubectl wait --for=delete succeeds when the pods go, and says "no matching resources" when none was left.
+  if (run.exit_code != 0 && run.err.find("no matching resources found") == std::string::npos)
+    throw std::runtime_error("pods " + selector + " in " + ns + " are still there: " + run.err);
+}
+
+Run Cluster::control(const std::string& method, const std::string& path, const std::string& body) const {
+  static std::atomic<int> serial{0};
+  if (method == "GET") return kubectl({"get", "--raw", path});
+  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", body.empty() ? "{}" : body);
+  return kubectl({method == "DELETE" ? "delete" : "create", "--raw", path, "-f", file});
+}
+
+namespace {
+void control_ok(const Run& run, const std::string& what) {
+  if (run.exit_code != 0) throw std::runtime_error(what + " failed: " + run.err);
+}
+}  // namespace
+
+void Cluster::add_fault(const std::string& spec) const {
+  control_ok(control("POST", "/proxy/faults", nlohmann::json{{"spec", spec}}.dump()), "adding fault " + spec);
+}
+
+void Cluster::clear_faults() const { control_ok(control("DELETE", "/proxy/faults"), "clearing the faults"); }
+
+void Cluster::close_watches() const { control_ok(control("POST", "/proxy/close-watches"), "closing the watches"); }
+
+std::vector<std::string> Cluster::wait_held(std::size_t n) const {
+  const Run run = control("GET", "/proxy/held?min=" + std::to_string(n) + "&timeoutSeconds=120");
+  control_ok(run, "waiting for held requests");
+  std::vector<std::string> ids;
+  for (const auto& h : nlohmann::json::parse(run.out).at("held")) ids.push_back(h.at("id").dump());
+  return ids;
+}
+
+void Cluster::release(const std::string& id) const {
+  control_ok(control("POST", "/proxy/release", id.empty() ? "{}" : "{\"id\":" + id + "}"), "releasing");
+}
+
+void Cluster::compact() const {
+  // One write first: a watch resumes from the revision of the last event it saw, and a compaction exactly there
+  // would leave that revision servable.
+  World& w = world();
+  w.admin({"delete", "configmap", "-n", "default", "compaction-marker", "--ignore-not-found"});
+  w.admin_ok({"create", "configmap", "-n", "default", "compaction-marker"});
+  const Run run = run_process({"/bin/bash", kSource + "/tests/cluster/cluster.sh", "compact", world().dir()});
+  control_ok(run, "cluster.sh compact");
+}
+
+}  // namespace e2e
