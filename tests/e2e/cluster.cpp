@@ -447,11 +447,10 @@ void Cluster::wait_pods_gone(const std::string& ns, const std::string& selector)
     throw std::runtime_error("pods " + selector + " in " + ns + " are still there: " + run.err);
 }
 
-Run Cluster::control(const std::string& method, const std::string& path, const std::string& body) const {
+Run Cluster::control(const std::string& path) const {
   static std::atomic<int> serial{0};
-  if (method == "GET") return kubectl({"get", "--raw", path});
-  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", body.empty() ? "{}" : body);
-  return kubectl({method == "DELETE" ? "delete" : "create", "--raw", path, "-f", file});
+  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", "{}");
+  return kubectl({"create", "--raw", path, "-f", file});
 }
 
 namespace {
@@ -460,25 +459,7 @@ void control_ok(const Run& run, const std::string& what) {
 }
 }  // namespace
 
-void Cluster::add_fault(const std::string& spec) const {
-  control_ok(control("POST", "/proxy/faults", nlohmann::json{{"spec", spec}}.dump()), "adding fault " + spec);
-}
-
-void Cluster::clear_faults() const { control_ok(control("DELETE", "/proxy/faults"), "clearing the faults"); }
-
-void Cluster::close_watches() const { control_ok(control("POST", "/proxy/close-watches"), "closing the watches"); }
-
-std::vector<std::string> Cluster::wait_held(std::size_t n) const {
-  const Run run = control("GET", "/proxy/held?min=" + std::to_string(n) + "&timeoutSeconds=120");
-  control_ok(run, "waiting for held requests");
-  std::vector<std::string> ids;
-  for (const auto& h : nlohmann::json::parse(run.out).at("held")) ids.push_back(h.at("id").dump());
-  return ids;
-}
-
-void Cluster::release(const std::string& id) const {
-  control_ok(control("POST", "/proxy/release", id.empty() ? "{}" : "{\"id\":" + id + "}"), "releasing");
-}
+void Cluster::close_watches() const { control_ok(control("/proxy/close-watches"), "closing the watches"); }
 
 void Cluster::compact() const {
   // One write first: a watch resumes from the revision of the last event it saw, and a compaction exactly there

@@ -130,20 +130,14 @@ class Cluster : public Target {
   /// Waits until no pod of `ns` matches `selector` (garbage collection and KWOK's removal of deleted pods take
   /// their time on a real cluster).
   void wait_pods_gone(const std::string& ns, const std::string& selector) const;
-  /// Adds a fault rule to the proxy (same syntax as --fault), or removes them all.
-  void add_fault(const std::string& spec) const;
-  void clear_faults() const;
   /// Cuts every watch open through the proxy, without its final chunk.
   void close_watches() const;
-  /// Waits until at least `n` requests are held by hold/hold-reply faults; returns their ids.
-  std::vector<std::string> wait_held(std::size_t n) const;
-  /// Releases one held request (`id`), or all when empty.
-  void release(const std::string& id = "") const;
   /// Compacts etcd at its current revision: lists and watches from older resourceVersions answer 410 Expired.
   void compact() const;
 
  private:
-  Run control(const std::string& method, const std::string& path, const std::string& body = "") const;
+  /// POSTs {} to a control endpoint of the proxy (`/proxy/...`), through kubectl with this test's kubeconfig.
+  Run control(const std::string& path) const;
   TempDir dir_;
   std::string kubeconfig_;
   std::string log_;
