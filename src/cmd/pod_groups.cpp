@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "mindie/operator_rules.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 namespace json = boost::json;
@@ -23,22 +24,16 @@ constexpr auto kOperatorWait = std::chrono::seconds(60);
 bool operator_acted(kube::Client& client, const std::string& ns, const std::string& iss,
                     const std::map<std::string, int>& instances) {
   for (const auto& [role, wanted] : instances) {
-    json::object is;
+    json::value is;
     try {
       is = client.get(kube::gvr::kInstanceSets, ns, iss + "-0-" + role);
     } catch (const kube::ApiError& e) {
       if (e.is_not_found()) continue;
       throw;
     }
-    const auto num = [](const json::value* v) { return v && v->is_int64() ? v->as_int64() : std::int64_t{-1}; };
-    const auto* spec = is.if_contains("spec");
-    const auto* status = is.if_contains("status");
-    const auto* meta = is.if_contains("metadata");
-    const std::int64_t replicas = num(spec && spec->is_object() ? spec->as_object().if_contains("replicas") : nullptr);
-    const std::int64_t observed =
-        num(status && status->is_object() ? status->as_object().if_contains("observedGeneration") : nullptr);
-    const std::int64_t generation =
-        num(meta && meta->is_object() ? meta->as_object().if_contains("generation") : nullptr);
+    const std::int64_t replicas = util::num(util::find(&is, {"spec", "replicas"}), -1);
+    const std::int64_t observed = util::num(util::find(&is, {"status", "observedGeneration"}), -1);
+    const std::int64_t generation = util::num(util::find(&is, {"metadata", "generation"}), -1);
     if (replicas > wanted || observed < generation) return false;
   }
   return true;

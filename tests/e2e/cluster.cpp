@@ -108,14 +108,20 @@ std::string tail_of(const std::string& path, std::size_t lines = 15) {
   return out;
 }
 
+/// The folder of the control plane's binaries (tests/cluster/build.sh --bin-dir; it may not exist yet).
+const std::string& bin_dir() {
+  static const std::string dir =
+      trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
+  return dir;
+}
+
 /// The run's cluster: started on first use, stopped when the test process exits.
 class World {
  public:
   World() {
-    const Run bin = run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"});
-    bin_ = trim(bin.out);
+    bin_ = bin_dir();
     kubectl_ = bin_ + "/kubectl";
-    if (bin.exit_code != 0 || !fs::exists(bin_ + "/kube-apiserver"))
+    if (!fs::exists(bin_ + "/kube-apiserver"))
       throw std::runtime_error("the control plane is not built (" + bin_ +
                                "): run `bash tests/cluster/build.sh` (scripts/test.sh does)");
     if (const char* given = std::getenv("MINDIE_E2E_CLUSTER"); given != nullptr && *given != '\0') {
@@ -255,10 +261,7 @@ std::string wait_condition(const std::string& state) {
 }  // namespace
 
 const std::string& kubectl_binary() {
-  static const std::string path = [] {
-    const Run bin = run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"});
-    return trim(bin.out) + "/kubectl";
-  }();
+  static const std::string path = bin_dir() + "/kubectl";
   return path;
 }
 
