@@ -318,15 +318,20 @@ Cluster::~Cluster() {
   try {
     World& w = world();
     std::vector<std::string> create = {"create"};
-    // Not --for=condition=Established: on a CRD created a moment ago kubectl wait fails on the missing conditions.
-    std::vector<std::string> wait = {"wait", R"(--for=jsonpath={.status.conditions[?(@.type=="Established")].status}=True)",
-                                     "--timeout=120s"};
+    std::vector<std::string> names;
     for (const auto& file : removed_crds_) {
       create.insert(create.end(), {"-f", file});
-      for (const auto& name : crd_names(file)) wait.push_back("customresourcedefinition/" + name);
+      for (const auto& name : crd_names(file)) names.push_back(name);
     }
     w.admin_ok(create);
-    w.admin_ok(wait);
+    // Not kubectl wait: both --for=condition and --for=jsonpath fail outright while a new CRD has no conditions yet.
+    for (const auto& name : names) {
+      eventually([&] {
+        const Run run = w.admin({"get", "customresourcedefinition/" + name, "-o",
+                                 R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"});
+        return run.exit_code == 0 && run.out == "True";
+      }, "CRD " + name + " Established", 120);
+    }
     w.restart_operator();
   } catch (const std::exception& e) {
     // A destructor cannot fail the test; the next test's cluster would miss the CRD, so stop the run loudly.
