@@ -14,7 +14,9 @@
 #include "aibrix/storm_render.h"
 #include "cmd/wait.h"
 #include "mindie/render.h"
+#include "kube/pod_state.h"
 #include "util/json_path.h"
+#include "util/time.h"
 
 namespace mindie::cmd {
 
@@ -408,57 +410,6 @@ void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const Global
 // ----------------------------------------------------------------------------------------------------------------
 // status report (pure)
 
-std::optional<std::int64_t> parse_time(const std::string& s) {
-  std::tm tm{};
-  std::istringstream in(s);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-  if (in.fail()) return std::nullopt;
-  return static_cast<std::int64_t>(timegm(&tm));  // the API server writes UTC ("Z"); fractions ignored
-}
-
-bool pod_ready(const json::value& pod) {
-  if (const auto* conds = find(&pod, {"status", "conditions"}); conds && conds->is_array())
-    for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == "Ready") return str(find(&c, {"status"})) == "True";
-  return false;
-}
-
-/// kubectl's STATUS column and, in plain words, why a pod is not ready ("" when it is).
-std::pair<std::string, std::string> pod_state(const json::value& pod, std::int64_t& restarts, std::string& last_exit) {
-  std::string waiting, waiting_message, terminated;
-  if (const auto* cs = find(&pod, {"status", "containerStatuses"}); cs && cs->is_array()) {
-    for (const auto& c : cs->as_array()) {
-      restarts += num(find(&c, {"restartCount"}));
-      if (waiting.empty()) {
-        waiting = str(find(&c, {"state", "waiting", "reason"}));
-        waiting_message = str(find(&c, {"state", "waiting", "message"}));
-      }
-      if (terminated.empty()) terminated = str(find(&c, {"state", "terminated", "reason"}));
-      if (last_exit.empty())
-        if (const std::string r = str(find(&c, {"lastState", "terminated", "reason"})); !r.empty())
-          last_exit = r + " (exit code " + std::to_string(num(find(&c, {"lastState", "terminated", "exitCode"}))) + ")";
-    }
-  }
-  const std::string phase = str(find(&pod, {"status", "phase"}));
-  const bool terminating = find(&pod, {"metadata", "deletionTimestamp"}) != nullptr;
-  std::string shown = terminating ? "Terminating" : !waiting.empty() ? waiting : !terminated.empty() ? terminated : phase;
-  if (pod_ready(pod) && !terminating) return {shown, ""};
-  std::string reason;
-  std::string unschedulable;
-  if (const auto* conds = find(&pod, {"status", "conditions"}); conds && conds->is_array())
-    for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == "PodScheduled" && str(find(&c, {"status"})) == "False")
-        unschedulable = str(find(&c, {"message"}));
-  if (terminating) reason = "terminating (deletion requested)";
-  else if (find(&pod, {"status", "conditions"}) && !unschedulable.empty()) reason = "unschedulable: " + unschedulable;
-  else if (waiting == "CrashLoopBackOff")
-    reason = "crash loop: " + std::to_string(restarts) + " restarts" + (last_exit.empty() ? "" : ", last exit " + last_exit);
-  else if (!waiting.empty()) reason = "waiting: " + waiting + (waiting_message.empty() ? "" : ": " + waiting_message);
-  else if (phase == "Running") reason = "running, but not ready (readiness probe failing)";
-  else reason = phase.empty() ? "not ready" : "not ready (" + phase + ")";
-  return {shown, reason};
-}
-
 }  // namespace
 
 json::object build_storm_status_report(const std::string& ns, const StormStatusInputs& inputs,
@@ -484,7 +435,7 @@ json::object build_storm_status_report(const std::string& ns, const StormStatusI
     if (live == live_uid.end()) continue;
     std::string when = str(find(&e, {"lastTimestamp"}));
     if (when.empty()) when = str(find(&e, {"eventTime"}));
-    const std::int64_t t = parse_time(when).value_or(0);
+    const std::int64_t t = util::parse_rfc3339(when).value_or(0);
     const std::string source = str(find(&e, {"source", "component"})).empty()
                                    ? str(find(&e, {"reportingComponent"}))
                                    : str(find(&e, {"source", "component"}));
@@ -536,12 +487,11 @@ json::object build_storm_status_report(const std::string& ns, const StormStatusI
         std::int64_t group_ready = 0;
         for (const json::value* p : members) {
           const std::string pod_name = str(find(p, {"metadata", "name"}));
-          std::int64_t restarts = 0;
-          std::string last_exit;
-          auto [shown, reason] = pod_state(*p, restarts, last_exit);
-          const bool is_ready = reason.empty();
-          const std::string created = str(find(p, {"metadata", "creationTimestamp"}));
-          const auto created_at = parse_time(created);
+          const kube::PodState state = kube::read_pod_state(*p, now);
+          // A pod being deleted counts as gone: its replica is not ready.
+          const bool is_ready = state.ready && !state.terminating;
+          const std::int64_t restarts = state.restarts;
+          const std::string last_exit = state.last_exit();
           const std::string gidx = str(find(p, {"metadata", "labels", ab::kPodGroupIndexLabel}));
           const std::string where = "pod " + pod_name + " (role " + name + ", replica " + std::to_string(r) +
                                     (gidx.empty() ? "" : ", pod " + gidx) + ")";
@@ -557,7 +507,7 @@ json::object build_storm_status_report(const std::string& ns, const StormStatusI
             rescheduling.push_back(json::string(where + ": " + std::to_string(restarts) + " restarts" +
                                                 (last_exit.empty() ? "" : ", last exit " + last_exit)));
           if (!is_ready) {
-            std::string line = where + ": " + reason;
+            std::string line = where + ": " + state.reason;
             if (auto w = warning.find(pod_name); w != warning.end()) line += " [" + w->second.second + "]";
             unready.push_back(json::string(line));
           }
@@ -568,14 +518,14 @@ json::object build_storm_status_report(const std::string& ns, const StormStatusI
           pods_out.push_back(
               {{"name", pod_name},
                {"podGroupIndex", gidx.empty() ? json::value(nullptr) : json::value(std::stoll("0" + gidx))},
-               {"phase", str(find(p, {"status", "phase"}))},
-               {"status", shown},
+               {"phase", state.phase},
+               {"status", state.status},
                {"ready", is_ready},
                {"restarts", restarts},
-               {"createdAt", created},
-               {"ageSeconds", created_at ? json::value(std::max<std::int64_t>(0, now - *created_at)) : json::value(nullptr)},
-               {"node", str(find(p, {"spec", "nodeName"}))},
-               {"reason", reason},
+               {"createdAt", state.created_at},
+               {"ageSeconds", state.age_seconds ? json::value(*state.age_seconds) : json::value(nullptr)},
+               {"node", state.node},
+               {"reason", state.reason},
                {"recreated", earlier_count > 0},
                {"earlierPods", earlier_count},
                {"lastEvent", earlier_count ? json::value(earlier_event[pod_name].second)
@@ -680,7 +630,7 @@ std::string render_storm_status(const json::object& report) {
       for (const auto& p : g.at("pods").as_array()) {
         out << "    " << std::setw(44) << s(p.at("name")) << ' ' << std::setw(18) << s(p.at("status")) << " restarts "
             << n(p.at("restarts")) << "  age "
-            << (p.at("ageSeconds").is_null() ? std::string("-") : human_duration(p.at("ageSeconds").as_int64()))
+            << (p.at("ageSeconds").is_null() ? std::string("-") : util::human_duration(p.at("ageSeconds").as_int64()))
             << (p.at("recreated").as_bool() ? "  recreated" : "") << '\n';
       }
     }

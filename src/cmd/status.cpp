@@ -15,7 +15,9 @@
 #include "cmd/multi_deployment.h"
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
+#include "kube/pod_state.h"
 #include "util/json_path.h"
+#include "util/time.h"
 
 namespace mindie::cmd {
 
@@ -65,43 +67,12 @@ const json::value* find(const json::object& obj, std::initializer_list<std::stri
   return v;
 }
 
-/// Seconds since the epoch of an RFC 3339 timestamp as the API server writes them ("2026-11-30T12:00:00Z", also
-/// with fractional seconds or an offset); nullopt when unreadable.
-std::optional<std::int64_t> parse_time(const std::string& s) {
-  std::tm tm{};
-  std::istringstream in(s);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-  if (in.fail()) return std::nullopt;
-  std::int64_t t = timegm(&tm);
-  char c = 0;
-  if (in.peek() == '.') {
-    in.get();
-    while (std::isdigit(in.peek())) in.get();
-  }
-  if (!(in >> c)) return std::nullopt;
-  if (c == 'Z' || c == 'z') return t;
-  if (c != '+' && c != '-') return std::nullopt;
-  int hh = 0, mm = 0;
-  char colon = 0;
-  if (!(in >> hh >> colon >> mm) || colon != ':') return std::nullopt;
-  const std::int64_t offset = (hh * 60 + mm) * 60;
-  return c == '+' ? t - offset : t + offset;
-}
-
 std::string condition_status(const json::value* status, std::string_view type) {
   if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
     for (const auto& c : conds->as_array())
       if (str(find(&c, {"type"})) == type) return str(find(&c, {"status"}));
   }
   return "";
-}
-
-const json::value* condition(const json::value* status, std::string_view type) {
-  if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
-    for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == type) return &c;
-  }
-  return nullptr;
 }
 
 /// NPUs a pod asks for: the sum over its containers of every huawei.com/ resource (the Ascend device plugin's
@@ -128,82 +99,21 @@ std::int64_t pod_npus(const json::value& pod) {
   return n;
 }
 
-/// One pod as the report shows it: kubectl's READY and STATUS columns, restarts, age, node, NPUs, and in plain
-/// words why it is not running (empty when it is ready).
+/// One pod as the report shows it (kube::read_pod_state) with the NPUs it asks for.
 json::object pod_summary(const json::value& pod, std::int64_t now) {
-  const json::value* status = find(&pod, {"status"});
-  const bool ready = condition_status(status, "Ready") == "True";
-  std::int64_t restarts = 0, ready_containers = 0, containers = 0;
-  std::string waiting, waiting_message, terminated, last_terminated;
-  std::int64_t last_exit = 0;
-  if (const auto* specs = find(&pod, {"spec", "containers"}); specs && specs->is_array())
-    containers = static_cast<std::int64_t>(specs->as_array().size());
-  if (const auto* cs = find(status, {"containerStatuses"}); cs && cs->is_array()) {
-    containers = std::max<std::int64_t>(containers, static_cast<std::int64_t>(cs->as_array().size()));
-    for (const auto& c : cs->as_array()) {
-      restarts += num(find(&c, {"restartCount"}));
-      if (const auto* r = find(&c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready_containers;
-      if (waiting.empty()) {
-        waiting = str(find(&c, {"state", "waiting", "reason"}));
-        waiting_message = str(find(&c, {"state", "waiting", "message"}));
-      }
-      if (terminated.empty()) terminated = str(find(&c, {"state", "terminated", "reason"}));
-      if (last_terminated.empty()) {
-        last_terminated = str(find(&c, {"lastState", "terminated", "reason"}));
-        last_exit = num(find(&c, {"lastState", "terminated", "exitCode"}));
-      }
-    }
-  }
-  const std::string phase = str(find(status, {"phase"}));
-  const bool terminating = find(&pod, {"metadata", "deletionTimestamp"}) != nullptr;
-  // kubectl's STATUS column: a container's waiting/terminated reason wins over the phase; deletion wins over all.
-  std::string shown = !waiting.empty() ? waiting : !terminated.empty() ? terminated : phase;
-  if (terminating) shown = "Terminating";
-
-  std::string reason;
-  const json::value* scheduled = condition(status, "PodScheduled");
-  if (terminating) {
-    // The time, not an age: the text must not change by itself, or status --watch would report it every redraw.
-    reason = "terminating since " + str(find(&pod, {"metadata", "deletionTimestamp"})) +
-             " (a pod that stays is usually on an unreachable node or held by a finalizer)";
-  } else if (scheduled && str(find(scheduled, {"status"})) == "False") {
-    reason = "unschedulable";
-    if (const std::string m = str(find(scheduled, {"message"})); !m.empty()) reason += ": " + m;
-  } else if (waiting == "ImagePullBackOff" || waiting == "ErrImagePull" || waiting == "InvalidImageName") {
-    reason = "cannot pull the image (" + waiting + ")";
-    if (!waiting_message.empty()) reason += ": " + waiting_message;
-  } else if (last_terminated == "OOMKilled" || terminated == "OOMKilled") {
-    reason = "out of memory: the container was OOM-killed (exit code 137), " + std::to_string(restarts) +
-             " restarts; raise the memory limit or lower the engine's memory use";
-  } else if (waiting == "CrashLoopBackOff") {
-    reason = "crash loop: " + std::to_string(restarts) + " restarts";
-    if (!last_terminated.empty())
-      reason += ", last exit " + last_terminated + " (exit code " + std::to_string(last_exit) + ")";
-  } else if (!waiting.empty()) {
-    reason = "waiting: " + waiting;
-    if (!waiting_message.empty()) reason += ": " + waiting_message;
-  } else if (phase == "Failed" || phase == "Succeeded") {
-    reason = "the pod has ended (" + phase + ")";
-  } else if (!ready && phase == "Running") {
-    reason = "running, but not ready (readiness probe failing)";
-  } else if (!ready) {
-    reason = phase.empty() ? "not ready" : "not ready (" + phase + ")";
-  }
-
-  const std::string created = str(find(&pod, {"metadata", "creationTimestamp"}));
-  const auto created_at = parse_time(created);
-  return {{"name", str(find(&pod, {"metadata", "name"}))},
-          {"phase", phase},
-          {"status", shown},
-          {"ready", ready},
-          {"readyContainers", ready_containers},
-          {"containers", containers},
-          {"restarts", restarts},
-          {"createdAt", created},
-          {"ageSeconds", created_at ? json::value(std::max<std::int64_t>(0, now - *created_at)) : json::value(nullptr)},
-          {"node", str(find(&pod, {"spec", "nodeName"}))},
+  const kube::PodState p = kube::read_pod_state(pod, now);
+  return {{"name", p.name},
+          {"phase", p.phase},
+          {"status", p.status},
+          {"ready", p.ready},
+          {"readyContainers", p.ready_containers},
+          {"containers", p.containers},
+          {"restarts", p.restarts},
+          {"createdAt", p.created_at},
+          {"ageSeconds", p.age_seconds ? json::value(*p.age_seconds) : json::value(nullptr)},
+          {"node", p.node},
           {"npus", pod_npus(pod)},
-          {"reason", reason},
+          {"reason", p.reason},
           {"events", json::array()}};
 }
 
@@ -222,7 +132,7 @@ json::array warning_events(const json::array& events, std::string_view kind, con
     std::string when = str(find(&e, {"lastTimestamp"}));
     if (when.empty()) when = str(find(&e, {"eventTime"}));
     if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
-    found.emplace_back(parse_time(when).value_or(0), &e);
+    found.emplace_back(util::parse_rfc3339(when).value_or(0), &e);
   }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   json::array out;
@@ -283,34 +193,6 @@ bool is_control_role(const std::string& role) { return role == "controller" || r
 constexpr std::int64_t kMaxListedInstances = 1024;
 
 }  // namespace
-
-std::string human_duration(std::int64_t seconds) {
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return std::to_string(seconds) + "s";
-  const std::int64_t minutes = seconds / 60;
-  if (minutes < 10) {
-    const std::int64_t s = seconds % 60;
-    return std::to_string(minutes) + "m" + (s ? std::to_string(s) + "s" : "");
-  }
-  if (minutes < 60 * 3) return std::to_string(minutes) + "m";
-  const std::int64_t hours = minutes / 60;
-  if (hours < 8) {
-    const std::int64_t m = minutes % 60;
-    return std::to_string(hours) + "h" + (m ? std::to_string(m) + "m" : "");
-  }
-  if (hours < 48) return std::to_string(hours) + "h";
-  if (hours < 24 * 8) {
-    const std::int64_t h = hours % 24;
-    return std::to_string(hours / 24) + "d" + (h ? std::to_string(h) + "h" : "");
-  }
-  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
-  if (hours < 24 * 365 * 8) {
-    const std::int64_t d = (hours / 24) % 365;
-    return std::to_string(hours / 24 / 365) + "y" + (d ? std::to_string(d) + "d" : "");
-  }
-  return std::to_string(hours / 24 / 365) + "y";
-}
 
 std::string service_set_name_for_status(const json::object& cm, const std::string& ns) {
   try {
@@ -1098,7 +980,7 @@ std::string render_status_table(const json::object& report, bool wide) {
                 std::to_string(pod.at("readyContainers").as_int64()) + "/" +
                     std::to_string(pod.at("containers").as_int64()),
                 std::string(pod.at("status").as_string()), std::to_string(pod.at("restarts").as_int64()),
-                age.is_null() ? "<unknown>" : human_duration(age.as_int64())};
+                age.is_null() ? "<unknown>" : util::human_duration(age.as_int64())};
             if (wide) {
               const std::string node(pod.at("node").as_string());
               row.push_back(node.empty() ? "<none>" : node);

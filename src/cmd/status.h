@@ -106,9 +106,6 @@ boost::json::object build_status_report(const std::string& ns, const StatusInput
 /// → pods, then drift and not-ready lines. `wide` adds node and NPUs per pod.
 std::string render_status_table(const boost::json::object& report, bool wide);
 
-/// kubectl's short age ("45s", "3m20s", "5h", "2d4h"): k8s.io/apimachinery duration.HumanDuration.
-std::string human_duration(std::int64_t seconds);
-
 /// The watch targets that keep StatusInputs current for InferServiceSet `name` (with `services` InferServices)
 /// in `ns`, in the order StatusInputs lists them: motor-config, the set, InferServices, InstanceSets, pods, events,
 /// then StatefulSets and Deployments (the workloads).

@@ -150,3 +150,25 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
   CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("beyond the spec's 2 replicas") !=
         std::string::npos);
 }
+
+TEST_CASE("storm status: a creation time with a UTC offset gives the pod's true age") {
+  // Was a bug: the StormService report read the clock time and ignored the offset, so this pod looked 8 hours
+  // older than it is. 2026-01-01T07:00:30+08:00 is 30 s before kNow.
+  cmd::StormStatusInputs in = healthy();
+  in.pods[0].as_object()["metadata"].as_object()["creationTimestamp"] = "2026-01-01T08:00:30+08:00";
+  const auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  const auto& first = role(report, "prefill").at("groups").as_array()[0].at("pods").as_array()[0];
+  CHECK(first.at("ageSeconds") == 30);
+}
+
+TEST_CASE("storm status: pods are explained as in the MindIE status (OOM kill, image pull)") {
+  cmd::StormStatusInputs in = healthy();
+  auto& status = in.pods[0].as_object()["status"].as_object();
+  status["conditions"] = json::array{{{"type", "Ready"}, {"status", "False"}}};
+  status["containerStatuses"] = json::array{
+      {{"name", "main"}, {"ready", false}, {"restartCount", 2},
+       {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
+       {"lastState", {{"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}}}}};
+  auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  CHECK(json::serialize(report.at("unready")).find("out of memory: the container was OOM-killed") != std::string::npos);
+}

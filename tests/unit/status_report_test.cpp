@@ -272,18 +272,6 @@ TEST_CASE("a missing InferServiceSet is reported, not thrown") {
   CHECK(cmd::render_status_table(report, false).find("not found") != std::string::npos);
 }
 
-TEST_CASE("human_duration follows kubectl") {
-  CHECK(cmd::human_duration(45) == "45s");
-  CHECK(cmd::human_duration(119) == "119s");
-  CHECK(cmd::human_duration(200) == "3m20s");
-  CHECK(cmd::human_duration(600) == "10m");
-  CHECK(cmd::human_duration(3 * 3600 + 60) == "3h1m");
-  CHECK(cmd::human_duration(10 * 3600) == "10h");
-  CHECK(cmd::human_duration(3 * 86400 + 4 * 3600) == "3d4h");
-  CHECK(cmd::human_duration(30 * 86400) == "30d");
-  CHECK(cmd::human_duration(-5) == "<invalid>");
-}
-
 TEST_CASE("--timeout durations") {
   CHECK(cmd::parse_duration("10m", "--timeout") == std::chrono::minutes(10));
   CHECK(cmd::parse_duration("1h30m", "--timeout") == std::chrono::minutes(90));
