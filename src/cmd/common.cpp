@@ -318,41 +318,6 @@ ConfigInputs read_config_inputs(const std::string& filename, const std::string& 
   return inputs;
 }
 
-config::UserConfig parse_baseline(const json::object& config_map, const std::string& ns) {
-  const std::string where = std::string("configmap/") + render::kConfigMapName + " in namespace " + ns;
-  const json::value* data = config_map.if_contains("data");
-  const json::value* raw = (data && data->is_object()) ? data->as_object().if_contains(render::kBaselineKey) : nullptr;
-  if (!raw || !raw->is_string()) {
-    throw CommandError(where + " has no data key " + render::kBaselineKey +
-                       ": it is not a kubectl-mindie baseline; redeploy with kubectl mindie deploy");
-  }
-  try {
-    return config::parse_user_config(std::string(raw->as_string()), where + " key " + render::kBaselineKey);
-  } catch (const config::ValidationError& e) {
-    throw CommandError(std::string("the baseline is not usable: ") + e.what());
-  }
-}
-
-bool runs_deployments(std::string_view mode) {
-  return mode == config::to_string(config::DeployMode::MultiDeployment) ||
-         mode == config::to_string(config::DeployMode::SingleContainer);
-}
-
-std::string recorded_deploy_mode(const json::object& cm, const config::UserConfig& baseline) {
-  std::string mode = annotation(cm, render::kDeployModeAnnotation);
-  return mode.empty() ? std::string(config::to_string(baseline.deploy_mode)) : mode;
-}
-
-std::string recorded_service_set_name(const json::object& cm, const config::UserConfig& baseline) {
-  const std::string name = annotation(cm, render::kWorkloadNameAnnotation);
-  if (name.empty()) return render::default_service_set_name(baseline);
-  if (!config::is_dns1123_label(name)) {
-    throw CommandError(std::string("configmap/") + render::kConfigMapName + " annotation " +
-                       render::kWorkloadNameAnnotation + " is not a valid InferServiceSet name: \"" + name + "\"");
-  }
-  return name;
-}
-
 namespace {
 
 /// True when every cause of a server-side apply conflict names our own field manager: fields that scale or
@@ -391,15 +356,6 @@ void append_with_kind(boost::json::array& out, const boost::json::array& items, 
     out.push_back(item);
     if (out.back().is_object()) out.back().as_object()["kind"] = kind;
   }
-}
-
-std::string annotation(const json::object& obj, const std::string& key) {
-  const auto* md = obj.if_contains("metadata");
-  if (!md || !md->is_object()) return "";
-  const auto* ann = md->as_object().if_contains("annotations");
-  if (!ann || !ann->is_object()) return "";
-  const auto* v = ann->as_object().if_contains(key);
-  return (v && v->is_string()) ? std::string(v->as_string()) : std::string();
 }
 
 }  // namespace mindie::cmd

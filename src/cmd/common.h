@@ -179,23 +179,6 @@ std::string read_file(const std::string& path);
 /// values (never a silent choice). `namespace_flag` is the -n value as given ("" = not given). Throws UsageError.
 void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id);
 
-/// Parses the baseline user_config.json held in a motor-config ConfigMap. Throws CommandError saying the
-/// ConfigMap is not a usable baseline (missing key, invalid JSON or failing validation, with the problems).
-config::UserConfig parse_baseline(const boost::json::object& config_map, const std::string& ns);
-
-/// The deploy mode recorded on the baseline ConfigMap `cm` (annotation kubectl-mindie/deploy-mode), else the
-/// baseline's own deploy_mode.
-std::string recorded_deploy_mode(const boost::json::object& cm, const config::UserConfig& baseline);
-
-/// True for the deploy modes whose workload is plain Deployments found by label (multi_deployment,
-/// single_container) rather than an InferServiceSet.
-bool runs_deployments(std::string_view deploy_mode);
-
-/// The InferServiceSet name recorded on `cm` (annotation kubectl-mindie/infer-service-set), else the default
-/// for `baseline`. Throws CommandError when the recorded name is not a DNS-1123 label: a hand-edited annotation
-/// must never reach a request path.
-std::string recorded_service_set_name(const boost::json::object& cm, const config::UserConfig& baseline);
-
 /// Server-side apply of `obj` as `r` for deploy. A conflict only with the tool's own earlier patches (scale and
 /// update-config write with field manager kubectl-mindie as an Update) is taken over with force; any other
 /// conflict fails with kubectl apply --server-side's advice (PartialFailure carrying the ApiError). Other errors
@@ -206,8 +189,5 @@ boost::json::object apply_taking_back_own_fields(kube::Client& client, const kub
 /// Appends the `items` of a list of `kind` to `out`, each with "kind" set: a list answer leaves it out of its items,
 /// and readers of a mixed array (StatefulSets and Deployments) need it.
 void append_with_kind(boost::json::array& out, const boost::json::array& items, const std::string& kind);
-
-/// The string at `key` of a ConfigMap's metadata.annotations, or "" when absent.
-std::string annotation(const boost::json::object& obj, const std::string& key);
 
 }  // namespace mindie::cmd

@@ -85,27 +85,24 @@ std::string foreign_rbac(const json::object& obj, const std::string& ns, const s
 DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   DeletePlan plan;
   plan.ns = ns;
-  plan.config_map = client.get_if_exists(kube::gvr::kConfigMaps, ns, render::kConfigMapName);
+  plan.config_map = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (plan.config_map) {
     if (label(*plan.config_map, "app.kubernetes.io/managed-by") != render::kFieldManager)
-      throw CommandError("configmap/" + std::string(render::kConfigMapName) + " in namespace " + ns +
+      throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + ns +
                          " was not written by kubectl-mindie (no label " + kManagedBySelector +
                          "): it belongs to another tool's deployment (deploy.py?); nothing was deleted");
-    plan.workload = annotation(*plan.config_map, render::kWorkloadNameAnnotation);
-    plan.deploy_mode = annotation(*plan.config_map, render::kDeployModeAnnotation);
-    if (plan.workload.empty() || plan.deploy_mode.empty()) {
-      // Written before the annotations existed: the baseline names them (a broken baseline leaves labels only).
-      try {
-        const config::UserConfig baseline = parse_baseline(*plan.config_map, ns);
-        if (plan.workload.empty()) plan.workload = render::default_service_set_name(baseline);
-        if (plan.deploy_mode.empty()) plan.deploy_mode = std::string(config::to_string(baseline.deploy_mode));
-      } catch (const CommandError&) {
-      }
+    // Written before the annotations existed: the baseline names them (a broken baseline leaves labels only).
+    const baseline::Baseline stored = baseline::read_baseline(*plan.config_map, ns);
+    plan.workload = stored.recorded_workload;
+    plan.deploy_mode = stored.recorded_mode;
+    if (stored.config) {
+      if (plan.workload.empty()) plan.workload = render::default_service_set_name(*stored.config);
+      if (plan.deploy_mode.empty()) plan.deploy_mode = std::string(config::to_string(stored.config->deploy_mode));
     }
     if (plan.workload.empty()) plan.workload = label(*plan.config_map, kInstanceLabel);
     // A hand-edited annotation must never reach a request path or a selector.
     if (!plan.workload.empty() && !config::is_dns1123_label(plan.workload))
-      throw CommandError("configmap/" + std::string(render::kConfigMapName) + " records workload name \"" +
+      throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " records workload name \"" +
                          plan.workload + "\", which is not a DNS-1123 label; nothing was deleted");
   }
 
@@ -151,7 +148,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   // What --wait waits for: the workload and its Deployments, and every pod of either.
   // multi_deployment and single_container have no InferServiceSet (and the cluster may not serve the CRD): their
   // Deployments and pods carry the labels of `selector`, below.
-  if (!plan.workload.empty() && !runs_deployments(plan.deploy_mode)) {
+  if (!plan.workload.empty() && !baseline::runs_deployments(plan.deploy_mode)) {
     plan.gone.push_back({kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + plan.workload});
     plan.gone.push_back({kube::gvr::kPods, ns, service_selector(plan.workload, services), ""});
   }
@@ -212,7 +209,7 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
       std::string message = "timed out waiting for the deletion of the deployment in namespace " + namespace_flag_ +
                             "; still there:";
       for (const auto& n : still) message += "\n* " + n;
-      message += "\nconfigmap/" + std::string(render::kConfigMapName) + " (the record) is kept: re-run kubectl mindie "
+      message += "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the record) is kept: re-run kubectl mindie "
                  "delete -n " + namespace_flag_ + " --wait once they are gone";
       throw CommandError(message);
     }
@@ -236,7 +233,7 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
       }
       std::string state = deleted.empty() ? "nothing was deleted" : "deleted before the failure:";
       for (const auto& d : deleted) state += "\n  " + d;
-      state += "\nconfigmap/" + std::string(render::kConfigMapName) +
+      state += "\nconfigmap/" + std::string(baseline::kConfigMapName) +
                " (the record of the deployment) is kept; fix the cause above and re-run: kubectl mindie delete -n " +
                ns;
       throw PartialFailure(std::current_exception(), state);
@@ -251,7 +248,7 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
   }
   // The record goes last, after the workload is gone when waiting: a delete that stops early can be re-run.
   if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport);
-  if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, render::kConfigMapName, ""});
+  if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, ""});
   if (deleted.empty() && !plan.config_map) printer.out() << "No resources found in " << ns << " namespace.\n";
 }
 

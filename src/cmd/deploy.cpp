@@ -104,31 +104,28 @@ void DeployOptions::render_objects() {
   }
 }
 
-void DeployOptions::check_existing_baseline(const json::object& existing, Printer& printer) const {
-  const std::string where = "configmap/" + std::string(render::kConfigMapName) + " in namespace " + config_->job_id;
-  std::string mode = annotation(existing, render::kDeployModeAnnotation);
-  if (mode.empty()) mode = std::string(config::to_string(parse_baseline(existing, config_->job_id).deploy_mode));
+void DeployOptions::check_existing_baseline(const baseline::Baseline& existing, Printer& printer) const {
+  const std::string& where = existing.where;
+  const std::string mode = existing.deploy_mode();
   if (mode != config::to_string(config_->deploy_mode)) {
     throw CommandError("deploy_mode cannot change after deploy: the baseline in " + where + " has " + mode +
                        ", the config has " + std::string(config::to_string(config_->deploy_mode)) +
                        "; delete the deployment and deploy again");
   }
-  const std::string live_name = annotation(existing, render::kWorkloadNameAnnotation);
+  const std::string& live_name = existing.recorded_workload;
   const std::string new_name = render::workload_name(*config_, render_options_);
   if (!live_name.empty() && live_name != new_name) {
     // Name what runs: an InferServiceSet, or (multi_deployment, single_container) the labelled Deployments.
-    const std::string what = runs_deployments(mode) ? "the deployments of " : "InferServiceSet ";
+    const std::string what = baseline::runs_deployments(mode) ? "the deployments of " : "InferServiceSet ";
     throw CommandError("the baseline in " + where + " belongs to " + what + live_name + ", not " + new_name +
                        ": pass --name " + live_name + " (renaming would leave the old service running)");
   }
 
-  const auto* data = existing.if_contains("data");
   // A redeploy replaces the baseline whole (as re-applying deploy.py's files did): say what it changes, above
   // all instance counts that a scale had set.
-  const auto* raw = data && data->is_object() ? data->as_object().if_contains(render::kBaselineKey) : nullptr;
   boost::system::error_code ec;
-  const json::value old_doc = raw && raw->is_string() ? json::parse(raw->as_string(), ec) : json::value();
-  if (!raw || ec || !old_doc.is_object()) {
+  const json::value old_doc = existing.raw ? json::parse(*existing.raw, ec) : json::value();
+  if (!existing.raw || ec || !old_doc.is_object()) {
     printer.warning("the baseline in " + where + " is not valid JSON; deploy replaces it");
     return;
   }
@@ -153,44 +150,34 @@ void DeployOptions::check_existing_baseline(const json::object& existing, Printe
   printer.warning(msg);
 }
 
-void DeployOptions::keep_stored_files(const json::object& existing) {
-  const auto* data = existing.if_contains("data");
-  if (!data || !data->is_object()) return;
+void DeployOptions::keep_stored_files(const baseline::Baseline& existing) {
   bool kept = false;
   // SERVICE_ID is generated once, at the first deploy: a redeploy renders the same functions (issue 3).
-  if (const std::string id = annotation(existing, render::kServiceIdAnnotation);
-      !id.empty() && id != render_options_.service_id) {
+  if (const std::string& id = existing.service_id; !id.empty() && id != render_options_.service_id) {
     render_options_.service_id = id;
     kept = true;
   }
-  for (const auto& [key, value] : data->as_object()) {
-    if (!value.is_string() || key == render::kBaselineKey) continue;
-    if (key == render::kEnvKey) {
-      if (!env_) {
-        // Parsed, not only kept: the set_*_env functions are generated from it.
-        const std::string source = "configmap/" + std::string(render::kConfigMapName) + " " + render::kEnvKey;
-        try {
-          env_ = config::parse_env_config(std::string(value.as_string()), source);
-        } catch (const config::ValidationError& e) {
-          throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
-        }
-        kept = true;
-      }
-    } else if (key == render::kOverridesKey) {
-      // Stored overrides apply again unless --overrides replaces them (an empty file clears them).
-      if (!render_options_.overrides) {
-        const std::string source = "configmap/" + std::string(render::kConfigMapName) + " " + render::kOverridesKey;
-        try {
-          render_options_.overrides = overrides::parse_overrides(std::string(value.as_string()), source);
-        } catch (const config::ValidationError& e) {
-          throw CommandError(std::string(e.what()) + "\npass --overrides FILE to replace them; nothing was written");
-        }
-        kept = true;
-      }
-    } else if (render_options_.scripts.emplace(std::string(key), std::string(value.as_string())).second) {
-      kept = true;
+  if (existing.env_raw && !env_) {
+    // Parsed, not only kept: the set_*_env functions are generated from it.
+    try {
+      env_ = existing.env();
+    } catch (const config::ValidationError& e) {
+      throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
     }
+    kept = true;
   }
+  // Stored overrides apply again unless --overrides replaces them (an empty file clears them).
+  if (existing.overrides_raw && !render_options_.overrides) {
+    const std::string source = "configmap/" + std::string(baseline::kConfigMapName) + " " + baseline::kOverridesKey;
+    try {
+      render_options_.overrides = overrides::parse_overrides(*existing.overrides_raw, source);
+    } catch (const config::ValidationError& e) {
+      throw CommandError(std::string(e.what()) + "\npass --overrides FILE to replace them; nothing was written");
+    }
+    kept = true;
+  }
+  for (const auto& [key, text] : existing.scripts)
+    if (render_options_.scripts.emplace(key, text).second) kept = true;
   if (kept) render_objects();
 }
 
@@ -268,7 +255,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    return "the pods run " + names + " from configmap/" + render::kConfigMapName +
+    return "the pods run " + names + " from configmap/" + baseline::kConfigMapName +
            ", which would not hold them: pass --scripts-dir DIR (the folder of PyMotor's deployer scripts)";
   };
   if (dry_run_ == DryRun::Client) {
@@ -293,10 +280,11 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   opts.force = flags_.force_conflicts;
   opts.field_manager = render::kFieldManager;
 
-  const auto existing = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, render::kConfigMapName);
+  const auto existing = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
   if (existing) {
-    check_existing_baseline(*existing, printer);
-    keep_stored_files(*existing);
+    const baseline::Baseline stored = baseline::read_baseline(*existing, config_->job_id);
+    check_existing_baseline(stored, printer);
+    keep_stored_files(stored);
   }
   if (const auto missing = missing_scripts(); !missing.empty())
     throw CommandError(scripts_message(missing) + "; nothing was written");
@@ -321,7 +309,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
       // written. Every apply is idempotent: re-running deploy converges.
       std::string state = "deploy stopped after writing:";
       for (const auto& w : written) state += "\n  " + w;
-      state += "\nthe baseline in configmap/" + std::string(render::kConfigMapName) +
+      state += "\nthe baseline in configmap/" + std::string(baseline::kConfigMapName) +
                " may describe a workload that is not (yet) live; fix the cause above and re-run: " + rerun_command();
       throw PartialFailure(std::current_exception(), state);
     }
@@ -340,7 +328,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   // Deployments of instances beyond the counts (a redeploy with lower counts than a scale had set; the coordinator
   // reads the counts from the baseline) and components turned off (kv-pool, kv-conductor, mf-store with their
   // Services). Engines go highest index first, as scale deletes them; then the rest.
-  if (existing && runs_deployments(config::to_string(config_->deploy_mode))) {
+  if (existing && baseline::runs_deployments(config::to_string(config_->deploy_mode))) {
     const std::string workload = render::workload_name(*config_, render_options_);
     std::set<std::pair<std::string, std::string>> wanted;  // resource, name
     for (const auto& obj : objects_) wanted.emplace(gvr_of(obj).resource, object_name(obj));

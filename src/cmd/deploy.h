@@ -54,13 +54,13 @@ class DeployOptions {
  private:
   /// Refuses a redeploy that would change deploy_mode or the InferServiceSet name recorded in the existing
   /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
-  /// Throws CommandError.
-  void check_existing_baseline(const boost::json::object& existing, Printer& printer) const;
+  /// Throws CommandError, baseline::BaselineError (no mode recorded and an unusable baseline).
+  void check_existing_baseline(const baseline::Baseline& existing, Printer& printer) const;
   /// Keeps the files a previous deploy stored (env.json, overrides.yaml, scripts) that this deploy does not pass
   /// again, so a redeploy without -e, --overrides or --scripts-dir never deletes them (server-side apply would
   /// drop keys the manager stops sending). Re-renders when anything is kept. Throws CommandError when stored
   /// overrides no longer validate.
-  void keep_stored_files(const boost::json::object& existing);
+  void keep_stored_files(const baseline::Baseline& existing);
   /// Before any write, what infer-operator would refuse or never carry out (shared/docs/infer-operator-rules.md):
   /// a nodePort another Service holds (one cluster-wide Service LIST; forbidden = a warning), gang-scheduled roles
   /// without Volcano's PodGroup API (A3), and on a redeploy (`redeploy`) a change of what the live InstanceSets fixed

@@ -105,10 +105,10 @@ bool already_applied(const json::object& live, const std::vector<scale::RoleChan
 
 }  // namespace
 
-std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, const InstanceCounts& target) const {
+std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, const InstanceCounts& target) const {
   if (proposed_) {
     const auto bad = policy::disallowed_changes(
-        baseline.doc, proposed_->doc,
+        base.doc, proposed_->doc,
         {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath, policy::kHybridInstancesPath});
     if (!bad.empty()) {
       std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + ", " +
@@ -120,12 +120,12 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, 
     }
     return proposed_->raw;
   }
-  std::string raw = baseline.raw;
-  if (target.prefill != baseline.p_instances)
+  std::string raw = base.raw;
+  if (target.prefill != base.p_instances)
     raw = config::replace_json_number(raw, policy::kPrefillInstancesPath, target.prefill);
-  if (target.decode != baseline.d_instances)
+  if (target.decode != base.d_instances)
     raw = config::replace_json_number(raw, policy::kDecodeInstancesPath, target.decode);
-  if (target.hybrid != baseline.hybrid_instances)
+  if (target.hybrid != base.hybrid_instances)
     raw = config::replace_json_number(raw, policy::kHybridInstancesPath, target.hybrid);
   return raw;
 }
@@ -133,7 +133,7 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& baseline, 
 void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
                                   const InstanceCounts& target, const kube::WriteOptions& opts) const {
   for (int attempt = 1;; ++attempt) {
-    const config::UserConfig current = parse_baseline(cm, namespace_);
+    const config::UserConfig current = baseline::read_baseline(cm, namespace_).user();
     // A retried write whose first try was stored (its answer lost) meets a 409: the re-read then already
     // holds our counts, which is success, not a rival scale.
     if (attempt > 1 && counts_of(current) == target && (!proposed_ || current.raw == proposed_->raw)) return;
@@ -145,26 +145,27 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
     if (raw == current.raw) return;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
     const json::object patch{{"metadata", {{"resourceVersion", cm.at("metadata").at("resourceVersion")}}},
-                             {"data", {{render::kBaselineKey, raw}}}};
+                             {"data", {{baseline::kBaselineKey, raw}}}};
     try {
-      client.patch(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName, kube::PatchType::Merge, patch, opts);
+      client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
       return;
     } catch (const kube::ApiError& e) {
       if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
-    cm = client.get(kube::gvr::kConfigMaps, namespace_, render::kConfigMapName);
+    cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
   }
 }
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
-  const std::string cm_name = render::kConfigMapName;
+  const std::string cm_name = baseline::kConfigMapName;
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
   if (!cm) {
     throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" + cm_name +
                        " not found): run kubectl mindie deploy first");
   }
-  const config::UserConfig baseline = parse_baseline(*cm, namespace_);
-  const std::string mode = recorded_deploy_mode(*cm, baseline);
+  const baseline::Baseline stored = baseline::read_baseline(*cm, namespace_);
+  const config::UserConfig& base = stored.user();
+  const std::string mode = stored.deploy_mode();
   const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
   if (mode == config::to_string(config::DeployMode::SingleContainer)) {
     throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode single_container: every "
@@ -178,29 +179,29 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   }
   // PD-hybrid runs one union role; which flags apply follows the baseline, never a guess.
   const std::string where = "the deployment in namespace " + namespace_;
-  if (proposed_ && proposed_->hybrid() != baseline.hybrid())
+  if (proposed_ && proposed_->hybrid() != base.hybrid())
     throw CommandError("scale cannot switch " + where + " between PD-hybrid (hybrid_instances_num) and prefill/decode "
                        "instances: redeploy with kubectl mindie deploy -f " + flags_.filename +
                        " (it replaces the workload); nothing was changed");
-  if (baseline.hybrid() && (flags_.prefill || flags_.decode))
+  if (base.hybrid() && (flags_.prefill || flags_.decode))
     throw CommandError(where + " runs PD-hybrid (motor_deploy_config.hybrid_instances_num " +
-                       std::to_string(baseline.hybrid_instances) + "): scale its union role with --hybrid N");
-  if (!baseline.hybrid() && flags_.hybrid)
+                       std::to_string(base.hybrid_instances) + "): scale its union role with --hybrid N");
+  if (!base.hybrid() && flags_.hybrid)
     throw CommandError(where + " runs prefill and decode instances, no PD-hybrid union role: use --prefill/--decode");
 
   // The target counts. Only the counts may differ from the baseline (checked again on every baseline write).
   const InstanceCounts target =
       proposed_ ? counts_of(*proposed_)
-                : InstanceCounts{flags_.prefill.value_or(baseline.p_instances),
-                                 flags_.decode.value_or(baseline.d_instances),
-                                 flags_.hybrid.value_or(baseline.hybrid_instances)};
-  new_baseline_text(baseline, target);
+                : InstanceCounts{flags_.prefill.value_or(base.p_instances),
+                                 flags_.decode.value_or(base.d_instances),
+                                 flags_.hybrid.value_or(base.hybrid_instances)};
+  new_baseline_text(base, target);
   if (multi) {
-    run_multi(client, printer, *cm, baseline, target);
+    run_multi(client, printer, *cm, stored, target);
     return;
   }
 
-  const std::string iss_name = recorded_service_set_name(*cm, baseline);
+  const std::string iss_name = stored.workload_name();
   std::optional<json::object> iss = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, iss_name);
   if (!iss) {
     throw CommandError("the baseline in namespace " + namespace_ + " names inferserviceset." +
@@ -210,7 +211,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   // Only the roles asked for are touched (-f names both): a role left out keeps its live replicas even when
   // they drifted, and an HPA-owned role that is not being scaled does not block the other.
   std::map<std::string, int> targets;
-  if (baseline.hybrid()) {
+  if (base.hybrid()) {
     targets["union"] = target.hybrid;
   } else {
     if (proposed_ || flags_.prefill) targets["prefill"] = target.prefill;
@@ -218,10 +219,10 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   }
   const auto changes = scale::plan_role_changes(*iss, targets);
   for (const auto& c : changes) {
-    const int base = baseline_count(baseline, c.role);
-    if (c.from != base) {
+    const int base_count = baseline_count(base, c.role);
+    if (c.from != base_count) {
       printer.warning("role " + c.role + " had drifted: " + std::to_string(c.from) + " live instances, " +
-                      std::to_string(base) + " in the baseline; both become " + std::to_string(c.to));
+                      std::to_string(base_count) + " in the baseline; both become " + std::to_string(c.to));
     }
   }
 
@@ -248,7 +249,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   }
 
   try {
-    write_baseline(client, *cm, baseline, target, opts);
+    write_baseline(client, *cm, base, target, opts);
   } catch (...) {
     if (patch.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
@@ -260,10 +261,10 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
       throw PartialFailure(
           cause, "the baseline was not updated and undoing the scale failed too (" + std::string(undo.what()) +
                      "):\n  " + live + " now runs " + counts_text(target) + "\n  configmap/" + cm_name +
-                     " (the baseline) still says " + counts_text(counts_of(baseline)) +
+                     " (the baseline) still says " + counts_text(counts_of(base)) +
                      "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
                      counts_flags(target) + "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ +
-                     " " + counts_flags(counts_of(baseline)) + "   # return to the baseline");
+                     " " + counts_flags(counts_of(base)) + "   # return to the baseline");
     }
     throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
                                     " is back at its previous counts; nothing changed");
@@ -295,24 +296,24 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
 }
 
 void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json::object& cm,
-                             const config::UserConfig& baseline, const InstanceCounts& target) {
-  const std::string cm_name = render::kConfigMapName;
+                             const baseline::Baseline& stored, const InstanceCounts& target) {
+  const config::UserConfig& base = stored.user();
+  const std::string cm_name = baseline::kConfigMapName;
   const std::string where = "configmap/" + cm_name + " in namespace " + namespace_;
   // Rendered from the baseline and the overrides deploy stored, never from local files: the pod templates are
   // those of the deploy (PyMotor applied local engine files, which drift from what runs).
   render::RenderOptions ropts;
-  ropts.service_set_name = recorded_service_set_name(cm, baseline);
-  if (const auto* data = cm.if_contains("data"); data && data->is_object())
-    if (const auto* o = data->as_object().if_contains(render::kOverridesKey); o && o->is_string()) {
-      try {
-        ropts.overrides = overrides::parse_overrides(std::string(o->as_string()), where + " " + render::kOverridesKey);
-      } catch (const config::ValidationError& e) {
-        throw CommandError(std::string(e.what()) + "\nredeploy with --overrides FILE to replace them; nothing was "
-                           "changed");
-      }
+  ropts.service_set_name = stored.workload_name();
+  if (stored.overrides_raw) {
+    try {
+      ropts.overrides = overrides::parse_overrides(*stored.overrides_raw, where + " " + baseline::kOverridesKey);
+    } catch (const config::ValidationError& e) {
+      throw CommandError(std::string(e.what()) + "\nredeploy with --overrides FILE to replace them; nothing was "
+                         "changed");
     }
+  }
   // Every engine Deployment that may exist (16 instances per role, config's bound), by name.
-  config::UserConfig all = baseline;
+  config::UserConfig all = base;
   all.p_instances = all.d_instances = 16;
   std::map<std::string, json::object> rendered;
   try {
@@ -341,13 +342,13 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
         have.insert(d.index);
         ++count;
       }
-    const int base = baseline_count(baseline, role);
-    if (count != base)
+    const int base_count = baseline_count(base, role);
+    if (count != base_count)
       printer.warning("role " + role + " had drifted: " + std::to_string(count) + " live engine Deployments, " +
-                      std::to_string(base) + " in the baseline; both become " + std::to_string(target));
+                      std::to_string(base_count) + " in the baseline; both become " + std::to_string(target));
     // Missing instances below the target are created (a gap left by hand included).
     for (int i = 0; i < target; ++i)
-      if (!have.count(i)) steps.push_back({render::engine_deployment_name(baseline, role, i), true});
+      if (!have.count(i)) steps.push_back({render::engine_deployment_name(base, role, i), true});
     // Scale-in removes the highest indices first; a Deployment without a readable index goes too (it is none of
     // 0..target-1).
     std::vector<const WorkloadDeployment*> extra;
@@ -380,7 +381,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   const auto recovery = [&] {
     return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target) +
            "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
-           counts_flags(counts_of(baseline)) + "   # return to the baseline";
+           counts_flags(counts_of(base)) + "   # return to the baseline";
   };
   // Undoes `done` in reverse order; "" when it worked, else why not.
   const auto undo = [&](const std::vector<Step>& done) -> std::string {
@@ -409,14 +410,14 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); changed:" +
                                         describe(done) + "\nconfigmap/" + cm_name + " (the baseline) still says " +
-                                        counts_text(counts_of(baseline)) + recovery());
+                                        counts_text(counts_of(base)) + recovery());
       throw PartialFailure(cause, "scale stopped half-way and was undone: nothing changed");
     }
     done.push_back(s);
   }
 
   try {
-    write_baseline(client, cm, baseline, target, opts);
+    write_baseline(client, cm, base, target, opts);
   } catch (...) {
     if (done.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
@@ -424,7 +425,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
                                       "); the engine Deployments now run " + counts_text(target) +
                                       ", configmap/" + cm_name + " (the baseline) still says " +
-                                      counts_text(counts_of(baseline)) + recovery());
+                                      counts_text(counts_of(base)) + recovery());
     throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone (these changes were "
                                 "reverted):" + describe(done) + "\nnothing changed");
   }
@@ -437,7 +438,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     printer.mutation(kube::gvr::kDeployments, s.name, s.create ? "created" : "deleted", dry_run_);
   if (done.empty())
     printer.mutation(kube::gvr::kConfigMaps, cm_name,
-                     target != counts_of(baseline) ? "configured" : "unchanged",
+                     target != counts_of(base) ? "configured" : "unchanged",
                      dry_run_);
 }
 

@@ -9,6 +9,7 @@
 
 #include "cmd/common.h"
 #include "cmd/wait.h"
+#include "mindie/baseline.h"
 #include "mindie/config.h"
 
 namespace mindie::cmd {
@@ -66,7 +67,7 @@ class ScaleOptions {
   /// overrides) or deletes (highest indices first) engine Deployments by name, then writes the baseline; undoes the
   /// Deployment changes when the baseline write fails, or prints the recovery command when the undo fails too.
   void run_multi(kube::Client& client, Printer& printer, const boost::json::object& cm,
-                 const config::UserConfig& baseline, const InstanceCounts& target);
+                 const baseline::Baseline& stored, const InstanceCounts& target);
 
   ScaleFlags flags_;
   std::string namespace_flag_;

@@ -187,37 +187,15 @@ std::tuple<std::string, std::int64_t, std::int64_t> operator_instance(const json
           service_index(str(find(labels, {"infer.huawei.com/inferservice-name"})), iss_name), k};
 }
 
+/// The deploy mode motor-config records, "" when neither the annotation nor a usable baseline says it.
+std::string mode_of(const baseline::Baseline& b) { return b.recorded_mode.empty() && !b.config ? "" : b.deploy_mode(); }
+
 bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
 
 /// The most instances of one role the report lists (kubectl-mindie deploys at most 16).
 constexpr std::int64_t kMaxListedInstances = 1024;
 
 }  // namespace
-
-std::string service_set_name_for_status(const json::object& cm, const std::string& ns) {
-  try {
-    return recorded_service_set_name(cm, parse_baseline(cm, ns));
-  } catch (const CommandError&) {  // a broken baseline: the annotation may still say which set to show
-  }
-  const std::string name = annotation(cm, render::kWorkloadNameAnnotation);
-  if (name.empty() || !config::is_dns1123_label(name)) {
-    throw CommandError(std::string("configmap/") + render::kConfigMapName + " holds no usable baseline and no " +
-                       "valid " + render::kWorkloadNameAnnotation + " annotation: nothing says which " +
-                       "InferServiceSet to show; redeploy with kubectl mindie deploy");
-  }
-  return name;
-}
-
-bool recorded_mode_runs_deployments(const json::object& cm, const std::string& ns) {
-  std::string mode = annotation(cm, render::kDeployModeAnnotation);
-  if (mode.empty()) {
-    try {
-      mode = std::string(config::to_string(parse_baseline(cm, ns).deploy_mode));
-    } catch (const CommandError&) {
-    }
-  }
-  return runs_deployments(mode);
-}
 
 std::string service_selector(const std::string& name, std::int64_t services) {
   std::string selector = "infer.huawei.com/inferservice-name in (";
@@ -284,13 +262,14 @@ std::int64_t desired_pods(const json::object& iss) {
 }  // namespace
 
 StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
-  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, render::kConfigMapName);
+  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (!cm) {
     throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
-                       std::string(render::kConfigMapName) + " not found): run kubectl mindie deploy first");
+                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first");
   }
-  const std::string name = service_set_name_for_status(*cm, ns);
-  if (recorded_mode_runs_deployments(*cm, ns)) {
+  const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
+  const std::string name = stored.workload_name();
+  if (baseline::runs_deployments(mode_of(stored))) {
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
@@ -345,7 +324,7 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
                                                     std::int64_t services) {
   const std::string selector = service_selector(name, services);
   return {
-      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + render::kConfigMapName},
+      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + baseline::kConfigMapName},
       {kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + name},
       {kube::gvr::kInferServices, ns, "infer.huawei.com/inferserviceset-name=" + name, ""},
       {kube::gvr::kInstanceSets, ns, selector, ""},
@@ -359,7 +338,7 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
 std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns, const std::string& name) {
   const std::string selector = multi_selector(name);
   return {
-      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + render::kConfigMapName},
+      {kube::gvr::kConfigMaps, ns, "", std::string("metadata.name=") + baseline::kConfigMapName},
       {kube::gvr::kDeployments, ns, selector, ""},
       {kube::gvr::kPods, ns, selector, ""},
       {kube::gvr::kEvents, ns, "", "type=Warning"},
@@ -379,7 +358,7 @@ json::array informer_array(const kube::Informer& informer, std::size_t target) {
 json::object config_map_from_informer(const kube::Informer& informer) {
   auto cms = informer.objects(0);
   if (cms.empty()) {
-    throw CommandError(std::string("configmap/") + render::kConfigMapName +
+    throw CommandError(std::string("configmap/") + baseline::kConfigMapName +
                        " was deleted: the deployment is gone (kubectl mindie delete or by hand)");
   }
   return std::move(cms.front());
@@ -417,31 +396,25 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
   const json::object& config_map = in.config_map;
   const json::object* iss = in.service_set ? &*in.service_set : nullptr;
   // A broken baseline (hand-edited) must not hide what runs: show the live state with the problem as drift.
-  std::optional<config::UserConfig> baseline;
-  std::string baseline_problem;
-  try {
-    baseline = parse_baseline(config_map, ns);
-  } catch (const CommandError& e) {
-    baseline_problem = e.what();
-  }
-  const std::string iss_name = service_set_name_for_status(config_map, ns);
-  std::string mode = annotation(config_map, render::kDeployModeAnnotation);
-  if (baseline) mode = recorded_deploy_mode(config_map, *baseline);
+  const baseline::Baseline stored = baseline::read_baseline(config_map, ns);
+  const std::optional<config::UserConfig>& baseline_config = stored.config;
+  const std::string iss_name = stored.workload_name();
+  const std::string mode = mode_of(stored);
   // multi_deployment: no InferServiceSet; the live spec is the set of Deployments (one per instance), grouped by
   // the component and instance-index labels kubectl-mindie puts on them and their pods.
-  const bool multi = runs_deployments(mode);
+  const bool multi = baseline::runs_deployments(mode);
   const bool found = multi ? !in.deployments.empty() : iss != nullptr;
 
   json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},   {"namespace", ns},
                       {"inferServiceSet", iss_name},       {"deployMode", mode}, {"found", found},
-                      {"baselineUsable", baseline.has_value()}};
+                      {"baselineUsable", baseline_config.has_value()}};
   json::array drift;
   // Not a disagreement but work in flight: a controller or the operator has not yet caught up with the spec it was
   // given (found against the real control plane, where that takes a moment after every write). Not ready either.
   json::array converging;
   json::array unready;
   bool ready = found;
-  if (!baseline) drift.push_back(json::string(baseline_problem));
+  if (!baseline_config) drift.push_back(json::string(stored.problem));
   // role -> instance -> its Deployment (multi_deployment).
   std::map<std::string, std::map<std::int64_t, const json::value*>> deployments;
   if (multi) {
@@ -552,7 +525,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
     if (!role.empty() && service >= 0 && k >= 0) workloads[role][{service, k}] = &w;
   }
 
-  const auto desired = baseline ? render::desired_role_replicas(*baseline) : std::map<std::string, int>{};
+  const auto desired = baseline_config ? render::desired_role_replicas(*baseline_config) : std::map<std::string, int>{};
   const json::array* live_roles = nullptr;
   if (iss) {
     if (const auto* r = find(*iss, {"spec", "template", "roles"}); r && r->is_array()) live_roles = &r->as_array();
@@ -784,7 +757,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
       drift.push_back(json::string("role " + name + ": pods run image " + images + ", spec.template.roles[" +
                                    std::to_string(index) + "] says " + wanted_images));
     }
-    if (!baseline) {
+    if (!baseline_config) {
       // Nothing to compare with; the baseline problem is already reported.
     } else if (iss && spec < 0) {
       if (base > 0) {
@@ -808,7 +781,7 @@ json::object build_status_report(const std::string& ns, const StatusInputs& in,
                                    " instances, the operator's InstanceSets report " + std::to_string(*observed)));
     }
     roles.push_back({{"name", name},
-                     {"baselineInstances", baseline ? json::value(base) : json::value(nullptr)},
+                     {"baselineInstances", baseline_config ? json::value(base) : json::value(nullptr)},
                      {"specInstances", spec < 0 ? json::value(nullptr) : json::value(spec)},
                      {"observedInstances", observed ? json::value(*observed) : json::value(nullptr)},
                      {"podsPerInstance", pods_per_instance},
@@ -884,7 +857,7 @@ std::string columns(const std::vector<std::vector<std::string>>& rows) {
 std::string render_status_table(const json::object& report, bool wide) {
   std::ostringstream out;
   const auto text = [&](const char* key) { return std::string(report.at(key).as_string()); };
-  const bool multi = runs_deployments(text("deployMode"));
+  const bool multi = baseline::runs_deployments(text("deployMode"));
   // single_container runs one Deployment: name it rather than the workload label that groups it.
   const auto* listed = report.if_contains("deployments");
   if (text("deployMode") == config::to_string(config::DeployMode::SingleContainer) && listed &&
@@ -1052,7 +1025,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
   // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
   const bool terminal = flags_.output.empty() || flags_.output == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
   const std::string name(report.at("inferServiceSet").as_string());
-  const bool multi = runs_deployments(report.at("deployMode").as_string());
+  const bool multi = baseline::runs_deployments(report.at("deployMode").as_string());
   kube::Informer informer(new_transport, multi ? multi_status_watch_targets(namespace_, name)
                                                : status_watch_targets(namespace_, name, service_count(inputs.service_set)));
   informer.start();

@@ -43,19 +43,12 @@ struct StatusInputs {
   std::string workloads_unknown;
 };
 
-/// True when motor-config `cm` records a deploy_mode that runs_deployments (annotation, else the baseline).
-bool recorded_mode_runs_deployments(const boost::json::object& cm, const std::string& ns);
-
 /// multi_deployment: the watch targets keeping StatusInputs current: motor-config, the Deployments and pods of
 /// workload `name` (cmd::multi_selector), warning events.
 std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns, const std::string& name);
 
 /// StatusInputs from an informer started with multi_status_watch_targets.
 StatusInputs inputs_from_multi_informer(const kube::Informer& informer);
-
-/// The name of the InferServiceSet a motor-config ConfigMap `cm` describes: the recorded annotation, else the
-/// baseline's default. Throws CommandError when neither is usable (broken baseline, no valid annotation).
-std::string service_set_name_for_status(const boost::json::object& cm, const std::string& ns);
 
 /// The label selector matching the pods (and InstanceSets) of InferServiceSet `name` with `services`
 /// InferServices: "infer.huawei.com/inferservice-name in (name-0,...)". The operator does not put the set's name

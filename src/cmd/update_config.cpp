@@ -53,68 +53,61 @@ void UpdateConfigOptions::complete() {
 
 json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   const std::string ns = proposed_->job_id;
-  const config::UserConfig baseline = parse_baseline(cm, ns);
-  const std::string mode = recorded_deploy_mode(cm, baseline);
+  const baseline::Baseline stored = baseline::read_baseline(cm, ns);
+  const config::UserConfig& base = stored.user();
+  const std::string mode = stored.deploy_mode();
   const std::string new_mode(config::to_string(proposed_->deploy_mode));
   if (mode != new_mode) {
     throw CommandError("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +
                        ", the config has " + new_mode + "; delete the deployment and deploy again");
   }
   // Where counts differ, the way out depends on what scale can do for this deployment.
-  if (proposed_->hybrid() != baseline.hybrid()) {
+  if (proposed_->hybrid() != base.hybrid()) {
     throw CommandError(std::string("update-config cannot switch between PD-hybrid (hybrid_instances_num) and prefill/"
                                    "decode instances: the baseline ") +
-                       (baseline.hybrid() ? "runs PD-hybrid" : "runs prefill/decode instances") +
+                       (base.hybrid() ? "runs PD-hybrid" : "runs prefill/decode instances") +
                        "; redeploy with kubectl mindie deploy to change the workload");
   }
   const bool single = mode == config::to_string(config::DeployMode::SingleContainer);
-  if (proposed_->p_instances != baseline.p_instances || proposed_->d_instances != baseline.d_instances) {
+  if (proposed_->p_instances != base.p_instances || proposed_->d_instances != base.d_instances) {
     throw CommandError("instance counts cannot change with update-config: the baseline has " +
-                       std::to_string(baseline.p_instances) + " prefill / " + std::to_string(baseline.d_instances) +
+                       std::to_string(base.p_instances) + " prefill / " + std::to_string(base.d_instances) +
                        " decode, the config has " + std::to_string(proposed_->p_instances) + " / " +
                        std::to_string(proposed_->d_instances) +
                        (single ? "; single_container runs one pod and cannot be scaled: keep the baseline's counts"
                                : "; use kubectl mindie scale"));
   }
-  if (proposed_->hybrid_instances != baseline.hybrid_instances) {
+  if (proposed_->hybrid_instances != base.hybrid_instances) {
     throw CommandError("instance counts cannot change with update-config: the baseline has " +
-                       std::to_string(baseline.hybrid_instances) + " PD-hybrid instances (hybrid_instances_num), "
+                       std::to_string(base.hybrid_instances) + " PD-hybrid instances (hybrid_instances_num), "
                        "the config has " + std::to_string(proposed_->hybrid_instances) +
                        "; use kubectl mindie scale --hybrid");
   }
-  const auto bad = policy::disallowed_changes(baseline.doc, proposed_->doc, policy::update_config_whitelist());
+  const auto bad = policy::disallowed_changes(base.doc, proposed_->doc, policy::update_config_whitelist());
   if (!bad.empty()) {
     std::string msg = "update-config may not change these paths (they need a redeploy):";
     for (const auto& p : bad) msg += "\n* " + p;
     throw CommandError(msg);
   }
   json::object data;
-  if (proposed_->raw != baseline.raw) data[render::kBaselineKey] = proposed_->raw;
-  if (env_) {
-    const auto* stored = cm.at("data").as_object().if_contains(render::kEnvKey);
-    if (!stored || !stored->is_string() || stored->as_string() != env_->raw) data[render::kEnvKey] = env_->raw;
-  }
+  if (proposed_->raw != base.raw) data[baseline::kBaselineKey] = proposed_->raw;
+  if (env_ && stored.env_raw != env_->raw) data[baseline::kEnvKey] = env_->raw;
   if (scripts_) {
-    script_keys_from_dir(cm, ns, data);
+    script_keys_from_dir(stored, data);
     return data;
   }
   // The set_*_env functions in the stored script copies follow env.json and the derived values (north_config.name
   // may change here); every other key stays as it is in the cluster.
-  std::map<std::string, std::string> scripts;
+  const std::map<std::string, std::string>& scripts = stored.scripts;
   std::optional<config::EnvConfig> stored_env;
-  for (const auto& [key, value] : cm.at("data").as_object()) {
-    if (!value.is_string()) continue;
-    if (key == render::kEnvKey && !env_) {
-      try {
-        stored_env = config::parse_env_config(std::string(value.as_string()), "configmap/motor-config env.json");
-      } catch (const config::ValidationError&) {  // a hand-edited env.json: leave the functions as they are
-        return data;
-      }
+  if (!env_) {
+    try {
+      stored_env = stored.env();
+    } catch (const config::ValidationError&) {  // a hand-edited env.json: leave the functions as they are
+      return data;
     }
-    if (key != render::kBaselineKey && key != render::kEnvKey && key != render::kOverridesKey)
-      scripts.emplace(std::string(key), std::string(value.as_string()));
   }
-  std::string service_id = annotation(cm, render::kServiceIdAnnotation);
+  std::string service_id = stored.service_id;
   if (service_id.empty()) service_id = ns;
   auto generated = scripts;
   generated.erase(env_script::kEnvFunctionsKey);
@@ -127,50 +120,40 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   return data;
 }
 
-void UpdateConfigOptions::script_keys_from_dir(const json::object& cm, const std::string& ns,
-                                               json::object& data) const {
-  const json::object& stored = cm.at("data").as_object();
-  const std::string where = "configmap/" + std::string(render::kConfigMapName);
+void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored, json::object& data) const {
   // The ConfigMap deploy would store for these files: the same renderer, so the same keys, the same injected
   // set_*_env functions (from the new env.json, else the stored one) and the same checks (1 MiB in all).
   std::optional<config::EnvConfig> stored_env;
   if (!env_) {
-    if (const auto* v = stored.if_contains(render::kEnvKey); v && v->is_string()) {
-      try {
-        stored_env = config::parse_env_config(std::string(v->as_string()), where + " " + render::kEnvKey);
-      } catch (const config::ValidationError& e) {
-        throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
-      }
+    try {
+      stored_env = stored.env();
+    } catch (const config::ValidationError& e) {
+      throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
     }
   }
   render::RenderOptions opts;
   opts.scripts = *scripts_;
-  opts.service_id = annotation(cm, render::kServiceIdAnnotation);
-  if (opts.service_id.empty()) opts.service_id = ns;
-  if (const auto* v = stored.if_contains(render::kOverridesKey); v && v->is_string()) {
+  opts.service_id = stored.service_id.empty() ? proposed_->job_id : stored.service_id;
+  if (stored.overrides_raw) {
     opts.overrides.emplace();  // counted in the size check only: update-config leaves overrides.yaml alone
-    opts.overrides->raw = std::string(v->as_string());
+    opts.overrides->raw = *stored.overrides_raw;
   }
   const config::EnvConfig* env = env_ ? &*env_ : stored_env ? &*stored_env : nullptr;
   const json::object rendered = render::render_config_map(*proposed_, env, opts);
   const json::object& wanted = rendered.at("data").as_object();
-  const auto owned = [](std::string_view key) {
-    return key == render::kBaselineKey || key == render::kEnvKey || key == render::kOverridesKey;
-  };
   for (const auto& [key, value] : wanted) {
-    if (owned(key)) continue;
-    const auto* old = stored.if_contains(key);
-    if (!old || *old != value) data[key] = value;
+    if (key == baseline::kBaselineKey || key == baseline::kEnvKey || key == baseline::kOverridesKey) continue;
+    const auto old = stored.scripts.find(key);
+    if (old == stored.scripts.end() || value != old->second.c_str()) data[key] = value;
   }
-  for (const auto& [key, value] : stored) {
-    if (!owned(key) && !wanted.contains(key)) data[key] = nullptr;  // JSON merge patch: null removes the key
-  }
+  for (const auto& [key, text] : stored.scripts)
+    if (!wanted.contains(key)) data[key] = nullptr;  // JSON merge patch: null removes the key
 }
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
-  const std::string cm_name = render::kConfigMapName;
+  const std::string cm_name = baseline::kConfigMapName;
   auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);
   if (!cm) {
     throw CommandError("no deployment found in namespace " + ns + " (configmap/" + cm_name +

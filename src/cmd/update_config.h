@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cmd/common.h"
+#include "mindie/baseline.h"
 #include "mindie/config.h"
 
 namespace mindie::cmd {
@@ -48,10 +49,10 @@ class UpdateConfigOptions {
   /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path.
   boost::json::object changed_keys(const boost::json::object& cm) const;
   /// Adds to `data` the script keys of --scripts-dir as deploy would store them (render::render_config_map with
-  /// the new or stored env.json and motor-config's SERVICE_ID) where they differ from `cm`, and null for every
-  /// stored key other than user_config.json, env.json and overrides.yaml that the folder no longer holds. Throws
-  /// config::ValidationError (the ConfigMap would exceed 1 MiB) or CommandError (the stored env.json is invalid).
-  void script_keys_from_dir(const boost::json::object& cm, const std::string& ns, boost::json::object& data) const;
+  /// the new or stored env.json and motor-config's SERVICE_ID) where they differ from `stored`, and null for every
+  /// stored script key the folder no longer holds. Throws config::ValidationError (the ConfigMap would exceed
+  /// 1 MiB) or CommandError (the stored env.json is invalid).
+  void script_keys_from_dir(const baseline::Baseline& stored, boost::json::object& data) const;
 
   UpdateConfigFlags flags_;
   std::string namespace_flag_;

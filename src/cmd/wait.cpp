@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cmd/status.h"
+#include "mindie/baseline.h"
 
 namespace mindie::cmd {
 
@@ -80,7 +81,7 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     shown = line;
   };
   // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
-  const bool multi = runs_deployments(report.at("deployMode").as_string());
+  const bool multi = baseline::runs_deployments(report.at("deployMode").as_string());
   const std::string subject =
       multi ? "deployments/" + name : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
   if (!report.at("ready").as_bool()) {

@@ -53,7 +53,7 @@ struct RoleOverrides {
 };
 
 /// A parsed overrides file. `raw` is the file byte for byte: deploy stores it in the motor-config ConfigMap
-/// (render::kOverridesKey), so a redeploy without --overrides reuses it.
+/// (baseline::kOverridesKey), so a redeploy without --overrides reuses it.
 struct Overrides {
   std::string raw;
   std::string source;                          ///< names the file in messages

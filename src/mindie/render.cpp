@@ -725,24 +725,24 @@ std::vector<Problem> check_service_set_name(const std::string& name) {
 json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* env, const RenderOptions& opts) {
   const std::string iss = service_set_name(cfg, opts);
   json::object cm = manifest("infer_service_set/configmap.yaml");
-  set_common_metadata(cm, kConfigMapName, &cfg.job_id, iss);
+  set_common_metadata(cm, baseline::kConfigMapName, &cfg.job_id, iss);
   json::object& ann = sub(sub(cm, "metadata"), "annotations");
-  ann[kDeployModeAnnotation] = config::to_string(cfg.deploy_mode);
-  ann[kWorkloadNameAnnotation] = iss;
+  ann[baseline::kDeployModeAnnotation] = config::to_string(cfg.deploy_mode);
+  ann[baseline::kWorkloadNameAnnotation] = iss;
 
-  ann[kServiceIdAnnotation] = opts.service_id.empty() ? cfg.job_id : opts.service_id;
+  ann[baseline::kServiceIdAnnotation] = opts.service_id.empty() ? cfg.job_id : opts.service_id;
 
   json::object& data = sub(cm, "data");
-  data[kBaselineKey] = cfg.raw;
-  if (env) data[kEnvKey] = env->raw;
-  if (opts.overrides) data[kOverridesKey] = opts.overrides->raw;
+  data[baseline::kBaselineKey] = cfg.raw;
+  if (env) data[baseline::kEnvKey] = env->raw;
+  if (opts.overrides) data[baseline::kOverridesKey] = opts.overrides->raw;
 
   std::vector<Problem> problems;
   std::map<std::string, std::string> scripts;
   for (const auto& [key, content] : opts.scripts) {
     if (!valid_config_map_key(key))
       problems.push_back({key, "is not a valid ConfigMap key (letters, digits, '-', '_', '.'; at most 253)"});
-    else if (key == kBaselineKey || key == kEnvKey || key == kOverridesKey)
+    else if (key == baseline::kBaselineKey || key == baseline::kEnvKey || key == baseline::kOverridesKey)
       problems.push_back({key, "collides with the ConfigMap's own " + key + " key"});
     else if (!valid_utf8(content))
       problems.push_back({key, "is not UTF-8 text"});
@@ -750,7 +750,7 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
       scripts[key] = content;
   }
   // env.json reaches the processes through the functions the startup scripts call (deploy.py behaviour doc).
-  env_script::inject(scripts, env, env_script::derived_common_env(cfg, ann[kServiceIdAnnotation].as_string().c_str()));
+  env_script::inject(scripts, env, env_script::derived_common_env(cfg, ann[baseline::kServiceIdAnnotation].as_string().c_str()));
   std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0) + (opts.overrides ? opts.overrides->raw.size() : 0);
   for (const auto& [key, content] : scripts) {
     data[key] = content;

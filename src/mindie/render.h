@@ -11,26 +11,14 @@
 
 #include <optional>
 
+#include "mindie/baseline.h"
 #include "mindie/config.h"
 #include "mindie/overrides.h"
 
 namespace mindie::render {
 
-/// Name of the ConfigMap that holds the baseline (deploy.py's name).
-inline constexpr const char* kConfigMapName = "motor-config";
-/// ConfigMap key holding the baseline user_config.json, byte for byte.
-inline constexpr const char* kBaselineKey = "user_config.json";
-inline constexpr const char* kEnvKey = "env.json";
-/// ConfigMap key holding the deploy --overrides file byte for byte, so later deploys reuse it without local files.
-inline constexpr const char* kOverridesKey = "overrides.yaml";
 /// Role label that makes infer-operator create a Volcano PodGroup per instance (infer-operator's MindIE guide).
 inline constexpr const char* kGangScheduleLabel = "infer.huawei.com/gang-schedule";
-/// Annotations on the ConfigMap recording what later commands need without local files.
-inline constexpr const char* kDeployModeAnnotation = "kubectl-mindie/deploy-mode";
-inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-service-set";
-/// Annotation on motor-config keeping the SERVICE_ID generated at the first deploy (issue 3: stable across
-/// re-renders).
-inline constexpr const char* kServiceIdAnnotation = "kubectl-mindie/service-id";
 /// Field manager for every write.
 inline constexpr const char* kFieldManager = "kubectl-mindie";
 /// Annotation on every pod template kubectl-mindie renders: template_hash() of that template. infer-operator copies
@@ -62,10 +50,10 @@ struct RenderOptions {
   std::string service_set_name;  ///< InferServiceSet name; empty = default_service_set_name(cfg)
   /// Extra ConfigMap files (startup/probe scripts from --scripts-dir): key -> content.
   std::map<std::string, std::string> scripts;
-  /// Operator changes to the pod templates (deploy --overrides); stored in the ConfigMap under kOverridesKey.
+  /// Operator changes to the pod templates (deploy --overrides); stored in the ConfigMap under baseline::kOverridesKey.
   std::optional<overrides::Overrides> overrides;
   /// SERVICE_ID of the env functions ("<job_id>_<unix seconds>" of the first deploy, kept on motor-config under
-  /// kServiceIdAnnotation so re-renders are identical); empty = the job_id.
+  /// baseline::kServiceIdAnnotation so re-renders are identical); empty = the job_id.
   std::string service_id;
 };
 
@@ -158,7 +146,7 @@ inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";             
 inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";                ///< Service kv-conductor
 inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";                        ///< Service mf-store
 
-/// The name recorded as kWorkloadNameAnnotation and carried in kInstanceLabel: opts.service_set_name, else
+/// The name recorded as baseline::kWorkloadNameAnnotation and carried in kInstanceLabel: opts.service_set_name, else
 /// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
 std::string workload_name(const config::UserConfig& cfg, const RenderOptions& opts);
 

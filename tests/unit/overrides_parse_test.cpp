@@ -357,11 +357,11 @@ TEST_CASE("motor-config stores the overrides file byte for byte; a script cannot
   const std::string text = "# ours\nroles:\n  prefill: {labels: {team: llm}}   \n";
   opts.overrides = overrides::parse_overrides(text, "ov.yaml");
   const auto cm = render::render_config_map(c, nullptr, opts);
-  CHECK(cm.at("data").at(render::kOverridesKey).as_string() == text);
-  CHECK_FALSE(render::render_config_map(c, nullptr, {}).at("data").as_object().contains(render::kOverridesKey));
+  CHECK(cm.at("data").at(baseline::kOverridesKey).as_string() == text);
+  CHECK_FALSE(render::render_config_map(c, nullptr, {}).at("data").as_object().contains(baseline::kOverridesKey));
 
   render::RenderOptions clash;
-  clash.scripts = {{render::kOverridesKey, "x"}};
+  clash.scripts = {{baseline::kOverridesKey, "x"}};
   CHECK_THROWS_AS(render::render_config_map(c, nullptr, clash), config::ValidationError);
 }
 

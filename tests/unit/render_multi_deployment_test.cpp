@@ -84,8 +84,8 @@ TEST_CASE("multi_deployment: objects, names and order (deploy.py's names; engine
   CHECK(got == want);
   // The ConfigMap records the mode and the workload name (what delete, scale and status read).
   const auto& ann = objs[0].at("metadata").at("annotations").as_object();
-  CHECK(ann.at(render::kDeployModeAnnotation) == "multi_deployment");
-  CHECK(ann.at(render::kWorkloadNameAnnotation) == "mindie-motor-vllm");
+  CHECK(ann.at(baseline::kDeployModeAnnotation) == "multi_deployment");
+  CHECK(ann.at(baseline::kWorkloadNameAnnotation) == "mindie-motor-vllm");
   // Engine base from engine_type.
   json::object mindie = multi_config();
   mindie["motor_engine_prefill_config"].as_object()["engine_type"] = "mindie-llm";
@@ -294,7 +294,7 @@ TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its N
                                         "ClusterRole/mindie-motor-controller-team-a",
                                         "ClusterRoleBinding/mindie-motor-controller-team-a",
                                         "Deployment/team-a-single-container", "Service/team-a-single-container"});
-  CHECK(objs[0].at("metadata").at("annotations").at(render::kDeployModeAnnotation) == "single_container");
+  CHECK(objs[0].at("metadata").at("annotations").at(baseline::kDeployModeAnnotation) == "single_container");
   const auto& d = find(objs, "Deployment", "team-a-single-container");
   CHECK(d.at("spec").at("replicas") == 1);
   CHECK(label(d, render::kComponentLabel) == "single-container");

@@ -1,0 +1,80 @@
+#include "mindie/baseline.h"
+
+#include "mindie/render.h"
+#include "util/json_path.h"
+
+namespace mindie::baseline {
+
+namespace json = boost::json;
+
+Baseline read_baseline(const json::object& cm, const std::string& ns) {
+  Baseline b;
+  b.where = std::string("configmap/") + kConfigMapName + " in namespace " + ns;
+  const json::value v = cm;  // util::find reads values
+  const auto annotation = [&](const char* key) { return util::str(util::find(&v, {"metadata", "annotations", key})); };
+  b.recorded_mode = annotation(kDeployModeAnnotation);
+  b.recorded_workload = annotation(kWorkloadNameAnnotation);
+  b.service_id = annotation(kServiceIdAnnotation);
+  const json::value* data = util::find(&v, {"data"});
+  const json::value* raw = data && data->is_object() ? data->as_object().if_contains(kBaselineKey) : nullptr;
+  if (!raw || !raw->is_string()) {
+    b.problem = b.where + " has no data key " + kBaselineKey +
+                ": it is not a kubectl-mindie baseline; redeploy with kubectl mindie deploy";
+  } else {
+    b.raw = std::string(raw->as_string());
+    try {
+      b.config = config::parse_user_config(std::string(raw->as_string()), b.where + " key " + kBaselineKey);
+    } catch (const config::ValidationError& e) {
+      b.problem = std::string("the baseline is not usable: ") + e.what();
+    }
+  }
+  if (data && data->is_object()) {
+    for (const auto& [key, value] : data->as_object()) {
+      if (!value.is_string() || key == kBaselineKey) continue;
+      if (key == kEnvKey) b.env_raw = std::string(value.as_string());
+      else if (key == kOverridesKey) b.overrides_raw = std::string(value.as_string());
+      else b.scripts.emplace(std::string(key), std::string(value.as_string()));
+    }
+  }
+  return b;
+}
+
+const config::UserConfig& Baseline::user() const {
+  if (!config) throw BaselineError(problem);
+  return *config;
+}
+
+std::string Baseline::deploy_mode() const {
+  if (!recorded_mode.empty()) return recorded_mode;
+  return std::string(config::to_string(user().deploy_mode));
+}
+
+std::string Baseline::workload_name() const {
+  if (recorded_workload.empty()) {
+    if (!config) {
+      throw BaselineError(std::string("configmap/") + kConfigMapName + " holds no usable baseline and no valid " +
+                          kWorkloadNameAnnotation + " annotation: nothing says which workload it deployed; "
+                          "redeploy with kubectl mindie deploy (" + problem + ")");
+    }
+    return render::default_service_set_name(*config);
+  }
+  if (!config::is_dns1123_label(recorded_workload)) {
+    throw BaselineError(std::string("configmap/") + kConfigMapName + " annotation " + kWorkloadNameAnnotation +
+                        " is not a valid InferServiceSet name: \"" + recorded_workload + "\"");
+  }
+  return recorded_workload;
+}
+
+bool Baseline::runs_deployments() const { return baseline::runs_deployments(deploy_mode()); }
+
+std::optional<config::EnvConfig> Baseline::env() const {
+  if (!env_raw) return std::nullopt;
+  return config::parse_env_config(*env_raw, std::string("configmap/") + kConfigMapName + " " + kEnvKey);
+}
+
+bool runs_deployments(std::string_view mode) {
+  return mode == config::to_string(config::DeployMode::MultiDeployment) ||
+         mode == config::to_string(config::DeployMode::SingleContainer);
+}
+
+}  // namespace mindie::baseline

@@ -1,0 +1,74 @@
+// The baseline: what deploy records on the motor-config ConfigMap (deploy.py's name) for every later command to
+// read without local files — user_config.json byte for byte, env.json, the overrides, the deploy mode, the workload
+// name and the SERVICE_ID — read in one place. Pure: a ConfigMap object in, a Baseline out; knows nothing of HTTP.
+#pragma once
+
+#include <boost/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <map>
+
+#include "mindie/config.h"
+
+namespace mindie::baseline {
+
+/// Name of the ConfigMap that holds the baseline (deploy.py's name).
+inline constexpr const char* kConfigMapName = "motor-config";
+/// ConfigMap key holding the baseline user_config.json, byte for byte.
+inline constexpr const char* kBaselineKey = "user_config.json";
+/// ConfigMap key holding env.json byte for byte (deploy.py stores it too).
+inline constexpr const char* kEnvKey = "env.json";
+/// ConfigMap key holding the deploy --overrides file byte for byte, so later deploys reuse it without local files.
+inline constexpr const char* kOverridesKey = "overrides.yaml";
+/// Annotations on the ConfigMap recording what later commands need without local files.
+inline constexpr const char* kDeployModeAnnotation = "kubectl-mindie/deploy-mode";
+inline constexpr const char* kWorkloadNameAnnotation = "kubectl-mindie/infer-service-set";
+/// Annotation keeping the SERVICE_ID generated at the first deploy (issue 3: stable across re-renders).
+inline constexpr const char* kServiceIdAnnotation = "kubectl-mindie/service-id";
+
+/// The baseline cannot give what was asked: no user_config.json key, a file that fails validation, or a recorded
+/// workload name that is not a DNS-1123 label. The message names the ConfigMap and says how to recover.
+class BaselineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What motor-config records. Reading never fails: what is unusable is kept as a problem, and the accessors that
+/// need it throw BaselineError, so that status can still show what runs under a hand-broken baseline.
+struct Baseline {
+  std::string where;                         ///< "configmap/motor-config in namespace NS", for messages
+  std::optional<std::string> raw;            ///< data[kBaselineKey] as stored, when it is a string
+  std::optional<config::UserConfig> config;  ///< the parsed user_config.json; nullopt when unusable
+  std::string problem;                       ///< why `config` is nullopt ("" when it parsed)
+  std::string recorded_mode;                 ///< kDeployModeAnnotation as written ("" when absent)
+  std::string recorded_workload;             ///< kWorkloadNameAnnotation as written ("" when absent)
+  std::string service_id;                    ///< kServiceIdAnnotation ("" when absent)
+  std::optional<std::string> env_raw;        ///< data[kEnvKey] when present
+  std::optional<std::string> overrides_raw;  ///< data[kOverridesKey] when present
+  /// Every other string data key (the scripts deploy stored, env_functions.sh included), byte for byte.
+  std::map<std::string, std::string> scripts;
+
+  /// The baseline user config. Throws BaselineError with `problem`.
+  const config::UserConfig& user() const;
+  /// The deploy mode: the annotation, else the baseline's deploy_mode. Throws BaselineError when neither exists.
+  std::string deploy_mode() const;
+  /// The workload name (the InferServiceSet in infer_service_set mode): the annotation, else the default for the
+  /// baseline (render::default_service_set_name). Throws BaselineError when the annotation is not a DNS-1123 label
+  /// (a hand edit must never reach a request path) or when there is neither an annotation nor a usable baseline.
+  std::string workload_name() const;
+  /// True when deploy_mode() runs plain Deployments (runs_deployments). Throws as deploy_mode().
+  bool runs_deployments() const;
+  /// env.json as stored, parsed (nullopt when not stored). Throws config::ValidationError naming the key.
+  std::optional<config::EnvConfig> env() const;
+};
+
+/// Reads motor-config `config_map` of namespace `ns`. Never throws.
+Baseline read_baseline(const boost::json::object& config_map, const std::string& ns);
+
+/// True for the deploy modes whose workload is plain Deployments found by label (multi_deployment,
+/// single_container) rather than an InferServiceSet.
+bool runs_deployments(std::string_view deploy_mode);
+
+}  // namespace mindie::baseline
