@@ -125,7 +125,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     }
     if (iss && label(*iss, "app.kubernetes.io/managed-by") == render::kFieldManager) {
       add(kube::gvr::kInferServiceSets, plan.workload, ns);
-      services = service_count(iss);
+      services = status::service_count(iss);
     }
   }
   for (const kube::GVR* r : {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices,
@@ -150,7 +150,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   // Deployments and pods carry the labels of `selector`, below.
   if (!plan.workload.empty() && !baseline::runs_deployments(plan.deploy_mode)) {
     plan.gone.push_back({kube::gvr::kInferServiceSets, ns, "", "metadata.name=" + plan.workload});
-    plan.gone.push_back({kube::gvr::kPods, ns, service_selector(plan.workload, services), ""});
+    plan.gone.push_back({kube::gvr::kPods, ns, status::service_selector(plan.workload, services), ""});
   }
   plan.gone.push_back({kube::gvr::kDeployments, ns, selector, ""});
   plan.gone.push_back({kube::gvr::kPods, ns, selector, ""});

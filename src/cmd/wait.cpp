@@ -8,7 +8,6 @@
 #include <ostream>
 
 #include "cmd/status.h"
-#include "mindie/baseline.h"
 
 namespace mindie::cmd {
 
@@ -50,16 +49,16 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
 
 namespace {
 
-std::string progress_line(const json::object& report) {
-  std::string line = "waiting for " + std::string(report.at("inferServiceSet").as_string()) + ":";
-  for (const auto& r : report.at("roles").as_array()) {
-    const auto& role = r.as_object();
-    const auto& spec = role.at("specInstances");
-    if (spec.is_null() || (spec.as_int64() == 0 && role.at("pods").as_int64() == 0)) continue;
-    line += " " + std::string(role.at("name").as_string()) + " " +
-            std::to_string(role.at("readyInstances").as_int64()) + "/" + std::to_string(spec.as_int64());
+/// "waiting for NAME: prefill 1/2 decode 2/2 instances ready": the roles status shows (Role::unused leaves the
+/// rest out), ready instances of the spec's.
+std::string progress_line(const status::Report& report) {
+  std::string line = "waiting for " + report.name + ":";
+  for (const auto& role : report.roles) {
+    if (role.unused()) continue;
+    line += " " + role.name + " " + std::to_string(role.ready_instances) + "/" +
+            (role.spec_instances ? std::to_string(*role.spec_instances) : std::string("-"));
   }
-  if (report.at("found").as_bool() && report.at("observedGeneration") != report.at("generation"))
+  if (report.found && report.observed_generation != report.generation)
     line += " (operator has not observed the change yet)";
   return line + " instances ready";
 }
@@ -69,11 +68,11 @@ std::string progress_line(const json::object& report) {
 std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                              const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  StatusInputs inputs = read_status_inputs(client, ns);
-  json::object report = build_status_report(ns, inputs, std::chrono::system_clock::now());
-  const std::string name(report.at("inferServiceSet").as_string());
+  status::StatusInputs inputs = read_status_inputs(client, ns);
+  status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
+  const std::string name = report.name;
   std::string shown;
-  const auto show = [&](const json::object& r) {
+  const auto show = [&](const status::Report& r) {
     if (!progress) return;
     const std::string line = progress_line(r);
     if (line == shown) return;
@@ -81,26 +80,26 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     shown = line;
   };
   // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
-  const bool multi = baseline::runs_deployments(report.at("deployMode").as_string());
+  const bool multi = report.multi();
   const std::string subject =
       multi ? "deployments/" + name : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
-  if (!report.at("ready").as_bool()) {
+  if (!report.ready) {
     kube::Informer informer(new_transport, multi ? multi_status_watch_targets(ns, name)
-                                                 : status_watch_targets(ns, name, service_count(inputs.service_set)));
+                                                 : status_watch_targets(ns, name, status::service_count(inputs.service_set)));
     const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
     informer.start();
     for (;;) {
-      report = build_status_report(ns, current(), std::chrono::system_clock::now());
+      report = status::build_report(ns, current(), std::chrono::system_clock::now());
       show(report);
-      if (report.at("ready").as_bool()) break;
+      if (report.ready) break;
       if (!informer.wait_for_change(deadline)) {
-        report = build_status_report(ns, current(), std::chrono::system_clock::now());
-        if (report.at("ready").as_bool()) break;
+        report = status::build_report(ns, current(), std::chrono::system_clock::now());
+        if (report.ready) break;
         if (progress && !shown.empty()) *progress << '\n';
         std::string message = "timed out waiting for the condition on " + subject + " (ready)";
-        if (!report.at("found").as_bool()) message += "\n* inferserviceset/" + name + " does not exist";
-        for (const auto& c : report.at("converging").as_array()) message += "\n* " + std::string(c.as_string());
-        for (const auto& u : report.at("unready").as_array()) message += "\n* " + std::string(u.as_string());
+        if (!report.found) message += "\n* inferserviceset/" + name + " does not exist";
+        for (const auto& c : report.converging) message += "\n* " + c;
+        for (const auto& u : report.unready) message += "\n* " + u;
         throw CommandError(message);
       }
     }

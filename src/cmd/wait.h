@@ -16,13 +16,13 @@ namespace mindie::cmd {
 /// seconds. Throws UsageError naming `flag` for anything else or a negative value.
 std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag);
 
-/// Waits until the deployment in `ns` is ready as status defines it (build_status_report's `ready`: every role's
-/// instances healthy, the operator has observed the current generation, removed instances' pods gone). Reads once;
-/// when not ready, watches (each watch on a connection from `new_transport`) until ready or `timeout` passes.
-/// `progress` (may be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns what
-/// was waited for, as messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment
-/// "deployments/NAME" (the status tree's name for the engine Deployments of NAME). Throws CommandError on timeout, naming every pod that is not ready and why, and the
-/// errors of read_status_inputs.
+/// Waits until the deployment in `ns` is ready as status defines it (status::Report::ready: every role's instances
+/// healthy, the operator has observed the current generation, removed instances' pods gone). Reads once; when not
+/// ready, watches (each watch on a connection from `new_transport`) until ready or `timeout` passes. `progress` (may
+/// be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns what was waited for, as
+/// messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "deployments/NAME" (the
+/// status tree's name for the engine Deployments of NAME). Throws CommandError on timeout, naming every pod that is
+/// not ready and why, and the errors of read_status_inputs.
 std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                              const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress);
 

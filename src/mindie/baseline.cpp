@@ -49,6 +49,10 @@ std::string Baseline::deploy_mode() const {
   return std::string(config::to_string(user().deploy_mode));
 }
 
+std::string Baseline::deploy_mode_if_known() const {
+  return recorded_mode.empty() && !config ? std::string() : deploy_mode();
+}
+
 std::string Baseline::workload_name() const {
   if (recorded_workload.empty()) {
     if (!config) {

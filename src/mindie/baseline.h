@@ -54,6 +54,8 @@ struct Baseline {
   const config::UserConfig& user() const;
   /// The deploy mode: the annotation, else the baseline's deploy_mode. Throws BaselineError when neither exists.
   std::string deploy_mode() const;
+  /// deploy_mode(), or "" when neither the annotation nor a usable baseline says it (status shows what runs anyway).
+  std::string deploy_mode_if_known() const;
   /// The workload name (the InferServiceSet in infer_service_set mode): the annotation, else the default for the
   /// baseline (render::default_service_set_name). Throws BaselineError when the annotation is not a DNS-1123 label
   /// (a hand edit must never reach a request path) or when there is neither an annotation nor a usable baseline.

@@ -52,6 +52,7 @@ TEST_CASE("read_baseline: a ConfigMap of another tool, or a broken user_config.j
   CHECK(b.problem.find("has no data key user_config.json: it is not a kubectl-mindie baseline") != std::string::npos);
   CHECK_THROWS_WITH_AS(b.user(), doctest::Contains("not a kubectl-mindie baseline"), baseline::BaselineError);
   CHECK_THROWS_AS(b.deploy_mode(), baseline::BaselineError);
+  CHECK(b.deploy_mode_if_known().empty());
   CHECK_THROWS_WITH_AS(b.workload_name(), doctest::Contains("holds no usable baseline and no valid"),
                        baseline::BaselineError);
 

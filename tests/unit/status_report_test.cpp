@@ -1,15 +1,16 @@
-// build_status_report and its rendering: grouping by the operator's labels, health (master/standby, HPA), reasons
-// in plain words for every pod state the kubelet and scheduler report, drift between baseline, spec and the
-// operator's InstanceSets, and kubectl's age format.
+// status::build_report (its JSON form) and its views: grouping by the operator's labels, health (master/standby,
+// HPA), reasons in plain words for every pod state the kubelet and scheduler report, drift between baseline, spec
+// and the operator's InstanceSets; and wait's --timeout durations.
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 #include <sstream>
 
-#include "cmd/status.h"
 #include "cmd/wait.h"
 #include "config_test_support.h"
 #include "mindie/render.h"
+#include "mindie/status_report.h"
+#include "mindie/status_view.h"
 
 namespace json = boost::json;
 using namespace mindie;
@@ -18,6 +19,20 @@ namespace {
 
 const auto kNow = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));  // 2027-01-15T08:00:00Z
 constexpr const char* kCreated = "2027-01-15T07:55:00Z";                                          // 5m before kNow
+
+/// A report as scripts read it (Report::to_json), keeping the typed report for the views.
+struct Built : json::object {
+  status::Report typed;
+};
+
+Built build(const std::string& ns, const status::StatusInputs& in, std::chrono::system_clock::time_point now) {
+  Built b;
+  b.typed = status::build_report(ns, in, now);
+  static_cast<json::object&>(b) = b.typed.to_json();
+  return b;
+}
+
+std::string view(const Built& report, bool wide) { return status::render_table(report.typed, wide); }
 
 /// The rendered objects of a config: [0] motor-config, [4] the InferServiceSet (observed by the operator).
 struct Deployed {
@@ -48,8 +63,8 @@ json::object ready_pod(const std::string& role, int instance, int ordinal = 0, b
       .as_object();
 }
 
-cmd::StatusInputs all_ready(const Deployed& d) {
-  cmd::StatusInputs in;
+status::StatusInputs all_ready(const Deployed& d) {
+  status::StatusInputs in;
   in.config_map = d.cm;
   in.service_set = d.iss;
   for (const char* role : {"controller", "coordinator", "prefill", "decode"}) in.pods.push_back(ready_pod(role, 0));
@@ -73,7 +88,7 @@ std::string unready_text(const json::object& report) { return json::serialize(re
 
 TEST_CASE("a healthy deployment is ready, with its tree, ages and NPUs") {
   const auto d = deployed(test::valid_config());
-  const auto report = cmd::build_status_report("team-a", all_ready(d), kNow);
+  const auto report = build("team-a", all_ready(d), kNow);
   CHECK(report.at("ready").as_bool());
   CHECK(report.at("drift").as_array().empty());
   CHECK(report.at("unready").as_array().empty());
@@ -83,7 +98,7 @@ TEST_CASE("a healthy deployment is ready, with its tree, ages and NPUs") {
   CHECK(pod.at("ageSeconds").as_int64() == 300);
   CHECK(pod.at("npus").as_int64() == 8);
   CHECK(pod.at("readyContainers").as_int64() == 1);
-  const std::string table = cmd::render_status_table(report, true);
+  const std::string table = view(report, true);
   CHECK(table.find("└── inferservice/mindie-motor-vllm-0") != std::string::npos);
   CHECK(table.find("mindie-motor-vllm-0-prefill-0-0") != std::string::npos);
   CHECK(table.find("5m") != std::string::npos);
@@ -93,7 +108,7 @@ TEST_CASE("a healthy deployment is ready, with its tree, ages and NPUs") {
 
 TEST_CASE("the tree's columns line up whatever the box-drawing prefix (display width, not bytes)") {
   const auto d = deployed(test::valid_config());
-  const std::string table = cmd::render_status_table(cmd::build_status_report("team-a", all_ready(d), kNow), false);
+  const std::string table = view(build("team-a", all_ready(d), kNow), false);
   // Every pod row has its READY cell ("1/1") at the column of the tree header's READY.
   const auto column_of = [](const std::string& line, const std::string& needle) {
     const auto at = line.find(needle);
@@ -127,34 +142,34 @@ TEST_CASE("every pod state gets its reason in plain words") {
     pod["status"].as_object()["conditions"].as_array()[0] =
         json::parse(R"({"type":"PodScheduled","status":"False","reason":"Unschedulable",
                         "message":"0/4 nodes are available: 4 Insufficient huawei.com/Ascend910."})");
-    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") !=
+    CHECK(unready_text(build("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") !=
           std::string::npos);
   }
   SUBCASE("image pull") {
     container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"ImagePullBackOff",
                                                    "message":"Back-off pulling image \"mindie:test\""}})");
-    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("cannot pull the image") != std::string::npos);
+    CHECK(unready_text(build("team-a", in, kNow)).find("cannot pull the image") != std::string::npos);
   }
   SUBCASE("crash loop, with the last exit") {
     container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"CrashLoopBackOff"}})");
     container_status(pod)["lastState"] = json::parse(R"({"terminated":{"reason":"Error","exitCode":1}})");
     container_status(pod)["restartCount"] = 4;
-    const auto report = cmd::build_status_report("team-a", in, kNow);
+    const auto report = build("team-a", in, kNow);
     CHECK(unready_text(report).find("crash loop: 4 restarts, last exit Error (exit code 1)") != std::string::npos);
     CHECK(role_of(report, "prefill").at("restarts").as_int64() == 4);
   }
   SUBCASE("OOM kill") {
     container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"CrashLoopBackOff"}})");
     container_status(pod)["lastState"] = json::parse(R"({"terminated":{"reason":"OOMKilled","exitCode":137}})");
-    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow)).find("OOM-killed") != std::string::npos);
+    CHECK(unready_text(build("team-a", in, kNow)).find("OOM-killed") != std::string::npos);
   }
   SUBCASE("stuck terminating") {
     pod["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T07:30:00Z";
-    const auto report = cmd::build_status_report("team-a", in, kNow);
+    const auto report = build("team-a", in, kNow);
     CHECK(unready_text(report).find("terminating since 2027-01-15T07:30:00Z") != std::string::npos);
     // The same text a minute later: status --watch must not report a change that is only the clock moving.
-    CHECK(unready_text(cmd::build_status_report("team-a", in, kNow + std::chrono::minutes(1))) == unready_text(report));
-    CHECK(cmd::render_status_table(report, false).find("Terminating") != std::string::npos);
+    CHECK(unready_text(build("team-a", in, kNow + std::chrono::minutes(1))) == unready_text(report));
+    CHECK(view(report, false).find("Terminating") != std::string::npos);
   }
   SUBCASE("readiness failing, with the latest warning event") {
     in.events.push_back(json::parse(R"({"type":"Warning","reason":"Unhealthy","message":"old",
@@ -163,12 +178,12 @@ TEST_CASE("every pod state gets its reason in plain words") {
         "lastTimestamp":"2027-01-15T07:59:00Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
     in.events.push_back(json::parse(R"({"type":"Normal","reason":"Pulled","message":"normal news",
         "lastTimestamp":"2027-01-15T07:59:30Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
-    const auto report = cmd::build_status_report("team-a", in, kNow);
+    const auto report = build("team-a", in, kNow);
     const std::string text = unready_text(report);
     CHECK(text.find("(readiness probe failing); event Unhealthy: Readiness probe failed: 503") != std::string::npos);
     CHECK(text.find("normal news") == std::string::npos);
   }
-  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("ready").as_bool());
   CHECK_FALSE(role_of(report, "prefill").at("healthy").as_bool());
   CHECK(role_of(report, "decode").at("healthy").as_bool());
@@ -180,7 +195,7 @@ TEST_CASE("master/standby control roles are healthy with one ready pod of two") 
   const auto d = deployed(cfg);
   auto in = all_ready(d);
   in.pods.push_back(ready_pod("controller", 0, 1, /*ready=*/false));
-  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   const auto& controller = role_of(report, "controller");
   CHECK(controller.at("masterStandby").as_bool());
   CHECK(controller.at("healthy").as_bool());
@@ -190,7 +205,7 @@ TEST_CASE("master/standby control roles are healthy with one ready pod of two") 
 
   SUBCASE("but not with none ready") {
     in.pods[0] = ready_pod("controller", 0, 0, false);
-    CHECK_FALSE(cmd::build_status_report("team-a", in, kNow).at("ready").as_bool());
+    CHECK_FALSE(build("team-a", in, kNow).at("ready").as_bool());
   }
 }
 
@@ -199,23 +214,23 @@ TEST_CASE("missing instances, removed instances' pods and an unobserved generati
   test::deploy_of(cfg)["p_instances_num"] = 2;
   const auto d = deployed(cfg);
   auto in = all_ready(d);
-  auto report = cmd::build_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("ready").as_bool());
   CHECK(unready_text(report).find("role prefill instance 1: 0 of 1 pods exist") != std::string::npos);
   CHECK(role_of(report, "prefill").at("instances").as_array().size() == 2);
 
   in.pods.push_back(ready_pod("prefill", 1));
-  CHECK(cmd::build_status_report("team-a", in, kNow).at("ready").as_bool());
+  CHECK(build("team-a", in, kNow).at("ready").as_bool());
 
   in.pods.push_back(ready_pod("decode", 3));  // a pod of an instance being scaled in
-  report = cmd::build_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("ready").as_bool());
   CHECK(unready_text(report).find("role decode instance 3: 1 pods of a removed instance still exist") !=
         std::string::npos);
   in.pods.pop_back();
 
   in.service_set->at("metadata").as_object()["generation"] = 2;
-  report = cmd::build_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("ready").as_bool());
   // The operator still catching up is work in flight, not a disagreement with the baseline.
   CHECK(json::serialize(report.at("converging")).find("has not observed generation 2") != std::string::npos);
@@ -228,7 +243,7 @@ TEST_CASE("pods of another InferServiceSet whose name shares a prefix are not co
   auto other = ready_pod("prefill", 0);
   other["metadata"].as_object()["labels"].as_object()["infer.huawei.com/inferservice-name"] = "mindie-motor-vllm-0-1";
   in.pods.push_back(other);
-  CHECK(role_of(cmd::build_status_report("team-a", in, kNow), "prefill").at("pods").as_int64() == 1);
+  CHECK(role_of(build("team-a", in, kNow), "prefill").at("pods").as_int64() == 1);
 }
 
 TEST_CASE("drift: baseline vs spec vs the operator's InstanceSets; HPA owns replicas") {
@@ -238,7 +253,7 @@ TEST_CASE("drift: baseline vs spec vs the operator's InstanceSets; HPA owns repl
       "labels":{"infer.huawei.com/instanceset-name":"decode",
                 "infer.huawei.com/priority-scheduling-strategy":"Parallel"}},
       "status":{"replicas":2,"readyReplicas":1}})"));
-  auto report = cmd::build_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   CHECK(role_of(report, "decode").at("observedInstances").as_int64() == 2);
   CHECK(json::serialize(report.at("converging"))
             .find("spec asks for 1 instances, the operator's InstanceSets report 2") != std::string::npos);
@@ -254,22 +269,22 @@ TEST_CASE("drift: baseline vs spec vs the operator's InstanceSets; HPA owns repl
   in.instance_sets[0].as_object()["status"].as_object()["scalingResourceStatus"] =
       json::parse(R"({"type":"HPA","name":"hpa-decode","ready":true,"message":"ok"})");
   in.pods.push_back(ready_pod("decode", 1));
-  report = cmd::build_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   const auto& decode = role_of(report, "decode");
   CHECK(decode.at("replicasOwner").as_string() == "HPA");
   CHECK(decode.at("hpa").at("name").as_string() == "hpa-decode");
   CHECK(report.at("drift").as_array().empty());
-  CHECK(cmd::render_status_table(report, false).find("decode (replicas owned by HPA)") != std::string::npos);
+  CHECK(view(report, false).find("decode (replicas owned by HPA)") != std::string::npos);
 }
 
 TEST_CASE("a missing InferServiceSet is reported, not thrown") {
   const auto d = deployed(test::valid_config());
-  cmd::StatusInputs in;
+  status::StatusInputs in;
   in.config_map = d.cm;
-  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("found").as_bool());
   CHECK_FALSE(report.at("ready").as_bool());
-  CHECK(cmd::render_status_table(report, false).find("not found") != std::string::npos);
+  CHECK(view(report, false).find("not found") != std::string::npos);
 }
 
 TEST_CASE("--timeout durations") {
@@ -294,14 +309,14 @@ TEST_CASE("an HPA-owned role wants what the HPA set on its InstanceSet, not the 
       "spec":{"replicas":3},"status":{"replicas":3,"readyReplicas":3}})"));
   in.pods.push_back(ready_pod("decode", 1));
   in.pods.push_back(ready_pod("decode", 2));
-  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   const auto& decode = role_of(report, "decode");
   CHECK(decode.at("wantedInstances").as_int64() == 3);
   CHECK(decode.at("readyInstances").as_int64() == 3);
   CHECK(decode.at("healthy").as_bool());
   CHECK(report.at("ready").as_bool());
   CHECK(unready_text(report) == "[]");
-  CHECK(cmd::render_status_table(report, false).find("3/3") != std::string::npos);
+  CHECK(view(report, false).find("3/3") != std::string::npos);
 }
 
 TEST_CASE("operator events on an InstanceSet explain an unhealthy role; a healthy role's old events say nothing") {
@@ -317,7 +332,7 @@ TEST_CASE("operator events on an InstanceSet explain an unhealthy role; a health
       "lastTimestamp":"2027-01-15T07:59:00Z",
       "involvedObject":{"kind":"InstanceSet","name":"mindie-motor-vllm-0-coordinator"}})");
   in.events.push_back(event);
-  auto report = cmd::build_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   const auto& coordinator = role_of(report, "coordinator");
   REQUIRE(coordinator.at("operatorEvents").as_array().size() == 1);
   CHECK(coordinator.at("operatorEvents").at(0).at("instanceSet").as_string() == "mindie-motor-vllm-0-coordinator");
@@ -327,7 +342,7 @@ TEST_CASE("operator events on an InstanceSet explain an unhealthy role; a health
   // Once the coordinator runs, the old event is kept in -o json but no longer a reason.
   in = all_ready(d);
   in.events.push_back(event);
-  report = cmd::build_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().size() == 1);
   CHECK(unready_text(report) == "[]");
 }
@@ -344,10 +359,10 @@ TEST_CASE("operator events about an earlier InstanceSet of the same name, or whi
   for (auto& p : in.pods)
     if (p.at("metadata").at("labels").at("infer.huawei.com/instanceset-name").as_string() == "coordinator")
       p.as_object()["status"].as_object()["conditions"].as_array()[1].as_object()["status"] = "False";
-  auto report = cmd::build_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().empty());  // another uid
   in.events[0].as_object()["involvedObject"].as_object()["uid"] = "now";
-  report = cmd::build_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK(role_of(report, "coordinator").at("operatorEvents").as_array().size() == 1);
   CHECK(unready_text(report).find("port taken") == std::string::npos);  // the pod exists
 }
@@ -357,7 +372,7 @@ TEST_CASE("a huge replicas count in a live object is reported, not listed instan
   auto in = all_ready(d);
   for (auto& r : in.service_set->at("spec").as_object()["template"].as_object()["roles"].as_array())
     if (r.at("name").as_string() == "prefill") r.as_object()["replicas"] = 2'000'000'000;
-  const auto report = cmd::build_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   CHECK(role_of(report, "prefill").at("instances").as_array().size() == 1024);
   CHECK(json::serialize(report.at("drift")).find("2000000000 instances wanted, far beyond") != std::string::npos);
 }

@@ -1,0 +1,191 @@
+// The status report of a MindIE deployment: what runs per role, instance and pod, why what is not running is not
+// running, and where the live state differs from the baseline. Pure: the objects status read (StatusInputs) in, a
+// typed Report out; knows nothing of HTTP. Its JSON form (Report::to_json) is the stable shape of `status -o json`,
+// documented in docs/status.md.
+#pragma once
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kube/pod_state.h"
+
+namespace mindie::status {
+
+/// Everything status reads from the cluster for one namespace (one request per kind, or a watch cache).
+struct StatusInputs {
+  boost::json::object config_map;                  ///< motor-config
+  std::optional<boost::json::object> service_set;  ///< the InferServiceSet, absent when not found
+  boost::json::array infer_services;               ///< the set's InferServices
+  boost::json::array instance_sets;                ///< their InstanceSets
+  boost::json::array pods;                         ///< the InferServices' pods (slim_pod is enough)
+  boost::json::array events;                       ///< warning events of the namespace (may be empty)
+  boost::json::array deployments;  ///< multi_deployment: the deployment's Deployments (then the set fields are empty)
+  /// infer_service_set: the operator's instance workloads (StatefulSets and Deployments, each with "kind"), whose
+  /// pod templates say which template each instance runs (infer-operator never updates them). slim_workload is
+  /// enough.
+  boost::json::array workloads;
+  /// Why `workloads` could not be read (a 403 on listing them), "" when they were: the report then says so instead
+  /// of judging templates.
+  std::string workloads_unknown;
+};
+
+/// A Warning event as the report shows it (the latest of an object first).
+struct Event {
+  std::string reason;
+  std::string message;
+  std::int64_t count = 1;                ///< count, else series.count (events.k8s.io writers), else 1
+  std::optional<std::int64_t> last_seen; ///< seconds since the epoch; nullopt when no time was readable
+  std::string instance_set;              ///< operator events only: the InstanceSet it is about
+};
+
+/// One pod.
+struct Pod {
+  kube::PodState state;
+  std::int64_t npus = 0;  ///< huawei.com/ resources the containers ask for (limits)
+  /// state.reason, except "standby (only the master passes readiness)" for the standby of a healthy pair.
+  std::string reason;
+  std::vector<Event> events;  ///< the latest Warning events about it, only when it is not ready (at most 3)
+};
+
+/// One instance of a role: one StatefulSet/Deployment of the operator (infer_service_set) or one Deployment
+/// (multi_deployment).
+struct Instance {
+  std::string infer_service;  ///< the InferService it belongs to ("" in multi_deployment)
+  std::int64_t index = 0;     ///< instanceset-index (-1: pods whose label is unreadable)
+  bool wanted = false;        ///< the live spec asks for it (else: being scaled in)
+  bool healthy = false;       ///< wanted, and enough of its pods exist and are ready
+  std::int64_t ready_pods = 0;
+  std::vector<Pod> pods;
+  std::optional<std::string> deployment;     ///< multi_deployment: its Deployment (nullopt: gone)
+  std::optional<std::string> template_hash;  ///< infer_service_set: its workload's template hash (nullopt: none)
+};
+
+/// The HPA owning a role's instance count, as the InstanceSet reports it (status.scalingResourceStatus).
+struct Hpa {
+  std::string name;
+  bool ready = false;
+  std::string message;
+};
+
+/// One role (controller, coordinator, prefill, decode, union, kv-pool, kv-conductor, mf-store).
+struct Role {
+  std::string name;
+  std::optional<std::int64_t> baseline_instances;  ///< nullopt: the baseline is not usable
+  std::optional<std::int64_t> spec_instances;      ///< nullopt: the role is not live
+  std::optional<std::int64_t> observed_instances;  ///< InstanceSets' status.replicas; nullopt: none seen
+  std::optional<std::int64_t> wanted_instances;    ///< over all InferServices (HPA counts included)
+  std::int64_t pods_per_instance = 0;
+  std::int64_t desired_pods = 0;
+  std::int64_t ready_pods = 0;
+  std::int64_t pods = 0;
+  std::int64_t restarts = 0;
+  std::int64_t ready_instances = 0;
+  bool healthy = false;
+  bool master_standby = false;  ///< controller/coordinator with 2 pods: only the master passes readiness
+  bool hpa_owned = false;       ///< scalingPolicy HPA: the HPA, not the spec, sets the instance count
+  std::optional<Hpa> hpa;
+  std::optional<std::string> template_hash;  ///< the role's pod template hash in the live spec
+  std::int64_t instances_on_current_template = 0;
+  std::int64_t instances_on_other_templates = 0;
+  std::vector<std::string> other_images;     ///< images pods run that the spec does not name
+  std::vector<Event> operator_events;        ///< infer-operator's Warning events about its InstanceSets
+  std::vector<std::string> instance_sets_without_strategy;  ///< InstanceSets lacking the priority-scheduling label
+  std::vector<Instance> instances;
+
+  /// Off everywhere: neither the baseline nor the live spec asks for it and no pod of it exists (kv-pool,
+  /// kv-conductor when not configured). Views leave such roles out.
+  bool unused() const;
+};
+
+/// One InferService of the set.
+struct InferService {
+  std::string name;
+  std::int64_t index = 0;
+  bool ready = false;  ///< the operator's Ready condition
+  std::vector<Event> events;
+};
+
+/// multi_deployment: one Deployment of the deployment.
+struct DeploymentStatus {
+  std::string name;
+  std::string role;
+  std::int64_t index = 0;
+  std::int64_t replicas = 0;
+  std::int64_t ready_replicas = 0;
+  std::int64_t updated_replicas = 0;
+  std::int64_t generation = 0;
+  std::int64_t observed_generation = 0;
+};
+
+/// The report. See build_report for the rules; to_json for the shape scripts read.
+struct Report {
+  std::string ns;
+  std::string name;         ///< the InferServiceSet (or, multi_deployment, the workload label)
+  std::string deploy_mode;  ///< as recorded ("" when nothing says)
+  bool found = false;       ///< the InferServiceSet (multi_deployment: some Deployment) exists
+  bool baseline_usable = false;
+  bool ready = false;  ///< every role healthy, everything observed, no pods left of removed instances
+  std::optional<std::int64_t> generation;           ///< the InferServiceSet's; nullopt in multi_deployment
+  std::optional<std::int64_t> observed_generation;  ///< its status.observedGeneration
+  std::vector<DeploymentStatus> deployments;        ///< multi_deployment only
+  std::vector<InferService> infer_services;         ///< infer_service_set only
+  std::vector<Role> roles;
+  std::vector<std::string> drift;       ///< live state that disagrees with the baseline or the spec
+  std::vector<std::string> converging;  ///< work in flight: a controller has not caught up yet
+  std::vector<std::string> warnings;    ///< what the report could not judge (a forbidden list)
+  std::vector<std::string> unready;     ///< why what should run does not
+
+  /// True in the deploy modes that run plain Deployments (baseline::runs_deployments).
+  bool multi() const;
+  /// The stable JSON shape (docs/status.md):
+  /// {apiVersion: "kubectl-mindie/v1", kind: "Status", namespace, inferServiceSet, deployMode, found,
+  ///  baselineUsable, generation, observedGeneration, [deployments: [{name, role, index, replicas, readyReplicas,
+  ///  updatedReplicas, generation, observedGeneration}] in multi_deployment], inferServices: [{name, index, ready,
+  ///  events}], ready,
+  ///  roles: [{name, baselineInstances, specInstances, observedInstances, podsPerInstance, wantedInstances,
+  ///           desiredPods, readyPods, pods, restarts, readyInstances, healthy, masterStandby, replicasOwner ("spec"
+  ///           or "HPA"), hpa ({name, ready, message} or null), templateHash, instancesOnCurrentTemplate,
+  ///           instancesOnOtherTemplates, otherImages, operatorEvents, instanceSetsWithoutStrategy,
+  ///           instances: [{inferService, index, healthy, readyPods,
+  ///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
+  ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}],
+  ///                        wanted, deployment (multi_deployment) | templateHash}]}],
+  ///  drift, converging, warnings, unready: [strings]}
+  boost::json::object to_json() const;
+};
+
+/// Builds the report of namespace `ns` (`now` gives pod ages). An instance is healthy when all its pods are ready;
+/// for controller/coordinator with master/standby (2 pods) one ready pod is, since only the master passes
+/// readiness (infer-operator behaviour). Every instance the spec asks for is listed, with its pods or none; pods
+/// are grouped by the operator's labels (inferservice-name, instanceset-name, instanceset-index; multi_deployment:
+/// app.kubernetes.io/component and kubectl-mindie/instance-index), never by name prefix. A broken baseline is a
+/// drift line, not an error. Throws baseline::BaselineError only when nothing names the workload.
+Report build_report(const std::string& ns, const StatusInputs& inputs, std::chrono::system_clock::time_point now);
+
+/// The label selector matching the pods (and InstanceSets) of InferServiceSet `name` with `services`
+/// InferServices: "infer.huawei.com/inferservice-name in (name-0,...)". The operator does not put the set's name
+/// on pods, and name prefixes are ambiguous (infer-operator behaviour).
+std::string service_selector(const std::string& name, std::int64_t services);
+
+/// How many InferServices InferServiceSet `iss` asks for (spec.replicas, at least 1; 1 when absent).
+std::int64_t service_count(const std::optional<boost::json::object>& iss);
+
+/// Pods InferServiceSet `iss` asks for: InferServices × the roles' instances × pods per instance (clamped: only a
+/// comparison with the pods listed needs it).
+std::int64_t desired_pods(const boost::json::object& iss);
+
+/// True when `pod`'s Ready condition is True.
+bool pod_ready(const boost::json::value& pod);
+
+/// The part of a pod build_report reads (name, labels, timestamps, node, container names, images and limits, the
+/// status): pods are most of the bytes of a list, so status keeps only this.
+boost::json::object slim_pod(const boost::json::object& pod);
+
+/// The part of a workload build_report reads: `kind`, name, labels, replicas and the template hash.
+boost::json::object slim_workload(const boost::json::object& workload, const std::string& kind);
+
+}  // namespace mindie::status
