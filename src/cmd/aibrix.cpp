@@ -3,20 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
-#include <iomanip>
 #include <iostream>
-#include <map>
 #include <set>
-#include <sstream>
 
 #include "aibrix/storm_config.h"
 #include "aibrix/storm_render.h"
+#include "aibrix/storm_status.h"
 #include "cmd/wait.h"
 #include "mindie/render.h"
-#include "kube/pod_state.h"
 #include "util/json_path.h"
-#include "util/time.h"
 
 namespace mindie::cmd {
 
@@ -116,16 +111,7 @@ json::array to_array(std::vector<json::object> objects) {
   return out;
 }
 
-/// "waiting for APP: prefill 1/2 decode 1/1" from a report.
-std::string progress_line(const json::object& report) {
-  std::string line = "waiting for " + std::string(report.at("stormService").as_string()) + ":";
-  for (const auto& r : report.at("roles").as_array())
-    line += " " + std::string(r.at("name").as_string()) + " " + std::to_string(r.at("readyReplicas").as_int64()) +
-            "/" + std::to_string(r.at("replicas").as_int64());
-  return line;
-}
-
-/// Waits until StormService `app` is ready as build_storm_status_report says, through a watch of the object and
+/// Waits until StormService `app` is ready as ab::build_storm_status says, through a watch of the object and
 /// its pods (no polling). Throws CommandError on timeout naming what is not ready, or when the StormService goes.
 void wait_storm_ready(const std::string& ns, const std::string& app, std::chrono::milliseconds timeout,
                       const kube::Informer::TransportFactory& new_transport) {
@@ -137,17 +123,17 @@ void wait_storm_ready(const std::string& ns, const std::string& app, std::chrono
     const auto objects = informer.objects(0);
     if (objects.empty())
       throw CommandError("stormservice." + std::string(ab::kGroup) + "/" + app + " is gone from namespace " + ns);
-    StormStatusInputs inputs{objects.front(), to_array(informer.objects(1)), {}, {}};
-    const json::object report = build_storm_status_report(ns, inputs, std::chrono::system_clock::now());
-    if (report.at("ready").as_bool()) {
+    const ab::StormStatusInputs inputs{objects.front(), to_array(informer.objects(1)), {}, {}};
+    const ab::StormStatus report = ab::build_storm_status(ns, inputs, std::chrono::system_clock::now());
+    if (report.ready) {
       if (progress) *progress << "\r\x1b[K" << std::flush;
       return;
     }
-    if (progress) *progress << "\r\x1b[K" << progress_line(report) << std::flush;
+    if (progress) *progress << "\r\x1b[K" << ab::storm_progress_line(report) << std::flush;
     if (!informer.wait_for_change(deadline)) {
       if (progress) *progress << '\n';
       std::string msg = "timed out waiting for stormservice." + std::string(ab::kGroup) + "/" + app + " to be ready:";
-      for (const auto& u : report.at("unready").as_array()) msg += "\n  " + std::string(u.as_string());
+      for (const auto& u : report.unready) msg += "\n  " + u;
       throw CommandError(msg);
     }
   }
@@ -312,7 +298,7 @@ void status(const FrameworkFlags& fw, const StatusFlags& flags, const GlobalFlag
   const std::string ns = global.kube.namespace_.empty() ? session.rest_config().namespace_ : global.kube.namespace_;
   require_crd(client, "no StormService to show");
   std::string app = fw.app;
-  StormStatusInputs inputs;
+  ab::StormStatusInputs inputs;
   if (app.empty()) {
     // Detect: the one StormService kubectl-mindie deployed in the namespace.
     json::array found = take(client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue));
@@ -333,11 +319,11 @@ void status(const FrameworkFlags& fw, const StatusFlags& flags, const GlobalFlag
   inputs.services = take(client.list(kube::gvr::kServices, ns, ab::services_selector(app)));
   // Normal events too: kubelet's Killing about an earlier pod of the same name is the evidence of a recreation.
   inputs.events = take(client.list(kube::gvr::kEvents, ns, "", 500, "involvedObject.kind=Pod"));
-  const json::object report = build_storm_status_report(ns, inputs, std::chrono::system_clock::now());
+  const ab::StormStatus report = ab::build_storm_status(ns, inputs, std::chrono::system_clock::now());
   if (flags.output == "json" || flags.output == "yaml") {
-    printer.object(report);
+    printer.object(report.to_json());
   } else {
-    printer.out() << render_storm_status(report);
+    printer.out() << ab::render_storm_status(report);
   }
 }
 
@@ -407,247 +393,7 @@ void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const Global
   }
 }
 
-// ----------------------------------------------------------------------------------------------------------------
-// status report (pure)
-
 }  // namespace
-
-json::object build_storm_status_report(const std::string& ns, const StormStatusInputs& inputs,
-                                       std::chrono::system_clock::time_point now_tp) {
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(now_tp.time_since_epoch()).count();
-  const json::object& ss = inputs.storm_service;
-  const json::value ssv = ss;
-  const std::string app = str(find(&ssv, {"metadata", "name"}));
-  const std::int64_t generation = num(find(&ssv, {"metadata", "generation"}), 1);
-  const json::value* observed = find(&ssv, {"status", "observedGeneration"});
-  bool ready = observed && num(observed) >= generation;
-
-  // Earlier pods per name, from events about a pod of that name with another uid than the live one.
-  std::map<std::string, std::string> live_uid;
-  for (const auto& p : inputs.pods) live_uid[str(find(&p, {"metadata", "name"}))] = str(find(&p, {"metadata", "uid"}));
-  std::map<std::string, std::set<std::string>> earlier;     // pod name -> earlier uids
-  std::map<std::string, std::pair<std::int64_t, std::string>> earlier_event;  // pod name -> (time, text)
-  std::map<std::string, std::pair<std::int64_t, std::string>> warning;        // live pod -> latest warning
-  for (const auto& e : inputs.events) {
-    if (str(find(&e, {"involvedObject", "kind"})) != "Pod") continue;
-    const std::string name = str(find(&e, {"involvedObject", "name"})), uid = str(find(&e, {"involvedObject", "uid"}));
-    const auto live = live_uid.find(name);
-    if (live == live_uid.end()) continue;
-    std::string when = str(find(&e, {"lastTimestamp"}));
-    if (when.empty()) when = str(find(&e, {"eventTime"}));
-    const std::int64_t t = util::parse_rfc3339(when).value_or(0);
-    const std::string source = str(find(&e, {"source", "component"})).empty()
-                                   ? str(find(&e, {"reportingComponent"}))
-                                   : str(find(&e, {"source", "component"}));
-    const std::string text = (source.empty() ? "" : source + " ") + str(find(&e, {"reason"})) + ": " +
-                             str(find(&e, {"message"}));
-    if (!uid.empty() && uid != live->second) {
-      earlier[name].insert(uid);
-      if (t >= earlier_event[name].first) earlier_event[name] = {t, text};
-    } else if (str(find(&e, {"type"})) == "Warning" && t >= warning[name].first) {
-      warning[name] = {t, text};
-    }
-  }
-
-  json::array roles_out, rescheduling, unready;
-  const json::value* roles = find(&ssv, {"spec", "template", "spec", "roles"});
-  std::map<std::string, const json::value*> role_status;
-  if (const auto* rs = find(&ssv, {"status", "roleStatuses"}); rs && rs->is_array())
-    for (const auto& r : rs->as_array()) role_status[str(find(&r, {"name"}))] = &r;
-  std::set<std::string> role_names;
-  if (roles && roles->is_array()) {
-    for (const auto& role : roles->as_array()) {
-      const std::string name = str(find(&role, {"name"}));
-      role_names.insert(name);
-      const std::int64_t replicas = num(find(&role, {"replicas"}), 1);
-      const std::int64_t group = std::max<std::int64_t>(1, num(find(&role, {"podGroupSize"}), 1));
-      const std::string min_avail =
-          str(find(&role, {"template", "metadata", "annotations", ab::kMinAvailableAnnotation}));
-      // replica -> pods, by AIBrix's labels.
-      std::map<std::int64_t, std::vector<const json::value*>> by_replica;
-      for (const auto& p : inputs.pods) {
-        const json::value* labels = find(&p, {"metadata", "labels"});
-        if (str(find(labels, {ab::kRoleNameLabel})) != name) continue;
-        const std::string idx = str(find(labels, {ab::kRoleReplicaIndexLabel}));
-        std::int64_t r = -1;
-        if (!idx.empty() && idx.size() < 6 && std::all_of(idx.begin(), idx.end(), ::isdigit)) r = std::stoll(idx);
-        by_replica[r].push_back(&p);
-      }
-      for (std::int64_t r = 0; r < replicas; ++r) by_replica[r];  // every wanted replica is listed
-      std::int64_t pods = 0, ready_pods = 0, restarts_total = 0, recreated = 0, ready_replicas = 0;
-      json::array groups;
-      for (auto& [r, members] : by_replica) {
-        std::sort(members.begin(), members.end(), [](const json::value* a, const json::value* b) {
-          const std::string ga = str(find(a, {"metadata", "labels", ab::kPodGroupIndexLabel}));
-          const std::string gb = str(find(b, {"metadata", "labels", ab::kPodGroupIndexLabel}));
-          if (ga.size() != gb.size()) return ga.size() < gb.size();
-          return ga != gb ? ga < gb : str(find(a, {"metadata", "name"})) < str(find(b, {"metadata", "name"}));
-        });
-        json::array pods_out;
-        std::int64_t group_ready = 0;
-        for (const json::value* p : members) {
-          const std::string pod_name = str(find(p, {"metadata", "name"}));
-          const kube::PodState state = kube::read_pod_state(*p, now);
-          // A pod being deleted counts as gone: its replica is not ready.
-          const bool is_ready = state.ready && !state.terminating;
-          const std::int64_t restarts = state.restarts;
-          const std::string last_exit = state.last_exit();
-          const std::string gidx = str(find(p, {"metadata", "labels", ab::kPodGroupIndexLabel}));
-          const std::string where = "pod " + pod_name + " (role " + name + ", replica " + std::to_string(r) +
-                                    (gidx.empty() ? "" : ", pod " + gidx) + ")";
-          const auto e = earlier.find(pod_name);
-          const std::int64_t earlier_count = e == earlier.end() ? 0 : static_cast<std::int64_t>(e->second.size());
-          if (earlier_count) {
-            ++recreated;
-            rescheduling.push_back(json::string(where + ": recreated: " + std::to_string(earlier_count) +
-                                                " earlier pod" + (earlier_count > 1 ? "s" : "") + " of this name (" +
-                                                earlier_event[pod_name].second + ")"));
-          }
-          if (restarts)
-            rescheduling.push_back(json::string(where + ": " + std::to_string(restarts) + " restarts" +
-                                                (last_exit.empty() ? "" : ", last exit " + last_exit)));
-          if (!is_ready) {
-            std::string line = where + ": " + state.reason;
-            if (auto w = warning.find(pod_name); w != warning.end()) line += " [" + w->second.second + "]";
-            unready.push_back(json::string(line));
-          }
-          ++pods;
-          ready_pods += is_ready;
-          group_ready += is_ready;
-          restarts_total += restarts;
-          pods_out.push_back(
-              {{"name", pod_name},
-               {"podGroupIndex", gidx.empty() ? json::value(nullptr) : json::value(std::stoll("0" + gidx))},
-               {"phase", state.phase},
-               {"status", state.status},
-               {"ready", is_ready},
-               {"restarts", restarts},
-               {"createdAt", state.created_at},
-               {"ageSeconds", state.age_seconds ? json::value(*state.age_seconds) : json::value(nullptr)},
-               {"node", state.node},
-               {"reason", state.reason},
-               {"recreated", earlier_count > 0},
-               {"earlierPods", earlier_count},
-               {"lastEvent", earlier_count ? json::value(earlier_event[pod_name].second)
-                                           : warning.count(pod_name) ? json::value(warning[pod_name].second)
-                                                                     : json::value(nullptr)}});
-        }
-        const bool wanted = r >= 0 && r < replicas;
-        const bool group_ok = wanted && static_cast<std::int64_t>(members.size()) == group && group_ready == group;
-        ready_replicas += group_ok;
-        if (!wanted && !members.empty()) {
-          ready = false;
-          unready.push_back(json::string("role " + name + " replica " + std::to_string(r) + ": " +
-                                         std::to_string(members.size()) + " pod(s) beyond the spec's " +
-                                         std::to_string(replicas) + " replicas (being removed)"));
-        } else if (wanted && static_cast<std::int64_t>(members.size()) != group) {
-          unready.push_back(json::string("role " + name + " replica " + std::to_string(r) + ": " +
-                                         std::to_string(members.size()) + " of " + std::to_string(group) + " pods"));
-        }
-        groups.push_back({{"replica", r}, {"ready", group_ok}, {"pods", std::move(pods_out)}});
-      }
-      if (ready_replicas != replicas) ready = false;
-      const auto st = role_status.find(name);
-      const json::value* rs = st == role_status.end() ? nullptr : st->second;
-      roles_out.push_back({{"name", name},
-                           {"replicas", replicas},
-                           {"podGroupSize", group},
-                           {"minAvailable", min_avail.empty() ? json::value(nullptr) : json::value(min_avail)},
-                           {"statusReplicas", rs ? json::value(num(find(rs, {"replicas"}))) : json::value(nullptr)},
-                           {"statusReadyReplicas",
-                            rs ? json::value(num(find(rs, {"readyReplicas"}))) : json::value(nullptr)},
-                           {"readyReplicas", ready_replicas},
-                           {"desiredPods", replicas * group},
-                           {"pods", pods},
-                           {"readyPods", ready_pods},
-                           {"restarts", restarts_total},
-                           {"recreatedPods", recreated},
-                           {"groups", std::move(groups)}});
-    }
-  }
-  // Pods of a role the spec no longer has.
-  for (const auto& p : inputs.pods) {
-    const std::string role = str(find(&p, {"metadata", "labels", ab::kRoleNameLabel}));
-    if (!role_names.count(role)) {
-      ready = false;
-      unready.push_back(json::string("pod " + str(find(&p, {"metadata", "name"})) + " of role " + role +
-                                     ", which the spec no longer has"));
-    }
-  }
-
-  // Services: what render_services wants for the live object against what exists.
-  json::array expected, missing, extra;
-  std::set<std::string> present, wanted;
-  for (const auto& s : inputs.services) present.insert(str(find(&s, {"metadata", "name"})));
-  try {
-    for (const auto& s : ab::render_services(ss)) wanted.insert(name_of(s));
-  } catch (const std::invalid_argument&) {  // a StormService not shaped as rendered: no Services expected
-  }
-  for (const auto& n : wanted) {
-    expected.push_back(json::string(n));
-    if (!present.count(n)) missing.push_back(json::string(n));
-  }
-  for (const auto& n : present)
-    if (!wanted.count(n)) extra.push_back(json::string(n));
-
-  return {{"apiVersion", "kubectl-mindie/v1"},
-          {"kind", "StormServiceStatus"},
-          {"namespace", ns},
-          {"stormService", app},
-          {"generation", generation},
-          {"observedGeneration", observed ? json::value(num(observed)) : json::value(nullptr)},
-          {"ready", ready},
-          {"roles", std::move(roles_out)},
-          {"services", {{"expected", std::move(expected)}, {"missing", std::move(missing)}, {"extra", std::move(extra)}}},
-          {"rescheduling", std::move(rescheduling)},
-          {"unready", std::move(unready)}};
-}
-
-std::string render_storm_status(const json::object& report) {
-  std::ostringstream out;
-  const auto s = [](const json::value& v) { return v.is_string() ? std::string(v.as_string()) : std::string(); };
-  const auto n = [](const json::value& v) {
-    return v.is_int64() ? std::to_string(v.as_int64()) : v.is_null() ? std::string("-") : std::string();
-  };
-  out << "StormService " << s(report.at("stormService")) << " in namespace " << s(report.at("namespace")) << ": "
-      << (report.at("ready").as_bool() ? "ready" : "not ready") << " (generation " << n(report.at("generation"))
-      << ", observed " << n(report.at("observedGeneration")) << ")\n\n";
-  out << std::left << std::setw(10) << "ROLE" << std::setw(10) << "REPLICAS" << std::setw(8) << "READY"
-      << std::setw(11) << "GROUPSIZE" << std::setw(8) << "PODS" << std::setw(10) << "RESTARTS" << std::setw(11)
-      << "RECREATED" << "MINAVAILABLE\n";
-  for (const auto& r : report.at("roles").as_array()) {
-    out << std::setw(10) << s(r.at("name")) << std::setw(10) << n(r.at("replicas")) << std::setw(8)
-        << n(r.at("readyReplicas")) << std::setw(11) << n(r.at("podGroupSize")) << std::setw(8)
-        << (n(r.at("readyPods")) + "/" + n(r.at("desiredPods"))) << std::setw(10) << n(r.at("restarts"))
-        << std::setw(11) << n(r.at("recreatedPods"))
-        << (r.at("minAvailable").is_null() ? "-" : s(r.at("minAvailable"))) << '\n';
-  }
-  out << '\n';
-  for (const auto& r : report.at("roles").as_array()) {
-    out << "role " << s(r.at("name")) << '\n';
-    for (const auto& g : r.at("groups").as_array()) {
-      out << "  replica " << n(g.at("replica")) << (g.at("ready").as_bool() ? "  ready" : "  not ready") << '\n';
-      for (const auto& p : g.at("pods").as_array()) {
-        out << "    " << std::setw(44) << s(p.at("name")) << ' ' << std::setw(18) << s(p.at("status")) << " restarts "
-            << n(p.at("restarts")) << "  age "
-            << (p.at("ageSeconds").is_null() ? std::string("-") : util::human_duration(p.at("ageSeconds").as_int64()))
-            << (p.at("recreated").as_bool() ? "  recreated" : "") << '\n';
-      }
-    }
-  }
-  const auto& svc = report.at("services").as_object();
-  out << "\nServices: " << svc.at("expected").as_array().size() << " expected";
-  for (const char* k : {"missing", "extra"}) {
-    const auto& list = svc.at(k).as_array();
-    if (list.empty()) continue;
-    out << ", " << k << ":";
-    for (const auto& v : list) out << ' ' << s(v);
-  }
-  out << '\n';
-  for (const auto& line : report.at("rescheduling").as_array()) out << "rescheduling: " << s(line) << '\n';
-  for (const auto& line : report.at("unready").as_array()) out << "not ready: " << s(line) << '\n';
-  return out.str();
-}
 
 void run_aibrix(const std::string& command, const FrameworkFlags& framework, const DeployFlags& deploy_flags,
                 const ScaleFlags& scale_flags, const StatusFlags& status_flags, const DeleteFlags& delete_flags,

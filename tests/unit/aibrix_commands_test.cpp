@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aibrix/storm_render.h"
+#include "aibrix/storm_status.h"
 #include "aibrix_test_support.h"
 #include "cmd/aibrix.h"
 
@@ -46,8 +47,20 @@ json::object pod(const std::string& role, int replica, int group_index, const st
             {"containerStatuses", json::array{{{"name", "main"}, {"ready", ready}, {"restartCount", restarts}}}}}}};
 }
 
-cmd::StormStatusInputs healthy() {
-  cmd::StormStatusInputs in;
+/// A report as scripts read it (StormStatus::to_json), keeping the typed report for the view.
+struct Built : json::object {
+  aibrix::StormStatus typed;
+};
+
+Built build(const std::string& ns, const aibrix::StormStatusInputs& in, std::chrono::system_clock::time_point now) {
+  Built b;
+  b.typed = aibrix::build_storm_status(ns, in, now);
+  static_cast<json::object&>(b) = b.typed.to_json();
+  return b;
+}
+
+aibrix::StormStatusInputs healthy() {
+  aibrix::StormStatusInputs in;
   in.storm_service = storm_service();
   for (const auto& p : {pod("prefill", 0, -1, "u1"), pod("prefill", 1, -1, "u2"), pod("decode", 0, 0, "u3"),
                         pod("decode", 0, 1, "u4")})
@@ -78,7 +91,7 @@ TEST_CASE("--framework: mindie by default, aibrix on request; AIBrix-only flags 
 }
 
 TEST_CASE("storm status: a healthy StormService, grouped by AIBrix's labels") {
-  const auto report = cmd::build_storm_status_report("team-a", healthy(), kNow);
+  const auto report = build("team-a", healthy(), kNow);
   CHECK(report.at("kind") == "StormServiceStatus");
   CHECK(report.at("ready") == true);
   CHECK(report.at("generation") == 3);
@@ -97,7 +110,7 @@ TEST_CASE("storm status: a healthy StormService, grouped by AIBrix's labels") {
   CHECK(report.at("rescheduling").as_array().empty());
   CHECK(report.at("unready").as_array().empty());
   CHECK(report.at("services").at("expected").as_array().empty());  // no routing role: no Services
-  const std::string human = cmd::render_storm_status(report);
+  const std::string human = aibrix::render_storm_status(report.typed);
   CHECK(human.find("StormService demo in namespace team-a: ready") != std::string::npos);
   CHECK(human.find("replica 0  ready") != std::string::npos);
 }
@@ -118,7 +131,7 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
                        {"message", "Back-off restarting failed container"},
                        {"source", {{"component", "kubelet"}}},
                        {"lastTimestamp", "2026-01-01T00:00:40Z"}});
-  auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   CHECK(report.at("ready") == false);
   CHECK(role(report, "prefill").at("recreatedPods") == 1);
   CHECK(role(report, "decode").at("restarts") == 3);
@@ -136,16 +149,16 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
   in = healthy();
   in.pods.erase(in.pods.begin() + 3);
   in.storm_service["metadata"].as_object()["generation"] = 4;
-  report = cmd::build_storm_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK(report.at("ready") == false);
   CHECK(report.at("unready").as_array().at(0) == "role decode replica 0: 1 of 2 pods");
   in = healthy();
   in.storm_service["metadata"].as_object()["generation"] = 4;
-  CHECK(cmd::build_storm_status_report("team-a", in, kNow).at("ready") == false);
+  CHECK(build("team-a", in, kNow).at("ready") == false);
   // A pod beyond the spec (scale-in in progress).
   in = healthy();
   in.pods.push_back(pod("prefill", 2, -1, "u9"));
-  report = cmd::build_storm_status_report("team-a", in, kNow);
+  report = build("team-a", in, kNow);
   CHECK(report.at("ready") == false);
   CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("beyond the spec's 2 replicas") !=
         std::string::npos);
@@ -154,21 +167,21 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
 TEST_CASE("storm status: a creation time with a UTC offset gives the pod's true age") {
   // Was a bug: the StormService report read the clock time and ignored the offset, so this pod looked 8 hours
   // older than it is. 2026-01-01T07:00:30+08:00 is 30 s before kNow.
-  cmd::StormStatusInputs in = healthy();
+  aibrix::StormStatusInputs in = healthy();
   in.pods[0].as_object()["metadata"].as_object()["creationTimestamp"] = "2026-01-01T08:00:30+08:00";
-  const auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  const auto report = build("team-a", in, kNow);
   const auto& first = role(report, "prefill").at("groups").as_array()[0].at("pods").as_array()[0];
   CHECK(first.at("ageSeconds") == 30);
 }
 
 TEST_CASE("storm status: pods are explained as in the MindIE status (OOM kill, image pull)") {
-  cmd::StormStatusInputs in = healthy();
+  aibrix::StormStatusInputs in = healthy();
   auto& status = in.pods[0].as_object()["status"].as_object();
   status["conditions"] = json::array{{{"type", "Ready"}, {"status", "False"}}};
   status["containerStatuses"] = json::array{
       {{"name", "main"}, {"ready", false}, {"restartCount", 2},
        {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
        {"lastState", {{"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}}}}};
-  auto report = cmd::build_storm_status_report("team-a", in, kNow);
+  auto report = build("team-a", in, kNow);
   CHECK(json::serialize(report.at("unready")).find("out of memory: the container was OOM-killed") != std::string::npos);
 }
