@@ -1,8 +1,11 @@
 #include "cmd/delete.h"
 
 #include <algorithm>
+#include <iostream>
 #include <set>
 
+#include "cmd/aibrix.h"
+#include "cmd/command.h"
 #include "cmd/status.h"
 #include "cmd/wait.h"
 #include "mindie/render.h"
@@ -250,6 +253,55 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
   if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport);
   if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, ""});
   if (deleted.empty() && !plan.config_map) printer.out() << "No resources found in " << ns << " namespace.\n";
+}
+
+namespace {
+
+/// delete: DeleteOptions, or the AIBrix path with --framework aibrix.
+class DeleteInvocation : public Invocation {
+ public:
+  explicit DeleteInvocation(po::options_description& desc) {
+    add_delete_flags(desc, flags_);
+    add_framework_flags(desc, framework_, "delete");
+  }
+  std::string output() const override { return flags_.output; }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    if (use_aibrix(framework_)) return run_aibrix("delete", framework_, {}, {}, {}, flags_, global, printer);
+    DeleteOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    o.complete();
+    Session session(global, std::cerr);
+    o.run(session.client(), printer, [&session] { return session.new_transport(); });
+  }
+
+ private:
+  DeleteFlags flags_;
+  FrameworkFlags framework_;
+};
+
+}  // namespace
+
+Command delete_command() {
+  return {"delete",
+          "Delete what deploy created in a namespace (motor-config last)",
+          "kubectl mindie delete -n NS [--wait] [--timeout 10m] [--dry-run=server|client] [flags]",
+          "Delete what deploy created in namespace NS: the workload (found by the names recorded in motor-config and\n"
+          "by the label app.kubernetes.io/managed-by=kubectl-mindie), the controller's ServiceAccount, its cluster\n"
+          "RBAC when it is this deployment's own, and the motor-config ConfigMap last, so an interrupted delete can\n"
+          "be run again. Objects already gone are skipped.",
+          "  # Delete the deployment in mindie-demo\n"
+          "  kubectl mindie delete -n mindie-demo\n\n"
+          "  # Delete and wait until its pods are gone\n"
+          "  kubectl mindie delete -n mindie-demo --wait --timeout 5m\n\n"
+          "  # Show what would be deleted\n"
+          "  kubectl mindie delete -n mindie-demo --dry-run=client\n\n"
+          "  # Delete an AIBrix StormService and its Services, and wait for its pods to go\n"
+          "  kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd --wait\n",
+          {"name"},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<DeleteInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

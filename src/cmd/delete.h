@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "kube/watch.h"
 
@@ -93,5 +94,8 @@ class DeleteOptions {
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
 };
+
+/// The delete command for the command table (cmd/command.h).
+Command delete_command();
 
 }  // namespace mindie::cmd

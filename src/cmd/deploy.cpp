@@ -4,8 +4,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 
+#include "cmd/aibrix.h"
+#include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
@@ -470,6 +473,62 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
                                          const kube::WriteOptions& opts) const {
   return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
+}
+
+namespace {
+
+/// deploy: DeployOptions, or the AIBrix path with --framework aibrix.
+class DeployInvocation : public Invocation {
+ public:
+  explicit DeployInvocation(po::options_description& desc) {
+    add_deploy_flags(desc, flags_);
+    add_framework_flags(desc, framework_, "deploy");
+  }
+  std::string output() const override { return flags_.output; }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    if (use_aibrix(framework_)) return run_aibrix("deploy", framework_, flags_, {}, {}, {}, global, printer);
+    DeployOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    o.complete();
+    if (!o.needs_server()) {
+      OfflineTransport offline;
+      kube::Client client(offline);
+      o.run(client, printer);
+      return;
+    }
+    Session session(global, std::cerr);
+    o.run(session.client(), printer);
+    wait_after(session, flags_.wait, o.target_namespace(), printer);
+  }
+
+ private:
+  DeployFlags flags_;
+  FrameworkFlags framework_;  ///< --framework aibrix: the AIBrix StormService path (cmd/aibrix.h)
+};
+
+}  // namespace
+
+Command deploy_command() {
+  return {"deploy",
+          "Validate user_config.json and deploy it (motor-config baseline, RBAC, the workload)",
+          "kubectl mindie deploy (-f user_config.json [-e env.json] | --config-dir DIR) [flags]",
+          "Validate the config completely, then write the motor-config ConfigMap (the baseline), the controller's\n"
+          "RBAC and the workload by server-side apply: an InferServiceSet (deploy_mode infer_service_set, the\n"
+          "default), Deployments and Services (multi_deployment) or one Deployment and Service (single_container).\n"
+          "The namespace is motor_deploy_config.job_id. Before the first write it checks what infer-operator would\n"
+          "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
+          "redeploy a change of what live InstanceSets fixed at creation.",
+          "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
+          "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
+          "  # Print the objects without contacting the cluster\n"
+          "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n\n"
+          "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
+          "  kubectl mindie deploy --framework aibrix -f stormservice.yaml\n",
+          {"json", "yaml", "name"},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<DeployInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
@@ -90,5 +91,8 @@ class DeployOptions {
   /// Gang roles whose live InstanceSets have more instances than this deploy renders: role -> instances wanted.
   std::map<std::string, int> gang_scale_in_;
 };
+
+/// The deploy command for the command table (cmd/command.h).
+Command deploy_command();
 
 }  // namespace mindie::cmd

@@ -1,9 +1,12 @@
 #include "cmd/scale.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <set>
 
+#include "cmd/aibrix.h"
+#include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
@@ -440,6 +443,57 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     printer.mutation(kube::gvr::kConfigMaps, cm_name,
                      target != counts_of(base) ? "configured" : "unchanged",
                      dry_run_);
+}
+
+namespace {
+
+/// scale: ScaleOptions, or the AIBrix path with --framework aibrix.
+class ScaleInvocation : public Invocation {
+ public:
+  explicit ScaleInvocation(po::options_description& desc) {
+    add_scale_flags(desc, flags_);
+    add_framework_flags(desc, framework_, "scale");
+  }
+  std::string output() const override { return flags_.output; }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    if (use_aibrix(framework_)) return run_aibrix("scale", framework_, {}, flags_, {}, {}, global, printer);
+    ScaleOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    Session session(global, std::cerr);
+    o.complete(session.rest_config().namespace_);
+    o.run(session.client(), printer);
+    wait_after(session, flags_.wait, o.target_namespace(), printer);
+  }
+
+ private:
+  ScaleFlags flags_;
+  FrameworkFlags framework_;
+};
+
+}  // namespace
+
+Command scale_command() {
+  return {"scale",
+          "Change prefill/decode (or PD-hybrid) instance counts of a running deployment",
+          "kubectl mindie scale [-n NS] (--prefill N | --decode M | --hybrid H | -f user_config.json) [flags]",
+          "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
+          "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
+          "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
+          "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.\n"
+          "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances.",
+          "  # Three prefill instances, two decode instances\n"
+          "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
+          "  # Four instances of a PD-hybrid deployment's union role\n"
+          "  kubectl mindie scale -n mindie-demo --hybrid 4\n\n"
+          "  # Take the counts from an edited config (nothing else may differ)\n"
+          "  kubectl mindie scale -f user_config.json\n\n"
+          "  # Two decode replicas of the AIBrix StormService qwen3-pd\n"
+          "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2\n",
+          {"json", "yaml", "name"},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<ScaleInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
@@ -75,5 +76,8 @@ class ScaleOptions {
   DryRun dry_run_ = DryRun::None;
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
+
+/// The scale command for the command table (cmd/command.h).
+Command scale_command();
 
 }  // namespace mindie::cmd

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iostream>
 #include <set>
 
+#include "cmd/aibrix.h"
+#include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "mindie/baseline.h"
 #include "mindie/status_view.h"
@@ -225,6 +228,58 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
     first = false;
     informer.wait_for_change(std::chrono::steady_clock::time_point::max());
   }
+}
+
+namespace {
+
+/// status: StatusOptions, or the AIBrix path with --framework aibrix.
+class StatusInvocation : public Invocation {
+ public:
+  explicit StatusInvocation(po::options_description& desc) {
+    add_status_flags(desc, flags_);
+    add_framework_flags(desc, framework_, "status");
+  }
+  std::string output() const override { return flags_.output; }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    if (use_aibrix(framework_)) return run_aibrix("status", framework_, {}, {}, flags_, {}, global, printer);
+    StatusOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    Session session(global, std::cerr);
+    o.complete(session.rest_config().namespace_);
+    o.run(session.client(), printer, [&session] { return session.new_transport(); });
+  }
+
+ private:
+  StatusFlags flags_;
+  FrameworkFlags framework_;
+};
+
+}  // namespace
+
+Command status_command() {
+  return {"status",
+          "Show roles, instances and pods, why pods are not ready, and drift from the baseline",
+          "kubectl mindie status [-n NS] [-o wide|json|yaml] [-w]",
+          "Show, per role, the baseline's instances, the live spec and what the operator has observed; the tree\n"
+          "InferServiceSet -> InferService -> role -> instance -> pods (multi_deployment, single_container: role ->\n"
+          "instance's Deployment -> pods) with ready containers, status, restarts and age; why pods are not ready\n"
+          "(unschedulable, image pulls, crash loops, OOM kills, stuck terminating) with their latest warning events;\n"
+          "and drift between the baseline and the live workload.",
+          "  # The deployment in namespace mindie-demo\n"
+          "  kubectl mindie status -n mindie-demo\n\n"
+          "  # With nodes and NPUs per pod\n"
+          "  kubectl mindie status -n mindie-demo -o wide\n\n"
+          "  # Keep watching (redrawn on a terminal, one line per change in a pipe)\n"
+          "  kubectl mindie status -n mindie-demo --watch\n\n"
+          "  # Machine-readable\n"
+          "  kubectl mindie status -n mindie-demo -o json\n\n"
+          "  # An AIBrix StormService: roles, pod groups, pods, restarts and recreated pods\n"
+          "  kubectl mindie status --framework aibrix -n vllm-test --app qwen3-pd\n",
+          {"wide", "json", "yaml"},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<StatusInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

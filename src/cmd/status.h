@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "kube/watch.h"
 #include "mindie/status_report.h"
@@ -68,5 +69,8 @@ class StatusOptions {
   std::string namespace_flag_;
   std::string namespace_;
 };
+
+/// The status command for the command table (cmd/command.h).
+Command status_command();
 
 }  // namespace mindie::cmd

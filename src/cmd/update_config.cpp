@@ -1,8 +1,10 @@
 #include "cmd/update_config.h"
 
-#include "mindie/deployer_scripts.h"
+#include <iostream>
 
+#include "cmd/command.h"
 #include "mindie/baseline_policy.h"
+#include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
 #include "mindie/render.h"
 
@@ -181,6 +183,47 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
     }
     cm = client.get(kube::gvr::kConfigMaps, ns, cm_name);
   }
+}
+
+namespace {
+
+class UpdateConfigInvocation : public Invocation {
+ public:
+  explicit UpdateConfigInvocation(po::options_description& desc) { add_update_config_flags(desc, flags_); }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    UpdateConfigOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    o.complete();
+    Session session(global, std::cerr);
+    o.run(session.client(), printer);
+  }
+
+ private:
+  UpdateConfigFlags flags_;
+};
+
+}  // namespace
+
+Command update_config_command() {
+  return {"update-config",
+          "Refresh settings in the motor-config baseline (log levels, timeouts, north config)",
+          "kubectl mindie update-config (-f user_config.json [-e env.json] | --config-dir DIR) [--scripts-dir DIR] "
+          "[flags]",
+          "Refresh the motor-config ConfigMap. Only the deployer's whitelisted paths may change (log levels,\n"
+          "observability, coordinator exception/timeout settings, north_config, north TLS files); instance counts\n"
+          "and deploy_mode must equal the baseline. user_config.json and env.json are replaced; every other key is\n"
+          "kept as it is in the cluster unless --scripts-dir is given: then the stored startup/probe scripts become\n"
+          "the folder's files (with env.json's set_*_env functions, as deploy stores them) and scripts no longer in\n"
+          "it are removed.",
+          "  # Raise the coordinator's log level\n"
+          "  kubectl mindie update-config -f user_config.json\n\n"
+          "  # Also replace the stored scripts with PyMotor's examples/deployer folder\n"
+          "  kubectl mindie update-config --config-dir ./conf --scripts-dir ./deployer\n",
+          {},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<UpdateConfigInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -63,5 +64,8 @@ class UpdateConfigOptions {
   std::optional<std::map<std::string, std::string>> scripts_;
   std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
 };
+
+/// The update-config command for the command table (cmd/command.h).
+Command update_config_command();
 
 }  // namespace mindie::cmd

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <ostream>
 
+#include "cmd/command.h"
 #include "cmd/status.h"
 
 namespace mindie::cmd {
@@ -144,6 +145,50 @@ void WaitOptions::complete(const std::string& context_namespace) {
 void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   printer.out() << wait_until_ready(client, new_transport, namespace_, timeout_, progress) << " condition met\n";
+}
+
+void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer) {
+  if (!flags.wait) return;
+  printer.flush();
+  printer.out() << std::flush;  // what changed is visible before the wait begins
+  std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
+  const std::string subject = wait_until_ready(session.client(), [&session] { return session.new_transport(); }, ns,
+                                               parse_duration(flags.timeout, "--timeout"), progress);
+  if (printer.format().empty()) printer.out() << subject << " ready\n";
+}
+
+namespace {
+
+class WaitInvocation : public Invocation {
+ public:
+  explicit WaitInvocation(po::options_description& desc) { add_wait_flags(desc, flags_); }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    WaitOptions o(flags_, global.kube.namespace_);
+    o.validate();
+    Session session(global, std::cerr);
+    o.complete(session.rest_config().namespace_);
+    o.run(session.client(), printer, [&session] { return session.new_transport(); });
+  }
+
+ private:
+  WaitFlags flags_;
+};
+
+}  // namespace
+
+Command wait_command() {
+  return {"wait",
+          "Wait until every role has its instances ready",
+          "kubectl mindie wait [-n NS] --for=ready [--timeout 10m]",
+          "Wait until every role has its instances ready and the operator has observed the latest change. Exits 0\n"
+          "once ready; on timeout exits 1 naming every pod that is not ready and why.",
+          "  # Wait up to 15 minutes for the deployment in mindie-demo\n"
+          "  kubectl mindie wait -n mindie-demo --for=ready --timeout 15m\n",
+          {},
+          true,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<WaitInvocation>(desc);
+          }};
 }
 
 }  // namespace mindie::cmd

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "cmd/command.h"
 #include "cmd/common.h"
 #include "kube/watch.h"
 
@@ -66,5 +67,13 @@ class WaitOptions {
   std::string namespace_;
   std::chrono::milliseconds timeout_{0};
 };
+
+/// --wait after deploy or scale: once `printer` has shown the changes, waits (wait_until_ready, per `flags`) for
+/// the deployment in `ns`, with progress on a terminal's stderr, and prints "SUBJECT ready" in the human format.
+/// Nothing when --wait was not given. Throws what wait_until_ready throws.
+void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer);
+
+/// The wait command for the command table (cmd/command.h).
+Command wait_command();
 
 }  // namespace mindie::cmd

@@ -1,0 +1,84 @@
+#include "version.h"
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "build_info.h"
+
+namespace mindie {
+
+namespace po = boost::program_options;
+using cmd::Command;
+using cmd::Invocation;
+
+namespace {
+
+const char* build_platform() {
+#if defined(__x86_64__)
+  return "linux/amd64";
+#elif defined(__aarch64__)
+  return "linux/arm64";
+#else
+  return "linux/unknown";
+#endif
+}
+
+class VersionInvocation : public Invocation {
+ public:
+  explicit VersionInvocation(po::options_description& desc) {
+    desc.add_options()("output,o", po::value(&output_), "Output format: json or yaml (default: text)");
+  }
+  std::string output() const override { return output_; }
+  void run(const cmd::GlobalFlags&, cmd::Printer& printer) override {
+    if (!output_.empty() && output_ != "json" && output_ != "yaml")
+      throw cmd::UsageError("--output must be 'yaml' or 'json'");
+    std::ostream& out = printer.out();
+    const std::vector<std::pair<const char*, std::string>> fields = {
+        {"version", MINDIE_VERSION},
+        {"gitCommit", build::git_commit()},
+        {"gitTreeState", build::git_tree_state()},
+        {"buildDate", build::build_date()},
+        {"compiler", std::string("gcc ") + __VERSION__},
+        {"platform", build_platform()}};
+    if (output_ == "json") {
+      boost::json::object o;
+      for (const auto& [k, v] : fields) o[k] = v;
+      out << boost::json::serialize(o) << '\n';
+    } else if (output_ == "yaml") {
+      for (const auto& [k, v] : fields) out << k << ": " << boost::json::serialize(boost::json::value(v)) << '\n';
+    } else {
+      out << "kubectl-mindie version " << MINDIE_VERSION << '\n'
+          << "git commit: " << build::git_commit() << " (" << build::git_tree_state() << ")\n"
+          << "build date: " << build::build_date() << '\n'
+          << "platform:   " << build_platform() << '\n';
+    }
+  }
+
+ private:
+  std::string output_;
+};
+
+}  // namespace
+
+Command version_command() {
+  return {"version",
+          "Print the version",
+          "kubectl mindie version [-o json|yaml]",
+          "Print the version of kubectl-mindie, the git commit it was built from (\"unknown\" when built outside a\n"
+          "git checkout), whether the tree had uncommitted changes, the build date (UTC) and the platform.",
+          "  # Version, commit and build date\n"
+          "  kubectl mindie version\n\n"
+          "  # The same as JSON\n"
+          "  kubectl mindie version -o json\n",
+          {"json", "yaml"},
+          false,
+          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<VersionInvocation>(desc);
+          }};
+}
+
+}  // namespace mindie

@@ -1,0 +1,42 @@
+// The command table: each subcommand registers what kubectl's cobra.Command holds (name, synopsis, description,
+// examples, the -o formats it prints) and how its flags bind and run, in its own file. plugin/commands.cpp lists
+// them; the entry point, --help, the command list and shell completion all read that one table.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/common.h"
+
+namespace mindie::cmd {
+
+/// One invocation of a subcommand, its flags bound by Command::bind and filled by the parser.
+class Invocation {
+ public:
+  virtual ~Invocation() = default;
+  /// The -o value given ("" when none, or when the command has no -o): the Printer's format.
+  virtual std::string output() const { return ""; }
+  /// validate() → complete() → run() of the command's Options (kubectl's order; validate needs no I/O, complete
+  /// may need the kubeconfig's namespace), connecting per `global` only when the command needs the server. Output
+  /// goes to `printer`. Throws what the Options throw.
+  virtual void run(const GlobalFlags& global, Printer& printer) = 0;
+};
+
+/// A subcommand as the table lists it.
+struct Command {
+  std::string name;
+  std::string summary;      ///< one line: `kubectl mindie --help` and completion list it
+  std::string synopsis;     ///< the Usage line of --help
+  std::string description;  ///< --help's text above the examples
+  std::string examples;     ///< --help's Examples block
+  std::vector<std::string> outputs;  ///< the -o values it accepts (completion offers them); empty: no -o
+  bool global_flags = true;          ///< takes the connection flags (--kubeconfig, -n, ...); version does not
+  /// Adds the command's own flags to `desc` (not --help, not the global flags) and returns the invocation they are
+  /// bound to.
+  std::function<std::unique_ptr<Invocation>(boost::program_options::options_description& desc)> bind;
+};
+
+}  // namespace mindie::cmd
