@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "util/yaml_json.h"
+#include "kube/limits.h"
 
 namespace mindie::aibrix {
 namespace json = boost::json;
@@ -31,7 +32,6 @@ std::optional<Role> role_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view to_string(FaultScheduling f) { return f == FaultScheduling::Force ? "force" : "grace"; }
 
 const EngineRole& StormConfig::engine(Role r) const {
   if (r == Role::Prefill) return prefill;
@@ -69,7 +69,6 @@ bool is_dns1035_label(std::string_view s) {
   return config::is_dns1123_label(s) && s.front() >= 'a' && s.front() <= 'z';
 }
 
-constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;
 
 constexpr const char* kQualifiedNameRule =
     "must be a Kubernetes qualified name: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, "
@@ -217,7 +216,7 @@ class Reader {
       // apimachinery ValidateAnnotations: keys and values together at most 256 KiB per object.
       std::size_t total = 0;
       for (const auto& [k, v] : out) total += k.size() + v.size();
-      if (total > kMaxAnnotationBytes)
+      if (total > kube::kMaxAnnotationsBytes)
         add(mpath, "must total at most 256 KiB (keys and values), got " + std::to_string(total) + " bytes");
     }
     return out;

@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "mindcluster/labels.h"
 #include "mindie/config.h"
 
 namespace mindie::aibrix {
@@ -56,11 +57,10 @@ std::string_view to_string(Role r);
 std::optional<Role> role_from_string(std::string_view s);
 
 /// MindCluster fault-rescheduling mode (pod label fault-scheduling). MindCluster's StormService guide: force deletes
-/// the faulty pod at once; grace deletes gracefully and forces after 15 minutes. (off and other values disable the
-/// feature, which this tool does not offer: the point of the StormService path is instance-level rescheduling.)
-enum class FaultScheduling { Force, Grace };
-/// "force", "grace".
-std::string_view to_string(FaultScheduling f);
+/// the faulty pod at once; grace deletes gracefully and forces after 15 minutes. (off disables the feature, which
+/// the StormService path does not offer: its point is instance-level rescheduling.)
+using mindcluster::FaultScheduling;
+using mindcluster::to_string;
 
 /// Bounds and defaults, shared with the commands (scale validates --replicas against kMaxRoleReplicas).
 /// Replicas per role: AIBrix has no limit; 64 (infer-operator's InferServiceSet bound) catches typos and bounds

@@ -47,24 +47,24 @@ json::object engine_role(const StormConfig& cfg, Role which) {
   json::object labels{{kModelNameLabel, cfg.model_name},
                       {kModelPortLabel, str(kEnginePort)},
                       {kModelEngineLabel, "vllm"},
-                      {kFaultSchedulingLabel, to_string(cfg.fault_scheduling)},
-                      {kFaultRetryTimesLabel, str(cfg.fault_retry_times)}};
+                      {mindcluster::kFaultSchedulingLabel, to_string(cfg.fault_scheduling)},
+                      {mindcluster::kFaultRetryTimesLabel, str(cfg.fault_retry_times)}};
   // MindCluster: pod-level rescheduling for single-pod instances; a group is rescheduled as a whole instead.
-  if (single_pod) labels[kPodReschedulingLabel] = "on";
+  if (single_pod) labels[mindcluster::kPodReschedulingLabel] = "on";
   append(labels, role.labels);
 
   const config::HardwareProfile& hw = *role.hardware;
-  json::object annotations{{kMinAvailableAnnotation, str(min_available(cfg, which))}};
+  json::object annotations{{mindcluster::kMinAvailableAnnotation, str(min_available(cfg, which))}};
   // Each pod of a single-pod role is a whole instance: a failed pod-level reschedule must not escalate to the job
   // (which would take the other instances down with it).
-  if (single_pod) annotations[kRecoverPolicyPathAnnotation] = "pod";
+  if (single_pod) annotations[mindcluster::kRecoverPolicyPathAnnotation] = "pod";
   // Volcano's Ascend scheduling policy of the server model (MindCluster's StormService guide sets it on both roles).
-  if (!hw.schedule_policy.empty()) annotations[kSchedulePolicyAnnotation] = hw.schedule_policy;
+  if (!hw.schedule_policy.empty()) annotations[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
   // Logical SuperPoD size, as the profile rules it for every engine pod of this project.
   if (hw.sp_block_rule == config::SpBlockRule::PerPod)
-    annotations[kSpBlockAnnotation] = str(role.npu_num);
+    annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num);
   else if (hw.sp_block_rule == config::SpBlockRule::PerInstance)
-    annotations[kSpBlockAnnotation] = str(role.npu_num * role.pod_group_size);
+    annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num * role.pod_group_size);
   append(annotations, role.annotations);
 
   // The profile's node labels (accelerator, accelerator-type), then the user's.
@@ -459,10 +459,10 @@ ScalePlan plan_scale(const json::object& live, std::string_view role_name, int r
         if (const json::value* md = t->get_object().if_contains("metadata"); md && md->is_object())
           annotations = md->get_object().if_contains("annotations");
       const json::value* current =
-          annotations && annotations->is_object() ? annotations->get_object().if_contains(kMinAvailableAnnotation)
+          annotations && annotations->is_object() ? annotations->get_object().if_contains(mindcluster::kMinAvailableAnnotation)
                                                   : nullptr;
       if (!current || !current->is_string())
-        malformed(role_field(i, std::string("template.metadata.annotations[\"") + kMinAvailableAnnotation + "\"]"),
+        malformed(role_field(i, std::string("template.metadata.annotations[\"") + mindcluster::kMinAvailableAnnotation + "\"]"),
                   "is missing");
       const std::string wanted = std::to_string(min_available(r, shape[0], shape[1]));
       if (current->get_string() == wanted) continue;
@@ -471,7 +471,7 @@ ScalePlan plan_scale(const json::object& live, std::string_view role_name, int r
                                   "/template/metadata/annotations/huawei.com~1schedule_minAvailable";
       replace(i, pointer, *current, json::string(wanted));
       after_roles[i].get_object()["template"].get_object()["metadata"].get_object()["annotations"].get_object()
-          [kMinAvailableAnnotation] = wanted;
+          [mindcluster::kMinAvailableAnnotation] = wanted;
       mark_changed(std::string(roles[i].get_object().at("name").get_string()));
     }
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "aibrix/storm_config.h"
+#include "mindcluster/labels.h"
 
 namespace mindie::aibrix {
 
@@ -25,17 +26,10 @@ inline constexpr const char* kApiVersion = "orchestration.aibrix.ai/v1alpha1";
 inline constexpr const char* kKind = "StormService";
 inline constexpr const char* kPlural = "stormservices";
 
-/// Labels and annotations kubectl-mindie sets on engine pod templates.
+/// Labels kubectl-mindie sets on engine pod templates (and MindCluster's, mindcluster/labels.h).
 inline constexpr const char* kModelNameLabel = "model.aibrix.ai/name";      ///< AIBrix: the model key
 inline constexpr const char* kModelPortLabel = "model.aibrix.ai/port";      ///< AIBrix: the serving port
 inline constexpr const char* kModelEngineLabel = "model.aibrix.ai/engine";  ///< AIBrix: "vllm"
-inline constexpr const char* kFaultSchedulingLabel = "fault-scheduling";    ///< MindCluster: force | grace
-inline constexpr const char* kFaultRetryTimesLabel = "fault-retry-times";   ///< MindCluster: business-plane retries
-inline constexpr const char* kPodReschedulingLabel = "pod-rescheduling";    ///< MindCluster: "on" iff podGroupSize 1
-inline constexpr const char* kMinAvailableAnnotation = "huawei.com/schedule_minAvailable";
-inline constexpr const char* kRecoverPolicyPathAnnotation = "huawei.com/recover_policy_path";
-inline constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";  ///< profile schedule_policy
-inline constexpr const char* kSpBlockAnnotation = "sp-block";  ///< profile sp_block_rule
 
 /// Labels the AIBrix controller sets on every pod it creates (find and group pods with these; the StormService
 /// itself carries none of them).

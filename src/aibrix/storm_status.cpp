@@ -137,7 +137,7 @@ StormStatus build_storm_status(const std::string& ns, const StormStatusInputs& i
       role.replicas = num(find(&role_spec, {"replicas"}), 1);
       role.pod_group_size = std::max<std::int64_t>(1, num(find(&role_spec, {"podGroupSize"}), 1));
       const std::int64_t replicas = role.replicas, group = role.pod_group_size;
-      if (const std::string m = str(find(&role_spec, {"template", "metadata", "annotations", kMinAvailableAnnotation}));
+      if (const std::string m = str(find(&role_spec, {"template", "metadata", "annotations", mindcluster::kMinAvailableAnnotation}));
           !m.empty())
         role.min_available = m;
       // replica -> pods, by AIBrix's labels.

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "util/json_path.h"
+#include "mindcluster/labels.h"
 
 namespace mindie::operator_rules {
 namespace json = boost::json;
@@ -28,7 +29,7 @@ std::string iss_name(const json::object& iss) {
 
 // The annotation the operator copies from the pod template onto a new InstanceSet (rules B3).
 std::string template_schedule_policy(const json::value& role) {
-  return str(find(&role, {"spec", "template", "metadata", "annotations", render::kSchedulePolicyAnnotation}));
+  return str(find(&role, {"spec", "template", "metadata", "annotations", mindcluster::kSchedulePolicyAnnotation}));
 }
 
 }  // namespace
@@ -80,10 +81,10 @@ std::vector<FixedAtCreation> fixed_at_creation_changes(const json::object& iss, 
                      live_gang, wanted_gang});
     // Only when the live InstanceSet has one: an operator that did not copy it (or a role's own annotation) is
     // not ours to judge.
-    const auto* live_policy = find(live, {"metadata", "annotations", render::kSchedulePolicyAnnotation});
+    const auto* live_policy = find(live, {"metadata", "annotations", mindcluster::kSchedulePolicyAnnotation});
     if (live_policy && live_policy->is_string() && live_policy->as_string() != template_schedule_policy(role))
       out.push_back({name, ist_name,
-                     std::string("the Volcano schedule policy (annotation ") + render::kSchedulePolicyAnnotation +
+                     std::string("the Volcano schedule policy (annotation ") + mindcluster::kSchedulePolicyAnnotation +
                          ", from hardware_type)",
                      std::string(live_policy->as_string()), template_schedule_policy(role)});
   }

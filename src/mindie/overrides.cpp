@@ -12,19 +12,11 @@
 
 #include "mindie/render.h"
 #include "util/yaml_json.h"
+#include "kube/limits.h"
 
 namespace mindie::overrides {
 namespace json = boost::json;
 using config::Problem;
-
-std::string_view to_string(FaultScheduling f) {
-  switch (f) {
-    case FaultScheduling::Grace: return "grace";
-    case FaultScheduling::Force: return "force";
-    case FaultScheduling::Off: return "off";
-  }
-  return "grace";
-}
 
 std::optional<long double> parse_quantity(std::string_view s) {
   // <signedNumber><suffix>, suffix: Ki Mi Gi Ti Pi Ei | m "" k M G T P E | e<signedNumber> / E<signedNumber>.
@@ -71,8 +63,6 @@ constexpr std::array<std::string_view, 10> kRoleFields = {"resources",    "label
                                                           "nodeSelector", "tolerations", "volumes",
                                                           "volumeMounts", "faultScheduling", "faultRetryTimes",
                                                           "gangSchedule"};
-// Kubernetes: all annotations of an object together at most 256 KiB.
-constexpr std::size_t kMaxAnnotationBytes = 256 * 1024;
 
 std::string kind_of(const json::value& v) {
   switch (v.kind()) {
@@ -224,7 +214,7 @@ void read_annotations(Reader& r, const json::value& v, const std::string& path, 
     bytes += kv.key().size() + value->size();
     if (config::is_qualified_name(kv.key())) out[kv.key()] = *value;
   }
-  if (bytes > kMaxAnnotationBytes)
+  if (bytes > kube::kMaxAnnotationsBytes)
     r.add(path, "annotations total " + std::to_string(bytes) + " bytes; Kubernetes allows 262144 (256 KiB)");
 }
 

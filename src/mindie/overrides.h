@@ -26,15 +26,14 @@
 #include <string_view>
 #include <vector>
 
+#include "mindcluster/labels.h"
 #include "mindie/config.h"
 
 namespace mindie::overrides {
 
-/// MindCluster fault rescheduling of a Volcano-scheduled pod (label "fault-scheduling"; MindCluster pod label
-/// table): grace deletes the faulty instance's pods gracefully before rescheduling, force at once, off never.
-enum class FaultScheduling { Grace, Force, Off };
-/// "grace", "force", "off".
-std::string_view to_string(FaultScheduling f);
+/// MindCluster fault rescheduling of a Volcano-scheduled pod (label "fault-scheduling").
+using mindcluster::FaultScheduling;
+using mindcluster::to_string;
 
 /// The changes to one role, validated and normalised (quantities and label values as strings, list entries as
 /// Kubernetes objects with only the fields this file accepts).

@@ -12,6 +12,8 @@
 #include "mindie/env_script.h"
 #include "mindie/manifests.h"
 #include "util/yaml_json.h"
+#include "kube/limits.h"
+#include "mindcluster/labels.h"
 
 namespace mindie::render {
 namespace json = boost::json;
@@ -25,15 +27,10 @@ constexpr const char* kComponent = "app.kubernetes.io/component";
 constexpr const char* kInstance = "app.kubernetes.io/instance";
 constexpr const char* kServiceAccount = "mindie-motor-controller";
 // Engine pod annotations MindCluster's Volcano reads (PodGroup/pod annotation table, dlug_api_024).
-constexpr const char* kSpBlockAnnotation = "sp-block";
-constexpr const char* kFaultSchedulingLabel = "fault-scheduling";
-constexpr const char* kFaultRetryTimesLabel = "fault-retry-times";
 constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
 constexpr int kCoordinatorPort = 1026;  // coordinator management port
 constexpr int kInferPort = 1025;        // coordinator inference entry
 constexpr int kMfStorePort = 50089;     // mf-store (deploy.py's Service "mf-store")
-// Kubernetes object size limit (etcd request limit), which bounds a ConfigMap's data.
-constexpr std::size_t kMaxConfigMapBytes = 1024 * 1024;
 
 // A parsed copy of the embedded manifest at `path` (relative to manifests/). Parsed once; a missing or broken
 // template is a build defect, reported as std::logic_error.
@@ -303,8 +300,8 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     std::string who;
     if (const json::value* mine = labels.if_contains(key)) {
       std::string hint = key == "app" ? "it selects the role's pods for the workload and its Services"
-                         : key == kFaultSchedulingLabel ? "set faultScheduling instead"
-                         : key == kFaultRetryTimesLabel ? "set faultRetryTimes instead"
+                         : key == mindcluster::kFaultSchedulingLabel ? "set faultScheduling instead"
+                         : key == mindcluster::kFaultRetryTimesLabel ? "set faultRetryTimes instead"
                                                         : "it comes from the hardware profile";
       add(entry(base + ".labels", key), "collides with the pod label " + key + "=" +
                                             std::string(mine->as_string()) + " that kubectl-mindie sets (" + hint +
@@ -434,9 +431,9 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     return false;
   };
   if (o.fault_scheduling && volcano_only("faultScheduling"))
-    labels[kFaultSchedulingLabel] = overrides::to_string(*o.fault_scheduling);
+    labels[mindcluster::kFaultSchedulingLabel] = overrides::to_string(*o.fault_scheduling);
   if (o.fault_retry_times && volcano_only("faultRetryTimes"))
-    labels[kFaultRetryTimesLabel] = std::to_string(*o.fault_retry_times);
+    labels[mindcluster::kFaultRetryTimesLabel] = std::to_string(*o.fault_retry_times);
   if (o.gang_schedule && volcano_only("gangSchedule")) {
     if (*o.gang_schedule && pods < 2) {
       add(base + ".gangSchedule",
@@ -587,12 +584,12 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     for (const auto& [k, v] : hw.node_selector) selector[k] = v;
     json::object& labels = sub(pod_md, "labels");
     for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
-    if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[kSchedulePolicyAnnotation] = hw.schedule_policy;
+    if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
     // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml).
     if (hw.sp_block_rule == config::SpBlockRule::PerPod)
-      sub(pod_md, "annotations")[kSpBlockAnnotation] = std::to_string(npus);
+      sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus);
     else if (hw.sp_block_rule == config::SpBlockRule::PerInstance)
-      sub(pod_md, "annotations")[kSpBlockAnnotation] = std::to_string(npus * pods);
+      sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus * pods);
     // Gang scheduling (a Volcano PodGroup per instance) only when an instance spans several pods: a one-pod gang
     // never starts (PyMotor's infer_service.py, _set_engine_gang_schedule).
     sub(sub(r, "metadata"), "labels")[kGangScheduleLabel] = pods > 1 ? "true" : "false";
@@ -756,7 +753,7 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
     data[key] = content;
     total += key.size() + content.size();
   }
-  if (total > kMaxConfigMapBytes)
+  if (total > kube::kMaxConfigMapBytes)
     problems.push_back({"", "the ConfigMap data would be " + std::to_string(total) +
                                 " bytes; Kubernetes objects are limited to 1 MiB"});
   if (!problems.empty()) throw config::ValidationError("configmap/motor-config", std::move(problems));

@@ -28,9 +28,6 @@ inline constexpr const char* kTemplateHashAnnotation = "kubectl-mindie/template-
 /// InstanceSet label every current infer-operator adds at creation (inferservice_controller.go newInstanceSet); an
 /// InstanceSet without it gets no new workloads (infer-operator-rules.md D4).
 inline constexpr const char* kPrioritySchedulingLabel = "infer.huawei.com/priority-scheduling-strategy";
-/// Pod template annotation naming the Volcano schedule policy of the hardware profile; infer-operator copies it onto
-/// the InstanceSet at creation and never updates it (infer-operator-rules.md B3, D3).
-inline constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";
 /// The coordinator's inference nodePort in infer_service_set mode when motor_deploy_config.infer_node_port is not
 /// set: PyMotor's 31015. infer-operator refuses a NodePort role Service without a nodePort
 /// (instanceset_controller.go validateServices; infer-operator-rules.md A1), so this mode always fixes one.

@@ -48,7 +48,7 @@ std::string env_of(const json::object& role, std::string_view name) {
   return "";
 }
 std::string min_available_of(const json::object& ss, std::string_view role) {
-  return std::string(pod_annotations(role_of(ss, role)).at(aibrix::kMinAvailableAnnotation).as_string());
+  return std::string(pod_annotations(role_of(ss, role)).at(mindcluster::kMinAvailableAnnotation).as_string());
 }
 
 // The config with these shapes (replicas, podGroupSize) for prefill and decode; dp/tp kept consistent.
@@ -110,8 +110,8 @@ TEST_CASE("aibrix render: fault-rescheduling labels and annotations follow podGr
   const auto& decode = role_of(ss, "decode");
 
   for (const auto* role : {&prefill, &decode}) {
-    CHECK(pod_labels(*role).at(aibrix::kFaultSchedulingLabel) == "grace");
-    CHECK(pod_labels(*role).at(aibrix::kFaultRetryTimesLabel) == "7");
+    CHECK(pod_labels(*role).at(mindcluster::kFaultSchedulingLabel) == "grace");
+    CHECK(pod_labels(*role).at(mindcluster::kFaultRetryTimesLabel) == "7");
     CHECK(pod_labels(*role).at(aibrix::kModelNameLabel) == "qwen3");
     CHECK(pod_labels(*role).at(aibrix::kModelPortLabel) == "8080");
     CHECK(pod_labels(*role).at(aibrix::kModelEngineLabel) == "vllm");
@@ -120,16 +120,16 @@ TEST_CASE("aibrix render: fault-rescheduling labels and annotations follow podGr
     CHECK(role->at("stateful") == true);
   }
   // podGroupSize 1: pod-level rescheduling, not escalated to the job.
-  CHECK(pod_labels(prefill).at(aibrix::kPodReschedulingLabel) == "on");
-  CHECK(pod_annotations(prefill).at(aibrix::kRecoverPolicyPathAnnotation) == "pod");
+  CHECK(pod_labels(prefill).at(mindcluster::kPodReschedulingLabel) == "on");
+  CHECK(pod_annotations(prefill).at(mindcluster::kRecoverPolicyPathAnnotation) == "pod");
   // podGroupSize > 1: neither (MindCluster: do not configure pod-rescheduling for groups).
-  CHECK_FALSE(pod_labels(decode).contains(aibrix::kPodReschedulingLabel));
-  CHECK_FALSE(pod_annotations(decode).contains(aibrix::kRecoverPolicyPathAnnotation));
+  CHECK_FALSE(pod_labels(decode).contains(mindcluster::kPodReschedulingLabel));
+  CHECK_FALSE(pod_annotations(decode).contains(mindcluster::kRecoverPolicyPathAnnotation));
   CHECK(prefill.at("podGroupSize") == 1);
   CHECK(decode.at("podGroupSize") == 2);
 
   ss_of(c)["fault_scheduling"] = "force";
-  CHECK(pod_labels(role_of(storm_of(c), "decode")).at(aibrix::kFaultSchedulingLabel) == "force");
+  CHECK(pod_labels(role_of(storm_of(c), "decode")).at(mindcluster::kFaultSchedulingLabel) == "force");
 }
 
 TEST_CASE("aibrix render: the StormService object, NPUs and node selection") {
@@ -165,10 +165,10 @@ TEST_CASE("aibrix render: the StormService object, NPUs and node selection") {
         "accelerator-type": "module-910b-8", "host-arch": "huawei-arm"})"));
   CHECK(pod_spec(decode).at("nodeSelector") ==
         json::parse(R"({"accelerator": "huawei-Ascend910", "accelerator-type": "module-a3-16"})"));
-  CHECK(pod_annotations(prefill).at(aibrix::kSchedulePolicyAnnotation) == "chip8-node8");
-  CHECK(pod_annotations(decode).at(aibrix::kSchedulePolicyAnnotation) == "chip2-node16");
-  CHECK_FALSE(pod_annotations(prefill).contains(aibrix::kSpBlockAnnotation));
-  CHECK(pod_annotations(decode).at(aibrix::kSpBlockAnnotation) == "16");  // 800I_A3: NPUs per pod
+  CHECK(pod_annotations(prefill).at(mindcluster::kSchedulePolicyAnnotation) == "chip8-node8");
+  CHECK(pod_annotations(decode).at(mindcluster::kSchedulePolicyAnnotation) == "chip2-node16");
+  CHECK_FALSE(pod_annotations(prefill).contains(mindcluster::kSpBlockAnnotation));
+  CHECK(pod_annotations(decode).at(mindcluster::kSpBlockAnnotation) == "16");  // 800I_A3: NPUs per pod
   // The profile's MindIE rank-table label is not applied (MindCluster's StormService pods carry none).
   CHECK_FALSE(pod_labels(decode).contains("ring-controller.atlas"));
 
@@ -203,9 +203,9 @@ TEST_CASE("aibrix render: sp-block on SuperPoDs covers the whole instance") {
   role_cfg(c, "prefill")["npu_num"] = 16;
   role_cfg(c, "decode")["npu_num"] = 16;
   const auto ss = storm_of(c);
-  CHECK(pod_annotations(role_of(ss, "prefill")).at(aibrix::kSpBlockAnnotation) == "16");
-  CHECK(pod_annotations(role_of(ss, "decode")).at(aibrix::kSpBlockAnnotation) == "32");
-  CHECK(pod_annotations(role_of(ss, "decode")).at(aibrix::kSchedulePolicyAnnotation) == "chip2-node16-sp");
+  CHECK(pod_annotations(role_of(ss, "prefill")).at(mindcluster::kSpBlockAnnotation) == "16");
+  CHECK(pod_annotations(role_of(ss, "decode")).at(mindcluster::kSpBlockAnnotation) == "32");
+  CHECK(pod_annotations(role_of(ss, "decode")).at(mindcluster::kSchedulePolicyAnnotation) == "chip2-node16-sp");
   CHECK(pod_spec(role_of(ss, "decode")).at("nodeSelector").at("accelerator-type") == "module-a3-16-super-pod");
 }
 

@@ -30,8 +30,8 @@ json::object instance_set_of(const json::object& iss, const std::string& role) {
   json::object ist;
   ist["metadata"] = {{"name", "mindie-motor-vllm-0-" + role}, {"labels", r.at("metadata").at("labels")}};
   const auto ann = test::pod_annotations_of(r);
-  if (ann.contains(render::kSchedulePolicyAnnotation))
-    ist["metadata"].as_object()["annotations"] = {{render::kSchedulePolicyAnnotation, ann.at(render::kSchedulePolicyAnnotation)}};
+  if (ann.contains(mindcluster::kSchedulePolicyAnnotation))
+    ist["metadata"].as_object()["annotations"] = {{mindcluster::kSchedulePolicyAnnotation, ann.at(mindcluster::kSchedulePolicyAnnotation)}};
   return ist;
 }
 
