@@ -21,15 +21,6 @@ using util::find;
 using util::num;
 using util::str;
 
-json::value opt(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
-json::value opt(const std::optional<std::string>& v) { return v ? json::value(*v) : json::value(nullptr); }
-
-json::array strings(const std::vector<std::string>& v) {
-  json::array out;
-  for (const auto& s : v) out.emplace_back(s);
-  return out;
-}
-
 }  // namespace
 
 json::object StormStatus::to_json() const {
@@ -40,26 +31,26 @@ json::object StormStatus::to_json() const {
       json::array pods_out;
       for (const auto& p : g.pods)
         pods_out.push_back({{"name", p.state.name},
-                            {"podGroupIndex", opt(p.pod_group_index)},
+                            {"podGroupIndex", util::or_null(p.pod_group_index)},
                             {"phase", p.state.phase},
                             {"status", p.state.status},
                             {"ready", p.ready},
                             {"restarts", p.state.restarts},
                             {"createdAt", p.state.created_at},
-                            {"ageSeconds", opt(p.state.age_seconds)},
+                            {"ageSeconds", util::or_null(p.state.age_seconds)},
                             {"node", p.state.node},
                             {"reason", p.state.reason},
                             {"recreated", p.earlier_pods > 0},
                             {"earlierPods", p.earlier_pods},
-                            {"lastEvent", opt(p.last_event)}});
+                            {"lastEvent", util::or_null(p.last_event)}});
       groups_out.push_back({{"replica", g.replica}, {"ready", g.ready}, {"pods", std::move(pods_out)}});
     }
     roles_out.push_back({{"name", r.name},
                          {"replicas", r.replicas},
                          {"podGroupSize", r.pod_group_size},
-                         {"minAvailable", opt(r.min_available)},
-                         {"statusReplicas", opt(r.status_replicas)},
-                         {"statusReadyReplicas", opt(r.status_ready_replicas)},
+                         {"minAvailable", util::or_null(r.min_available)},
+                         {"statusReplicas", util::or_null(r.status_replicas)},
+                         {"statusReadyReplicas", util::or_null(r.status_ready_replicas)},
                          {"readyReplicas", r.ready_replicas},
                          {"desiredPods", r.replicas * r.pod_group_size},
                          {"pods", r.pods},
@@ -73,15 +64,15 @@ json::object StormStatus::to_json() const {
           {"namespace", ns},
           {"stormService", name},
           {"generation", generation},
-          {"observedGeneration", opt(observed_generation)},
+          {"observedGeneration", util::or_null(observed_generation)},
           {"ready", ready},
           {"roles", std::move(roles_out)},
           {"services",
-           {{"expected", strings(expected_services)},
-            {"missing", strings(missing_services)},
-            {"extra", strings(extra_services)}}},
-          {"rescheduling", strings(rescheduling)},
-          {"unready", strings(unready)}};
+           {{"expected", util::string_array(expected_services)},
+            {"missing", util::string_array(missing_services)},
+            {"extra", util::string_array(extra_services)}}},
+          {"rescheduling", util::string_array(rescheduling)},
+          {"unready", util::string_array(unready)}};
 }
 
 StormStatus build_storm_status(const std::string& ns, const StormStatusInputs& inputs,

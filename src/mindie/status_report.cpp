@@ -142,18 +142,9 @@ constexpr const char* kInstanceSetsGroup = "mindcluster.huawei.com";
 /// The most instances of one role the report lists (kubectl-mindie deploys at most 16).
 constexpr std::int64_t kMaxListedInstances = 1024;
 
-/// An optional count as JSON: null when absent.
-json::value opt(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
-json::value opt(const std::optional<std::string>& v) { return v ? json::value(*v) : json::value(nullptr); }
-
-json::array strings(const std::vector<std::string>& v) {
-  json::array out;
-  for (const auto& s : v) out.emplace_back(s);
-  return out;
-}
 
 json::object event_json(const Event& e) {
-  json::object o{{"reason", e.reason}, {"message", e.message}, {"count", e.count}, {"lastSeen", opt(e.last_seen)}};
+  json::object o{{"reason", e.reason}, {"message", e.message}, {"count", e.count}, {"lastSeen", util::or_null(e.last_seen)}};
   if (!e.instance_set.empty()) o["instanceSet"] = e.instance_set;
   return o;
 }
@@ -174,7 +165,7 @@ json::object pod_json(const Pod& p) {
           {"containers", s.containers},
           {"restarts", s.restarts},
           {"createdAt", s.created_at},
-          {"ageSeconds", opt(s.age_seconds)},
+          {"ageSeconds", util::or_null(s.age_seconds)},
           {"node", s.node},
           {"npus", p.npus},
           {"reason", p.reason},
@@ -194,8 +185,8 @@ bool Report::multi() const { return baseline::runs_deployments(deploy_mode); }
 json::object Report::to_json() const {
   json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},          {"namespace", ns},
                       {"inferServiceSet", name},           {"deployMode", deploy_mode}, {"found", found},
-                      {"baselineUsable", baseline_usable}, {"generation", opt(generation)},
-                      {"observedGeneration", opt(observed_generation)}};
+                      {"baselineUsable", baseline_usable}, {"generation", util::or_null(generation)},
+                      {"observedGeneration", util::or_null(observed_generation)}};
   if (multi()) {
     json::array listed;
     for (const auto& d : deployments)
@@ -226,18 +217,18 @@ json::object Report::to_json() const {
                      {"readyPods", inst.ready_pods},
                      {"pods", std::move(pods)},
                      {"wanted", inst.wanted}};
-      if (multi()) o["deployment"] = opt(inst.deployment);
-      else o["templateHash"] = opt(inst.template_hash);
+      if (multi()) o["deployment"] = util::or_null(inst.deployment);
+      else o["templateHash"] = util::or_null(inst.template_hash);
       instances.push_back(std::move(o));
     }
     json::value hpa = nullptr;
     if (r.hpa) hpa = {{"name", r.hpa->name}, {"ready", r.hpa->ready}, {"message", r.hpa->message}};
     roles_out.push_back({{"name", r.name},
-                         {"baselineInstances", opt(r.baseline_instances)},
-                         {"specInstances", opt(r.spec_instances)},
-                         {"observedInstances", opt(r.observed_instances)},
+                         {"baselineInstances", util::or_null(r.baseline_instances)},
+                         {"specInstances", util::or_null(r.spec_instances)},
+                         {"observedInstances", util::or_null(r.observed_instances)},
                          {"podsPerInstance", r.pods_per_instance},
-                         {"wantedInstances", opt(r.wanted_instances)},
+                         {"wantedInstances", util::or_null(r.wanted_instances)},
                          {"desiredPods", r.desired_pods},
                          {"readyPods", r.ready_pods},
                          {"pods", r.pods},
@@ -247,19 +238,19 @@ json::object Report::to_json() const {
                          {"masterStandby", r.master_standby},
                          {"replicasOwner", r.hpa_owned ? "HPA" : "spec"},
                          {"hpa", std::move(hpa)},
-                         {"templateHash", opt(r.template_hash)},
+                         {"templateHash", util::or_null(r.template_hash)},
                          {"instancesOnCurrentTemplate", r.instances_on_current_template},
                          {"instancesOnOtherTemplates", r.instances_on_other_templates},
-                         {"otherImages", strings(r.other_images)},
+                         {"otherImages", util::string_array(r.other_images)},
                          {"operatorEvents", events_json(r.operator_events)},
-                         {"instanceSetsWithoutStrategy", strings(r.instance_sets_without_strategy)},
+                         {"instanceSetsWithoutStrategy", util::string_array(r.instance_sets_without_strategy)},
                          {"instances", std::move(instances)}});
   }
   report["roles"] = std::move(roles_out);
-  report["drift"] = strings(drift);
-  report["converging"] = strings(converging);
-  report["warnings"] = strings(warnings);
-  report["unready"] = strings(unready);
+  report["drift"] = util::string_array(drift);
+  report["converging"] = util::string_array(converging);
+  report["warnings"] = util::string_array(warnings);
+  report["unready"] = util::string_array(unready);
   return report;
 }
 

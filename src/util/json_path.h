@@ -1,12 +1,15 @@
 // Reading fields of API objects held as Boost.JSON values, where any level may be absent or of another type (what a
-// server or a hand edit sends is never trusted to have the expected shape).
+// server or a hand edit sends is never trusted to have the expected shape), and writing the optional fields of a
+// report.
 #pragma once
 
 #include <boost/json.hpp>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mindie::util {
 
@@ -28,6 +31,21 @@ inline std::string str(const boost::json::value* v) {
 /// The integer `v` holds, or `fallback` when it is null or not an integer.
 inline std::int64_t num(const boost::json::value* v, std::int64_t fallback = 0) {
   return v && (v->is_int64() || v->is_uint64()) ? v->to_number<std::int64_t>() : fallback;
+}
+
+/// `v` as JSON: its value, or null when absent (the report fields that say "unknown" with null).
+inline boost::json::value or_null(const std::optional<std::int64_t>& v) {
+  return v ? boost::json::value(*v) : boost::json::value(nullptr);
+}
+inline boost::json::value or_null(const std::optional<std::string>& v) {
+  return v ? boost::json::value(*v) : boost::json::value(nullptr);
+}
+
+/// `v` as a JSON array of strings.
+inline boost::json::array string_array(const std::vector<std::string>& v) {
+  boost::json::array out;
+  for (const auto& s : v) out.emplace_back(s);
+  return out;
 }
 
 }  // namespace mindie::util
