@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <algorithm>
+
 #include "cmd/delete.h"
 #include "cmd/deploy.h"
 #include "cmd/scale.h"

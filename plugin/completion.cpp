@@ -165,9 +165,11 @@ int complete(std::vector<std::string> words, bool descriptions, std::ostream& ou
     }
     if (command.empty() && !w.empty()) {
       command = w;
+      // The new flags first, then the old description, then the invocation its flags were bound to.
       auto next = std::make_unique<po::options_description>();
-      bound = add_command_flags(command, *next);
+      auto next_bound = add_command_flags(command, *next);
       desc = std::move(next);
+      bound = std::move(next_bound);
     }
   }
 

@@ -32,7 +32,6 @@ std::optional<Role> role_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-
 const EngineRole& StormConfig::engine(Role r) const {
   if (r == Role::Prefill) return prefill;
   if (r == Role::Decode) return decode;
@@ -69,7 +68,6 @@ bool is_dns1035_label(std::string_view s) {
   return config::is_dns1123_label(s) && s.front() >= 'a' && s.front() <= 'z';
 }
 
-
 constexpr const char* kQualifiedNameRule =
     "must be a Kubernetes qualified name: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, "
     "'-', '_' or '.', starting and ending with a letter or digit";
@@ -80,7 +78,6 @@ constexpr const char* kLabelValueRule =
 // ---------------------------------------------------------------------------------------------------------------
 // Reading with paths
 // ---------------------------------------------------------------------------------------------------------------
-
 
 std::string quoted(std::string_view s) { return json::serialize(json::string(s)); }
 

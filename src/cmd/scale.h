@@ -48,8 +48,9 @@ class ScaleOptions {
   /// Throws CommandError / config::ValidationError / UsageError.
   void complete(const std::string& context_namespace);
   /// Reads the baseline and the live object, then patches. At most 4 requests, plus one DELETE per removed
-  /// instance of a gang-scheduled role (its Volcano PodGroup). Throws ApiError, TransportError, CommandError or
-  /// PartialFailure (with the state and the recovery command when an undo failed too).
+  /// instance of a gang-scheduled role (its Volcano PodGroup). Throws ApiError, TransportError, CommandError,
+  /// baseline::BaselineError (an unusable stored baseline) or PartialFailure (with the state and the recovery
+  /// command when an undo failed too).
   void run(kube::Client& client, Printer& printer);
   /// The namespace scaled; valid after complete().
   const std::string& target_namespace() const { return namespace_; }

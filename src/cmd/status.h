@@ -61,7 +61,8 @@ class StatusOptions {
   void complete(const std::string& context_namespace);
   /// Prints the view (or the report as JSON/YAML). Exits normally when the query worked, drift or not. With
   /// --watch, keeps printing until interrupted (`new_transport` gives each watch its own connection).
-  /// Throws ApiError, TransportError or CommandError (no deployment in the namespace).
+  /// Throws ApiError, TransportError, CommandError (no deployment in the namespace) or baseline::BaselineError
+  /// (nothing names the workload).
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:

@@ -146,7 +146,8 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
   for (const auto& [key, value] : wanted) {
     if (key == baseline::kBaselineKey || key == baseline::kEnvKey || key == baseline::kOverridesKey) continue;
     const auto old = stored.scripts.find(key);
-    if (old == stored.scripts.end() || value != old->second.c_str()) data[key] = value;
+    if (old == stored.scripts.end() || !value.is_string() || std::string_view(value.as_string()) != old->second)
+      data[key] = value;
   }
   for (const auto& [key, text] : stored.scripts)
     if (!wanted.contains(key)) data[key] = nullptr;  // JSON merge patch: null removes the key

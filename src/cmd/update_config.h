@@ -47,7 +47,8 @@ class UpdateConfigOptions {
 
  private:
   /// The ConfigMap keys to write, checked against the baseline in `cm`: deploy_mode and counts unchanged, only
-  /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path.
+  /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path, or
+  /// baseline::BaselineError when the stored baseline is not usable.
   boost::json::object changed_keys(const boost::json::object& cm) const;
   /// Adds to `data` the script keys of --scripts-dir as deploy would store them (render::render_config_map with
   /// the new or stored env.json and motor-config's SERVICE_ID) where they differ from `stored`, and null for every

@@ -33,7 +33,6 @@ PodState read_pod_state(const json::value& pod, std::int64_t now) {
   PodState p;
   const json::value* status = find(&pod, {"status"});
   p.name = str(find(&pod, {"metadata", "name"}));
-  p.uid = str(find(&pod, {"metadata", "uid"}));
   p.phase = str(find(status, {"phase"}));
   p.ready = str(find(condition(status, "Ready"), {"status"})) == "True";
   p.terminating = find(&pod, {"metadata", "deletionTimestamp"}) != nullptr;

@@ -12,8 +12,7 @@ namespace mindie::kube {
 
 /// One pod as a status view shows it.
 struct PodState {
-  std::string name;
-  std::string uid;
+  std::string name;                        ///< metadata.name
   std::string phase;                       ///< status.phase ("" when absent)
   std::string status;                      ///< kubectl's STATUS column (see read_pod_state)
   bool ready = false;                      ///< the Ready condition is True
@@ -21,7 +20,7 @@ struct PodState {
   std::int64_t ready_containers = 0;       ///< containers reporting ready
   std::int64_t containers = 0;             ///< containers in the spec (or in the status, when more)
   std::int64_t restarts = 0;               ///< restartCount summed over the containers
-  std::string last_exit_reason;            ///< the first container's lastState.terminated.reason ("" when none)
+  std::string last_exit_reason;            ///< lastState.terminated.reason of the first container with one
   std::int64_t last_exit_code = 0;         ///< its exitCode
   std::string created_at;                  ///< metadata.creationTimestamp as written
   std::optional<std::int64_t> age_seconds; ///< now - creation (at least 0); nullopt when unreadable

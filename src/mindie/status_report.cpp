@@ -142,7 +142,6 @@ constexpr const char* kInstanceSetsGroup = "mindcluster.huawei.com";
 /// The most instances of one role the report lists (kubectl-mindie deploys at most 16).
 constexpr std::int64_t kMaxListedInstances = 1024;
 
-
 json::object event_json(const Event& e) {
   json::object o{{"reason", e.reason}, {"message", e.message}, {"count", e.count}, {"lastSeen", util::or_null(e.last_seen)}};
   if (!e.instance_set.empty()) o["instanceSet"] = e.instance_set;

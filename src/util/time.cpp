@@ -24,6 +24,7 @@ std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
   int hh = 0, mm = 0;
   char colon = 0;
   if (!(in >> hh >> colon >> mm) || colon != ':' || hh > 23 || mm > 59 || hh < 0 || mm < 0) return std::nullopt;
+  if (in.peek() != std::char_traits<char>::eof()) return std::nullopt;
   const std::int64_t offset = (hh * 60 + mm) * 60;
   return c == '+' ? t - offset : t + offset;
 }

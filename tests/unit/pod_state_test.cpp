@@ -30,6 +30,7 @@ TEST_CASE("parse_rfc3339: UTC, fractions and offsets; anything else is unreadabl
   CHECK_FALSE(util::parse_rfc3339("2027-01-15T08:00:00"));
   CHECK_FALSE(util::parse_rfc3339("2027-01-15T08:00:00Zjunk"));
   CHECK_FALSE(util::parse_rfc3339("2027-01-15T08:00:00+8"));
+  CHECK_FALSE(util::parse_rfc3339("2027-01-15T08:00:00+08:00junk"));
   CHECK_FALSE(util::parse_rfc3339("yesterday"));
   CHECK_FALSE(util::parse_rfc3339(""));
 }
