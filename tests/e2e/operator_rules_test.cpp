@@ -305,6 +305,9 @@ TEST_CASE("a redeploy with another nodePort says the live Service keeps its port
   cfg["motor_deploy_config"]["infer_node_port"] = 30000;
   auto run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // The operator makes the role Service after deploy returns; until it exists the new spec's port is what would be
+  // created, and refusing a held one is right (found when a loaded CI run redeployed first).
+  sb.admin_ok({"wait", "-n", kNs, "--for=create", "service/infer-mindie-motor-vllm-0-coordinator", "--timeout=120s"});
   hold_node_port(sb, dir, "holder", 31015);
   run = deploy(sb, dir, example());  // infer_node_port absent: 31015, which another Service holds
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
