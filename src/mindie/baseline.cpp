@@ -10,12 +10,13 @@ namespace json = boost::json;
 Baseline read_baseline(const json::object& cm, const std::string& ns) {
   Baseline b;
   b.where = std::string("configmap/") + kConfigMapName + " in namespace " + ns;
-  const json::value v = cm;  // util::find reads values
-  const auto annotation = [&](const char* key) { return util::str(util::find(&v, {"metadata", "annotations", key})); };
+  // Read in place: status calls this on every redraw, and motor-config carries every script.
+  const json::value* metadata = cm.if_contains("metadata");
+  const auto annotation = [&](const char* key) { return util::str(util::find(metadata, {"annotations", key})); };
   b.recorded_mode = annotation(kDeployModeAnnotation);
   b.recorded_workload = annotation(kWorkloadNameAnnotation);
   b.service_id = annotation(kServiceIdAnnotation);
-  const json::value* data = util::find(&v, {"data"});
+  const json::value* data = cm.if_contains("data");
   const json::value* raw = data && data->is_object() ? data->as_object().if_contains(kBaselineKey) : nullptr;
   if (!raw || !raw->is_string()) {
     b.problem = b.where + " has no data key " + kBaselineKey +
