@@ -8,14 +8,17 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "kube/names.h"
+#include "util/json_path.h"
 #include "util/yaml_json.h"
-#include "kube/limits.h"
+#include "validation/reader.h"
 
 namespace mindie::aibrix {
 namespace json = boost::json;
-using config::HardwareProfile;
-using config::Problem;
-using config::ValidationError;
+using hardware::HardwareProfile;
+using util::child_path;
+using validation::Reader;
+using validation::ValidationError;
 
 std::string_view to_string(Role r) {
   switch (r) {
@@ -57,171 +60,14 @@ int min_available(const StormConfig& cfg, Role role) {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------------------------
-// Kubernetes name rules
-// ---------------------------------------------------------------------------------------------------------------
-
-bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-// RFC 1035 label as Kubernetes uses it for Service names: starts with a letter.
-bool is_dns1035_label(std::string_view s) {
-  return config::is_dns1123_label(s) && s.front() >= 'a' && s.front() <= 'z';
-}
-
-constexpr const char* kQualifiedNameRule =
-    "must be a Kubernetes qualified name: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, "
-    "'-', '_' or '.', starting and ending with a letter or digit";
-constexpr const char* kLabelValueRule =
-    "must be a valid label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or "
-    "digit";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Reading with paths
-// ---------------------------------------------------------------------------------------------------------------
-
 std::string quoted(std::string_view s) { return json::serialize(json::string(s)); }
 
-// `path.key`, or `path["key"]` when the key is not a plain identifier (label keys hold '.' and '/').
-std::string child(const std::string& path, std::string_view key) {
-  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return alnum(c) || c == '_' || c == '-';
-  });
-  if (!plain) return path + "[" + quoted(key) + "]";
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
+// "/mnt/models/" and "/mnt/models" name the same directory; keep one spelling for mounts and prefix checks.
+std::optional<std::string> directory(std::optional<std::string> path) {
+  if (path)
+    while (path->size() > 1 && path->back() == '/') path->pop_back();
+  return path;
 }
-
-class Reader {
- public:
-  explicit Reader(std::vector<Problem>& problems) : problems_(problems) {}
-
-  void add(std::string path, std::string message) { problems_.push_back({std::move(path), std::move(message)}); }
-  std::size_t count() const { return problems_.size(); }
-
-  // Every key of `obj` not in `allowed` is a problem.
-  void only(const json::object* obj, const std::string& path, std::initializer_list<std::string_view> allowed) {
-    if (!obj) return;
-    std::string list;
-    for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    for (const auto& kv : *obj)
-      if (std::find(allowed.begin(), allowed.end(), kv.key()) == allowed.end())
-        add(child(path, kv.key()), "is not a known key; expected one of: " + list);
-  }
-
-  const json::object* object(const json::object* obj, const std::string& path, std::string_view key,
-                             bool required) {
-    const json::value* v = obj ? obj->if_contains(key) : nullptr;
-    if (!v) {
-      if (required && obj) add(child(path, key), "is required (a mapping)");
-      return nullptr;
-    }
-    if (!v->is_object()) {
-      add(child(path, key), "must be a mapping, got " + config::describe_value(*v));
-      return nullptr;
-    }
-    return &v->get_object();
-  }
-
-  // A YAML/JSON integer in [lo, hi]; 2.0 and "2" are rejected (the tool that renders them would need to guess).
-  std::optional<int> integer(const json::object* obj, const std::string& path, std::string_view key, int lo, int hi,
-                             bool required) {
-    const json::value* v = obj ? obj->if_contains(key) : nullptr;
-    const std::string p = child(path, key);
-    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (!v) {
-      if (required && obj) add(p, "is required (an integer " + range + ")");
-      return std::nullopt;
-    }
-    if (v->is_int64() && v->get_int64() >= lo && v->get_int64() <= hi) return static_cast<int>(v->get_int64());
-    // A quoted number is the likely mistake behind a string; say how to fix it.
-    add(p, std::string(v->is_string() ? "must be an integer (unquoted) " : "must be an integer ") + range + ", got " +
-               config::describe_value(*v));
-    return std::nullopt;
-  }
-
-  std::optional<std::string> string(const json::object* obj, const std::string& path, std::string_view key,
-                                    bool required) {
-    const json::value* v = obj ? obj->if_contains(key) : nullptr;
-    if (!v) {
-      if (required && obj) add(child(path, key), "is required (a string)");
-      return std::nullopt;
-    }
-    if (!v->is_string()) {
-      add(child(path, key), "must be a string, got " + config::describe_value(*v));
-      return std::nullopt;
-    }
-    return std::string(v->get_string());
-  }
-
-  // An absolute path usable as hostPath and mountPath (absolute; ':' is reserved in mount paths).
-  std::optional<std::string> abs_path(const json::object* obj, const std::string& path, std::string_view key,
-                                      bool required) {
-    auto s = string(obj, path, key, required);
-    if (!s) return std::nullopt;
-    const bool ok = !s->empty() && s->front() == '/' && s->find(':') == std::string::npos &&
-                    std::none_of(s->begin(), s->end(), [](unsigned char c) { return std::iscntrl(c); });
-    if (!ok) {
-      add(child(path, key), "must be an absolute path without ':' or control characters, got " + quoted(*s));
-      return std::nullopt;
-    }
-    // "/mnt/models/" and "/mnt/models" name the same directory; keep one spelling for mounts and prefix checks.
-    while (s->size() > 1 && s->back() == '/') s->pop_back();
-    return s;
-  }
-
-  std::optional<std::string> image(const json::object* obj, const std::string& path) {
-    auto s = string(obj, path, "image", true);
-    if (!s) return std::nullopt;
-    const std::string p = child(path, "image");
-    if (s->empty())
-      add(p, "must name the container image (it is empty)");
-    else if (s->size() > 1024)  // real references are far shorter; this catches pasted junk
-      add(p, "must be at most 1024 characters, got " + std::to_string(s->size()));
-    else if (std::any_of(s->begin(), s->end(), [](unsigned char c) { return std::isspace(c) || std::iscntrl(c); }))
-      add(p, "must not contain whitespace or control characters, got " + quoted(*s));
-    else
-      return s;
-    return std::nullopt;
-  }
-
-  enum class MapKind { Labels, Annotations, NodeSelector };
-
-  // A mapping of string to string; keys must be qualified names, label/selector values label values.
-  StringMap string_map(const json::object* obj, const std::string& path, std::string_view key, MapKind kind) {
-    StringMap out;
-    const json::object* m = object(obj, path, key, false);
-    if (!m) return out;
-    const std::string mpath = child(path, key);
-    for (const auto& kv : *m) {
-      const std::string p = child(mpath, kv.key());
-      bool ok = true;
-      if (!config::is_qualified_name(kv.key())) {
-        add(p, std::string("key ") + kQualifiedNameRule);
-        ok = false;
-      }
-      if (!kv.value().is_string()) {
-        add(p, "must be a string, got " + config::describe_value(kv.value()) + " (quote it)");
-        continue;
-      }
-      const std::string value(kv.value().get_string());
-      if (kind != MapKind::Annotations && !config::is_label_value(value)) {
-        add(p, std::string(kLabelValueRule) + "; got " + quoted(value));
-        ok = false;
-      }
-      if (ok) out.emplace_back(std::string(kv.key()), value);
-    }
-    if (kind == MapKind::Annotations) {
-      // apimachinery ValidateAnnotations: keys and values together at most 256 KiB per object.
-      std::size_t total = 0;
-      for (const auto& [k, v] : out) total += k.size() + v.size();
-      if (total > kube::kMaxAnnotationsBytes)
-        add(mpath, "must total at most 256 KiB (keys and values), got " + std::to_string(total) + " bytes");
-    }
-    return out;
-  }
-
- private:
-  std::vector<Problem>& problems_;
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Keys set by kubectl-mindie or by the AIBrix controller
@@ -253,9 +99,9 @@ std::optional<std::string> engine_owner(std::string_view key, Reader::MapKind ki
       return "the annotation kubectl-mindie sets from hardware_type " + hw->name + " (" + quoted(hw->schedule_policy) +
              ")";
     if (key == "sp-block" && hw) {
-      if (hw->sp_block_rule == config::SpBlockRule::PerPod)
+      if (hw->sp_block_rule == hardware::SpBlockRule::PerPod)
         return "the annotation kubectl-mindie sets from hardware_type " + hw->name + " (npu_num: NPUs per pod)";
-      if (hw->sp_block_rule == config::SpBlockRule::PerInstance)
+      if (hw->sp_block_rule == hardware::SpBlockRule::PerInstance)
         return "the annotation kubectl-mindie sets from hardware_type " + hw->name +
                " (podGroupSize × npu_num: an instance stays in one SuperPoD)";
     }
@@ -281,7 +127,7 @@ void check_reserved(Reader& r, const StringMap& map, const std::string& map_path
         if (k == key)
           owner = "the node selector kubectl-mindie sets from hardware_type " + hw->name + " (" + quoted(v) + ")";
     if (!owner && kind != Reader::MapKind::NodeSelector) owner = aibrix_owner(key);
-    if (owner) r.add(child(map_path, key), "collides with " + *owner + "; remove it here");
+    if (owner) r.add(child_path(map_path, key), "collides with " + *owner + "; remove it here");
   }
 }
 
@@ -292,11 +138,11 @@ void check_reserved(Reader& r, const StringMap& map, const std::string& map_path
 const HardwareProfile* read_hardware(Reader& r, const json::object* obj, const std::string& path, bool required) {
   auto name = r.string(obj, path, "hardware_type", required);
   if (!name) return nullptr;
-  const HardwareProfile* p = config::find_hardware_profile(*name);
+  const HardwareProfile* p = hardware::find_hardware_profile(*name);
   if (!p) {
     std::string names;
-    for (const auto& known : config::hardware_profiles()) names += (names.empty() ? "" : ", ") + known.name;
-    r.add(child(path, "hardware_type"), "must be one of " + names + "; got " + quoted(*name));
+    for (const auto& known : hardware::hardware_profiles()) names += (names.empty() ? "" : ", ") + known.name;
+    r.add(child_path(path, "hardware_type"), "must be one of " + names + "; got " + quoted(*name));
   }
   return p;
 }
@@ -304,10 +150,10 @@ const HardwareProfile* read_hardware(Reader& r, const json::object* obj, const s
 // sp-block (MindCluster: NPUs of a logical SuperPoD) is set from the profile where it applies (check_reserved);
 // elsewhere it has no meaning and is refused rather than passed on to Volcano.
 void check_sp_block(Reader& r, const EngineRole& role, const std::string& path) {
-  if (!role.hardware || role.hardware->sp_block_rule != config::SpBlockRule::None) return;
+  if (!role.hardware || role.hardware->sp_block_rule != hardware::SpBlockRule::None) return;
   for (const auto& [key, value] : role.annotations)
     if (key == "sp-block")
-      r.add(child(child(path, "annotations"), key),
+      r.add(child_path(child_path(path, "annotations"), key),
             "applies to A3 SuperPoD hardware only; hardware_type " + role.hardware->name + " has no logical SuperPoDs");
 }
 
@@ -317,7 +163,7 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   const std::string name(to_string(which));
   const json::object* obj = r.object(ss, ss_path, name, true);
   if (!obj) return role;
-  const std::string path = child(ss_path, name);
+  const std::string path = child_path(ss_path, name);
   r.only(obj, path, {"replicas", "podGroupSize", "dp_size", "tp_size", "npu_num", "image", "hardware_type", "labels",
                      "annotations", "nodeSelector"});
 
@@ -325,7 +171,7 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   if (obj->contains("hardware_type")) role.hardware = read_hardware(r, obj, path, false);
   // Without a known profile the largest one bounds the NPU checks, so the types are still validated.
   int max_npus = 1;
-  for (const auto& p : config::hardware_profiles()) max_npus = std::max(max_npus, p.max_npus_per_pod);
+  for (const auto& p : hardware::hardware_profiles()) max_npus = std::max(max_npus, p.max_npus_per_pod);
   if (role.hardware) max_npus = role.hardware->max_npus_per_pod;
 
   const std::size_t before = r.count();
@@ -335,16 +181,16 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   if (auto n = r.integer(obj, path, "tp_size", 1, max_npus, false)) role.tp_size = *n;
   if (auto n = r.integer(obj, path, "npu_num", 1, max_npus, true)) role.npu_num = *n;
   const bool numbers_ok = r.count() == before;
-  if (auto image = r.image(obj, path)) role.image = *image;
+  if (auto image = r.image(obj, path, "image", true)) role.image = *image;
 
   // Only when every number read cleanly: a consistency message about a defaulted value would mislead.
   if (numbers_ok) {
     if (role.dp_size % role.pod_group_size != 0) {
-      r.add(child(path, "dp_size"), "must be a multiple of podGroupSize (" + std::to_string(role.pod_group_size) +
+      r.add(child_path(path, "dp_size"), "must be a multiple of podGroupSize (" + std::to_string(role.pod_group_size) +
                                         ") so every pod runs the same number of DP ranks; got " +
                                         std::to_string(role.dp_size));
     } else if (role.dp_size_local() * role.tp_size > role.npu_num) {
-      r.add(child(path, "npu_num"),
+      r.add(child_path(path, "npu_num"),
             "must be at least (dp_size / podGroupSize) × tp_size = " + std::to_string(role.dp_size_local()) + " × " +
                 std::to_string(role.tp_size) + " = " + std::to_string(role.dp_size_local() * role.tp_size) +
                 " (each pod runs dp_size/podGroupSize DP ranks of tp_size NPUs); got " +
@@ -355,9 +201,9 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   role.labels = r.string_map(obj, path, "labels", Reader::MapKind::Labels);
   role.annotations = r.string_map(obj, path, "annotations", Reader::MapKind::Annotations);
   role.node_selector = r.string_map(obj, path, "nodeSelector", Reader::MapKind::NodeSelector);
-  check_reserved(r, role.labels, child(path, "labels"), Reader::MapKind::Labels, true, role.hardware);
-  check_reserved(r, role.annotations, child(path, "annotations"), Reader::MapKind::Annotations, true, role.hardware);
-  check_reserved(r, role.node_selector, child(path, "nodeSelector"), Reader::MapKind::NodeSelector, true,
+  check_reserved(r, role.labels, child_path(path, "labels"), Reader::MapKind::Labels, true, role.hardware);
+  check_reserved(r, role.annotations, child_path(path, "annotations"), Reader::MapKind::Annotations, true, role.hardware);
+  check_reserved(r, role.node_selector, child_path(path, "nodeSelector"), Reader::MapKind::NodeSelector, true,
                  role.hardware);
   check_sp_block(r, role, path);
   return role;
@@ -367,13 +213,13 @@ RoutingRole read_routing_role(Reader& r, const json::object* obj, const std::str
   RoutingRole role;
   r.only(obj, path, {"replicas", "image", "server_port", "labels", "annotations", "nodeSelector"});
   if (auto n = r.integer(obj, path, "replicas", 1, kMaxRoleReplicas, false)) role.replicas = *n;
-  if (auto image = r.image(obj, path)) role.image = *image;
+  if (auto image = r.image(obj, path, "image", true)) role.image = *image;
   if (auto n = r.integer(obj, path, "server_port", 1, 65535, false)) role.server_port = *n;
   role.labels = r.string_map(obj, path, "labels", Reader::MapKind::Labels);
   role.annotations = r.string_map(obj, path, "annotations", Reader::MapKind::Annotations);
   role.node_selector = r.string_map(obj, path, "nodeSelector", Reader::MapKind::NodeSelector);
-  check_reserved(r, role.labels, child(path, "labels"), Reader::MapKind::Labels, false, nullptr);
-  check_reserved(r, role.annotations, child(path, "annotations"), Reader::MapKind::Annotations, false, nullptr);
+  check_reserved(r, role.labels, child_path(path, "labels"), Reader::MapKind::Labels, false, nullptr);
+  check_reserved(r, role.annotations, child_path(path, "annotations"), Reader::MapKind::Annotations, false, nullptr);
   return role;
 }
 
@@ -416,20 +262,19 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
   } catch (const util::YamlError& e) {
     throw ValidationError(src, {{"", yaml_message(e.what(), source)}});
   }
+  Reader r(validation::Notation::Yaml);
   if (!parsed.is_object())
     throw ValidationError(src,
-                          {{"", "must be a mapping (YAML) or object (JSON), got " + config::describe_value(parsed)}});
+                          {{"", "must be a mapping (YAML) or object (JSON), got " + r.describe(parsed)}});
 
   StormConfig cfg;
   cfg.raw = std::move(raw);
   cfg.doc = std::move(parsed.get_object());
-  std::vector<Problem> problems;
-  Reader r(problems);
   const json::object* doc = &cfg.doc;
   r.only(doc, "", {"app_name", "app_namespace", "storm_service"});
 
   if (auto name = r.string(doc, "", "app_name", true)) {
-    if (is_dns1035_label(*name))
+    if (kube::is_dns1035_label(*name))
       cfg.app_name = *name;
     else
       r.add("app_name",
@@ -438,7 +283,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
                 quoted(*name));
   }
   if (auto ns = r.string(doc, "", "app_namespace", false)) {
-    if (config::is_dns1123_label(*ns))
+    if (kube::is_dns1123_label(*ns))
       cfg.app_namespace = *ns;
     else
       r.add("app_namespace",
@@ -452,15 +297,15 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
                   "fault_scheduling", "fault_retry_times", "prefill", "decode", "routing"});
 
   if (auto m = r.string(ss, sp, "model_name", true)) {
-    if (!m->empty() && config::is_label_value(*m))
+    if (!m->empty() && kube::is_label_value(*m))
       cfg.model_name = *m;
     else
-      r.add(sp + ".model_name", std::string("is the model.aibrix.ai/name label, so it ") + kLabelValueRule +
+      r.add(sp + ".model_name", "is the model.aibrix.ai/name label, so it must be " + std::string(kube::kLabelValueRule) +
                                     " (and not empty); got " + quoted(*m));
   }
-  auto model_path = r.abs_path(ss, sp, "model_path", true);
-  if (auto d = r.abs_path(ss, sp, "model_dir", false)) cfg.model_dir = *d;
-  if (auto d = r.abs_path(ss, sp, "scripts_dir", false)) cfg.scripts_dir = *d;
+  auto model_path = directory(r.abs_path(ss, sp, "model_path", true));
+  if (auto d = directory(r.abs_path(ss, sp, "model_dir", false))) cfg.model_dir = *d;
+  if (auto d = directory(r.abs_path(ss, sp, "scripts_dir", false))) cfg.scripts_dir = *d;
   if (model_path) {
     const std::string dir = cfg.model_dir == "/" ? "/" : cfg.model_dir + "/";
     if (*model_path == cfg.model_dir || !model_path->starts_with(dir))
@@ -480,7 +325,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
     } else if (v->is_string() && (v->get_string() == "true" || v->get_string() == "false")) {
       cfg.distributed_dp = v->get_string() == "true";
     } else {
-      r.add(sp + ".distributed_dp", "must be true or false, got " + config::describe_value(*v));
+      r.add(sp + ".distributed_dp", "must be true or false, got " + r.describe(*v));
       distributed_dp_ok = false;
     }
   }
@@ -529,7 +374,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
                             std::to_string(cfg.app_name.size()));
   }
 
-  if (!problems.empty()) throw ValidationError(src, std::move(problems));
+  r.throw_if_any(src);
   return cfg;
 }
 

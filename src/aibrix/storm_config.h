@@ -13,7 +13,7 @@
 //     model_path: /mnt/models/Qwen3    # required; absolute, inside model_dir
 //     model_dir: /mnt/models           # optional, default /mnt/models: host directory mounted at the same path
 //     scripts_dir: /scripts            # optional, default /scripts: host directory with start_server.sh/start_proxy.sh
-//     hardware_type: 800I_A3           # required; a config::find_hardware_profile name (800I_A2, 800I_A3, ...)
+//     hardware_type: 800I_A3           # required; a hardware::find_hardware_profile name (800I_A2, 800I_A3, ...)
 //     distributed_dp: true             # optional, default true; true/false (or the strings "true"/"false")
 //     fault_scheduling: force          # optional, default force; force or grace
 //     fault_retry_times: 10000         # optional, default 10000; 0..100000
@@ -44,7 +44,8 @@
 #include <vector>
 
 #include "mindcluster/labels.h"
-#include "mindie/config.h"
+#include "hardware/profile.h"
+#include "validation/reader.h"
 
 namespace mindie::aibrix {
 
@@ -81,7 +82,7 @@ inline constexpr int kDefaultFaultRetryTimes = 10000;
 inline constexpr int kMaxFaultRetryTimes = 100000;
 
 /// A user map (labels, annotations, nodeSelector) in file order; keys and values already validated.
-using StringMap = std::vector<std::pair<std::string, std::string>>;
+using StringMap = validation::StringMap;
 
 /// A prefill or decode role: one instance = podGroupSize pods (one server each) running one vLLM engine with
 /// dp_size × tp_size NPUs in all.
@@ -92,7 +93,7 @@ struct EngineRole {
   int tp_size = 1;         ///< NPUs per DP rank
   int npu_num = 0;         ///< NPUs requested per pod, 1..hardware->max_npus_per_pod
   std::string image;
-  const config::HardwareProfile* hardware = nullptr;  ///< never null after parsing
+  const hardware::HardwareProfile* hardware = nullptr;  ///< never null after parsing
   StringMap labels;
   StringMap annotations;
   StringMap node_selector;
@@ -122,7 +123,7 @@ struct StormConfig {
   std::string model_path;              ///< absolute, inside model_dir
   std::string model_dir = "/mnt/models";
   std::string scripts_dir = "/scripts";
-  const config::HardwareProfile* hardware = nullptr;  ///< storm_service.hardware_type
+  const hardware::HardwareProfile* hardware = nullptr;  ///< storm_service.hardware_type
   bool distributed_dp = true;
   FaultScheduling fault_scheduling = FaultScheduling::Force;
   int fault_retry_times = kDefaultFaultRetryTimes;
@@ -136,7 +137,7 @@ struct StormConfig {
 };
 
 /// Parses and validates a stormservice file (YAML or JSON: JSON is read as YAML 1.2 by util::yaml_to_json, so both
-/// give the same model). `source` names the file in messages. Throws config::ValidationError listing every problem
+/// give the same model). `source` names the file in messages. Throws validation::ValidationError listing every problem
 /// with its path ("storm_service.prefill.npu_num", map keys quoted: `storm_service.decode.labels["a/b"]`); syntax
 /// errors are one problem at path "" with line and column. Rules, each with its source:
 /// - Unknown keys at any level are errors (a misspelt key would otherwise silently fall back to a default).
@@ -148,7 +149,7 @@ struct StormConfig {
 /// - model_name: a non-empty label value (it is the model.aibrix.ai/name label, AIBrix's model key);
 ///   model_path, model_dir, scripts_dir: absolute paths without ':'; model_path inside model_dir (the only
 ///   directory mounted into the engine pods).
-/// - hardware_type: a config::find_hardware_profile name (800I_A2, 800I_A3, 900_A3_SuperPoD today); npu_num
+/// - hardware_type: a hardware::find_hardware_profile name (800I_A2, 800I_A3, 900_A3_SuperPoD today); npu_num
 ///   1..max_npus_per_pod of the role's profile; tp_size 1..max_npus_per_pod.
 /// - dp_size a multiple of podGroupSize (MindCluster guide, "dp_size需要为podGroupSize的整数倍"); and
 ///   (dp_size / podGroupSize) × tp_size ≤ npu_num: start_server.sh runs dp_size/podGroupSize DP ranks of tp_size

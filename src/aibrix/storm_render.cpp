@@ -53,7 +53,7 @@ json::object engine_role(const StormConfig& cfg, Role which) {
   if (single_pod) labels[mindcluster::kPodReschedulingLabel] = "on";
   append(labels, role.labels);
 
-  const config::HardwareProfile& hw = *role.hardware;
+  const hardware::HardwareProfile& hw = *role.hardware;
   json::object annotations{{mindcluster::kMinAvailableAnnotation, str(min_available(cfg, which))}};
   // Each pod of a single-pod role is a whole instance: a failed pod-level reschedule must not escalate to the job
   // (which would take the other instances down with it).
@@ -61,9 +61,9 @@ json::object engine_role(const StormConfig& cfg, Role which) {
   // Volcano's Ascend scheduling policy of the server model (MindCluster's StormService guide sets it on both roles).
   if (!hw.schedule_policy.empty()) annotations[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
   // Logical SuperPoD size, as the profile rules it for every engine pod of this project.
-  if (hw.sp_block_rule == config::SpBlockRule::PerPod)
+  if (hw.sp_block_rule == hardware::SpBlockRule::PerPod)
     annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num);
-  else if (hw.sp_block_rule == config::SpBlockRule::PerInstance)
+  else if (hw.sp_block_rule == hardware::SpBlockRule::PerInstance)
     annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num * role.pod_group_size);
   append(annotations, role.annotations);
 

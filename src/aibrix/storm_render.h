@@ -52,7 +52,7 @@ inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";
 /// with fault-retry-times), labels model.aibrix.ai/{name,port,engine}, fault-scheduling, fault-retry-times and
 /// pod-rescheduling "on" when podGroupSize is 1; annotations huawei.com/schedule_minAvailable (min_available) and
 /// huawei.com/recover_policy_path "pod" when podGroupSize is 1 (each pod is a whole instance, so a fault must not
-/// escalate to the job); from the role's config::HardwareProfile: the nodeSelector (accelerator,
+/// escalate to the job); from the role's hardware::HardwareProfile: the nodeSelector (accelerator,
 /// accelerator-type), huawei.com/schedule_policy (MindCluster's newer StormService guide sets it on both roles),
 /// sp-block (npu_num, or podGroupSize × npu_num on SuperPoDs, per sp_block_rule) and the NPU resource
 /// (npu_resource, requests = limits = npu_num); the profile's pod_labels (ring-controller.atlas, for MindIE's rank

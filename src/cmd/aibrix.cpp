@@ -10,6 +10,7 @@
 #include "aibrix/storm_render.h"
 #include "aibrix/storm_status.h"
 #include "cmd/wait.h"
+#include "kube/names.h"
 #include "mindie/render.h"
 #include "util/json_path.h"
 
@@ -67,7 +68,7 @@ void require_crd(kube::Client& client, const std::string& nothing_done) {
 
 void check_app(const std::string& app) {
   if (app.empty()) throw UsageError("--app NAME is required with --framework aibrix (the StormService name)");
-  if (!config::is_dns1123_label(app) || !std::isalpha(static_cast<unsigned char>(app[0])))
+  if (!kube::is_dns1123_label(app) || !std::isalpha(static_cast<unsigned char>(app[0])))
     throw UsageError("--app " + app + " is not a valid StormService name (a DNS-1035 label)");
 }
 

@@ -12,6 +12,7 @@
 
 #include "kube/curl_transport.h"
 #include "kube/logging_transport.h"
+#include "kube/names.h"
 #include "kube/retrying_transport.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
@@ -280,7 +281,7 @@ void check_namespace_flag(const std::string& namespace_flag, const std::string& 
 }
 
 void check_namespace_syntax(const std::string& namespace_flag) {
-  if (!namespace_flag.empty() && !config::is_dns1123_label(namespace_flag))
+  if (!namespace_flag.empty() && !kube::is_dns1123_label(namespace_flag))
     throw UsageError("invalid namespace \"" + namespace_flag + "\": a namespace is a DNS-1123 label (lower-case "
                      "letters, digits and '-', at most 63 characters)");
 }

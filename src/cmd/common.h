@@ -16,6 +16,7 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 
 namespace mindie::cmd {
 
@@ -137,7 +138,7 @@ struct ConfigInputs {
 void check_config_input_flags(const std::string& filename, const std::string& env_file,
                               const std::string& config_dir);
 
-/// Reads and validates the files named by the flags. Throws CommandError / config::ValidationError.
+/// Reads and validates the files named by the flags. Throws CommandError / validation::ValidationError.
 ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
                                 const std::string& config_dir);
 

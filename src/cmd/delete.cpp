@@ -8,6 +8,7 @@
 #include "cmd/command.h"
 #include "cmd/status.h"
 #include "cmd/wait.h"
+#include "kube/names.h"
 #include "mindie/render.h"
 
 namespace mindie::cmd {
@@ -104,7 +105,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     }
     if (plan.workload.empty()) plan.workload = label(*plan.config_map, kInstanceLabel);
     // A hand-edited annotation must never reach a request path or a selector.
-    if (!plan.workload.empty() && !config::is_dns1123_label(plan.workload))
+    if (!plan.workload.empty() && !kube::is_dns1123_label(plan.workload))
       throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " records workload name \"" +
                          plan.workload + "\", which is not a DNS-1123 label; nothing was deleted");
   }

@@ -11,10 +11,12 @@
 #include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
+#include "kube/names.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
+#include "util/json_diff.h"
 #include "util/json_path.h"
 #include "util/yaml_json.h"
 
@@ -48,7 +50,7 @@ DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
 
 void DeployOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
-  if (!flags_.name.empty() && !config::is_dns1123_label(flags_.name))
+  if (!flags_.name.empty() && !kube::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   Printer::check_object_format(flags_.output);
   check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
@@ -132,7 +134,7 @@ void DeployOptions::check_existing_baseline(const baseline::Baseline& existing, 
     printer.warning("the baseline in " + where + " is not valid JSON; deploy replaces it");
     return;
   }
-  const auto changed = config::diff_paths(old_doc, config_->doc);
+  const auto changed = util::diff_paths(old_doc, config_->doc);
   if (changed.empty()) return;
   std::string msg = "deploy replaces the baseline in " + where + ", which differs at:";
   for (const auto& path : changed) msg += "\n  " + path;
@@ -164,7 +166,7 @@ void DeployOptions::keep_stored_files(const baseline::Baseline& existing) {
     // Parsed, not only kept: the set_*_env functions are generated from it.
     try {
       env_ = existing.env();
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
     }
     kept = true;
@@ -174,7 +176,7 @@ void DeployOptions::keep_stored_files(const baseline::Baseline& existing) {
     const std::string source = "configmap/" + std::string(baseline::kConfigMapName) + " " + baseline::kOverridesKey;
     try {
       render_options_.overrides = overrides::parse_overrides(*existing.overrides_raw, source);
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       throw CommandError(std::string(e.what()) + "\npass --overrides FILE to replace them; nothing was written");
     }
     kept = true;

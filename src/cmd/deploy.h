@@ -13,6 +13,7 @@
 #include "cmd/common.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 #include "mindie/render.h"
 
 namespace mindie::cmd {
@@ -41,7 +42,7 @@ class DeployOptions {
  public:
   DeployOptions(DeployFlags flags, std::string namespace_flag);
   /// Reads the config files and the scripts folder, parses and validates the config and renders the objects.
-  /// Throws CommandError / config::ValidationError / UsageError.
+  /// Throws CommandError / validation::ValidationError / UsageError.
   void complete();
   /// Flag combinations; no I/O. Throws UsageError.
   void validate() const;

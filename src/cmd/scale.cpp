@@ -14,6 +14,7 @@
 #include "mindie/overrides.h"
 #include "mindie/render.h"
 #include "mindie/scale_plan.h"
+#include "util/json_text.h"
 
 namespace mindie::cmd {
 
@@ -125,11 +126,11 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, cons
   }
   std::string raw = base.raw;
   if (target.prefill != base.p_instances)
-    raw = config::replace_json_number(raw, policy::kPrefillInstancesPath, target.prefill);
+    raw = util::replace_json_number(raw, policy::kPrefillInstancesPath, target.prefill);
   if (target.decode != base.d_instances)
-    raw = config::replace_json_number(raw, policy::kDecodeInstancesPath, target.decode);
+    raw = util::replace_json_number(raw, policy::kDecodeInstancesPath, target.decode);
   if (target.hybrid != base.hybrid_instances)
-    raw = config::replace_json_number(raw, policy::kHybridInstancesPath, target.hybrid);
+    raw = util::replace_json_number(raw, policy::kHybridInstancesPath, target.hybrid);
   return raw;
 }
 
@@ -310,7 +311,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (stored.overrides_raw) {
     try {
       ropts.overrides = overrides::parse_overrides(*stored.overrides_raw, where + " " + baseline::kOverridesKey);
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       throw CommandError(std::string(e.what()) + "\nredeploy with --overrides FILE to replace them; nothing was "
                          "changed");
     }
@@ -322,7 +323,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   try {
     for (auto& obj : render::render_multi_workloads(all, ropts))
       rendered.emplace(std::string(obj.at("metadata").at("name").as_string()), std::move(obj));
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     throw CommandError(std::string(e.what()) + "\nthe stored deployment no longer renders; redeploy; nothing was "
                        "changed");
   }

@@ -45,7 +45,7 @@ class ScaleOptions {
   /// Flag combinations and ranges; no I/O. Throws UsageError.
   void validate() const;
   /// Reads -f (if given) and fixes the namespace: -f's job_id, else -n, else `context_namespace`.
-  /// Throws CommandError / config::ValidationError / UsageError.
+  /// Throws CommandError / validation::ValidationError / UsageError.
   void complete(const std::string& context_namespace);
   /// Reads the baseline and the live object, then patches. At most 4 requests, plus one DELETE per removed
   /// instance of a gang-scheduled role (its Volcano PodGroup). Throws ApiError, TransportError, CommandError,

@@ -7,6 +7,7 @@
 #include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
 #include "mindie/render.h"
+#include "validation/problem.h"
 
 namespace mindie::cmd {
 
@@ -105,7 +106,7 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   if (!env_) {
     try {
       stored_env = stored.env();
-    } catch (const config::ValidationError&) {  // a hand-edited env.json: leave the functions as they are
+    } catch (const validation::ValidationError&) {  // a hand-edited env.json: leave the functions as they are
       return data;
     }
   }
@@ -129,7 +130,7 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
   if (!env_) {
     try {
       stored_env = stored.env();
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       throw CommandError(std::string(e.what()) + "\npass -e env.json to replace it; nothing was written");
     }
   }

@@ -12,6 +12,7 @@
 #include "cmd/common.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 
 namespace mindie::cmd {
 
@@ -34,14 +35,14 @@ class UpdateConfigOptions {
   /// Flag combinations; no I/O. Throws UsageError.
   void validate() const;
   /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
-  /// boot.sh and probe.sh present). Throws CommandError / config::ValidationError / UsageError.
+  /// boot.sh and probe.sh present). Throws CommandError / validation::ValidationError / UsageError.
   void complete();
   /// Compares with the baseline and, when only whitelisted paths differ, patches the ConfigMap's keys it owns
   /// (user_config.json, env.json; the set_*_env functions in the stored scripts and env_functions.sh) under a
   /// resourceVersion precondition, keeping every other key as it is in the cluster — unless --scripts-dir was
   /// given: then the script keys become the folder's files (with the functions injected, as deploy stores them)
   /// and stored scripts the folder no longer holds are removed (a merge patch's null); overrides.yaml is never
-  /// touched. Two requests. Throws ApiError, TransportError, config::ValidationError or CommandError (listing
+  /// touched. Two requests. Throws ApiError, TransportError, validation::ValidationError or CommandError (listing
   /// every path that may not change; nothing written).
   void run(kube::Client& client, Printer& printer);
 
@@ -52,7 +53,7 @@ class UpdateConfigOptions {
   boost::json::object changed_keys(const boost::json::object& cm) const;
   /// Adds to `data` the script keys of --scripts-dir as deploy would store them (render::render_config_map with
   /// the new or stored env.json and motor-config's SERVICE_ID) where they differ from `stored`, and null for every
-  /// stored script key the folder no longer holds. Throws config::ValidationError (the ConfigMap would exceed
+  /// stored script key the folder no longer holds. Throws validation::ValidationError (the ConfigMap would exceed
   /// 1 MiB) or CommandError (the stored env.json is invalid).
   void script_keys_from_dir(const baseline::Baseline& stored, boost::json::object& data) const;
 

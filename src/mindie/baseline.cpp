@@ -1,7 +1,9 @@
 #include "mindie/baseline.h"
 
+#include "kube/names.h"
 #include "mindie/render.h"
 #include "util/json_path.h"
+#include "validation/problem.h"
 
 namespace mindie::baseline {
 
@@ -25,7 +27,7 @@ Baseline read_baseline(const json::object& cm, const std::string& ns) {
     b.raw = std::string(raw->as_string());
     try {
       b.config = config::parse_user_config(std::string(raw->as_string()), b.where + " key " + kBaselineKey);
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       b.problem = std::string("the baseline is not usable: ") + e.what();
     }
   }
@@ -63,7 +65,7 @@ std::string Baseline::workload_name() const {
     }
     return render::default_service_set_name(*config);
   }
-  if (!config::is_dns1123_label(recorded_workload)) {
+  if (!kube::is_dns1123_label(recorded_workload)) {
     throw BaselineError(std::string("configmap/") + kConfigMapName + " annotation " + kWorkloadNameAnnotation +
                         " is not a valid InferServiceSet name: \"" + recorded_workload + "\"");
   }

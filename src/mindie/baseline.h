@@ -11,6 +11,7 @@
 #include <map>
 
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 
 namespace mindie::baseline {
 
@@ -62,7 +63,7 @@ struct Baseline {
   std::string workload_name() const;
   /// True when deploy_mode() runs plain Deployments (runs_deployments). Throws as deploy_mode().
   bool runs_deployments() const;
-  /// env.json as stored, parsed (nullopt when not stored). Throws config::ValidationError naming the key.
+  /// env.json as stored, parsed (nullopt when not stored). Throws validation::ValidationError naming the key.
   std::optional<config::EnvConfig> env() const;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "util/json_diff.h"
+
 namespace mindie::policy {
 
 namespace json = boost::json;
@@ -75,7 +77,7 @@ std::vector<std::string> disallowed_changes(const json::value& baseline, const j
   const auto is_allowed = [&](const std::string& p) {
     return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return covers(a, p); });
   };
-  for (const auto& path : config::diff_paths(baseline, proposed)) {
+  for (const auto& path : util::diff_paths(baseline, proposed)) {
     if (is_allowed(path)) continue;
     // A section present on one side only: allowed when everything it holds is allowed.
     std::vector<std::string> leaves;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 
 namespace mindie::env_script {
 

@@ -10,51 +10,17 @@
 #include <cmath>
 #include <set>
 
+#include "kube/names.h"
 #include "mindie/render.h"
+#include "util/json_path.h"
 #include "util/yaml_json.h"
-#include "kube/limits.h"
+#include "validation/reader.h"
 
 namespace mindie::overrides {
 namespace json = boost::json;
-using config::Problem;
-
-std::optional<long double> parse_quantity(std::string_view s) {
-  // <signedNumber><suffix>, suffix: Ki Mi Gi Ti Pi Ei | m "" k M G T P E | e<signedNumber> / E<signedNumber>.
-  std::size_t i = 0;
-  if (i < s.size() && s[i] == '+') ++i;  // a leading '-' is a negative quantity: never a valid resource
-  const std::size_t digits_begin = i;
-  long double value = 0;
-  std::size_t int_digits = 0, frac_digits = 0;
-  const auto digit = [&] { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); };
-  for (; digit(); ++i, ++int_digits) value = value * 10 + (s[i] - '0');
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    long double scale = 0.1L;
-    for (; digit(); ++i, ++frac_digits, scale /= 10) value += scale * (s[i] - '0');
-  }
-  if (int_digits + frac_digits == 0 || i == digits_begin) return std::nullopt;
-  const std::string_view suffix = s.substr(i);
-  static const std::array<std::pair<std::string_view, long double>, 14> kSuffixes = {{
-      {"", 1.0L}, {"m", 1e-3L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L}, {"T", 1e12L}, {"P", 1e15L}, {"E", 1e18L},
-      {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L}, {"Ti", 1099511627776.0L},
-      {"Pi", 1125899906842624.0L}, {"Ei", 1152921504606846976.0L},
-  }};
-  for (const auto& [text, factor] : kSuffixes)
-    if (suffix == text) return value * factor;
-  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
-    std::size_t j = 1;
-    bool negative = false;
-    if (suffix[j] == '+' || suffix[j] == '-') negative = suffix[j++] == '-';
-    if (j >= suffix.size() || suffix.size() - j > 3) return std::nullopt;
-    int exp = 0;
-    for (; j < suffix.size(); ++j) {
-      if (!std::isdigit(static_cast<unsigned char>(suffix[j]))) return std::nullopt;
-      exp = exp * 10 + (suffix[j] - '0');
-    }
-    return value * std::pow(10.0L, negative ? -exp : exp);
-  }
-  return std::nullopt;
-}
+using util::child_path;
+using util::item_path;
+using validation::Reader;
 
 namespace {
 
@@ -63,20 +29,6 @@ constexpr std::array<std::string_view, 10> kRoleFields = {"resources",    "label
                                                           "nodeSelector", "tolerations", "volumes",
                                                           "volumeMounts", "faultScheduling", "faultRetryTimes",
                                                           "gangSchedule"};
-
-std::string kind_of(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "a list";
-    case json::kind::object: return "a mapping";
-  }
-  return "?";
-}
 
 std::string join(const auto& items) {
   std::string out;
@@ -106,131 +58,25 @@ bool relative_path_ok(std::string_view p) {
 // An absolute path as Kubernetes accepts it for hostPath/mountPath: starts with '/', no ".." element.
 bool absolute_path(std::string_view p) { return !p.empty() && p.front() == '/' && relative_path_ok(p); }
 
-// Collects problems while reading; every accessor reports at the value's path and returns nullopt on a problem.
-class Reader {
- public:
-  explicit Reader(std::vector<Problem>& problems) : problems_(problems) {}
-  void add(std::string path, std::string message) { problems_.push_back({std::move(path), std::move(message)}); }
-
-  // Reports every key of `o` not in `known`.
-  template <std::size_t N>
-  void only(const json::object& o, const std::string& path, const std::array<std::string_view, N>& known) {
-    for (const auto& kv : o)
-      if (std::find(known.begin(), known.end(), kv.key()) == known.end())
-        add(path + "." + std::string(kv.key()), "unknown field; known fields: " + join(known));
-  }
-  const json::object* object(const json::value& v, const std::string& path) {
-    if (v.is_object()) return &v.get_object();
-    add(path, "must be a mapping, got " + kind_of(v));
-    return nullptr;
-  }
-  const json::array* array(const json::value& v, const std::string& path) {
-    if (v.is_array()) return &v.get_array();
-    add(path, "must be a list, got " + kind_of(v));
-    return nullptr;
-  }
-  std::optional<std::string> string(const json::value& v, const std::string& path) {
-    if (v.is_string()) return std::string(v.get_string());
-    add(path, "must be a string, got " + kind_of(v));
-    return std::nullopt;
-  }
-  std::optional<bool> boolean(const json::value& v, const std::string& path) {
-    if (v.is_bool()) return v.get_bool();
-    add(path, "must be true or false, got " + kind_of(v));
-    return std::nullopt;
-  }
-  std::optional<std::int64_t> integer(const json::value& v, const std::string& path, std::int64_t lo, std::int64_t hi,
-                                      std::string_view hint = {}) {
-    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (!v.is_int64()) {
-      add(path, "must be an integer " + range + ", got " + kind_of(v));
-      return std::nullopt;
-    }
-    if (v.get_int64() < lo || v.get_int64() > hi) {
-      add(path, "must be an integer " + range + ", got " + std::to_string(v.get_int64()) + std::string(hint));
-      return std::nullopt;
-    }
-    return v.get_int64();
-  }
-  // A quantity: a string, or an integer (YAML `cpu: 4`), normalised to its text.
-  std::optional<std::string> quantity(const json::value& v, const std::string& path) {
-    std::string text;
-    if (v.is_int64() && v.get_int64() < 0) {
-      add(path, "must not be negative, got " + std::to_string(v.get_int64()));
-      return std::nullopt;
-    }
-    if (v.is_int64())
-      text = std::to_string(v.get_int64());
-    else if (v.is_string())
-      text = std::string(v.get_string());
-    else {
-      add(path, "must be a quantity such as \"500m\", \"4\" or \"64Gi\" (quote decimals), got " + kind_of(v));
-      return std::nullopt;
-    }
-    if (!parse_quantity(text)) {
-      add(path, "\"" + text + "\" is not a non-negative quantity (such as \"500m\", \"4\", \"64Gi\")");
-      return std::nullopt;
-    }
-    return text;
-  }
-
- private:
-  std::vector<Problem>& problems_;
-};
-
-// "roles.prefill.labels[team]": map entries and list items in brackets, so keys with dots stay readable.
-std::string entry(const std::string& path, std::string_view key) { return path + "[" + std::string(key) + "]"; }
-std::string item(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
-
-// labels / nodeSelector: label keys to label values.
-void read_labels(Reader& r, const json::value& v, const std::string& path, json::object& out) {
-  const json::object* o = r.object(v, path);
-  if (!o) return;
-  for (const auto& kv : *o) {
-    const std::string p = entry(path, kv.key());
-    if (!config::is_qualified_name(kv.key()))
-      r.add(p, "is not a valid label key (an optional DNS subdomain prefix and '/', then at most 63 of "
-               "[A-Za-z0-9-_.], starting and ending alphanumeric)");
-    // YAML reads `version: 2` or `enabled: true` as non-strings; label values are strings, so say so.
-    auto value = r.string(kv.value(), p);
-    if (!value) continue;
-    if (!config::is_label_value(*value))
-      r.add(p, "\"" + *value + "\" is not a valid label value (at most 63 of [A-Za-z0-9-_.], starting and ending "
-                               "alphanumeric)");
-    else if (config::is_qualified_name(kv.key()))
-      out[kv.key()] = *value;
-  }
-}
-
-void read_annotations(Reader& r, const json::value& v, const std::string& path, json::object& out) {
-  const json::object* o = r.object(v, path);
-  if (!o) return;
-  std::size_t bytes = 0;
-  for (const auto& kv : *o) {
-    const std::string p = entry(path, kv.key());
-    if (!config::is_qualified_name(kv.key())) r.add(p, "is not a valid annotation key");
-    auto value = r.string(kv.value(), p);
-    if (!value) continue;
-    bytes += kv.key().size() + value->size();
-    if (config::is_qualified_name(kv.key())) out[kv.key()] = *value;
-  }
-  if (bytes > kube::kMaxAnnotationsBytes)
-    r.add(path, "annotations total " + std::to_string(bytes) + " bytes; Kubernetes allows 262144 (256 KiB)");
+// labels, annotations, nodeSelector: Kubernetes' key and value rules (validation::Reader::string_map).
+void read_string_map(Reader& r, const json::value& v, const std::string& path, Reader::MapKind kind,
+                     json::object& out) {
+  for (auto& [key, value] : r.string_map(v, path, kind)) out[key] = std::move(value);
 }
 
 void read_resources(Reader& r, const json::value& v, const std::string& path, RoleOverrides& out) {
   const json::object* o = r.object(v, path);
   if (!o) return;
-  r.only(*o, path, std::array<std::string_view, 2>{"requests", "limits"});
+  r.only(o, path, std::array<std::string_view, 2>{"requests", "limits"});
   for (auto [key, target] : {std::pair{"requests", &out.requests}, std::pair{"limits", &out.limits}}) {
     const json::value* list = o->if_contains(key);
     if (!list) continue;
-    const std::string lpath = path + "." + key;
+    const std::string lpath = child_path(path, key);
     const json::object* m = r.object(*list, lpath);
     if (!m) continue;
     for (const auto& kv : *m) {
-      const std::string p = entry(lpath, kv.key());
-      if (!config::is_qualified_name(kv.key())) {
+      const std::string p = child_path(lpath, kv.key());
+      if (!kube::is_qualified_name(kv.key())) {
         r.add(p, "is not a valid resource name (cpu, memory, ephemeral-storage, hugepages-2Mi, example.com/gpu)");
         continue;
       }
@@ -240,8 +86,8 @@ void read_resources(Reader& r, const json::value& v, const std::string& path, Ro
   // Kubernetes rejects a request above its limit (core validation, ResourceRequirements).
   for (const auto& kv : out.requests) {
     const json::value* limit = out.limits.if_contains(kv.key());
-    if (limit && *parse_quantity(kv.value().get_string()) > *parse_quantity(limit->get_string()))
-      r.add(entry(path + ".requests", kv.key()), "request " + std::string(kv.value().get_string()) +
+    if (limit && *kube::parse_quantity(kv.value().get_string()) > *kube::parse_quantity(limit->get_string()))
+      r.add(child_path(child_path(path, "requests"), kv.key()), "request " + std::string(kv.value().get_string()) +
                                                      " exceeds the limit " + std::string(limit->get_string()));
   }
 }
@@ -252,36 +98,36 @@ void read_tolerations(Reader& r, const json::value& v, const std::string& path, 
   static constexpr std::array<std::string_view, 5> kFields = {"key", "operator", "value", "effect",
                                                               "tolerationSeconds"};
   for (std::size_t i = 0; i < a->size(); ++i) {
-    const std::string p = item(path, i);
+    const std::string p = item_path(path, i);
     const json::object* t = r.object((*a)[i], p);
     if (!t) continue;
-    r.only(*t, p, kFields);
+    r.only(t, p, kFields);
     json::object norm;
     bool ok = true;
     const auto str = [&](std::string_view key) -> std::string {
       const json::value* f = t->if_contains(key);
       if (!f) return {};
-      auto s = r.string(*f, p + "." + std::string(key));
+      auto s = r.string(*f, child_path(p, key));
       ok = ok && s.has_value();
       return s.value_or("");
     };
     const std::string key = str("key"), op = str("operator"), value = str("value"), effect = str("effect");
-    if (!key.empty() && !config::is_qualified_name(key)) r.add(p + ".key", "is not a valid taint key"), ok = false;
+    if (!key.empty() && !kube::is_qualified_name(key)) r.add(child_path(p, "key"), "is not a valid taint key"), ok = false;
     if (!op.empty() && op != "Exists" && op != "Equal")
-      r.add(p + ".operator", "must be Exists or Equal, got \"" + op + "\""), ok = false;
+      r.add(child_path(p, "operator"), "must be Exists or Equal, got \"" + op + "\""), ok = false;
     const bool exists = op == "Exists";
     if (key.empty() && !exists)
-      r.add(p + ".operator", "must be Exists when key is empty (a toleration of every taint)"), ok = false;
-    if (exists && !value.empty()) r.add(p + ".value", "must be empty when operator is Exists"), ok = false;
-    if (!exists && !config::is_label_value(value)) r.add(p + ".value", "is not a valid taint value"), ok = false;
+      r.add(child_path(p, "operator"), "must be Exists when key is empty (a toleration of every taint)"), ok = false;
+    if (exists && !value.empty()) r.add(child_path(p, "value"), "must be empty when operator is Exists"), ok = false;
+    if (!exists && !kube::is_label_value(value)) r.add(child_path(p, "value"), "is not a valid taint value"), ok = false;
     if (!effect.empty() && effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
-      r.add(p + ".effect", "must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + effect + "\""), ok = false;
+      r.add(child_path(p, "effect"), "must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + effect + "\""), ok = false;
     std::optional<std::int64_t> seconds;
     if (const json::value* s = t->if_contains("tolerationSeconds")) {
-      seconds = r.integer(*s, p + ".tolerationSeconds", 0, 31536000);
+      seconds = r.integer(*s, child_path(p, "tolerationSeconds"), 0, 31536000);
       ok = ok && seconds.has_value();
       if (seconds && effect != "NoExecute")
-        r.add(p + ".tolerationSeconds", "needs effect NoExecute (Kubernetes ignores it otherwise)"), ok = false;
+        r.add(child_path(p, "tolerationSeconds"), "needs effect NoExecute (Kubernetes ignores it otherwise)"), ok = false;
     }
     if (!ok) continue;
     if (!key.empty()) norm["key"] = key;
@@ -296,34 +142,34 @@ void read_tolerations(Reader& r, const json::value& v, const std::string& path, 
 // A volume's items ([{key, path, mode}]) and defaultMode, shared by configMap and secret.
 void read_projection(Reader& r, const json::object& src, const std::string& p, json::object& norm) {
   if (const json::value* m = src.if_contains("defaultMode"))
-    if (auto mode = r.integer(*m, p + ".defaultMode", 0, 0777, " (a file mode, 0o0..0o777)"))
+    if (auto mode = r.integer(*m, child_path(p, "defaultMode"), 0, 0777, " (a file mode, 0o0..0o777)"))
       norm["defaultMode"] = *mode;
   if (const json::value* o = src.if_contains("optional"))
-    if (auto b = r.boolean(*o, p + ".optional")) norm["optional"] = *b;
+    if (auto b = r.boolean(*o, child_path(p, "optional"))) norm["optional"] = *b;
   if (const json::value* items = src.if_contains("items")) {
-    const json::array* a = r.array(*items, p + ".items");
+    const json::array* a = r.array(*items, child_path(p, "items"));
     if (!a) return;
     json::array out;
     for (std::size_t i = 0; i < a->size(); ++i) {
-      const std::string ip = item(p + ".items", i);
+      const std::string ip = item_path(child_path(p, "items"), i);
       const json::object* it = r.object((*a)[i], ip);
       if (!it) continue;
-      r.only(*it, ip, std::array<std::string_view, 3>{"key", "path", "mode"});
+      r.only(it, ip, std::array<std::string_view, 3>{"key", "path", "mode"});
       json::object n;
       const json::value* key = it->if_contains("key");
       const json::value* path = it->if_contains("path");
-      if (!key) r.add(ip + ".key", "is required");
-      if (!path) r.add(ip + ".path", "is required");
+      if (!key) r.add(child_path(ip, "key"), "is required");
+      if (!path) r.add(child_path(ip, "path"), "is required");
       if (key)
-        if (auto s = r.string(*key, ip + ".key")) n["key"] = *s;
+        if (auto s = r.string(*key, child_path(ip, "key"))) n["key"] = *s;
       if (path)
-        if (auto s = r.string(*path, ip + ".path")) {
+        if (auto s = r.string(*path, child_path(ip, "path"))) {
           if (s->empty() || s->front() == '/' || !relative_path_ok(*s))
-            r.add(ip + ".path", "must be a relative path without '..'");
+            r.add(child_path(ip, "path"), "must be a relative path without '..'");
           n["path"] = *s;
         }
       if (const json::value* mode = it->if_contains("mode"))
-        if (auto m = r.integer(*mode, ip + ".mode", 0, 0777)) n["mode"] = *m;
+        if (auto m = r.integer(*mode, child_path(ip, "mode"), 0, 0777)) n["mode"] = *m;
       out.push_back(std::move(n));
     }
     norm["items"] = std::move(out);
@@ -339,22 +185,22 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
   if (!a) return;
   std::set<std::string> names;
   for (std::size_t i = 0; i < a->size(); ++i) {
-    const std::string p = item(path, i);
+    const std::string p = item_path(path, i);
     const json::object* vol = r.object((*a)[i], p);
     if (!vol) continue;
     std::array<std::string_view, kVolumeSources.size() + 1> known{};
     known[0] = "name";
     std::copy(kVolumeSources.begin(), kVolumeSources.end(), known.begin() + 1);
-    r.only(*vol, p, known);
+    r.only(vol, p, known);
     json::object norm;
     const json::value* name = vol->if_contains("name");
     if (!name) {
-      r.add(p + ".name", "is required");
-    } else if (auto n = r.string(*name, p + ".name")) {
-      if (!config::is_dns1123_label(*n))
-        r.add(p + ".name", "\"" + *n + "\" is not a DNS-1123 label (lower-case letters, digits, '-')");
+      r.add(child_path(p, "name"), "is required");
+    } else if (auto n = r.string(*name, child_path(p, "name"))) {
+      if (!kube::is_dns1123_label(*n))
+        r.add(child_path(p, "name"), "\"" + *n + "\" is not a DNS-1123 label (lower-case letters, digits, '-')");
       else if (!names.insert(*n).second)
-        r.add(p + ".name", "duplicate volume name \"" + *n + "\"");
+        r.add(child_path(p, "name"), "duplicate volume name \"" + *n + "\"");
       norm["name"] = *n;
     }
     std::vector<std::string_view> sources;
@@ -366,69 +212,69 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
       continue;
     }
     const std::string_view kind = sources.front();
-    const std::string sp = p + "." + std::string(kind);
+    const std::string sp = child_path(p, std::string(kind));
     const json::object* src = r.object(vol->at(kind), sp);
     if (!src) continue;
     json::object s;
     const auto required_string = [&](std::string_view key) -> std::optional<std::string> {
       const json::value* f = src->if_contains(key);
       if (!f) {
-        r.add(sp + "." + std::string(key), "is required");
+        r.add(child_path(sp, key), "is required");
         return std::nullopt;
       }
-      auto str = r.string(*f, sp + "." + std::string(key));
-      if (str && str->empty()) r.add(sp + "." + std::string(key), "must not be empty");
+      auto str = r.string(*f, child_path(sp, key));
+      if (str && str->empty()) r.add(child_path(sp, key), "must not be empty");
       return str;
     };
     const auto read_only = [&]() {
       if (const json::value* ro = src->if_contains("readOnly"))
-        if (auto b = r.boolean(*ro, sp + ".readOnly")) s["readOnly"] = *b;
+        if (auto b = r.boolean(*ro, child_path(sp, "readOnly"))) s["readOnly"] = *b;
     };
     if (kind == "hostPath") {
-      r.only(*src, sp, std::array<std::string_view, 2>{"path", "type"});
+      r.only(src, sp, std::array<std::string_view, 2>{"path", "type"});
       if (auto hp = required_string("path")) {
-        if (!absolute_path(*hp)) r.add(sp + ".path", "must be an absolute path without '..'");
+        if (!absolute_path(*hp)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
         s["path"] = *hp;
       }
       if (const json::value* t = src->if_contains("type"))
-        if (auto type = r.string(*t, sp + ".type")) {
+        if (auto type = r.string(*t, child_path(sp, "type"))) {
           static constexpr std::array<std::string_view, 8> kTypes = {
               "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"};
           if (std::find(kTypes.begin(), kTypes.end(), *type) == kTypes.end())
-            r.add(sp + ".type", "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
+            r.add(child_path(sp, "type"), "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
                                 "CharDevice, BlockDevice (or empty)");
           s["type"] = *type;
         }
     } else if (kind == "emptyDir") {
-      r.only(*src, sp, std::array<std::string_view, 2>{"medium", "sizeLimit"});
+      r.only(src, sp, std::array<std::string_view, 2>{"medium", "sizeLimit"});
       if (const json::value* m = src->if_contains("medium"))
-        if (auto medium = r.string(*m, sp + ".medium")) {
+        if (auto medium = r.string(*m, child_path(sp, "medium"))) {
           if (*medium != "" && *medium != "Memory" && !medium->starts_with("HugePages"))
-            r.add(sp + ".medium", "must be empty, Memory or HugePages[-<size>]");
+            r.add(child_path(sp, "medium"), "must be empty, Memory or HugePages[-<size>]");
           s["medium"] = *medium;
         }
       if (const json::value* l = src->if_contains("sizeLimit"))
-        if (auto q = r.quantity(*l, sp + ".sizeLimit")) s["sizeLimit"] = *q;
+        if (auto q = r.quantity(*l, child_path(sp, "sizeLimit"))) s["sizeLimit"] = *q;
     } else if (kind == "configMap" || kind == "secret") {
       const std::string_view name_key = kind == "configMap" ? "name" : "secretName";
-      r.only(*src, sp, std::array<std::string_view, 4>{name_key, "items", "defaultMode", "optional"});
+      r.only(src, sp, std::array<std::string_view, 4>{name_key, "items", "defaultMode", "optional"});
       if (auto n = required_string(name_key)) {
-        if (!config::is_dns1123_subdomain(*n)) r.add(sp + "." + std::string(name_key), "is not a valid object name");
+        if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, name_key), "is not a valid object name");
         s[name_key] = *n;
       }
       read_projection(r, *src, sp, s);
     } else if (kind == "persistentVolumeClaim") {
-      r.only(*src, sp, std::array<std::string_view, 2>{"claimName", "readOnly"});
+      r.only(src, sp, std::array<std::string_view, 2>{"claimName", "readOnly"});
       if (auto n = required_string("claimName")) {
-        if (!config::is_dns1123_subdomain(*n)) r.add(sp + ".claimName", "is not a valid object name");
+        if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, "claimName"), "is not a valid object name");
         s["claimName"] = *n;
       }
       read_only();
     } else if (kind == "nfs") {
-      r.only(*src, sp, std::array<std::string_view, 3>{"server", "path", "readOnly"});
+      r.only(src, sp, std::array<std::string_view, 3>{"server", "path", "readOnly"});
       if (auto server = required_string("server")) s["server"] = *server;
       if (auto np = required_string("path")) {
-        if (!absolute_path(*np)) r.add(sp + ".path", "must be an absolute path without '..'");
+        if (!absolute_path(*np)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
         s["path"] = *np;
       }
       read_only();
@@ -443,34 +289,34 @@ void read_volume_mounts(Reader& r, const json::value& v, const std::string& path
   if (!a) return;
   std::set<std::string> paths;
   for (std::size_t i = 0; i < a->size(); ++i) {
-    const std::string p = item(path, i);
+    const std::string p = item_path(path, i);
     const json::object* m = r.object((*a)[i], p);
     if (!m) continue;
-    r.only(*m, p, std::array<std::string_view, 4>{"name", "mountPath", "readOnly", "subPath"});
+    r.only(m, p, std::array<std::string_view, 4>{"name", "mountPath", "readOnly", "subPath"});
     json::object norm;
     for (const char* key : {"name", "mountPath"}) {
       const json::value* f = m->if_contains(key);
       if (!f) {
-        r.add(p + "." + key, "is required");
+        r.add(child_path(p, key), "is required");
         continue;
       }
-      auto s = r.string(*f, p + "." + key);
+      auto s = r.string(*f, child_path(p, key));
       if (!s) continue;
       if (std::string_view(key) == "mountPath") {
         // ':' separates host and container paths in the runtime's mount syntax; Kubernetes rejects it too.
         if (!absolute_path(*s) || s->find(':') != std::string::npos)
-          r.add(p + ".mountPath", "must be an absolute path without ':' or '..'");
+          r.add(child_path(p, "mountPath"), "must be an absolute path without ':' or '..'");
         else if (!paths.insert(*s).second)
-          r.add(p + ".mountPath", "\"" + *s + "\" is mounted twice");
+          r.add(child_path(p, "mountPath"), "\"" + *s + "\" is mounted twice");
       }
       norm[key] = *s;
     }
     if (const json::value* ro = m->if_contains("readOnly"))
-      if (auto b = r.boolean(*ro, p + ".readOnly")) norm["readOnly"] = *b;
+      if (auto b = r.boolean(*ro, child_path(p, "readOnly"))) norm["readOnly"] = *b;
     if (const json::value* sub = m->if_contains("subPath"))
-      if (auto s = r.string(*sub, p + ".subPath")) {
+      if (auto s = r.string(*sub, child_path(p, "subPath"))) {
         if (!s->empty() && (s->front() == '/' || !relative_path_ok(*s)))
-          r.add(p + ".subPath", "must be a relative path without '..'");
+          r.add(child_path(p, "subPath"), "must be a relative path without '..'");
         norm["subPath"] = *s;
       }
     out.push_back(std::move(norm));
@@ -510,30 +356,31 @@ void check_octal_modes(std::string_view raw, Reader& r) {
 }
 
 void read_role(Reader& r, const json::object& o, const std::string& path, RoleOverrides& out) {
-  r.only(o, path, kRoleFields);
-  if (const json::value* v = o.if_contains("resources")) read_resources(r, *v, path + ".resources", out);
-  if (const json::value* v = o.if_contains("labels")) read_labels(r, *v, path + ".labels", out.labels);
+  r.only(&o, path, kRoleFields);
+  if (const json::value* v = o.if_contains("resources")) read_resources(r, *v, child_path(path, "resources"), out);
+  if (const json::value* v = o.if_contains("labels"))
+    read_string_map(r, *v, child_path(path, "labels"), Reader::MapKind::Labels, out.labels);
   if (const json::value* v = o.if_contains("annotations"))
-    read_annotations(r, *v, path + ".annotations", out.annotations);
+    read_string_map(r, *v, child_path(path, "annotations"), Reader::MapKind::Annotations, out.annotations);
   if (const json::value* v = o.if_contains("nodeSelector"))
-    read_labels(r, *v, path + ".nodeSelector", out.node_selector);
+    read_string_map(r, *v, child_path(path, "nodeSelector"), Reader::MapKind::NodeSelector, out.node_selector);
   if (const json::value* v = o.if_contains("tolerations"))
-    read_tolerations(r, *v, path + ".tolerations", out.tolerations);
-  if (const json::value* v = o.if_contains("volumes")) read_volumes(r, *v, path + ".volumes", out.volumes);
+    read_tolerations(r, *v, child_path(path, "tolerations"), out.tolerations);
+  if (const json::value* v = o.if_contains("volumes")) read_volumes(r, *v, child_path(path, "volumes"), out.volumes);
   if (const json::value* v = o.if_contains("volumeMounts"))
-    read_volume_mounts(r, *v, path + ".volumeMounts", out.volume_mounts);
+    read_volume_mounts(r, *v, child_path(path, "volumeMounts"), out.volume_mounts);
   if (const json::value* v = o.if_contains("faultScheduling"))
-    if (auto s = r.string(*v, path + ".faultScheduling")) {
+    if (auto s = r.string(*v, child_path(path, "faultScheduling"))) {
       if (*s == "grace") out.fault_scheduling = FaultScheduling::Grace;
       else if (*s == "force") out.fault_scheduling = FaultScheduling::Force;
       else if (*s == "off") out.fault_scheduling = FaultScheduling::Off;
-      else r.add(path + ".faultScheduling", "must be grace, force or off, got \"" + *s + "\"");
+      else r.add(child_path(path, "faultScheduling"), "must be grace, force or off, got \"" + *s + "\"");
     }
   // MindCluster documents fault-retry-times as 0..100 (pod label table).
   if (const json::value* v = o.if_contains("faultRetryTimes"))
-    if (auto n = r.integer(*v, path + ".faultRetryTimes", 0, 100)) out.fault_retry_times = static_cast<int>(*n);
+    if (auto n = r.integer(*v, child_path(path, "faultRetryTimes"), 0, 100)) out.fault_retry_times = static_cast<int>(*n);
   if (const json::value* v = o.if_contains("gangSchedule"))
-    if (auto b = r.boolean(*v, path + ".gangSchedule")) out.gang_schedule = *b;
+    if (auto b = r.boolean(*v, child_path(path, "gangSchedule"))) out.gang_schedule = *b;
 }
 
 }  // namespace
@@ -545,25 +392,24 @@ Overrides parse_overrides(std::string raw, std::string_view source) {
   try {
     docs = util::yaml_to_json_all(raw, out.source);
   } catch (const util::YamlError& e) {
-    throw config::ValidationError(out.source, {{"", e.what()}});
+    throw validation::ValidationError(out.source, {{"", e.what()}});
   }
   if (docs.size() > 1)
-    throw config::ValidationError(out.source, {{"", "holds " + std::to_string(docs.size()) +
+    throw validation::ValidationError(out.source, {{"", "holds " + std::to_string(docs.size()) +
                                                         " YAML documents; an overrides file is one mapping"}});
-  std::vector<Problem> problems;
-  Reader r(problems);
+  Reader r(validation::Notation::Yaml);
   check_octal_modes(raw, r);
   const json::value doc = docs.empty() ? json::value() : docs.front();
   if (!doc.is_null()) {
     if (const json::object* top = r.object(doc, "")) {
-      r.only(*top, "", std::array<std::string_view, 1>{"roles"});
+      r.only(top, "", std::array<std::string_view, 1>{"roles"});
       const json::value* roles = top->if_contains("roles");
       if (roles && !roles->is_null()) {
         if (const json::object* ro = r.object(*roles, "roles")) {
           const auto& known = render::role_names();
           for (const auto& kv : *ro) {
             const std::string name(kv.key());
-            const std::string path = "roles." + name;
+            const std::string path = child_path("roles", name);
             if (std::find(known.begin(), known.end(), name) == known.end()) {
               r.add(path, "unknown role; known roles: " + join(known));
               continue;
@@ -575,10 +421,7 @@ Overrides parse_overrides(std::string raw, std::string_view source) {
       }
     }
   }
-  // Paths read "labels" for the document's own problems; strip the leading '.' of top-level fields.
-  for (auto& p : problems)
-    if (!p.path.empty() && p.path.front() == '.') p.path.erase(0, 1);
-  if (!problems.empty()) throw config::ValidationError(out.source, std::move(problems));
+  r.throw_if_any(out.source);
   out.raw = std::move(raw);
   return out;
 }

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "mindcluster/labels.h"
-#include "mindie/config.h"
+#include "validation/problem.h"
 
 namespace mindie::overrides {
 
@@ -61,17 +61,12 @@ struct Overrides {
 
 /// Parses and validates an overrides file. `source` names it in messages (the path given to --overrides, or
 /// "configmap/motor-config overrides.yaml" for a stored one). An empty file (or one holding only comments or
-/// `roles: {}`) means no overrides. Throws config::ValidationError listing every problem, each at a path such as
-/// "roles.prefill.resources.limits[memory]" or "roles.decode.tolerations[0].effect": YAML syntax, unknown roles
+/// `roles: {}`) means no overrides. Throws validation::ValidationError listing every problem, each at a path such as
+/// "roles.prefill.resources.limits.memory" or "roles.decode.tolerations[0].effect": YAML syntax, unknown roles
 /// (the message lists the known ones) or fields, wrong types, invalid label keys/values, quantities, resource
 /// names, tolerations, volumes and mounts, out-of-range numbers. Limits follow Kubernetes' validation
 /// (apimachinery label/annotation rules, core/v1 Toleration, Volume, VolumeMount) so a file that passes renders
 /// objects the API server accepts.
 Overrides parse_overrides(std::string raw, std::string_view source);
-
-/// A Kubernetes resource quantity ("500m", "64Gi", "1e3", "16") as a number of base units, or nullopt when `s`
-/// is not one (negative values included: resources cannot be negative). Grammar: apimachinery resource.Quantity
-/// (decimal or binary SI suffix, or a decimal exponent).
-std::optional<long double> parse_quantity(std::string_view s);
 
 }  // namespace mindie::overrides

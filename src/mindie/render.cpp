@@ -9,15 +9,18 @@
 #include <set>
 #include <stdexcept>
 
+#include "kube/limits.h"
+#include "kube/names.h"
+#include "mindcluster/labels.h"
 #include "mindie/env_script.h"
 #include "mindie/manifests.h"
+#include "util/json_path.h"
 #include "util/yaml_json.h"
-#include "kube/limits.h"
-#include "mindcluster/labels.h"
+#include "validation/problem.h"
 
 namespace mindie::render {
 namespace json = boost::json;
-using config::Problem;
+using validation::Problem;
 using config::UserConfig;
 
 namespace {
@@ -267,12 +270,9 @@ bool reserved_label(const std::string& key, std::string& who) {
 void apply_overrides(const overrides::RoleOverrides& o, const std::string& role, json::object& spec,
                      json::object& r, int pods, const std::string& pods_path, const std::string& npu_resource,
                      const std::string& npu_path, std::vector<Problem>& problems) {
-  const std::string base = "roles." + role;
+  const std::string base = util::child_path("roles", role);
   const auto add = [&](std::string path, std::string message) {
     problems.push_back({std::move(path), std::move(message)});
-  };
-  const auto entry = [](const std::string& path, std::string_view key) {
-    return path + "[" + std::string(key) + "]";
   };
   // Every member written below is created first: inserting a key into a Boost.JSON object may move its other
   // members, so references are taken only once the objects have all their keys. A member is created only when
@@ -303,11 +303,11 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
                          : key == mindcluster::kFaultSchedulingLabel ? "set faultScheduling instead"
                          : key == mindcluster::kFaultRetryTimesLabel ? "set faultRetryTimes instead"
                                                         : "it comes from the hardware profile";
-      add(entry(base + ".labels", key), "collides with the pod label " + key + "=" +
+      add(util::child_path(base + ".labels", key), "collides with the pod label " + key + "=" +
                                             std::string(mine->as_string()) + " that kubectl-mindie sets (" + hint +
                                             ")");
     } else if (reserved_label(key, who)) {
-      add(entry(base + ".labels", key), "collides with a label that is not ours to set: " + who);
+      add(util::child_path(base + ".labels", key), "collides with a label that is not ours to set: " + who);
     } else {
       labels[key] = kv.value();
     }
@@ -317,7 +317,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     json::object& annotations = pod_md["annotations"].get_object();
     const std::string key(kv.key());
     if (const json::value* mine = annotations.if_contains(key))
-      add(entry(base + ".annotations", key),
+      add(util::child_path(base + ".annotations", key),
           "collides with the pod annotation " + key + "=" + std::string(mine->as_string()) +
               " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
     else
@@ -328,7 +328,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     json::object& selector = pod["nodeSelector"].get_object();
     for (const auto& kv : o.node_selector) {
       if (const json::value* mine = selector.if_contains(kv.key()))
-        add(entry(base + ".nodeSelector", kv.key()),
+        add(util::child_path(base + ".nodeSelector", kv.key()),
             "collides with the nodeSelector " + std::string(kv.key()) + "=" + std::string(mine->as_string()) +
                 " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
       else
@@ -345,7 +345,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
       for (std::size_t k = 0; k < builtin; ++k) {
         const json::object& mine = tolerations[k].get_object();
         if (t.contains("key") && mine.contains("key") && t.at("key") == mine.at("key")) {
-          add(base + ".tolerations[" + std::to_string(i) + "].key",
+          add(util::item_path(base + ".tolerations", i) + ".key",
               "collides with the toleration of " + std::string(mine.at("key").as_string()) +
                   " that kubectl-mindie sets (" + json::serialize(mine) +
                   "); the shortest matching tolerationSeconds wins, so a second one would not change it");
@@ -363,7 +363,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
   for (std::size_t i = 0; i < o.volumes.size(); ++i) {
     const std::string name(o.volumes[i].at("name").as_string());
     if (builtin_volumes.count(name))
-      add(base + ".volumes[" + std::to_string(i) + "].name",
+      add(util::item_path(base + ".volumes", i) + ".name",
           "collides with the built-in volume \"" + name + "\" of the " + role + " template");
     else
       volumes.push_back(o.volumes[i]);
@@ -376,7 +376,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     builtin_paths[std::string(m.at("mountPath").as_string())] = std::string(m.at("name").as_string());
   for (std::size_t i = 0; i < o.volume_mounts.size(); ++i) {
     const json::object& m = o.volume_mounts[i].get_object();
-    const std::string p = base + ".volumeMounts[" + std::to_string(i) + "]";
+    const std::string p = util::item_path(base + ".volumeMounts", i);
     const std::string name(m.at("name").as_string());
     const std::string path(m.at("mountPath").as_string());
     bool ok = true;
@@ -398,7 +398,7 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
   for (auto [key, mine] : {std::pair{"requests", &o.requests}, std::pair{"limits", &o.limits}}) {
     for (const auto& kv : *mine) {
       if (kv.key() == npu_resource) {
-        add(entry(base + ".resources." + key, kv.key()),
+        add(util::child_path(base + ".resources." + key, kv.key()),
             "the NPU resource is set from " + (npu_path.empty() ? std::string("the config (0 NPUs for this role)")
                                                                 : npu_path) +
                 " (requests = limits); change it there");
@@ -412,10 +412,10 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
     for (const auto& kv : res.at("requests").as_object()) {
       const json::value* limit = res.at("limits").as_object().if_contains(kv.key());
       if (!limit || !kv.value().is_string() || !limit->is_string()) continue;
-      const auto req = overrides::parse_quantity(kv.value().get_string());
-      const auto lim = overrides::parse_quantity(limit->get_string());
+      const auto req = kube::parse_quantity(kv.value().get_string());
+      const auto lim = kube::parse_quantity(limit->get_string());
       if (req && lim && *req > *lim && (o.requests.contains(kv.key()) || o.limits.contains(kv.key())))
-        add(entry(base + ".resources." + std::string(o.requests.contains(kv.key()) ? "requests" : "limits"),
+        add(util::child_path(base + ".resources." + std::string(o.requests.contains(kv.key()) ? "requests" : "limits"),
                   kv.key()),
             "the " + std::string(kv.key()) + " request " + std::string(kv.value().get_string()) +
                 " would exceed its limit " + std::string(limit->get_string()) +
@@ -566,7 +566,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
   const int pods = pods_per_instance(cfg, role);
   std::string npu_path;
   if (engine) {
-    const config::HardwareProfile& hw = *cfg.hardware;
+    const hardware::HardwareProfile& hw = *cfg.hardware;
     // single_container: one pod runs both engines, so it gets the larger of the two (deploy.py).
     const int npus = role == "prefill" ? cfg.p_npus_per_pod
                      : role == "decode" ? cfg.d_npus_per_pod
@@ -586,9 +586,9 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
     if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
     // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml).
-    if (hw.sp_block_rule == config::SpBlockRule::PerPod)
+    if (hw.sp_block_rule == hardware::SpBlockRule::PerPod)
       sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus);
-    else if (hw.sp_block_rule == config::SpBlockRule::PerInstance)
+    else if (hw.sp_block_rule == hardware::SpBlockRule::PerInstance)
       sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus * pods);
     // Gang scheduling (a Volcano PodGroup per instance) only when an instance spans several pods: a one-pod gang
     // never starts (PyMotor's infer_service.py, _set_engine_gang_schedule).
@@ -694,7 +694,7 @@ std::string default_service_set_name(const UserConfig& cfg) { return "mindie-mot
 
 std::vector<Problem> check_service_set_name(const std::string& name) {
   const std::string path = "metadata.name";
-  if (!config::is_dns1123_label(name))
+  if (!kube::is_dns1123_label(name))
     return {{path, "InferServiceSet name \"" + name +
                        "\" must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with "
                        "a letter or digit"}};
@@ -756,7 +756,7 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
   if (total > kube::kMaxConfigMapBytes)
     problems.push_back({"", "the ConfigMap data would be " + std::to_string(total) +
                                 " bytes; Kubernetes objects are limited to 1 MiB"});
-  if (!problems.empty()) throw config::ValidationError("configmap/motor-config", std::move(problems));
+  if (!problems.empty()) throw validation::ValidationError("configmap/motor-config", std::move(problems));
   return cm;
 }
 
@@ -768,7 +768,7 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   if (!cfg.hardware) throw std::invalid_argument("render_infer_service_set: no hardware profile");
   const std::string iss = service_set_name(cfg, opts);
   if (auto problems = check_service_set_name(iss); !problems.empty())
-    throw config::ValidationError("InferServiceSet name", std::move(problems));
+    throw validation::ValidationError("InferServiceSet name", std::move(problems));
   const std::string& ns = cfg.job_id;
   std::vector<json::object> out;
   out.push_back(render_config_map(cfg, env, opts));
@@ -794,7 +794,7 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
       roles.push_back(std::move(r));
     }
   // Every role's collisions at once, as for the files themselves.
-  if (!problems.empty()) throw config::ValidationError(opts.overrides->source, std::move(problems));
+  if (!problems.empty()) throw validation::ValidationError(opts.overrides->source, std::move(problems));
   out.push_back(std::move(set));
   return out;
 }
@@ -855,7 +855,7 @@ json::object multi_deployment_object(const std::string& name, const std::string&
 
 // The workload name of a Deployment-based mode, after checking that `cfg` is of `mode` (std::invalid_argument,
 // naming `caller`) and the name a DNS-1123 label: only a label value there (no operator derives names from it),
-// but kept a label like every name (config::ValidationError).
+// but kept a label like every name (validation::ValidationError).
 std::string checked_deployments_workload(const UserConfig& cfg, const RenderOptions& opts, config::DeployMode mode,
                                          const char* caller) {
   if (cfg.deploy_mode != mode)
@@ -863,8 +863,8 @@ std::string checked_deployments_workload(const UserConfig& cfg, const RenderOpti
                                 std::string(config::to_string(cfg.deploy_mode)));
   if (!cfg.hardware) throw std::invalid_argument(std::string(caller) + ": no hardware profile");
   std::string name = workload_name(cfg, opts);
-  if (!config::is_dns1123_label(name))
-    throw config::ValidationError(
+  if (!kube::is_dns1123_label(name))
+    throw validation::ValidationError(
         "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
                                                           "and '-', starting and ending with a letter or digit"}});
   return name;
@@ -941,7 +941,7 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                                 kMfStorePort, 0));
   }
   if (!problems.empty())
-    throw config::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
+    throw validation::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
   return out;
 }
 
@@ -953,8 +953,8 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   const std::string& ns = cfg.job_id;
   const std::string object_name = single_container_name(cfg);
   // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services.
-  if (!config::is_dns1123_label(object_name))
-    throw config::ValidationError(
+  if (!kube::is_dns1123_label(object_name))
+    throw validation::ValidationError(
         "workload name", {{"motor_deploy_config.job_id",
                            "too long for single_container: the Deployment and Service \"" + object_name +
                                "\" must be at most 63 characters (job_id at most 46)"}});
@@ -982,7 +982,7 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   out.push_back(multi_service(object_name, ns, name, info.name, object_name, "NodePort", "infer", kInferPort,
                               cfg.infer_node_port));
   if (!problems.empty())
-    throw config::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
+    throw validation::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "mindie/baseline.h"
 #include "mindie/config.h"
+#include "mindie/env_config.h"
 #include "mindie/overrides.h"
 
 namespace mindie::render {
@@ -57,7 +58,7 @@ struct RenderOptions {
 /// Problems with an InferServiceSet name (path "metadata.name"): it must be a DNS-1123 label, and every name the
 /// operator derives from it (role Services "<service>-<iss>-0-<role>", StatefulSet pods and their
 /// controller-revision-hash labels) must stay within the 63-character DNS label limit. Empty when usable.
-std::vector<config::Problem> check_service_set_name(const std::string& name);
+std::vector<validation::Problem> check_service_set_name(const std::string& name);
 
 /// The InferServiceSet name used when none is given: "mindie-motor-<engine base>" (e.g. mindie-motor-vllm).
 std::string default_service_set_name(const config::UserConfig& cfg);
@@ -66,7 +67,7 @@ std::string default_service_set_name(const config::UserConfig& cfg);
 /// (opts.overrides->raw when given) and `opts.scripts`, the scripts' copies carrying env.json's set_*_env
 /// functions and every function also under env_script::kEnvFunctionsKey (mindie/env_script.h; the user's files are
 /// never modified); annotations recording the deploy mode and the
-/// InferServiceSet name. Throws config::ValidationError (source "scripts") when a script key is not a valid
+/// InferServiceSet name. Throws validation::ValidationError (source "scripts") when a script key is not a valid
 /// ConfigMap key or collides with the config keys, a script is not UTF-8 text, or the data exceeds the 1 MiB object
 /// limit.
 boost::json::object render_config_map(const config::UserConfig& cfg, const config::EnvConfig* env,
@@ -85,7 +86,7 @@ boost::json::object render_config_map(const config::UserConfig& cfg, const confi
 /// - every role: the weight and log hostPaths, image, env (ROLE, JOB_NAME, service addresses);
 /// - then opts.overrides, role by role.
 ///
-/// Throws config::ValidationError when the InferServiceSet name or the ConfigMap content is unusable, or (source:
+/// Throws validation::ValidationError when the InferServiceSet name or the ConfigMap content is unusable, or (source:
 /// the overrides file) listing every override that collides with a field the tool owns (labels, annotations,
 /// nodeSelector keys, tolerations, volume names and mount paths of the templates, the NPU resource), mounts an
 /// unknown volume, sets a request above its limit, or uses Volcano features (faultScheduling, faultRetryTimes,
@@ -162,7 +163,7 @@ std::string cluster_service_address(const std::string& service, const std::strin
 /// when enabled. Pod templates are the infer_service_set roles' (same Ascend pieces, overrides and env), with env
 /// addresses cluster_service_address(...) and pod labels app=<Deployment name>, job-name=<job_id>, and the
 /// managed-by, instance, component (and for engines instance-index) labels every object carries.
-/// Throws config::ValidationError as render_infer_service_set does (overrides; also gangSchedule: true, which needs
+/// Throws validation::ValidationError as render_infer_service_set does (overrides; also gangSchedule: true, which needs
 /// infer-operator's PodGroups), or for a workload name that is no DNS-1123 label; std::invalid_argument when
 /// cfg.deploy_mode is not MultiDeployment.
 std::vector<boost::json::object> render_multi_workloads(const config::UserConfig& cfg, const RenderOptions& opts);
@@ -181,7 +182,7 @@ std::string single_container_name(const config::UserConfig& cfg);
 /// single_container_name(cfg) (1 pod; the engine template with the hardware profile's node selection, NPUs per pod
 /// = the larger of p_pod_npu_num and d_pod_npu_num, ROLE=SINGLE_CONTAINER, the controller's ServiceAccount) and its
 /// NodePort Service (port 1025; nodePort = motor_deploy_config.infer_node_port, else allocated). Objects carry the
-/// managed-by, instance and component=single-container labels. Throws config::ValidationError for overrides of any
+/// managed-by, instance and component=single-container labels. Throws validation::ValidationError for overrides of any
 /// role but single-container (or gangSchedule), a workload name that is no DNS-1123 label, or a job_id too long for
 /// the suffix; std::invalid_argument when cfg.deploy_mode is not SingleContainer.
 std::vector<boost::json::object> render_single_container_workloads(const config::UserConfig& cfg,

@@ -1,9 +1,12 @@
 // Reading fields of API objects held as Boost.JSON values, where any level may be absent or of another type (what a
-// server or a hand edit sends is never trusted to have the expected shape), and writing the optional fields of a
-// report.
+// server or a hand edit sends is never trusted to have the expected shape), writing the optional fields of a
+// report, and the one path syntax that names a place in a document in messages.
 #pragma once
 
 #include <boost/json.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -12,6 +15,22 @@
 #include <vector>
 
 namespace mindie::util {
+
+/// The path of member `key` below `path`, in the one syntax every message uses: `path.key` when the key is a plain
+/// identifier (letters, digits, '_' and '-'), otherwise `path["key"]` with the key JSON-quoted (label keys hold '.'
+/// and '/'); `key` alone (or `["key"]`) at the top, where `path` is "". Array elements are item_path's.
+inline std::string child_path(std::string_view path, std::string_view key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+  });
+  if (!plain) return std::string(path) + "[" + boost::json::serialize(boost::json::string(key)) + "]";
+  return path.empty() ? std::string(key) : std::string(path) + "." + std::string(key);
+}
+
+/// The path of element `index` of the array at `path`: `path[index]`.
+inline std::string item_path(std::string_view path, std::size_t index) {
+  return std::string(path) + "[" + std::to_string(index) + "]";
+}
 
 /// The value at `path` below `v` (object keys, in order), or nullptr when `v` is null, a level is missing or is not
 /// an object.

@@ -141,14 +141,14 @@ TEST_CASE("deploy --overrides with unknown roles or fields, or fields the tool o
     CHECK(run.err.find("3 problems") != std::string::npos);
     CHECK(run.err.find("* roles.prefil: unknown role; known roles: controller, coordinator, prefill, decode") !=
           std::string::npos);
-    CHECK(run.err.find("* roles.decode.labelz: unknown field") != std::string::npos);
+    CHECK(run.err.find("* roles.decode.labelz: is not a known key") != std::string::npos);
     CHECK(run.err.find("* roles.decode.faultRetryTimes: must be an integer 0..100") != std::string::npos);
   }
   SUBCASE("a collision names both sides") {
     const auto file = dir.write("clash.yaml", "roles: {prefill: {labels: {fault-scheduling: force}}}\n");
     const auto run = deploy(sb, {"--overrides", file});
     CHECK(run.exit_code == 1);
-    CHECK(run.err.find("* roles.prefill.labels[fault-scheduling]: collides with the pod label "
+    CHECK(run.err.find("* roles.prefill.labels.fault-scheduling: collides with the pod label "
                        "fault-scheduling=grace that kubectl-mindie sets") != std::string::npos);
   }
   SUBCASE("a missing file") {

@@ -1,4 +1,4 @@
-// libFuzzer target: config::replace_json_number either throws std::invalid_argument or returns JSON text that
+// libFuzzer target: util::replace_json_number either throws std::invalid_argument or returns JSON text that
 // differs from its input only where the number stood, and that a second replacement leaves unchanged.
 #include <boost/json.hpp>
 #include <cstddef>
@@ -7,19 +7,19 @@
 #include <string>
 #include <string_view>
 
-#include "mindie/config.h"
+#include "util/json_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view raw(reinterpret_cast<const char*>(data), size);
   for (std::string_view path : {"motor_deploy_config.p_instances_num", "a", "a.b", ""}) {
     std::string out;
     try {
-      out = mindie::config::replace_json_number(raw, path, 42);
+      out = mindie::util::replace_json_number(raw, path, 42);
     } catch (const std::invalid_argument&) {
       continue;
     }
     boost::json::parse_options options;
-    options.max_depth = mindie::config::kMaxJsonDepth;
+    options.max_depth = mindie::util::kMaxJsonDepth;
     boost::json::error_code ec;
     boost::json::parse(out, ec, {}, options);
     if (ec) __builtin_trap();
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (suffix < raw.size() - prefix && suffix < out.size() - prefix &&
            raw[raw.size() - 1 - suffix] == out[out.size() - 1 - suffix])
       ++suffix;
-    if (out.size() - prefix - suffix > 2 || mindie::config::replace_json_number(out, path, 42) != out)
+    if (out.size() - prefix - suffix > 2 || mindie::util::replace_json_number(out, path, 42) != out)
       __builtin_trap();
   }
   return 0;

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return 0;  // strings YAML cannot carry (U+FFFF): a clear error, not an altered document
     }
     if (mindie::util::yaml_to_json(yaml, "round trip") != doc) __builtin_trap();
-  } catch (const mindie::config::ValidationError&) {
+  } catch (const mindie::validation::ValidationError&) {
   }
   return 0;
 }

@@ -18,7 +18,7 @@ namespace json = boost::json;
 namespace {
 
 // CHECKs that `problems` holds one at `path` whose message contains `fragment`.
-void expect(const std::vector<config::Problem>& problems, const std::string& path, const std::string& fragment) {
+void expect(const std::vector<validation::Problem>& problems, const std::string& path, const std::string& fragment) {
   const std::string message = problem_at(problems, path);
   CAPTURE(path);
   CAPTURE(message);
@@ -174,7 +174,7 @@ TEST_CASE("aibrix config: every problem is reported at once, with its path") {
   expect(problems, "storm_service.prefil", "not a known key");
   expect(problems, "storm_service.prefill.replicas", "must be an integer 1..64, got number 2.0");
   expect(problems, "storm_service.prefill.podGroupSize", "integer (unquoted) 1..100, got string \"2\"");
-  expect(problems, "storm_service.prefill.dp_size", "1..1600, got integer 0");
+  expect(problems, "storm_service.prefill.dp_size", "1..1600, got 0");
   expect(problems, "storm_service.prefill.npu_num", "1..16");  // no usable profile: the largest bounds the check
   expect(problems, "storm_service.prefill.tp_size", "1..16");
   expect(problems, "storm_service.prefill.image", "whitespace");
@@ -184,7 +184,7 @@ TEST_CASE("aibrix config: every problem is reported at once, with its path") {
   expect(problems, "storm_service.decode.npu_num", "is required");
   expect(problems, "storm_service.decode.image", "is required");
   expect(problems, "storm_service.decode.podGroupsize", "not a known key");
-  expect(problems, "storm_service.decode.nodeSelector.zone", "must be a string, got an array");
+  expect(problems, "storm_service.decode.nodeSelector.zone", "must be a string, got a list");
   CHECK(problem_at(problems, "storm_service.prefill.labels.ok").empty());
   // An unusable distributed_dp does not also produce the problems of its default (routing, dp_size > 1).
   CHECK(problem_at(problems, "storm_service.routing").empty());
@@ -193,7 +193,7 @@ TEST_CASE("aibrix config: every problem is reported at once, with its path") {
   try {
     aibrix_parse(c);
     FAIL("expected ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     const std::string what = e.what();
     CHECK(what.starts_with("stormservice.yaml: " + std::to_string(problems.size()) + " problems"));
     CHECK(what.find("\n* storm_service.decode.image: is required (a string)") != std::string::npos);
@@ -225,7 +225,7 @@ TEST_CASE("aibrix config: required sections and the document's own shape") {
 TEST_CASE("aibrix config: NPUs within the hardware profile, per role") {
   auto c = aibrix_config();  // 800I_A2: 8 NPUs per server
   role_cfg(c, "prefill")["npu_num"] = 9;
-  expect(aibrix_problems(c), "storm_service.prefill.npu_num", "1..8, got integer 9");
+  expect(aibrix_problems(c), "storm_service.prefill.npu_num", "1..8, got 9");
   role_cfg(c, "prefill")["npu_num"] = 0;
   expect(aibrix_problems(c), "storm_service.prefill.npu_num", "1..8");
 

@@ -36,20 +36,20 @@ inline aibrix::StormConfig aibrix_parse(const boost::json::object& cfg) {
   return aibrix::parse_storm_config(boost::json::serialize(cfg), "stormservice.yaml");
 }
 
-inline std::vector<config::Problem> aibrix_problems(const std::string& raw) {
+inline std::vector<validation::Problem> aibrix_problems(const std::string& raw) {
   try {
     aibrix::parse_storm_config(raw, "stormservice.yaml");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     return e.problems();
   }
   return {};
 }
-inline std::vector<config::Problem> aibrix_problems(const boost::json::object& cfg) {
+inline std::vector<validation::Problem> aibrix_problems(const boost::json::object& cfg) {
   return aibrix_problems(boost::json::serialize(cfg));
 }
 
 /// The message of the problem at `path`, or "" when there is none.
-inline std::string problem_at(const std::vector<config::Problem>& problems, const std::string& path) {
+inline std::string problem_at(const std::vector<validation::Problem>& problems, const std::string& path) {
   for (const auto& p : problems)
     if (p.path == path) return p.message.empty() ? "?" : p.message;
   return "";

@@ -1,11 +1,17 @@
-// diff_paths, replace_json_number and the Kubernetes name rules (mindie/config.h).
+// diff_paths and replace_json_number (util/json_diff.h, util/json_text.h), the Kubernetes name rules
+// (kube/names.h) and the hardware profiles (hardware/profile.h).
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
-#include "mindie/config.h"
+#include "hardware/profile.h"
+#include "kube/names.h"
+#include "util/json_diff.h"
+#include "util/json_text.h"
 
-using namespace mindie::config;
+using namespace mindie::hardware;
+using namespace mindie::kube;
+using namespace mindie::util;
 namespace json = boost::json;
 
 TEST_CASE("diff_paths lists every differing path, sorted") {

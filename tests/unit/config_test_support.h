@@ -46,19 +46,19 @@ inline config::UserConfig parse(const boost::json::object& cfg) {
 }
 
 /// The problems parse_user_config reports for `cfg`; empty when it parses.
-inline std::vector<config::Problem> problems_of(const std::string& raw) {
+inline std::vector<validation::Problem> problems_of(const std::string& raw) {
   try {
     config::parse_user_config(raw, "user_config.json");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     return e.problems();
   }
   return {};
 }
-inline std::vector<config::Problem> problems_of(const boost::json::object& cfg) {
+inline std::vector<validation::Problem> problems_of(const boost::json::object& cfg) {
   return problems_of(boost::json::serialize(cfg));
 }
 
-inline bool has_problem(const std::vector<config::Problem>& problems, const std::string& path) {
+inline bool has_problem(const std::vector<validation::Problem>& problems, const std::string& path) {
   for (const auto& p : problems)
     if (p.path == path) return true;
   return false;

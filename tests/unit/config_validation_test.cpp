@@ -1,7 +1,8 @@
-// Validation and defaults of user_config.json / env.json (mindie/config.h).
+// Validation and defaults of user_config.json / env.json (mindie/config.h, mindie/env_config.h).
 #include <doctest/doctest.h>
 
 #include "config_test_support.h"
+#include "mindie/env_config.h"
 
 using namespace mindie;
 using mindie::test::deploy_of;
@@ -252,7 +253,7 @@ TEST_CASE("all problems are reported at once") {
   try {
     parse(cfg);
     FAIL("expected a ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(e.problems().size() == 7);
     CHECK(e.source() == "user_config.json");
     const std::string what = e.what();
@@ -292,7 +293,7 @@ TEST_CASE("syntax errors and non-object documents are one problem at the documen
   REQUIRE(p.size() == 1);
   try {
     config::parse_user_config("[]", "cfg.json");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(std::string(e.what()).find("* (document): ") != std::string::npos);
   }
 }
@@ -337,10 +338,10 @@ TEST_CASE("env.json: sections of scalar variables") {
   auto problems_env = [](const std::string& raw) {
     try {
       config::parse_env_config(raw, "env.json");
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       return e.problems();
     }
-    return std::vector<config::Problem>{};
+    return std::vector<validation::Problem>{};
   };
   auto p = problems_env(R"({"motor_common_env": {"A": {"nested": 1}, "B": [1], "C": null}, "x": 3})");
   CHECK(p.size() == 4);
@@ -399,9 +400,9 @@ TEST_CASE("control characters in keys are escaped in the report, so every proble
   try {
     config::parse_env_config(raw, "env.json");
     FAIL("accepted");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     const std::string what = e.what();
-    CHECK(what.find("motor_controller_env.N\\u0000UL") != std::string::npos);
+    CHECK(what.find("motor_controller_env[\"N\\u0000UL\"]") != std::string::npos);
     CHECK(what.find("ESC\\u001b[31m") != std::string::npos);
     CHECK(std::string(e.what()).size() == what.size());
     CHECK(what.find('\x1b') == std::string::npos);
@@ -474,10 +475,10 @@ TEST_CASE("duplicate keys, numbers beyond a double and NUL in env values are pro
   const auto env_problems = [](const std::string& raw) {
     try {
       config::parse_env_config(raw, "env.json");
-    } catch (const config::ValidationError& e) {
+    } catch (const validation::ValidationError& e) {
       return e.problems();
     }
-    return std::vector<config::Problem>{};
+    return std::vector<validation::Problem>{};
   };
   const auto env = env_problems(R"({"motor_common_env": {"A": 1e400, "B": "x\u0000y", "C": "1", "C": "2"}})");
   CHECK(has_problem(env, "motor_common_env.A"));

@@ -1,5 +1,5 @@
 // Corpus tests for the input parsers: every file under tests/corpus/<parser>/ is fed to its parser, which must
-// accept it or raise its own structured error (config::ValidationError, kube::KubeconfigError, util::YamlError) —
+// accept it or raise its own structured error (validation::ValidationError, kube::KubeconfigError, util::YamlError) —
 // never crash, hang, exhaust memory or let another exception type escape. Files named ok_* must be accepted, every
 // other file must be rejected; tests/corpus/status holds error answers, which must all decode. Inputs that once crashed or hung a parser stay here as regression tests; the same
 // folders seed the libFuzzer targets (tests/fuzz/README.md).
@@ -21,6 +21,8 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "mindie/config.h"
+#include "mindie/env_config.h"
+#include "util/json_text.h"
 #include "util/yaml_json.h"
 
 namespace fs = std::filesystem;
@@ -77,7 +79,7 @@ void check_yaml_round_trip(const json::value& v) {
 }  // namespace
 
 TEST_CASE("user_config corpus: every input is accepted or rejected with a ValidationError") {
-  check_corpus<config::ValidationError>("user_config", [](const std::string& text, const fs::path& file) {
+  check_corpus<validation::ValidationError>("user_config", [](const std::string& text, const fs::path& file) {
     const auto cfg = config::parse_user_config(text, file.filename().string());
     // JSON allows strings YAML cannot carry (U+FFFF); printing such a config as YAML must fail, not alter it.
     try {
@@ -89,7 +91,7 @@ TEST_CASE("user_config corpus: every input is accepted or rejected with a Valida
 }
 
 TEST_CASE("env corpus: every input is accepted or rejected with a ValidationError") {
-  check_corpus<config::ValidationError>("env", [](const std::string& text, const fs::path& file) {
+  check_corpus<validation::ValidationError>("env", [](const std::string& text, const fs::path& file) {
     config::parse_env_config(text, file.filename().string());
   });
 }
@@ -112,7 +114,7 @@ TEST_CASE("replace_json_number on the user_config corpus edits exactly one numbe
     const std::string name = "user_config/" + file.filename().string();
     const std::string text = read_bytes(file);
     try {
-      const std::string out = config::replace_json_number(text, path, 7);
+      const std::string out = util::replace_json_number(text, path, 7);
       // Accepted input is JSON, so the edited text must parse and hold the new value (depth limit as the library).
       json::parse_options opts;
       opts.max_depth = 128;
@@ -126,7 +128,7 @@ TEST_CASE("replace_json_number on the user_config corpus edits exactly one numbe
       FAIL_CHECK(name << " raised a foreign exception " << typeid(e).name() << ": " << std::string(e.what()));
     }
   }
-  CHECK(config::replace_json_number(read_bytes(kCorpus / "user_config" / "ok_example.json"), path, 3).size() > 0);
+  CHECK(util::replace_json_number(read_bytes(kCorpus / "user_config" / "ok_example.json"), path, 3).size() > 0);
 }
 
 TEST_CASE("status corpus: every error answer decodes to an ApiError naming code, reason, message and path") {

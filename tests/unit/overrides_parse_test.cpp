@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "config_test_support.h"
+#include "kube/names.h"
 #include "mindie/overrides.h"
 #include "render_test_support.h"
 
@@ -12,10 +13,10 @@ namespace json = boost::json;
 
 namespace {
 
-std::vector<config::Problem> parse_problems(const std::string& yaml) {
+std::vector<validation::Problem> parse_problems(const std::string& yaml) {
   try {
     overrides::parse_overrides(yaml, "overrides.yaml");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(e.source() == "overrides.yaml");
     return e.problems();
   }
@@ -23,7 +24,7 @@ std::vector<config::Problem> parse_problems(const std::string& yaml) {
 }
 
 // Problems of rendering the test config (2 prefill pods per instance) with `yaml` as overrides.
-std::vector<config::Problem> render_problems(const std::string& yaml, const char* hardware = "800I_A2") {
+std::vector<validation::Problem> render_problems(const std::string& yaml, const char* hardware = "800I_A2") {
   auto cfg = valid_config();
   deploy_of(cfg)["hardware_type"] = hardware;
   deploy_of(cfg)["single_p_instance_pod_num"] = 2;
@@ -31,14 +32,14 @@ std::vector<config::Problem> render_problems(const std::string& yaml, const char
   opts.overrides = overrides::parse_overrides(yaml, "ov.yaml");
   try {
     render::render_infer_service_set(parse(cfg), nullptr, opts);
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(e.source() == "ov.yaml");
     return e.problems();
   }
   return {};
 }
 
-const config::Problem* problem_at(const std::vector<config::Problem>& problems, const std::string& path) {
+const validation::Problem* problem_at(const std::vector<validation::Problem>& problems, const std::string& path) {
   for (const auto& p : problems)
     if (p.path == path) return &p;
   return nullptr;
@@ -55,7 +56,7 @@ json::object render_with(const std::string& yaml, int prefill_pods = 2) {
 }  // namespace
 
 TEST_CASE("quantities follow Kubernetes' grammar") {
-  using overrides::parse_quantity;
+  using kube::parse_quantity;
   CHECK(*parse_quantity("500m") == doctest::Approx(0.5));
   CHECK(*parse_quantity("4") == 4);
   CHECK(*parse_quantity("64Gi") == 64.0L * 1024 * 1024 * 1024);
@@ -124,23 +125,23 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
   };
   const Case cases[] = {
       {"roles: {prefil: {}}", "roles.prefil", "known roles: controller, coordinator, prefill, decode, union, kv-pool"},
-      {"role: {}", "role", "unknown field"},
+      {"role: {}", "role", "is not a known key"},
       {"roles: []", "roles", "must be a mapping"},
-      {"roles: {prefill: {cpu: 4}}", "roles.prefill.cpu", "known fields: resources"},
-      {"roles: {prefill: {labels: {team: 2}}}", "roles.prefill.labels[team]", "must be a string"},
-      {"roles: {prefill: {labels: {team: \"a b\"}}}", "roles.prefill.labels[team]", "not a valid label value"},
-      {"roles: {prefill: {labels: {\"bad key\": x}}}", "roles.prefill.labels[bad key]", "not a valid label key"},
-      {"roles: {prefill: {annotations: {\"-x\": y}}}", "roles.prefill.annotations[-x]", "annotation key"},
+      {"roles: {prefill: {cpu: 4}}", "roles.prefill.cpu", "expected one of: resources"},
+      {"roles: {prefill: {labels: {team: 2}}}", "roles.prefill.labels.team", "must be a string"},
+      {"roles: {prefill: {labels: {team: \"a b\"}}}", "roles.prefill.labels.team", "valid label value"},
+      {"roles: {prefill: {labels: {\"bad key\": x}}}", "roles.prefill.labels[\"bad key\"]", "qualified name"},
+      {"roles: {prefill: {annotations: {\"-x\": y}}}", "roles.prefill.annotations.-x", "qualified name"},
       {"roles: {prefill: {nodeSelector: [a]}}", "roles.prefill.nodeSelector", "must be a mapping"},
-      {"roles: {prefill: {resources: {limit: {}}}}", "roles.prefill.resources.limit", "unknown field"},
-      {"roles: {prefill: {resources: {limits: {cpu: 1.5}}}}", "roles.prefill.resources.limits[cpu]", "quote"},
-      {"roles: {prefill: {resources: {limits: {cpu: -2}}}}", "roles.prefill.resources.limits[cpu]", "negative"},
-      {"roles: {prefill: {resources: {limits: {memory: 8GB}}}}", "roles.prefill.resources.limits[memory]",
+      {"roles: {prefill: {resources: {limit: {}}}}", "roles.prefill.resources.limit", "is not a known key"},
+      {"roles: {prefill: {resources: {limits: {cpu: 1.5}}}}", "roles.prefill.resources.limits.cpu", "quote"},
+      {"roles: {prefill: {resources: {limits: {cpu: -2}}}}", "roles.prefill.resources.limits.cpu", "negative"},
+      {"roles: {prefill: {resources: {limits: {memory: 8GB}}}}", "roles.prefill.resources.limits.memory",
        "not a non-negative quantity"},
-      {"roles: {prefill: {resources: {limits: {\"a b\": 1}}}}", "roles.prefill.resources.limits[a b]",
+      {"roles: {prefill: {resources: {limits: {\"a b\": 1}}}}", "roles.prefill.resources.limits[\"a b\"]",
        "resource name"},
       {"roles: {prefill: {resources: {requests: {cpu: \"8\"}, limits: {cpu: \"4\"}}}}",
-       "roles.prefill.resources.requests[cpu]", "exceeds the limit 4"},
+       "roles.prefill.resources.requests.cpu", "exceeds the limit 4"},
       {"roles: {prefill: {tolerations: {key: a}}}", "roles.prefill.tolerations", "must be a list"},
       {"roles: {prefill: {tolerations: [{key: a, operator: In}]}}", "roles.prefill.tolerations[0].operator",
        "Exists or Equal"},
@@ -153,7 +154,7 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
       {"roles: {prefill: {tolerations: [{key: a, effect: NoSchedule, tolerationSeconds: 5}]}}",
        "roles.prefill.tolerations[0].tolerationSeconds", "NoExecute"},
       {"roles: {prefill: {tolerations: [{key: a, colour: red}]}}", "roles.prefill.tolerations[0].colour",
-       "unknown field"},
+       "is not a known key"},
       {"roles: {prefill: {volumes: [{name: Bad_Name, emptyDir: {}}]}}", "roles.prefill.volumes[0].name",
        "DNS-1123"},
       {"roles: {prefill: {volumes: [{emptyDir: {}}]}}", "roles.prefill.volumes[0].name", "is required"},
@@ -161,7 +162,7 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
       {"roles: {prefill: {volumes: [{name: a, emptyDir: {}, hostPath: {path: /x}}]}}", "roles.prefill.volumes[0]",
        "several volume sources"},
       {"roles: {prefill: {volumes: [{name: a, awsElasticBlockStore: {}}]}}",
-       "roles.prefill.volumes[0].awsElasticBlockStore", "unknown field"},
+       "roles.prefill.volumes[0].awsElasticBlockStore", "is not a known key"},
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: relative}}]}}",
        "roles.prefill.volumes[0].hostPath.path", "absolute path"},
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: /a/../etc}}]}}",
@@ -169,7 +170,7 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: /a, type: Folder}}]}}",
        "roles.prefill.volumes[0].hostPath.type", "DirectoryOrCreate"},
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: /a, readOnly: true}}]}}",
-       "roles.prefill.volumes[0].hostPath.readOnly", "unknown field"},
+       "roles.prefill.volumes[0].hostPath.readOnly", "is not a known key"},
       {"roles: {prefill: {volumes: [{name: a, configMap: {name: c, defaultMode: 0440}}]}}", "",
        "line 1: defaultMode 0440 has a leading zero"},
       {"roles: {prefill: {volumes: [{name: a, configMap: {name: c, defaultMode: 1000}}]}}",
@@ -197,7 +198,7 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
   for (const auto& c : cases) {
     CAPTURE(std::string(c.yaml));
     const auto problems = parse_problems(c.yaml);
-    const config::Problem* p = problem_at(problems, c.path);
+    const validation::Problem* p = problem_at(problems, c.path);
     REQUIRE_MESSAGE(p != nullptr, "problems: " << [&] {
       std::string s;
       for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
@@ -297,23 +298,23 @@ TEST_CASE("what the tool owns cannot be overridden: every collision is an error 
     const char* hardware = "800I_A2";
   };
   const Case cases[] = {
-      {"roles: {prefill: {labels: {app: x}}}", "roles.prefill.labels[app]", "app=mindie-motor-vllm-prefill"},
-      {"roles: {prefill: {labels: {fault-scheduling: force}}}", "roles.prefill.labels[fault-scheduling]",
+      {"roles: {prefill: {labels: {app: x}}}", "roles.prefill.labels.app", "app=mindie-motor-vllm-prefill"},
+      {"roles: {prefill: {labels: {fault-scheduling: force}}}", "roles.prefill.labels.fault-scheduling",
        "fault-scheduling=grace that kubectl-mindie sets (set faultScheduling instead)"},
-      {"roles: {decode: {labels: {fault-retry-times: \"1\"}}}", "roles.decode.labels[fault-retry-times]",
+      {"roles: {decode: {labels: {fault-retry-times: \"1\"}}}", "roles.decode.labels.fault-retry-times",
        "set faultRetryTimes instead"},
       {"roles: {decode: {labels: {ring-controller.atlas: ascend-910}}}",
-       "roles.decode.labels[ring-controller.atlas]", "ring-controller.atlas=ascend-910b"},
+       "roles.decode.labels[\"ring-controller.atlas\"]", "ring-controller.atlas=ascend-910b"},
       {"roles: {controller: {labels: {infer.huawei.com/instanceset-name: x}}}",
-       "roles.controller.labels[infer.huawei.com/instanceset-name]", "infer-operator"},
-      {"roles: {controller: {labels: {pod-template-hash: x}}}", "roles.controller.labels[pod-template-hash]",
+       "roles.controller.labels[\"infer.huawei.com/instanceset-name\"]", "infer-operator"},
+      {"roles: {controller: {labels: {pod-template-hash: x}}}", "roles.controller.labels.pod-template-hash",
        "controller sets it"},
       {"roles: {prefill: {annotations: {huawei.com/schedule_policy: chip4-node8}}}",
-       "roles.prefill.annotations[huawei.com/schedule_policy]", "huawei.com/schedule_policy=chip8-node8"},
-      {"roles: {prefill: {annotations: {sp-block: \"32\"}}}", "roles.prefill.annotations[sp-block]", "sp-block=8",
+       "roles.prefill.annotations[\"huawei.com/schedule_policy\"]", "huawei.com/schedule_policy=chip8-node8"},
+      {"roles: {prefill: {annotations: {sp-block: \"32\"}}}", "roles.prefill.annotations.sp-block", "sp-block=8",
        "800I_A3"},
       {"roles: {decode: {nodeSelector: {accelerator-type: module-a3-16}}}",
-       "roles.decode.nodeSelector[accelerator-type]", "accelerator-type=module-910b-8"},
+       "roles.decode.nodeSelector.accelerator-type", "accelerator-type=module-910b-8"},
       {"roles: {coordinator: {tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: "
        "NoExecute, tolerationSeconds: 600}]}}",
        "roles.coordinator.tolerations[0].key", "\"tolerationSeconds\":30"},
@@ -324,10 +325,10 @@ TEST_CASE("what the tool owns cannot be overridden: every collision is an error 
       {"roles: {decode: {volumes: [{name: c, emptyDir: {}}], volumeMounts: [{name: c, mountPath: /dev/shm}]}}",
        "roles.decode.volumeMounts[0].mountPath", "built-in mount of volume \"dshm\""},
       {"roles: {prefill: {resources: {limits: {huawei.com/Ascend910: \"4\"}}}}",
-       "roles.prefill.resources.limits[huawei.com/Ascend910]", "motor_deploy_config.p_pod_npu_num"},
+       "roles.prefill.resources.limits[\"huawei.com/Ascend910\"]", "motor_deploy_config.p_pod_npu_num"},
       {"roles: {controller: {resources: {requests: {huawei.com/Ascend910: \"1\"}}}}",
-       "roles.controller.resources.requests[huawei.com/Ascend910]", "NPU resource"},
-      {"roles: {prefill: {resources: {limits: {memory: 1Gi}}}}", "roles.prefill.resources.limits[memory]",
+       "roles.controller.resources.requests[\"huawei.com/Ascend910\"]", "NPU resource"},
+      {"roles: {prefill: {resources: {limits: {memory: 1Gi}}}}", "roles.prefill.resources.limits.memory",
        "request 64Gi would exceed its limit 1Gi"},
       {"roles: {controller: {faultScheduling: force}}", "roles.controller.faultScheduling", "Volcano"},
       {"roles: {kv-pool: {faultRetryTimes: 3}}", "roles.kv-pool.faultRetryTimes", "Volcano"},
@@ -336,7 +337,7 @@ TEST_CASE("what the tool owns cannot be overridden: every collision is an error 
   for (const auto& c : cases) {
     CAPTURE(std::string(c.yaml));
     const auto problems = render_problems(c.yaml, c.hardware);
-    const config::Problem* p = problem_at(problems, c.path);
+    const validation::Problem* p = problem_at(problems, c.path);
     REQUIRE_MESSAGE(p != nullptr, "problems: " << [&] {
       std::string s;
       for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
@@ -362,7 +363,7 @@ TEST_CASE("motor-config stores the overrides file byte for byte; a script cannot
 
   render::RenderOptions clash;
   clash.scripts = {{baseline::kOverridesKey, "x"}};
-  CHECK_THROWS_AS(render::render_config_map(c, nullptr, clash), config::ValidationError);
+  CHECK_THROWS_AS(render::render_config_map(c, nullptr, clash), validation::ValidationError);
 }
 
 TEST_CASE("overrides of roles that are off (kv-pool, kv-conductor) are accepted and kept for when they are on") {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config_test_support.h"
+#include "kube/names.h"
 #include "mindie/manifests.h"
 #include "mindie/overrides.h"
 #include "render_test_support.h"
@@ -22,12 +23,12 @@ struct ProfileCase {
   const char* accelerator_type;
   int npus_per_node;
   const char* schedule_policy;
-  config::SpBlockRule sp_block;
+  hardware::SpBlockRule sp_block;
 };
 constexpr ProfileCase kProfiles[] = {
-    {"800I_A2", "module-910b-8", 8, "chip8-node8", config::SpBlockRule::None},
-    {"800I_A3", "module-a3-16", 16, "chip2-node16", config::SpBlockRule::PerPod},
-    {"900_A3_SuperPoD", "module-a3-16-super-pod", 16, "chip2-node16-sp", config::SpBlockRule::PerInstance},
+    {"800I_A2", "module-910b-8", 8, "chip8-node8", hardware::SpBlockRule::None},
+    {"800I_A3", "module-a3-16", 16, "chip2-node16", hardware::SpBlockRule::PerPod},
+    {"900_A3_SuperPoD", "module-a3-16-super-pod", 16, "chip2-node16-sp", hardware::SpBlockRule::PerInstance},
 };
 
 // A config on `profile` with 2 prefill pods of NPUs/2 each and 1 decode pod of all NPUs.
@@ -43,7 +44,7 @@ json::object config_for(const ProfileCase& p, const char* engine_type = "vllm") 
 }
 
 long double quantity(const json::value& v) {
-  auto q = overrides::parse_quantity(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
+  auto q = kube::parse_quantity(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
   REQUIRE(q.has_value());
   return *q;
 }
@@ -97,23 +98,23 @@ void check_restricted(const json::object& role) {
 }  // namespace
 
 TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A3 and the A3 SuperPoD") {
-  const auto& profiles = config::hardware_profiles();
+  const auto& profiles = hardware::hardware_profiles();
   REQUIRE(profiles.size() == std::size(kProfiles));
   for (const auto& want : kProfiles) {
     CAPTURE(want.name);
-    const auto* p = config::find_hardware_profile(want.name);
+    const auto* p = hardware::find_hardware_profile(want.name);
     REQUIRE(p != nullptr);
     CHECK(p->accelerator_type == want.accelerator_type);
     CHECK(p->max_npus_per_pod == want.npus_per_node);
     CHECK(p->npu_resource == "huawei.com/Ascend910");
     CHECK(p->schedule_policy == want.schedule_policy);
     CHECK(p->sp_block_rule == want.sp_block);
-    CHECK(p->sp_block == (want.sp_block != config::SpBlockRule::None));
+    CHECK(p->sp_block == (want.sp_block != hardware::SpBlockRule::None));
     CHECK(p->node_selector == std::vector<std::pair<std::string, std::string>>{
                                   {"accelerator", "huawei-Ascend910"}, {"accelerator-type", want.accelerator_type}});
     CHECK(p->pod_labels == std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
   }
-  CHECK(config::find_hardware_profile("800i_a2") == nullptr);
+  CHECK(hardware::find_hardware_profile("800i_a2") == nullptr);
   CHECK(manifests::embedded().count("hardware_profiles.yaml") == 1);
 }
 
@@ -135,7 +136,7 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
   sp_block: none
   mf_transfer_protocol: device_rdma
 )";
-  auto parsed = config::parse_hardware_profiles(extra, "extra.yaml");
+  auto parsed = hardware::parse_hardware_profiles(extra, "extra.yaml");
   REQUIRE(parsed.size() == 1);
   CHECK(parsed[0].name == "800T_A2");
   CHECK(parsed[0].schedule_policy.empty());
@@ -157,19 +158,19 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
   sp_block: none
 )";
   try {
-    config::parse_hardware_profiles(bad, "bad.yaml");
-    FAIL("expected std::invalid_argument");
-  } catch (const std::invalid_argument& e) {
+    hardware::parse_hardware_profiles(bad, "bad.yaml");
+    FAIL("expected validation::ValidationError");
+  } catch (const validation::ValidationError& e) {
     const std::string what = e.what();
-    for (const char* p : {"profiles.A.colour: unknown field", "profiles.A.npus_per_node", "profiles.A.npu_resource",
-                          "profiles.A.node_selector.bad key!", "profiles.A.sp_block", "profiles.A.mf_transfer_protocol: must be",
+    for (const char* p : {"profiles.A.colour: is not a known key", "profiles.A.npus_per_node", "profiles.A.npu_resource",
+                          "profiles.A.node_selector[\"bad key!\"]", "profiles.A.sp_block", "profiles.A.mf_transfer_protocol: must be",
                           "profiles.A.mf_transfer_protocol: is required", "profiles.A.name: duplicate"}) {
       CAPTURE(std::string(p));
       CAPTURE(what);
       CHECK(what.find(p) != std::string::npos);
     }
   }
-  CHECK_THROWS_AS(config::parse_hardware_profiles("profiles: []", "empty.yaml"), std::invalid_argument);
+  CHECK_THROWS_AS(hardware::parse_hardware_profiles("profiles: []", "empty.yaml"), validation::ValidationError);
 }
 
 TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPUs, SuperPoD annotations, mounts") {
@@ -199,9 +200,9 @@ TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPU
             json::object{{"accelerator", "huawei-Ascend910"}, {"accelerator-type", p.accelerator_type}});
       CHECK(is_str(annotations.at("huawei.com/schedule_policy"), p.schedule_policy));
       switch (p.sp_block) {
-        case config::SpBlockRule::None: CHECK_FALSE(annotations.contains("sp-block")); break;
-        case config::SpBlockRule::PerPod: CHECK(annotations.at("sp-block").as_string() == std::to_string(npus)); break;
-        case config::SpBlockRule::PerInstance:
+        case hardware::SpBlockRule::None: CHECK_FALSE(annotations.contains("sp-block")); break;
+        case hardware::SpBlockRule::PerPod: CHECK(annotations.at("sp-block").as_string() == std::to_string(npus)); break;
+        case hardware::SpBlockRule::PerInstance:
           CHECK(annotations.at("sp-block").as_string() == std::to_string(npus * pods));
           break;
       }

@@ -297,7 +297,7 @@ TEST_CASE("InferServiceSet names: default from the engine, DNS label, derived na
 
   render::RenderOptions opts;
   opts.service_set_name = std::string(40, 'x');
-  CHECK_THROWS_AS(render::render_infer_service_set(c, nullptr, opts), config::ValidationError);
+  CHECK_THROWS_AS(render::render_infer_service_set(c, nullptr, opts), validation::ValidationError);
   deploy_of(cfg)["deploy_mode"] = "multi_deployment";
   CHECK_THROWS_AS(render::render_infer_service_set(parse(cfg), nullptr, {}), std::invalid_argument);
 }
@@ -338,12 +338,12 @@ TEST_CASE("ConfigMap: exact baseline bytes, env.json, scripts, annotations") {
   try {
     render::render_config_map(c, nullptr, bad);
     FAIL("expected ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(e.problems().size() == 3);
   }
   render::RenderOptions huge;
   huge.scripts = {{"big.txt", std::string(1024 * 1024, 'x')}};
-  CHECK_THROWS_AS(render::render_config_map(c, nullptr, huge), config::ValidationError);
+  CHECK_THROWS_AS(render::render_config_map(c, nullptr, huge), validation::ValidationError);
 }
 
 TEST_CASE("the rendered InferServiceSet satisfies the published CRD schema") {
@@ -445,7 +445,7 @@ TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill 
   try {
     render_all(parse(valid_config()), opts);
     FAIL("expected a ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     REQUIRE(e.problems().size() == 1);
     CHECK(e.problems()[0].path == "roles.union");
     CHECK(e.problems()[0].message.find("hybrid_instances_num") != std::string::npos);

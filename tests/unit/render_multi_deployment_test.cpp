@@ -241,14 +241,14 @@ TEST_CASE("multi_deployment: refusals name the field") {
   try {
     render::render_multi_workloads(parse(raw), opts);
     FAIL("expected a ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     REQUIRE(e.problems().size() == 1);
     CHECK(e.problems()[0].path == "roles.prefill.gangSchedule");
     CHECK(e.source() == "ov.yaml");
   }
   render::RenderOptions bad;
   bad.service_set_name = "Bad_Name";
-  CHECK_THROWS_AS(render::render_multi_workloads(parse(raw), bad), config::ValidationError);
+  CHECK_THROWS_AS(render::render_multi_workloads(parse(raw), bad), validation::ValidationError);
   CHECK_THROWS_AS(render::render_multi_workloads(parse(valid_config()), {}), std::invalid_argument);
 }
 
@@ -328,7 +328,7 @@ TEST_CASE("single_container: overrides only of its own role; a job_id too long f
   try {
     render::render_single_container_workloads(parse(single_config()), opts);
     FAIL("expected a ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     REQUIRE(e.problems().size() == 1);
     CHECK(e.problems()[0].path == "roles.prefill");
   }
@@ -341,7 +341,7 @@ TEST_CASE("single_container: overrides only of its own role; a job_id too long f
   try {
     render::render_single_container_workloads(parse(raw), {});
     FAIL("expected a ValidationError");
-  } catch (const config::ValidationError& e) {
+  } catch (const validation::ValidationError& e) {
     CHECK(e.problems()[0].path == "motor_deploy_config.job_id");
   }
 }

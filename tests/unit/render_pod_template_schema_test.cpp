@@ -17,6 +17,7 @@
 #include <set>
 
 #include "config_test_support.h"
+#include "kube/names.h"
 #include "mindie/overrides.h"
 #include "render_test_support.h"
 #include "support/openapi_schema.h"
@@ -57,7 +58,7 @@ std::vector<testing::SchemaViolation> schema_violations(const json::object& role
 }
 
 long double q(const json::value& v) {
-  auto r = overrides::parse_quantity(std::string(v.as_string()));
+  auto r = kube::parse_quantity(std::string(v.as_string()));
   REQUIRE(r.has_value());
   return *r;
 }
@@ -74,24 +75,24 @@ void check_semantics(const json::object& role) {
   for (const auto& kv : spec.at("selector").at("matchLabels").as_object())
     CHECK(tpl.at("metadata").at("labels").at(kv.key()) == kv.value());
   for (const auto& kv : tpl.at("metadata").at("labels").as_object()) {
-    CHECK(config::is_qualified_name(kv.key()));
-    CHECK(config::is_label_value(kv.value().as_string()));
+    CHECK(kube::is_qualified_name(kv.key()));
+    CHECK(kube::is_label_value(kv.value().as_string()));
   }
   for (const auto& kv : role.at("metadata").at("labels").as_object())
-    CHECK(config::is_label_value(kv.value().as_string()));
+    CHECK(kube::is_label_value(kv.value().as_string()));
   if (const auto* ann = tpl.at("metadata").as_object().if_contains("annotations"))
-    for (const auto& kv : ann->as_object()) CHECK(config::is_qualified_name(kv.key()));
+    for (const auto& kv : ann->as_object()) CHECK(kube::is_qualified_name(kv.key()));
   // Volumes: unique DNS-1123 names, exactly one source each.
   std::set<std::string> volumes;
   for (const auto& v : pod.at("volumes").as_array()) {
     const std::string vname(v.at("name").as_string());
-    CHECK(config::is_dns1123_label(vname));
+    CHECK(kube::is_dns1123_label(vname));
     CHECK(volumes.insert(vname).second);
     CHECK(v.as_object().size() == 2);
   }
   for (const auto& c : pod.at("containers").as_array()) {
     const auto& co = c.as_object();
-    CHECK(config::is_dns1123_label(co.at("name").as_string()));
+    CHECK(kube::is_dns1123_label(co.at("name").as_string()));
     // Mounts name existing volumes, at distinct absolute paths.
     std::set<std::string> paths;
     for (const auto& m : co.at("volumeMounts").as_array()) {

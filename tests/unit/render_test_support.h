@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kube/names.h"
 #include "mindie/config.h"
 #include "mindie/render.h"
 
@@ -83,7 +84,7 @@ inline boost::json::object render_iss(const config::UserConfig& cfg, const rende
 inline nlohmann::json to_nlohmann(const boost::json::value& v) { return nlohmann::json::parse(boost::json::serialize(v)); }
 
 /// CHECKs that every string in a "labels", "matchLabels", "selector" or "nodeSelector" map anywhere in `v` is a
-/// valid label value (config::is_label_value); `path` names `v` in failures.
+/// valid label value (kube::is_label_value); `path` names `v` in failures.
 inline void check_label_values(const boost::json::value& v, const std::string& path) {
   if (v.is_object()) {
     for (const auto& kv : v.as_object()) {
@@ -94,7 +95,7 @@ inline void check_label_values(const boost::json::value& v, const std::string& p
           if (!l.value().is_string()) continue;  // a selector may hold matchLabels
           CAPTURE(path);
           CAPTURE(std::string(l.key()));
-          CHECK(config::is_label_value(l.value().as_string()));
+          CHECK(kube::is_label_value(l.value().as_string()));
         }
       }
       check_label_values(kv.value(), path + "." + std::string(key));

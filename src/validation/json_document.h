@@ -1,0 +1,20 @@
+// Reading a JSON input document (user_config.json, env.json) for validation: syntax errors with line and column,
+// and what a JSON parser silently lets through (a key twice in one object, a number beyond a double), as Problems.
+#pragma once
+
+#include <boost/json.hpp>
+#include <optional>
+#include <string_view>
+
+#include "validation/reader.h"
+
+namespace mindie::validation {
+
+/// Parses `raw`, which must hold one JSON object, adding its problems to `r`. A syntax error (with line and
+/// column), a UTF-8 byte-order mark (Python's json, PyMotor's reader, refuses it too), nesting deeper than
+/// util::kMaxJsonDepth, or a document that is not an object is one problem at path "" and gives nullopt. Otherwise
+/// returns the object, after adding a problem for each key that appears twice in one object (JSON readers keep the
+/// last value, so the first would be lost without a word) and each number beyond a double's range.
+std::optional<boost::json::object> read_json_object(std::string_view raw, Reader& r);
+
+}  // namespace mindie::validation
