@@ -257,7 +257,7 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
 
 namespace {
 
-/// delete: DeleteOptions, or the AIBrix path with --framework aibrix.
+/// delete: DeleteOptions, or StormDeleteOptions with --framework aibrix.
 class DeleteInvocation : public Invocation {
  public:
   explicit DeleteInvocation(po::options_description& desc) {
@@ -266,7 +266,14 @@ class DeleteInvocation : public Invocation {
   }
   std::string output() const override { return flags_.output; }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("delete", framework_, {}, {}, {}, flags_, global, printer);
+    if (use_aibrix(framework_)) {
+      StormDeleteOptions o(framework_, flags_, global.kube.namespace_);
+      o.validate();
+      o.complete();
+      Session session(global, std::cerr);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
     DeleteOptions o(flags_, global.kube.namespace_);
     o.validate();
     o.complete();

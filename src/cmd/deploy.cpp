@@ -477,7 +477,7 @@ json::object DeployOptions::apply_object(kube::Client& client, const json::objec
 
 namespace {
 
-/// deploy: DeployOptions, or the AIBrix path with --framework aibrix.
+/// deploy: DeployOptions, or StormDeployOptions with --framework aibrix.
 class DeployInvocation : public Invocation {
  public:
   explicit DeployInvocation(po::options_description& desc) {
@@ -486,7 +486,21 @@ class DeployInvocation : public Invocation {
   }
   std::string output() const override { return flags_.output; }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("deploy", framework_, flags_, {}, {}, {}, global, printer);
+    if (use_aibrix(framework_)) {
+      StormDeployOptions o(flags_, global.kube.namespace_);
+      o.validate();
+      o.complete();
+      if (!o.needs_server()) {
+        OfflineTransport offline;
+        kube::Client client(offline);
+        // No watch either: --wait is refused with --dry-run.
+        o.run(client, printer, [] { return std::make_unique<OfflineTransport>(); });
+        return;
+      }
+      Session session(global, std::cerr);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
     DeployOptions o(flags_, global.kube.namespace_);
     o.validate();
     o.complete();

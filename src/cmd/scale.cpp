@@ -447,7 +447,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
 
 namespace {
 
-/// scale: ScaleOptions, or the AIBrix path with --framework aibrix.
+/// scale: ScaleOptions, or StormScaleOptions with --framework aibrix.
 class ScaleInvocation : public Invocation {
  public:
   explicit ScaleInvocation(po::options_description& desc) {
@@ -456,7 +456,14 @@ class ScaleInvocation : public Invocation {
   }
   std::string output() const override { return flags_.output; }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("scale", framework_, {}, flags_, {}, {}, global, printer);
+    if (use_aibrix(framework_)) {
+      StormScaleOptions o(framework_, flags_, global.kube.namespace_);
+      o.validate();
+      Session session(global, std::cerr);
+      o.complete(session.rest_config().namespace_);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
     ScaleOptions o(flags_, global.kube.namespace_);
     o.validate();
     Session session(global, std::cerr);

@@ -232,7 +232,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
 
 namespace {
 
-/// status: StatusOptions, or the AIBrix path with --framework aibrix.
+/// status: StatusOptions, or StormStatusOptions with --framework aibrix.
 class StatusInvocation : public Invocation {
  public:
   explicit StatusInvocation(po::options_description& desc) {
@@ -241,7 +241,14 @@ class StatusInvocation : public Invocation {
   }
   std::string output() const override { return flags_.output; }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("status", framework_, {}, {}, flags_, {}, global, printer);
+    if (use_aibrix(framework_)) {
+      StormStatusOptions o(framework_, flags_, global.kube.namespace_);
+      o.validate();
+      Session session(global, std::cerr);
+      o.complete(session.rest_config().namespace_);
+      o.run(session.client(), printer);
+      return;
+    }
     StatusOptions o(flags_, global.kube.namespace_);
     o.validate();
     Session session(global, std::cerr);
