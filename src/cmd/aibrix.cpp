@@ -154,7 +154,7 @@ void StormDeployOptions::validate() {
                              std::pair{!flags_.overrides.empty(), "--overrides"},
                              std::pair{!flags_.output_dir.empty(), "--output-dir"}})
     if (given) throw UsageError(std::string(name) + " is not supported with --framework aibrix");
-  Printer::check_object_format(flags_.output);
+  flags_.output.validate();
   dry_run_ = parse_dry_run(flags_.dry_run);
   timeout_ = check_wait_after_flags(flags_.wait, dry_run_);
   check_namespace_syntax(namespace_flag_);
@@ -231,7 +231,7 @@ void StormScaleOptions::validate() {
   if (*fw.replicas < 1 || *fw.replicas > ab::kMaxRoleReplicas)
     throw UsageError("--replicas " + std::to_string(*fw.replicas) + " is out of range: 1.." +
                      std::to_string(ab::kMaxRoleReplicas));
-  Printer::check_object_format(flags_.output);
+  flags_.output.validate();
   dry_run_ = parse_dry_run(flags_.dry_run);
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
@@ -313,9 +313,7 @@ void StormStatusOptions::validate() const {
   if (!framework_.app.empty()) check_app(framework_.app);
   check_namespace_syntax(namespace_flag_);
   if (flags_.watch) throw UsageError("--watch is not supported with --framework aibrix yet");
-  if (!flags_.output.empty() && flags_.output != "json" && flags_.output != "yaml")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
-                     "\", allowed formats are: json,yaml");
+  flags_.output.only({"json", "yaml"}).validate();  // no wide view of a StormService
 }
 
 void StormStatusOptions::complete(const std::string& context_namespace) {
@@ -348,7 +346,7 @@ void StormStatusOptions::run(kube::Client& client, Printer& printer) {
   // Normal events too: kubelet's Killing about an earlier pod of the same name is the evidence of a recreation.
   inputs.events = take(client.list(kube::gvr::kEvents, ns, "", 500, "involvedObject.kind=Pod"));
   const ab::StormStatus report = ab::build_storm_status(ns, inputs, std::chrono::system_clock::now());
-  if (flags_.output == "json" || flags_.output == "yaml") {
+  if (flags_.output.format() == "json" || flags_.output.format() == "yaml") {
     printer.object(report.to_json());
   } else {
     printer.out() << ab::render_storm_status(report);
@@ -366,9 +364,7 @@ void StormDeleteOptions::validate() {
   if (namespace_flag_.empty())
     throw UsageError("-n NAMESPACE is required: delete never falls back to the kubeconfig's namespace");
   check_namespace_syntax(namespace_flag_);
-  if (!flags_.output.empty() && flags_.output != "name")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
-                     "\", allowed formats are: name");
+  flags_.output.validate();
   dry_run_ = parse_dry_run(flags_.dry_run);
   if (flags_.wait && dry_run_ != DryRun::None) throw UsageError("--wait cannot be used with --dry-run");
   timeout_ = parse_duration(flags_.timeout, "--timeout");

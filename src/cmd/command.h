@@ -32,7 +32,9 @@ struct Command {
   std::string synopsis;     ///< the Usage line of --help
   std::string description;  ///< --help's text above the examples
   std::string examples;     ///< --help's Examples block
-  std::vector<std::string> outputs;  ///< the -o values it accepts (completion offers them); empty: no -o
+  /// The -o values it accepts, taken from its OutputFlags (cmd/output_flags.h), whose validation and help line
+  /// read the same list; completion offers them. Empty: no -o.
+  std::vector<std::string> outputs;
   bool global_flags = true;          ///< takes the connection flags (--kubeconfig, -n, ...); version does not
   /// Adds the command's own flags to `desc` (not --help, not the global flags) and returns the invocation they are
   /// bound to.

@@ -20,8 +20,8 @@ void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none, client (only print what would be deleted) or server (send with dryRun=All)")
       ("wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")
-      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)")
-      ("output,o", po::value(&flags.output), "Output format: name (only kind.group/name)");
+      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
+  flags.output.bind(desc);
 }
 
 namespace {
@@ -168,9 +168,7 @@ void DeleteOptions::validate() {
     throw UsageError("-n NAMESPACE is required: delete removes the deployment of one namespace (its job_id)");
   check_namespace_syntax(namespace_flag_);
   dry_run_ = parse_dry_run(flags_.dry_run);
-  if (!flags_.output.empty() && flags_.output != "name")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
-                     "\", allowed formats are: name");
+  flags_.output.validate();
   WaitAfterFlags w{flags_.wait, flags_.timeout};
   timeout_ = check_wait_after_flags(w, dry_run_);
 }
@@ -264,7 +262,7 @@ class DeleteInvocation : public Invocation {
     add_delete_flags(desc, flags_);
     add_framework_flags(desc, framework_, "delete");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
       StormDeleteOptions o(framework_, flags_, global.kube.namespace_);
@@ -304,7 +302,7 @@ Command delete_command() {
           "  kubectl mindie delete -n mindie-demo --dry-run=client\n\n"
           "  # Delete an AIBrix StormService and its Services, and wait for its pods to go\n"
           "  kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd --wait\n",
-          {"name"},
+          DeleteFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeleteInvocation>(desc);

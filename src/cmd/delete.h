@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "kube/watch.h"
 
 namespace mindie::cmd {
@@ -20,7 +21,7 @@ struct DeleteFlags {
   std::string dry_run = "none";  ///< --dry-run: none, client (read only, print) or server (dryRun=All)
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
-  std::string output;            ///< -o: "" or "name"
+  OutputFlags output{{"name"}, "Output format", " (only kind.group/name)"};  ///< -o
 };
 
 /// Binds DeleteFlags to `desc`.

@@ -35,8 +35,9 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       ("overrides", po::value(&flags.overrides),
        "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none, client (print only) or server (send with dryRun=All)")
-      ("output,o", po::value(&flags.output), "Print the objects: json, yaml or name")
+       "none, client (print only) or server (send with dryRun=All)");
+  flags.output.bind(desc);
+  desc.add_options()
       ("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")
       ("force-conflicts", po::bool_switch(&flags.force_conflicts),
        "Take over fields another field manager owns (server-side apply force)");
@@ -50,7 +51,7 @@ void DeployOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
   if (!flags_.name.empty() && !config::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
-  Printer::check_object_format(flags_.output);
+  flags_.output.validate();
   check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
 }
 
@@ -484,7 +485,7 @@ class DeployInvocation : public Invocation {
     add_deploy_flags(desc, flags_);
     add_framework_flags(desc, framework_, "deploy");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
       StormDeployOptions o(flags_, global.kube.namespace_);
@@ -538,7 +539,7 @@ Command deploy_command() {
           "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n\n"
           "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
           "  kubectl mindie deploy --framework aibrix -f stormservice.yaml\n",
-          {"json", "yaml", "name"},
+          DeployFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeployInvocation>(desc);

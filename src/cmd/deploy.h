@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
 #include "mindie/render.h"
@@ -26,7 +27,7 @@ struct DeployFlags {
   std::string name;         ///< --name: InferServiceSet name
   std::string overrides;    ///< --overrides: YAML of per-role changes to the pod templates (mindie/overrides.h)
   std::string dry_run = "none";
-  std::string output;       ///< -o
+  OutputFlags output{{"json", "yaml", "name"}, "Print the objects"};  ///< -o
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
   WaitAfterFlags wait;      ///< --wait, --timeout

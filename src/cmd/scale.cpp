@@ -29,8 +29,8 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
-       "object")
-      ("output,o", po::value(&flags.output), "Print the scaled InferServiceSet: json, yaml or name");
+       "object");
+  flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
 }
 
@@ -52,7 +52,7 @@ void ScaleOptions::validate() const {
     if (v && (*v < 1 || *v > 16))
       throw UsageError(std::string(flag) + " " + std::to_string(*v) + " is out of range: instances are 1..16");
   }
-  Printer::check_object_format(flags_.output);
+  flags_.output.validate();
   if (parse_dry_run(flags_.dry_run) == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
   check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
@@ -454,7 +454,7 @@ class ScaleInvocation : public Invocation {
     add_scale_flags(desc, flags_);
     add_framework_flags(desc, framework_, "scale");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
       StormScaleOptions o(framework_, flags_, global.kube.namespace_);
@@ -496,7 +496,7 @@ Command scale_command() {
           "  kubectl mindie scale -f user_config.json\n\n"
           "  # Two decode replicas of the AIBrix StormService qwen3-pd\n"
           "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2\n",
-          {"json", "yaml", "name"},
+          ScaleFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<ScaleInvocation>(desc);

@@ -9,6 +9,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -22,7 +23,7 @@ struct ScaleFlags {
   std::optional<int> hybrid;   ///< --hybrid: PD-hybrid union role instances
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
-  std::string output;
+  OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   WaitAfterFlags wait;  ///< --wait, --timeout
 };
 

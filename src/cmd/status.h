@@ -13,6 +13,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "kube/watch.h"
 #include "mindie/status_report.h"
 
@@ -20,7 +21,7 @@ namespace mindie::cmd {
 
 /// status's own flags, as given.
 struct StatusFlags {
-  std::string output;  ///< -o: "" (tree), wide, json or yaml
+  OutputFlags output{{"wide", "json", "yaml"}, "Output format", " (default: a tree)"};  ///< -o; "" is the tree
   bool watch = false;  ///< -w/--watch
 };
 
