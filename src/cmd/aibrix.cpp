@@ -147,6 +147,8 @@ void wait_storm_ready(const std::string& ns, const std::string& app, std::chrono
 StormDeployOptions::StormDeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
+void StormDeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
 void StormDeployOptions::validate() {
   if (flags_.filename.empty()) throw UsageError("must specify -f stormservice.yaml with --framework aibrix");
   for (auto [given, name] : {std::pair{!flags_.env_file.empty(), "-e"}, std::pair{!flags_.config_dir.empty(), "--config-dir"},
@@ -155,12 +157,11 @@ void StormDeployOptions::validate() {
                              std::pair{!flags_.output_dir.empty(), "--output-dir"}})
     if (given) throw UsageError(std::string(name) + " is not supported with --framework aibrix");
   flags_.output.validate();
-  dry_run_ = parse_dry_run(flags_.dry_run);
   timeout_ = check_wait_after_flags(flags_.wait, dry_run_);
   check_namespace_syntax(namespace_flag_);
 }
 
-void StormDeployOptions::complete() {
+void StormDeployOptions::read_inputs() {
   const ab::StormConfig cfg = ab::parse_storm_config(read_file(flags_.filename), flags_.filename);
   if (!namespace_flag_.empty() && namespace_flag_ != cfg.app_namespace)
     throw UsageError("the namespace from the command line (--namespace " + namespace_flag_ +
@@ -173,6 +174,7 @@ void StormDeployOptions::complete() {
 
 void StormDeployOptions::run(kube::Client& client, Printer& printer,
                              const kube::Informer::TransportFactory& new_transport) {
+  read_inputs();  // before any request: a bad file sends nothing
   const json::object& storm = objects_.front();
   const std::vector<json::object> services(objects_.begin() + 1, objects_.end());
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
@@ -232,7 +234,6 @@ void StormScaleOptions::validate() {
     throw UsageError("--replicas " + std::to_string(*fw.replicas) + " is out of range: 1.." +
                      std::to_string(ab::kMaxRoleReplicas));
   flags_.output.validate();
-  dry_run_ = parse_dry_run(flags_.dry_run);
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
   timeout_ = check_wait_after_flags(flags_.wait, dry_run_);
@@ -240,6 +241,7 @@ void StormScaleOptions::validate() {
 
 void StormScaleOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+  dry_run_ = parse_dry_run(flags_.dry_run);
 }
 
 void StormScaleOptions::run(kube::Client& client, Printer& printer,
@@ -365,12 +367,11 @@ void StormDeleteOptions::validate() {
     throw UsageError("-n NAMESPACE is required: delete never falls back to the kubeconfig's namespace");
   check_namespace_syntax(namespace_flag_);
   flags_.output.validate();
-  dry_run_ = parse_dry_run(flags_.dry_run);
   if (flags_.wait && dry_run_ != DryRun::None) throw UsageError("--wait cannot be used with --dry-run");
   timeout_ = parse_duration(flags_.timeout, "--timeout");
 }
 
-void StormDeleteOptions::complete() {}
+void StormDeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
 
 void StormDeleteOptions::run(kube::Client& client, Printer& printer,
                              const kube::Informer::TransportFactory& new_transport) {

@@ -47,21 +47,25 @@ class StormDeployOptions {
  public:
   /// `namespace_flag` is the -n value as given ("" = not given).
   StormDeployOptions(DeployFlags flags, std::string namespace_flag);
+  /// --dry-run's value. Throws UsageError.
+  void complete();
   /// Flags; no I/O. The MindIE-only flags (-e, --config-dir, --scripts-dir, --name, --overrides, --output-dir) are
   /// UsageErrors. Throws UsageError.
   void validate();
-  /// Reads and validates -f, checks -n against its app_namespace and renders the objects. Throws CommandError,
-  /// config::ValidationError or UsageError.
-  void complete();
-  /// True unless --dry-run=client.
+  /// True unless --dry-run=client; valid after complete().
   bool needs_server() const { return dry_run_ != DryRun::Client; }
-  /// Applies (or, under --dry-run=client, only prints) the objects; with --wait, waits through watches on
-  /// connections from `new_transport` until the StormService is ready. Throws ApiError, TransportError,
-  /// CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the StormService applied, its
-  /// Services not all).
+  /// Reads and validates -f (read_inputs) before any request, then applies (or, under --dry-run=client, only
+  /// prints) the objects; with --wait, waits through watches on connections from `new_transport` until the
+  /// StormService is ready. Throws CommandError, config::ValidationError or UsageError (a bad file or -n; nothing
+  /// sent), ApiError, TransportError, CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the
+  /// StormService applied, its Services not all).
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
+  /// Reads and validates -f, checks -n against its app_namespace and renders the objects. Throws CommandError,
+  /// config::ValidationError or UsageError.
+  void read_inputs();
+
   DeployFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
@@ -76,11 +80,11 @@ class StormDeployOptions {
 class StormScaleOptions {
  public:
   StormScaleOptions(FrameworkFlags framework, ScaleFlags flags, std::string namespace_flag);
+  /// Fixes the namespace (-n, else `context_namespace`) and --dry-run's value. Throws UsageError.
+  void complete(const std::string& context_namespace);
   /// --app, --role, --replicas (1..ab::kMaxRoleReplicas) and the other flags; --prefill, --decode and -f are
   /// UsageErrors, as is --dry-run=client (the patch needs the live object). No I/O. Throws UsageError.
   void validate();
-  /// Fixes the namespace: -n, else `context_namespace`.
-  void complete(const std::string& context_namespace);
   /// Patches and applies; with --wait, waits as StormDeployOptions::run does. Throws ApiError, TransportError,
   /// CommandError (no CRD, an unscalable object, an object that kept changing, a --wait timeout) or PartialFailure
   /// (the scale applied, its Services not all).
@@ -100,10 +104,10 @@ class StormScaleOptions {
 class StormStatusOptions {
  public:
   StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag);
-  /// --app when given, -o (json or yaml; no wide view), --watch refused. No I/O. Throws UsageError.
-  void validate() const;
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
+  /// --app when given, -o (json or yaml; no wide view), --watch refused. No I/O. Throws UsageError.
+  void validate() const;
   /// Reads the StormService, its pods, Services and pod events (one request each) and prints the report.
   /// Throws ApiError, TransportError or CommandError (no CRD; no, or several, StormServices to show).
   void run(kube::Client& client, Printer& printer);
@@ -119,11 +123,10 @@ class StormStatusOptions {
 class StormDeleteOptions {
  public:
   StormDeleteOptions(FrameworkFlags framework, DeleteFlags flags, std::string namespace_flag);
-  /// --app, -n required (never the kubeconfig's namespace), -o, --dry-run, --wait, --timeout. No I/O. Throws
-  /// UsageError.
-  void validate();
-  /// Nothing to read locally; kept for the command shape.
+  /// --dry-run's value. Throws UsageError.
   void complete();
+  /// --app, -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws UsageError.
+  void validate();
   /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
   /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
   /// (no CRD, nothing to delete, a --wait timeout) or PartialFailure (a delete failed after others succeeded).

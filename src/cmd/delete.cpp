@@ -167,13 +167,12 @@ void DeleteOptions::validate() {
   if (namespace_flag_.empty())
     throw UsageError("-n NAMESPACE is required: delete removes the deployment of one namespace (its job_id)");
   check_namespace_syntax(namespace_flag_);
-  dry_run_ = parse_dry_run(flags_.dry_run);
   flags_.output.validate();
   WaitAfterFlags w{flags_.wait, flags_.timeout};
   timeout_ = check_wait_after_flags(w, dry_run_);
 }
 
-void DeleteOptions::complete() {}
+void DeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
 
 bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
   if (dry_run_ == DryRun::Client) return client.get_if_exists(t.gvr, t.ns, t.name).has_value();
@@ -266,15 +265,15 @@ class DeleteInvocation : public Invocation {
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
       StormDeleteOptions o(framework_, flags_, global.kube.namespace_);
-      o.validate();
       o.complete();
+      o.validate();
       Session session(global, std::cerr);
       o.run(session.client(), printer, [&session] { return session.new_transport(); });
       return;
     }
     DeleteOptions o(flags_, global.kube.namespace_);
-    o.validate();
     o.complete();
+    o.validate();
     Session session(global, std::cerr);
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }

@@ -47,12 +47,14 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
+void DeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
 void DeployOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
   if (!flags_.name.empty() && !config::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   flags_.output.validate();
-  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
+  check_wait_after_flags(flags_.wait, dry_run_);
 }
 
 namespace {
@@ -69,8 +71,7 @@ const kube::GVR& gvr_of(const json::object& obj) {
 
 }  // namespace
 
-void DeployOptions::complete() {
-  dry_run_ = parse_dry_run(flags_.dry_run);
+void DeployOptions::read_inputs() {
   auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
@@ -254,6 +255,7 @@ void DeployOptions::write_output_dir() const {
 }
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
+  read_inputs();  // before any request: a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
@@ -489,8 +491,8 @@ class DeployInvocation : public Invocation {
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
       StormDeployOptions o(flags_, global.kube.namespace_);
-      o.validate();
       o.complete();
+      o.validate();
       if (!o.needs_server()) {
         OfflineTransport offline;
         kube::Client client(offline);
@@ -503,8 +505,8 @@ class DeployInvocation : public Invocation {
       return;
     }
     DeployOptions o(flags_, global.kube.namespace_);
-    o.validate();
     o.complete();
+    o.validate();
     if (!o.needs_server()) {
       OfflineTransport offline;
       kube::Client client(offline);

@@ -53,20 +53,21 @@ void ScaleOptions::validate() const {
       throw UsageError(std::string(flag) + " " + std::to_string(*v) + " is out of range: instances are 1..16");
   }
   flags_.output.validate();
-  if (parse_dry_run(flags_.dry_run) == DryRun::Client)
+  if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
-  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
+  check_wait_after_flags(flags_.wait, dry_run_);
 }
 
 void ScaleOptions::complete(const std::string& context_namespace) {
   dry_run_ = parse_dry_run(flags_.dry_run);
-  if (!flags_.filename.empty()) {
-    proposed_ = config::parse_user_config(read_file(flags_.filename), flags_.filename);
-    check_namespace_flag(namespace_flag_, proposed_->job_id);
-    namespace_ = proposed_->job_id;
-  } else {
-    namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
-  }
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+}
+
+void ScaleOptions::read_proposed() {
+  if (flags_.filename.empty()) return;
+  proposed_ = config::parse_user_config(read_file(flags_.filename), flags_.filename);
+  check_namespace_flag(namespace_flag_, proposed_->job_id);
+  namespace_ = proposed_->job_id;
 }
 
 namespace {
@@ -160,6 +161,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
 }
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
+  read_proposed();  // before any request: a bad -f sends nothing
   const std::string cm_name = baseline::kConfigMapName;
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
   if (!cm) {
@@ -457,17 +459,19 @@ class ScaleInvocation : public Invocation {
   std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
-      StormScaleOptions o(framework_, flags_, global.kube.namespace_);
-      o.validate();
       Session session(global, std::cerr);
+      StormScaleOptions o(framework_, flags_, global.kube.namespace_);
       o.complete(session.rest_config().namespace_);
+      o.validate();
       o.run(session.client(), printer, [&session] { return session.new_transport(); });
       return;
     }
-    ScaleOptions o(flags_, global.kube.namespace_);
-    o.validate();
+    // The kubeconfig first: complete() takes its namespace (so a broken kubeconfig is reported before a bad flag,
+    // as kubectl scale does). Loading it sends nothing.
     Session session(global, std::cerr);
+    ScaleOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
+    o.validate();
     o.run(session.client(), printer);
     wait_after(session, flags_.wait, o.target_namespace(), printer);
   }

@@ -240,17 +240,18 @@ class StatusInvocation : public Invocation {
   std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
-      StormStatusOptions o(framework_, flags_, global.kube.namespace_);
-      o.validate();
       Session session(global, std::cerr);
+      StormStatusOptions o(framework_, flags_, global.kube.namespace_);
       o.complete(session.rest_config().namespace_);
+      o.validate();
       o.run(session.client(), printer);
       return;
     }
-    StatusOptions o(flags_, global.kube.namespace_);
-    o.validate();
+    // The kubeconfig first: complete() takes its namespace (loading it sends nothing).
     Session session(global, std::cerr);
+    StatusOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
+    o.validate();
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 
