@@ -168,13 +168,14 @@ status::StatusInputs inputs_from_informer(const kube::Informer& informer) {
 
 void StatusOptions::run(kube::Client& client, Printer& printer,
                         const kube::Informer::TransportFactory& new_transport) {
+  const std::string& format = flags_.output.format();
   const auto print = [&](const status::Report& report) {
-    if (flags_.output.format() == "json" || flags_.output.format() == "yaml") {
+    if (format == "json" || format == "yaml") {
       printer.object(report.to_json());
       printer.flush();
       printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
     } else {
-      printer.out() << status::render_table(report, flags_.output.format() == "wide");
+      printer.out() << status::render_table(report, format == "wide");
     }
   };
   status::StatusInputs inputs = read_status_inputs(client, namespace_);
@@ -185,7 +186,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
   }
   // Watch: the view is rebuilt from an informer's cache on every change. On a terminal the screen is redrawn in
   // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
-  const bool terminal = flags_.output.format().empty() || flags_.output.format() == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
+  const bool terminal = format.empty() || format == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
   const std::string name = report.name;
   const bool multi = report.multi();
   kube::Informer informer(new_transport, multi ? multi_status_watch_targets(namespace_, name)
@@ -197,15 +198,15 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
     report = status::build_report(namespace_, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
                                  std::chrono::system_clock::now());
     if (terminal) {
-      printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, flags_.output.format() == "wide") << std::flush;
-    } else if (flags_.output.format() == "json" || flags_.output.format() == "yaml") {
+      printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, format == "wide") << std::flush;
+    } else if (format == "json" || format == "yaml") {
       const auto lines = status::summary_lines(report);
       if (first || lines != previous) print(report);
       previous = lines;
     } else {
       const auto lines = status::summary_lines(report);
       if (first) {
-        printer.out() << status::render_table(report, flags_.output.format() == "wide");
+        printer.out() << status::render_table(report, format == "wide");
       } else {
         // Only what changed: new lines since the last view.
         const std::set<std::string> before(previous.begin(), previous.end());

@@ -138,8 +138,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   // One printed line per object, in the order sent.
   const std::string printed = out.str();
   CHECK(printed.rfind("configmap/motor-config serverside-applied\n", 0) == 0);
-  CHECK(printed.find("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n") ==
-        printed.size() - ("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n").size());
+  CHECK(printed.ends_with("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n"));
   CHECK(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\n')) == applies.size());
   CHECK(t.pending() == 12 - applies.size());
   CHECK(o.target_namespace() == kNs);
