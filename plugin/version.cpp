@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "cmd/output_flags.h"
 
 namespace mindie {
 
@@ -27,15 +28,20 @@ const char* build_platform() {
 #endif
 }
 
+/// version's -o, as kubectl version's.
+cmd::OutputFlags version_output() {
+  return {{"json", "yaml"}, "Output format", " (default: text)", "--output must be 'yaml' or 'json'"};
+}
+
 class VersionInvocation : public Invocation {
  public:
   explicit VersionInvocation(po::options_description& desc) {
-    desc.add_options()("output,o", po::value(&output_), "Output format: json or yaml (default: text)");
+    output_.bind(desc);
   }
-  std::string output() const override { return output_; }
+  std::string output() const override { return output_.format(); }
   void run(const cmd::GlobalFlags&, cmd::Printer& printer) override {
-    if (!output_.empty() && output_ != "json" && output_ != "yaml")
-      throw cmd::UsageError("--output must be 'yaml' or 'json'");
+    output_.validate();
+    const std::string& format = output_.format();
     std::ostream& out = printer.out();
     const std::vector<std::pair<const char*, std::string>> fields = {
         {"version", MINDIE_VERSION},
@@ -44,11 +50,11 @@ class VersionInvocation : public Invocation {
         {"buildDate", build::build_date()},
         {"compiler", std::string("gcc ") + __VERSION__},
         {"platform", build_platform()}};
-    if (output_ == "json") {
+    if (format == "json") {
       boost::json::object o;
       for (const auto& [k, v] : fields) o[k] = v;
       out << boost::json::serialize(o) << '\n';
-    } else if (output_ == "yaml") {
+    } else if (format == "yaml") {
       for (const auto& [k, v] : fields) out << k << ": " << boost::json::serialize(boost::json::value(v)) << '\n';
     } else {
       out << "kubectl-mindie version " << MINDIE_VERSION << '\n'
@@ -59,7 +65,8 @@ class VersionInvocation : public Invocation {
   }
 
  private:
-  std::string output_;
+  /// kubectl version's own refusal of other values.
+  cmd::OutputFlags output_ = version_output();
 };
 
 }  // namespace
@@ -74,7 +81,7 @@ Command version_command() {
           "  kubectl mindie version\n\n"
           "  # The same as JSON\n"
           "  kubectl mindie version -o json\n",
-          {"json", "yaml"},
+          version_output().formats(),
           false,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<VersionInvocation>(desc);

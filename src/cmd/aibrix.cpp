@@ -140,77 +140,93 @@ void wait_storm_ready(const std::string& ns, const std::string& app, std::chrono
   }
 }
 
+}  // namespace
+
 // ----------------------------------------------------------------------------------------------------------------
 // deploy
 
-void deploy(const DeployFlags& flags, const GlobalFlags& global, Printer& printer) {
-  // Validation, all before any request.
-  if (flags.filename.empty()) throw UsageError("must specify -f stormservice.yaml with --framework aibrix");
-  for (auto [given, name] : {std::pair{!flags.env_file.empty(), "-e"}, std::pair{!flags.config_dir.empty(), "--config-dir"},
-                             std::pair{!flags.scripts_dir.empty(), "--scripts-dir"}, std::pair{!flags.name.empty(), "--name"},
-                             std::pair{!flags.overrides.empty(), "--overrides"},
-                             std::pair{!flags.output_dir.empty(), "--output-dir"}})
+StormDeployOptions::StormDeployOptions(DeployFlags flags, std::string namespace_flag)
+    : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void StormDeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
+void StormDeployOptions::validate() {
+  if (flags_.filename.empty()) throw UsageError("must specify -f stormservice.yaml with --framework aibrix");
+  for (auto [given, name] : {std::pair{!flags_.env_file.empty(), "-e"}, std::pair{!flags_.config_dir.empty(), "--config-dir"},
+                             std::pair{!flags_.scripts_dir.empty(), "--scripts-dir"}, std::pair{!flags_.name.empty(), "--name"},
+                             std::pair{!flags_.overrides.empty(), "--overrides"},
+                             std::pair{!flags_.output_dir.empty(), "--output-dir"}})
     if (given) throw UsageError(std::string(name) + " is not supported with --framework aibrix");
-  Printer::check_object_format(flags.output);
-  const DryRun dry_run = parse_dry_run(flags.dry_run);
-  const auto timeout = check_wait_after_flags(flags.wait, dry_run);
-  check_namespace_syntax(global.kube.namespace_);
-  const ab::StormConfig cfg = ab::parse_storm_config(read_file(flags.filename), flags.filename);
-  if (!global.kube.namespace_.empty() && global.kube.namespace_ != cfg.app_namespace)
-    throw UsageError("the namespace from the command line (--namespace " + global.kube.namespace_ +
-                     ") does not match app_namespace (" + cfg.app_namespace + ") of " + flags.filename +
+  flags_.output.validate();
+  timeout_ = check_wait_after_flags(flags_.wait, dry_run_);
+  check_namespace_syntax(namespace_flag_);
+}
+
+void StormDeployOptions::read_inputs() {
+  const ab::StormConfig cfg = ab::parse_storm_config(read_file(flags_.filename), flags_.filename);
+  if (!namespace_flag_.empty() && namespace_flag_ != cfg.app_namespace)
+    throw UsageError("the namespace from the command line (--namespace " + namespace_flag_ +
+                     ") does not match app_namespace (" + cfg.app_namespace + ") of " + flags_.filename +
                      ": drop -n or make them equal");
-  const std::vector<json::object> objects = ab::render_storm_service(cfg);
-  const json::object& storm = objects.front();
-  const std::vector<json::object> services(objects.begin() + 1, objects.end());
+  app_ = cfg.app_name;
+  app_namespace_ = cfg.app_namespace;
+  objects_ = ab::render_storm_service(cfg);
+}
+
+void StormDeployOptions::run(kube::Client& client, Printer& printer,
+                             const kube::Informer::TransportFactory& new_transport) {
+  read_inputs();  // before any request: a bad file sends nothing
+  const json::object& storm = objects_.front();
+  const std::vector<json::object> services(objects_.begin() + 1, objects_.end());
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
 
-  if (dry_run == DryRun::Client) {
-    for (const auto& obj : objects) {
+  if (dry_run_ == DryRun::Client) {
+    for (const auto& obj : objects_) {
       const kube::GVR& r = obj.at("kind").as_string() == ab::kKind ? kStormServices : kube::gvr::kServices;
       if (print_objects) printer.object(obj);
-      else printer.mutation(r, name_of(obj), "serverside-applied", dry_run);
+      else printer.mutation(r, name_of(obj), "serverside-applied", dry_run_);
     }
     return;
   }
 
-  Session session(global, std::cerr);
-  kube::Client& client = session.client();
   require_crd(client, "nothing was written");
   kube::WriteOptions opts;
-  opts.dry_run = dry_run == DryRun::Server;
-  opts.force = flags.force_conflicts;
+  opts.dry_run = dry_run_ == DryRun::Server;
+  opts.force = flags_.force_conflicts;
   opts.field_manager = render::kFieldManager;
 
   const json::object stored = apply_taking_back_own_fields(client, kStormServices, storm, opts);
   if (print_objects) printer.object(stored);
-  else printer.mutation(kStormServices, cfg.app_name, "serverside-applied", dry_run);
+  else printer.mutation(kStormServices, app_, "serverside-applied", dry_run_);
   try {
-    apply_and_prune_services(client, printer, cfg.app_namespace, cfg.app_name, services, opts, dry_run,
-                             print_objects);
+    apply_and_prune_services(client, printer, app_namespace_, app_, services, opts, dry_run_, print_objects);
   } catch (...) {
     if (opts.dry_run) throw;
     // Every apply is idempotent: re-running converges. The StormService runs; only its Services may lag.
     throw PartialFailure(std::current_exception(),
-                         "stormservice." + std::string(ab::kGroup) + "/" + cfg.app_name +
+                         "stormservice." + std::string(ab::kGroup) + "/" + app_ +
                              " was applied but its Services were not all applied or pruned; fix the cause above "
-                             "and re-run: kubectl mindie deploy --framework aibrix -f " + flags.filename);
+                             "and re-run: kubectl mindie deploy --framework aibrix -f " + flags_.filename);
   }
-  if (flags.wait.wait) {
+  if (flags_.wait.wait) {
     printer.flush();
-    std::cout << std::flush;
-    wait_storm_ready(cfg.app_namespace, cfg.app_name, timeout, [&session] { return session.new_transport(); });
-    if (!print_objects) std::cout << kStormServices.kind_dot_group() << "/" << cfg.app_name << " ready\n";
+    printer.out() << std::flush;
+    wait_storm_ready(app_namespace_, app_, timeout_, new_transport);
+    if (!print_objects) printer.out() << kStormServices.kind_dot_group() << "/" << app_ << " ready\n";
   }
 }
 
 // ----------------------------------------------------------------------------------------------------------------
 // scale
 
-void scale(const FrameworkFlags& fw, const ScaleFlags& flags, const GlobalFlags& global, Printer& printer) {
+StormScaleOptions::StormScaleOptions(FrameworkFlags framework, ScaleFlags flags, std::string namespace_flag)
+    : framework_(std::move(framework)), flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void StormScaleOptions::validate() {
+  const FrameworkFlags& fw = framework_;
   check_app(fw.app);
-  check_namespace_syntax(global.kube.namespace_);
-  if (flags.prefill || flags.decode || !flags.filename.empty())
+  check_namespace_syntax(namespace_flag_);
+  if (flags_.prefill || flags_.decode || !flags_.filename.empty())
     throw UsageError("--prefill, --decode and -f are for --framework mindie; use --role ROLE --replicas N");
   if (fw.role.empty() || !fw.replicas) throw UsageError("must specify --role ROLE and --replicas N");
   if (fw.role != "prefill" && fw.role != "decode" && fw.role != "routing")
@@ -218,20 +234,26 @@ void scale(const FrameworkFlags& fw, const ScaleFlags& flags, const GlobalFlags&
   if (*fw.replicas < 1 || *fw.replicas > ab::kMaxRoleReplicas)
     throw UsageError("--replicas " + std::to_string(*fw.replicas) + " is out of range: 1.." +
                      std::to_string(ab::kMaxRoleReplicas));
-  Printer::check_object_format(flags.output);
-  const DryRun dry_run = parse_dry_run(flags.dry_run);
-  if (dry_run == DryRun::Client)
+  flags_.output.validate();
+  if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
-  const auto timeout = check_wait_after_flags(flags.wait, dry_run);
+  timeout_ = check_wait_after_flags(flags_.wait, dry_run_);
+}
 
-  Session session(global, std::cerr);
-  kube::Client& client = session.client();
-  const std::string ns = global.kube.namespace_.empty() ? session.rest_config().namespace_ : global.kube.namespace_;
-  const std::string app = fw.app;
+void StormScaleOptions::complete(const std::string& context_namespace) {
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+  dry_run_ = parse_dry_run(flags_.dry_run);
+}
+
+void StormScaleOptions::run(kube::Client& client, Printer& printer,
+                            const kube::Informer::TransportFactory& new_transport) {
+  const std::string& ns = namespace_;
+  const std::string& app = framework_.app;
+  const std::string& role = framework_.role;
   const std::string what = "stormservice." + std::string(ab::kGroup) + "/" + app;
   require_crd(client, "nothing was changed");
   kube::WriteOptions opts;
-  opts.dry_run = dry_run == DryRun::Server;
+  opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
 
   // Read, plan, patch with test guards; a 422 means the object changed between the read and the patch (a test op
@@ -241,7 +263,7 @@ void scale(const FrameworkFlags& fw, const ScaleFlags& flags, const GlobalFlags&
   for (int attempt = 1;; ++attempt) {
     json::object live = client.get(kStormServices, ns, app);
     try {
-      plan = ab::plan_scale(live, fw.role, *fw.replicas);
+      plan = ab::plan_scale(live, role, *framework_.replicas);
     } catch (const std::invalid_argument& e) {
       throw CommandError(what + " cannot be scaled: " + e.what() + "; nothing was changed");
     }
@@ -250,7 +272,7 @@ void scale(const FrameworkFlags& fw, const ScaleFlags& flags, const GlobalFlags&
       break;
     }
     if (attempt == 1 && !plan.restarted_roles.empty())
-      printer.warning("scaling " + fw.role + " from " + std::to_string(plan.from) + " to " +
+      printer.warning("scaling " + role + " from " + std::to_string(plan.from) + " to " +
                       std::to_string(plan.to) + " changes the pod template of role(s) " +
                       joined(plan.restarted_roles) + ": AIBrix recreates their running pods");
     try {
@@ -266,39 +288,45 @@ void scale(const FrameworkFlags& fw, const ScaleFlags& flags, const GlobalFlags&
   }
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   if (print_objects) printer.object(result);
-  else printer.mutation(kStormServices, app, "scaled", dry_run);
+  else printer.mutation(kStormServices, app, "scaled", dry_run_);
   try {
-    apply_and_prune_services(client, printer, ns, app, plan.services, opts, dry_run, print_objects);
+    apply_and_prune_services(client, printer, ns, app, plan.services, opts, dry_run_, print_objects);
   } catch (...) {
     if (opts.dry_run) throw;
     throw PartialFailure(std::current_exception(),
-                         what + " now has " + fw.role + " replicas " + std::to_string(plan.to) +
+                         what + " now has " + role + " replicas " + std::to_string(plan.to) +
                              " but its Services were not all applied or pruned; re-run the same command to "
                              "converge");
   }
-  if (flags.wait.wait) {
+  if (flags_.wait.wait) {
     printer.flush();
-    std::cout << std::flush;
-    wait_storm_ready(ns, app, timeout, [&session] { return session.new_transport(); });
-    if (printer.format().empty()) std::cout << kStormServices.kind_dot_group() << "/" << app << " ready\n";
+    printer.out() << std::flush;
+    wait_storm_ready(ns, app, timeout_, new_transport);
+    if (printer.format().empty()) printer.out() << kStormServices.kind_dot_group() << "/" << app << " ready\n";
   }
 }
 
 // ----------------------------------------------------------------------------------------------------------------
 // status
 
-void status(const FrameworkFlags& fw, const StatusFlags& flags, const GlobalFlags& global, Printer& printer) {
-  if (!fw.app.empty()) check_app(fw.app);
-  check_namespace_syntax(global.kube.namespace_);
-  if (flags.watch) throw UsageError("--watch is not supported with --framework aibrix yet");
-  if (!flags.output.empty() && flags.output != "json" && flags.output != "yaml")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags.output +
-                     "\", allowed formats are: json,yaml");
-  Session session(global, std::cerr);
-  kube::Client& client = session.client();
-  const std::string ns = global.kube.namespace_.empty() ? session.rest_config().namespace_ : global.kube.namespace_;
+StormStatusOptions::StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag)
+    : framework_(std::move(framework)), flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void StormStatusOptions::validate() const {
+  if (!framework_.app.empty()) check_app(framework_.app);
+  check_namespace_syntax(namespace_flag_);
+  if (flags_.watch) throw UsageError("--watch is not supported with --framework aibrix yet");
+  flags_.output.only({"json", "yaml"}).validate();  // no wide view of a StormService
+}
+
+void StormStatusOptions::complete(const std::string& context_namespace) {
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+}
+
+void StormStatusOptions::run(kube::Client& client, Printer& printer) {
+  const std::string& ns = namespace_;
   require_crd(client, "no StormService to show");
-  std::string app = fw.app;
+  std::string app = framework_.app;
   ab::StormStatusInputs inputs;
   if (app.empty()) {
     // Detect: the one StormService kubectl-mindie deployed in the namespace.
@@ -321,7 +349,7 @@ void status(const FrameworkFlags& fw, const StatusFlags& flags, const GlobalFlag
   // Normal events too: kubelet's Killing about an earlier pod of the same name is the evidence of a recreation.
   inputs.events = take(client.list(kube::gvr::kEvents, ns, "", 500, "involvedObject.kind=Pod"));
   const ab::StormStatus report = ab::build_storm_status(ns, inputs, std::chrono::system_clock::now());
-  if (flags.output == "json" || flags.output == "yaml") {
+  if (flags_.output.format() == "json" || flags_.output.format() == "yaml") {
     printer.object(report.to_json());
   } else {
     printer.out() << ab::render_storm_status(report);
@@ -331,24 +359,28 @@ void status(const FrameworkFlags& fw, const StatusFlags& flags, const GlobalFlag
 // ----------------------------------------------------------------------------------------------------------------
 // delete
 
-void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const GlobalFlags& global, Printer& printer) {
-  check_app(fw.app);
-  if (global.kube.namespace_.empty())
-    throw UsageError("-n NAMESPACE is required: delete never falls back to the kubeconfig's namespace");
-  check_namespace_syntax(global.kube.namespace_);
-  if (!flags.output.empty() && flags.output != "name")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags.output +
-                     "\", allowed formats are: name");
-  const DryRun dry_run = parse_dry_run(flags.dry_run);
-  if (flags.wait && dry_run != DryRun::None) throw UsageError("--wait cannot be used with --dry-run");
-  const auto timeout = parse_duration(flags.timeout, "--timeout");
+StormDeleteOptions::StormDeleteOptions(FrameworkFlags framework, DeleteFlags flags, std::string namespace_flag)
+    : framework_(std::move(framework)), flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
-  Session session(global, std::cerr);
-  kube::Client& client = session.client();
-  const std::string ns = global.kube.namespace_, app = fw.app;
+void StormDeleteOptions::validate() {
+  check_app(framework_.app);
+  if (namespace_flag_.empty())
+    throw UsageError("-n NAMESPACE is required: delete never falls back to the kubeconfig's namespace");
+  check_namespace_syntax(namespace_flag_);
+  flags_.output.validate();
+  if (flags_.wait && dry_run_ != DryRun::None) throw UsageError("--wait cannot be used with --dry-run");
+  timeout_ = parse_duration(flags_.timeout, "--timeout");
+}
+
+void StormDeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
+void StormDeleteOptions::run(kube::Client& client, Printer& printer,
+                             const kube::Informer::TransportFactory& new_transport) {
+  const std::string& ns = namespace_flag_;
+  const std::string& app = framework_.app;
   require_crd(client, "nothing was deleted");
   kube::WriteOptions opts;
-  opts.dry_run = dry_run == DryRun::Server;
+  opts.dry_run = dry_run_ == DryRun::Server;
   const auto exists = client.get_if_exists(kStormServices, ns, app);
   const json::array services = take(client.list(kube::gvr::kServices, ns, ab::services_selector(app)));
   if (!exists && services.empty())
@@ -356,7 +388,7 @@ void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const Global
                        " (and no Services of it): nothing to delete");
   std::vector<std::string> deleted;
   const auto remove = [&](const kube::GVR& r, const std::string& name) {
-    if (dry_run != DryRun::Client) {
+    if (dry_run_ != DryRun::Client) {
       try {
         client.remove(r, ns, name, opts);
       } catch (const kube::ApiError& e) {
@@ -369,16 +401,16 @@ void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const Global
       }
     }
     deleted.push_back(r.kind_dot_group() + "/" + name);
-    printer.mutation(r, name, "deleted", dry_run);
+    printer.mutation(r, name, "deleted", dry_run_);
   };
   // The StormService first: its pods go with it (ownerReferences); the Services are plain objects of ours.
   if (exists) remove(kStormServices, app);
   for (const auto& svc : services) remove(kube::gvr::kServices, str(find(&svc, {"metadata", "name"})));
-  if (!flags.wait || dry_run != DryRun::None) return;
+  if (!flags_.wait || dry_run_ != DryRun::None) return;
   printer.flush();
-  std::cout << std::flush;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  kube::Informer informer([&session] { return session.new_transport(); }, storm_targets(ns, app));
+  printer.out() << std::flush;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  kube::Informer informer(new_transport, storm_targets(ns, app));
   informer.start();
   for (;;) {
     const std::size_t left = informer.objects(0).size() + informer.objects(1).size();
@@ -392,18 +424,6 @@ void remove_app(const FrameworkFlags& fw, const DeleteFlags& flags, const Global
       throw CommandError(msg);
     }
   }
-}
-
-}  // namespace
-
-void run_aibrix(const std::string& command, const FrameworkFlags& framework, const DeployFlags& deploy_flags,
-                const ScaleFlags& scale_flags, const StatusFlags& status_flags, const DeleteFlags& delete_flags,
-                const GlobalFlags& global, Printer& printer) {
-  if (command == "deploy") deploy(deploy_flags, global, printer);
-  else if (command == "scale") scale(framework, scale_flags, global, printer);
-  else if (command == "status") status(framework, status_flags, global, printer);
-  else if (command == "delete") remove_app(framework, delete_flags, global, printer);
-  else throw UsageError("--framework aibrix is not supported by " + command);
 }
 
 }  // namespace mindie::cmd

@@ -41,13 +41,103 @@ void add_framework_flags(boost::program_options::options_description& desc, Fram
 /// flag (--app, --role, --replicas) is given without --framework aibrix (it would otherwise be ignored).
 bool use_aibrix(const FrameworkFlags& flags);
 
-/// Runs `command` (deploy, scale, status or delete) for --framework aibrix: flags and files are validated before
-/// the connection is made (from `global`, not at all under deploy --dry-run=client). Output goes to `printer`.
-/// Flags of the MindIE path that mean nothing here (-e, --config-dir, --scripts-dir, --name, --overrides,
-/// --output-dir, --prefill/--decode/-f on scale, --watch on status) are UsageErrors. Throws what the command
-/// throws.
-void run_aibrix(const std::string& command, const FrameworkFlags& framework, const DeployFlags& deploy,
-                const ScaleFlags& scale, const StatusFlags& status, const DeleteFlags& del,
-                const GlobalFlags& global, Printer& printer);
+/// deploy --framework aibrix: applies the StormService of -f stormservice.yaml (ab::parse_storm_config), then its
+/// per-replica Services, pruning those of the app it no longer renders.
+class StormDeployOptions {
+ public:
+  /// `namespace_flag` is the -n value as given ("" = not given).
+  StormDeployOptions(DeployFlags flags, std::string namespace_flag);
+  /// --dry-run's value. Throws UsageError.
+  void complete();
+  /// Flags; no I/O. The MindIE-only flags (-e, --config-dir, --scripts-dir, --name, --overrides, --output-dir) are
+  /// UsageErrors. Throws UsageError.
+  void validate();
+  /// True unless --dry-run=client; valid after complete().
+  bool needs_server() const { return dry_run_ != DryRun::Client; }
+  /// Reads and validates -f (read_inputs) before any request, then applies (or, under --dry-run=client, only
+  /// prints) the objects; with --wait, waits through watches on connections from `new_transport` until the
+  /// StormService is ready. Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing
+  /// sent), ApiError, TransportError, CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the
+  /// StormService applied, its Services not all).
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+
+ private:
+  /// Reads and validates -f, checks -n against its app_namespace and renders the objects. Throws CommandError,
+  /// validation::ValidationError or UsageError.
+  void read_inputs();
+
+  DeployFlags flags_;
+  std::string namespace_flag_;
+  DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds timeout_{0};
+  std::string app_;
+  std::string app_namespace_;
+  std::vector<boost::json::object> objects_;  ///< the StormService, then its Services
+};
+
+/// scale --framework aibrix --app NAME --role ROLE --replicas N: a JSON Patch of the role's replicas guarded by test
+/// ops (ab::plan_scale), re-planned when the object changed meanwhile, then the Services the new count needs.
+class StormScaleOptions {
+ public:
+  StormScaleOptions(FrameworkFlags framework, ScaleFlags flags, std::string namespace_flag);
+  /// Fixes the namespace (-n, else `context_namespace`) and --dry-run's value. Throws UsageError.
+  void complete(const std::string& context_namespace);
+  /// --app, --role, --replicas (1..ab::kMaxRoleReplicas) and the other flags; --prefill, --decode and -f are
+  /// UsageErrors, as is --dry-run=client (the patch needs the live object). No I/O. Throws UsageError.
+  void validate();
+  /// Patches and applies; with --wait, waits as StormDeployOptions::run does. Throws ApiError, TransportError,
+  /// CommandError (no CRD, an unscalable object, an object that kept changing, a --wait timeout) or PartialFailure
+  /// (the scale applied, its Services not all).
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+
+ private:
+  FrameworkFlags framework_;
+  ScaleFlags flags_;
+  std::string namespace_flag_;
+  std::string namespace_;
+  DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds timeout_{0};
+};
+
+/// status --framework aibrix [--app NAME]: the StormService report (ab::build_storm_status) of --app, or of the
+/// one StormService kubectl-mindie deployed in the namespace.
+class StormStatusOptions {
+ public:
+  StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag);
+  /// Fixes the namespace: -n, else `context_namespace`.
+  void complete(const std::string& context_namespace);
+  /// --app when given, -o (json or yaml; no wide view), --watch refused. No I/O. Throws UsageError.
+  void validate() const;
+  /// Reads the StormService, its pods, Services and pod events (one request each) and prints the report.
+  /// Throws ApiError, TransportError or CommandError (no CRD; no, or several, StormServices to show).
+  void run(kube::Client& client, Printer& printer);
+
+ private:
+  FrameworkFlags framework_;
+  StatusFlags flags_;
+  std::string namespace_flag_;
+  std::string namespace_;
+};
+
+/// delete --framework aibrix -n NS --app NAME: the StormService (its pods go with it), then its Services.
+class StormDeleteOptions {
+ public:
+  StormDeleteOptions(FrameworkFlags framework, DeleteFlags flags, std::string namespace_flag);
+  /// --dry-run's value. Throws UsageError.
+  void complete();
+  /// --app, -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws UsageError.
+  void validate();
+  /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
+  /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
+  /// (no CRD, nothing to delete, a --wait timeout) or PartialFailure (a delete failed after others succeeded).
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+
+ private:
+  FrameworkFlags framework_;
+  DeleteFlags flags_;
+  std::string namespace_flag_;
+  DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds timeout_{0};
+};
 
 }  // namespace mindie::cmd

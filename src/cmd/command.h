@@ -19,9 +19,14 @@ class Invocation {
   virtual ~Invocation() = default;
   /// The -o value given ("" when none, or when the command has no -o): the Printer's format.
   virtual std::string output() const { return ""; }
-  /// validate() → complete() → run() of the command's Options (kubectl's order; validate needs no I/O, complete
-  /// may need the kubeconfig's namespace), connecting per `global` only when the command needs the server. Output
-  /// goes to `printer`. Throws what the Options throw.
+  /// complete() → validate() → run() of the command's Options, kubectl's order (o.Complete, o.Validate, o.Run in
+  /// k8s.io/kubectl pkg/cmd/scale/scale.go and the others): complete() derives values from the flags and, where the
+  /// command falls back to it, the kubeconfig's namespace; validate() checks the completed Options without I/O;
+  /// run() reads the input files (config, env, overrides, scripts) and validates them before its first request.
+  /// The kubeconfig (per `global`; loading it sends nothing) is loaded before complete() when complete() takes its
+  /// namespace (scale, status, wait: a broken kubeconfig is then reported before a bad flag, as kubectl scale
+  /// reports it), otherwise after validate() and only when the command needs the server (not deploy
+  /// --dry-run=client). Output goes to `printer`. Throws what the Options throw.
   virtual void run(const GlobalFlags& global, Printer& printer) = 0;
 };
 
@@ -32,7 +37,9 @@ struct Command {
   std::string synopsis;     ///< the Usage line of --help
   std::string description;  ///< --help's text above the examples
   std::string examples;     ///< --help's Examples block
-  std::vector<std::string> outputs;  ///< the -o values it accepts (completion offers them); empty: no -o
+  /// The -o values it accepts, taken from its OutputFlags (cmd/output_flags.h), whose validation and help line
+  /// read the same list; completion offers them. Empty: no -o.
+  std::vector<std::string> outputs;
   bool global_flags = true;          ///< takes the connection flags (--kubeconfig, -n, ...); version does not
   /// Adds the command's own flags to `desc` (not --help, not the global flags) and returns the invocation they are
   /// bound to.

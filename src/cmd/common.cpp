@@ -56,12 +56,6 @@ Printer::Printer(std::ostream& out, std::ostream& err, std::string format)
 
 void Printer::warning(const std::string& msg) { err_ << "Warning: " << msg << '\n'; }
 
-std::string Printer::check_object_format(const std::string& format) {
-  if (format.empty() || format == "json" || format == "yaml" || format == "name") return format;
-  throw UsageError("unable to match a printer suitable for the output format \"" + format +
-                   "\", allowed formats are: json,name,yaml");
-}
-
 void Printer::mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run) {
   out_ << r.kind_dot_group() << '/' << name;
   if (format_ != "name") {

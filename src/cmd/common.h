@@ -71,8 +71,6 @@ class Printer {
   Printer(std::ostream& out, std::ostream& err, std::string format);
   /// "Warning: msg" on the error stream, as kubectl shows server warnings.
   void warning(const std::string& msg);
-  /// Validates an -o value for commands that print objects. Throws UsageError.
-  static std::string check_object_format(const std::string& format);
   const std::string& format() const { return format_; }
   /// "kind.group/name verb[ (dry run)| (server dry run)]"; with -o name only "kind.group/name".
   void mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run);

@@ -21,8 +21,8 @@ void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none, client (only print what would be deleted) or server (send with dryRun=All)")
       ("wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")
-      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)")
-      ("output,o", po::value(&flags.output), "Output format: name (only kind.group/name)");
+      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
+  flags.output.bind(desc);
 }
 
 namespace {
@@ -168,15 +168,12 @@ void DeleteOptions::validate() {
   if (namespace_flag_.empty())
     throw UsageError("-n NAMESPACE is required: delete removes the deployment of one namespace (its job_id)");
   check_namespace_syntax(namespace_flag_);
-  dry_run_ = parse_dry_run(flags_.dry_run);
-  if (!flags_.output.empty() && flags_.output != "name")
-    throw UsageError("unable to match a printer suitable for the output format \"" + flags_.output +
-                     "\", allowed formats are: name");
+  flags_.output.validate();
   WaitAfterFlags w{flags_.wait, flags_.timeout};
   timeout_ = check_wait_after_flags(w, dry_run_);
 }
 
-void DeleteOptions::complete() {}
+void DeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
 
 bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
   if (dry_run_ == DryRun::Client) return client.get_if_exists(t.gvr, t.ns, t.name).has_value();
@@ -258,19 +255,26 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
 
 namespace {
 
-/// delete: DeleteOptions, or the AIBrix path with --framework aibrix.
+/// delete: DeleteOptions, or StormDeleteOptions with --framework aibrix.
 class DeleteInvocation : public Invocation {
  public:
   explicit DeleteInvocation(po::options_description& desc) {
     add_delete_flags(desc, flags_);
     add_framework_flags(desc, framework_, "delete");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("delete", framework_, {}, {}, {}, flags_, global, printer);
+    if (use_aibrix(framework_)) {
+      StormDeleteOptions o(framework_, flags_, global.kube.namespace_);
+      o.complete();
+      o.validate();
+      Session session(global, std::cerr);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
     DeleteOptions o(flags_, global.kube.namespace_);
-    o.validate();
     o.complete();
+    o.validate();
     Session session(global, std::cerr);
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
@@ -298,7 +302,7 @@ Command delete_command() {
           "  kubectl mindie delete -n mindie-demo --dry-run=client\n\n"
           "  # Delete an AIBrix StormService and its Services, and wait for its pods to go\n"
           "  kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd --wait\n",
-          {"name"},
+          DeleteFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeleteInvocation>(desc);

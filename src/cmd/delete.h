@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "kube/watch.h"
 
 namespace mindie::cmd {
@@ -20,7 +21,7 @@ struct DeleteFlags {
   std::string dry_run = "none";  ///< --dry-run: none, client (read only, print) or server (dryRun=All)
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
-  std::string output;            ///< -o: "" or "name"
+  OutputFlags output{{"name"}, "Output format", " (only kind.group/name)"};  ///< -o
 };
 
 /// Binds DeleteFlags to `desc`.
@@ -66,15 +67,16 @@ inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=
 /// touched), ApiError / TransportError on read failures. Sends only GETs and LISTs.
 DeletePlan plan_delete(kube::Client& client, const std::string& ns);
 
-/// The delete command: validate() (no I/O), complete() (the namespace), run().
+/// The delete command, in kubectl's order: complete(), validate() (no I/O), run(). It never reads the kubeconfig's
+/// namespace, so its flags are checked before the kubeconfig is loaded.
 class DeleteOptions {
  public:
   DeleteOptions(DeleteFlags flags, std::string namespace_flag);
+  /// --dry-run's value. Throws UsageError.
+  void complete();
   /// Flag values and combinations; -n is required (a destructive command never falls back to the kubeconfig's
   /// namespace). No I/O. Throws UsageError.
   void validate();
-  /// Nothing to read locally; kept for the command shape.
-  void complete();
   /// Plans (plan_delete), deletes each target in order printing "kind.group/name deleted" (kubectl's words; a
   /// target already gone is skipped silently: delete is idempotent), with --wait waits until every collection of
   /// plan.gone is empty, then deletes motor-config. Prints "No resources found in NS namespace." when there is

@@ -37,8 +37,9 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       ("overrides", po::value(&flags.overrides),
        "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none, client (print only) or server (send with dryRun=All)")
-      ("output,o", po::value(&flags.output), "Print the objects: json, yaml or name")
+       "none, client (print only) or server (send with dryRun=All)");
+  flags.output.bind(desc);
+  desc.add_options()
       ("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")
       ("force-conflicts", po::bool_switch(&flags.force_conflicts),
        "Take over fields another field manager owns (server-side apply force)");
@@ -48,12 +49,14 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
+void DeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
 void DeployOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
   if (!flags_.name.empty() && !kube::is_dns1123_label(flags_.name))
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
-  Printer::check_object_format(flags_.output);
-  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
+  flags_.output.validate();
+  check_wait_after_flags(flags_.wait, dry_run_);
 }
 
 namespace {
@@ -70,8 +73,7 @@ const kube::GVR& gvr_of(const json::object& obj) {
 
 }  // namespace
 
-void DeployOptions::complete() {
-  dry_run_ = parse_dry_run(flags_.dry_run);
+void DeployOptions::read_inputs() {
   auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
@@ -255,6 +257,7 @@ void DeployOptions::write_output_dir() const {
 }
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
+  read_inputs();  // before any request: a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
@@ -479,19 +482,33 @@ json::object DeployOptions::apply_object(kube::Client& client, const json::objec
 
 namespace {
 
-/// deploy: DeployOptions, or the AIBrix path with --framework aibrix.
+/// deploy: DeployOptions, or StormDeployOptions with --framework aibrix.
 class DeployInvocation : public Invocation {
  public:
   explicit DeployInvocation(po::options_description& desc) {
     add_deploy_flags(desc, flags_);
     add_framework_flags(desc, framework_, "deploy");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("deploy", framework_, flags_, {}, {}, {}, global, printer);
+    if (use_aibrix(framework_)) {
+      StormDeployOptions o(flags_, global.kube.namespace_);
+      o.complete();
+      o.validate();
+      if (!o.needs_server()) {
+        OfflineTransport offline;
+        kube::Client client(offline);
+        // No watch either: --wait is refused with --dry-run.
+        o.run(client, printer, [] { return std::make_unique<OfflineTransport>(); });
+        return;
+      }
+      Session session(global, std::cerr);
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
     DeployOptions o(flags_, global.kube.namespace_);
-    o.validate();
     o.complete();
+    o.validate();
     if (!o.needs_server()) {
       OfflineTransport offline;
       kube::Client client(offline);
@@ -526,7 +543,7 @@ Command deploy_command() {
           "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n\n"
           "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
           "  kubectl mindie deploy --framework aibrix -f stormservice.yaml\n",
-          {"json", "yaml", "name"},
+          DeployFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeployInvocation>(desc);

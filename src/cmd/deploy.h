@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -27,7 +28,7 @@ struct DeployFlags {
   std::string name;         ///< --name: InferServiceSet name
   std::string overrides;    ///< --overrides: YAML of per-role changes to the pod templates (mindie/overrides.h)
   std::string dry_run = "none";
-  std::string output;       ///< -o
+  OutputFlags output{{"json", "yaml", "name"}, "Print the objects"};  ///< -o
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
   WaitAfterFlags wait;      ///< --wait, --timeout
@@ -36,24 +37,29 @@ struct DeployFlags {
 /// Binds DeployFlags to `desc`.
 void add_deploy_flags(boost::program_options::options_description& desc, DeployFlags& flags);
 
-/// The deploy command: complete() reads and validates inputs (local files only), validate() checks flag
-/// combinations (no I/O), run() talks to the API server (or, under --dry-run=client, only prints).
+/// The deploy command, in kubectl's order: complete() derives values from the flags, validate() checks flag
+/// combinations (no I/O), run() reads and validates the input files, then talks to the API server (or, under
+/// --dry-run=client, only prints).
 class DeployOptions {
  public:
   DeployOptions(DeployFlags flags, std::string namespace_flag);
-  /// Reads the config files and the scripts folder, parses and validates the config and renders the objects.
-  /// Throws CommandError / validation::ValidationError / UsageError.
+  /// --dry-run's value. Throws UsageError.
   void complete();
   /// Flag combinations; no I/O. Throws UsageError.
   void validate() const;
-  /// True unless --dry-run=client.
+  /// True unless --dry-run=client; valid after complete().
   bool needs_server() const { return dry_run_ != DryRun::Client; }
-  /// The namespace deployed to (the config's job_id); valid after complete().
+  /// The namespace deployed to (the config's job_id); valid after run().
   const std::string& target_namespace() const { return config_->job_id; }
-  /// Writes (or prints) the objects. Throws ApiError, TransportError, CommandError or PartialFailure.
+  /// Reads and validates the files (read_inputs) before any request, then writes (or prints) the objects.
+  /// Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing sent), ApiError,
+  /// TransportError or PartialFailure.
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
+  /// job_id and renders the objects. Local files only. Throws CommandError / validation::ValidationError / UsageError.
+  void read_inputs();
   /// Refuses a redeploy that would change deploy_mode or the InferServiceSet name recorded in the existing
   /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
   /// Throws CommandError, baseline::BaselineError (no mode recorded and an unusable baseline).

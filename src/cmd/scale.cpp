@@ -30,8 +30,8 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
-       "object")
-      ("output,o", po::value(&flags.output), "Print the scaled InferServiceSet: json, yaml or name");
+       "object");
+  flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
 }
 
@@ -53,21 +53,22 @@ void ScaleOptions::validate() const {
     if (v && (*v < 1 || *v > 16))
       throw UsageError(std::string(flag) + " " + std::to_string(*v) + " is out of range: instances are 1..16");
   }
-  Printer::check_object_format(flags_.output);
-  if (parse_dry_run(flags_.dry_run) == DryRun::Client)
+  flags_.output.validate();
+  if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
-  check_wait_after_flags(flags_.wait, parse_dry_run(flags_.dry_run));
+  check_wait_after_flags(flags_.wait, dry_run_);
 }
 
 void ScaleOptions::complete(const std::string& context_namespace) {
   dry_run_ = parse_dry_run(flags_.dry_run);
-  if (!flags_.filename.empty()) {
-    proposed_ = config::parse_user_config(read_file(flags_.filename), flags_.filename);
-    check_namespace_flag(namespace_flag_, proposed_->job_id);
-    namespace_ = proposed_->job_id;
-  } else {
-    namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
-  }
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+}
+
+void ScaleOptions::read_proposed() {
+  if (flags_.filename.empty()) return;
+  proposed_ = config::parse_user_config(read_file(flags_.filename), flags_.filename);
+  check_namespace_flag(namespace_flag_, proposed_->job_id);
+  namespace_ = proposed_->job_id;
 }
 
 namespace {
@@ -161,6 +162,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
 }
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
+  read_proposed();  // before any request: a bad -f sends nothing
   const std::string cm_name = baseline::kConfigMapName;
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
   if (!cm) {
@@ -448,20 +450,29 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
 
 namespace {
 
-/// scale: ScaleOptions, or the AIBrix path with --framework aibrix.
+/// scale: ScaleOptions, or StormScaleOptions with --framework aibrix.
 class ScaleInvocation : public Invocation {
  public:
   explicit ScaleInvocation(po::options_description& desc) {
     add_scale_flags(desc, flags_);
     add_framework_flags(desc, framework_, "scale");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("scale", framework_, {}, flags_, {}, {}, global, printer);
-    ScaleOptions o(flags_, global.kube.namespace_);
-    o.validate();
+    if (use_aibrix(framework_)) {
+      Session session(global, std::cerr);
+      StormScaleOptions o(framework_, flags_, global.kube.namespace_);
+      o.complete(session.rest_config().namespace_);
+      o.validate();
+      o.run(session.client(), printer, [&session] { return session.new_transport(); });
+      return;
+    }
+    // The kubeconfig first: complete() takes its namespace (so a broken kubeconfig is reported before a bad flag,
+    // as kubectl scale does). Loading it sends nothing.
     Session session(global, std::cerr);
+    ScaleOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
+    o.validate();
     o.run(session.client(), printer);
     wait_after(session, flags_.wait, o.target_namespace(), printer);
   }
@@ -490,7 +501,7 @@ Command scale_command() {
           "  kubectl mindie scale -f user_config.json\n\n"
           "  # Two decode replicas of the AIBrix StormService qwen3-pd\n"
           "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2\n",
-          {"json", "yaml", "name"},
+          ScaleFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<ScaleInvocation>(desc);

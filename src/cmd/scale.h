@@ -9,6 +9,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -22,7 +23,7 @@ struct ScaleFlags {
   std::optional<int> hybrid;   ///< --hybrid: PD-hybrid union role instances
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
-  std::string output;
+  OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   WaitAfterFlags wait;  ///< --wait, --timeout
 };
 
@@ -38,24 +39,28 @@ struct InstanceCounts {
 /// Binds ScaleFlags to `desc`.
 void add_scale_flags(boost::program_options::options_description& desc, ScaleFlags& flags);
 
-/// The scale command.
+/// The scale command, in kubectl's order: complete(), validate(), run().
 class ScaleOptions {
  public:
   ScaleOptions(ScaleFlags flags, std::string namespace_flag);
+  /// --dry-run's value and the namespace: -n, else `context_namespace` (-f's job_id replaces it in run()).
+  /// Throws UsageError.
+  void complete(const std::string& context_namespace);
   /// Flag combinations and ranges; no I/O. Throws UsageError.
   void validate() const;
-  /// Reads -f (if given) and fixes the namespace: -f's job_id, else -n, else `context_namespace`.
-  /// Throws CommandError / validation::ValidationError / UsageError.
-  void complete(const std::string& context_namespace);
-  /// Reads the baseline and the live object, then patches. At most 4 requests, plus one DELETE per removed
-  /// instance of a gang-scheduled role (its Volcano PodGroup). Throws ApiError, TransportError, CommandError,
-  /// baseline::BaselineError (an unusable stored baseline) or PartialFailure (with the state and the recovery
-  /// command when an undo failed too).
+  /// Reads -f (if given) before any request, then the baseline and the live object, then patches. At most 4
+  /// requests, plus one DELETE per removed instance of a gang-scheduled role (its Volcano PodGroup). Throws
+  /// CommandError / validation::ValidationError / UsageError (a bad -f; nothing sent), ApiError, TransportError,
+  /// CommandError, baseline::BaselineError (an unusable stored baseline) or PartialFailure (with the state and the
+  /// recovery command when an undo failed too).
   void run(kube::Client& client, Printer& printer);
-  /// The namespace scaled; valid after complete().
+  /// The namespace scaled; valid after run().
   const std::string& target_namespace() const { return namespace_; }
 
  private:
+  /// Reads and validates -f when given and takes the namespace from its job_id (checked against -n). Throws
+  /// CommandError / validation::ValidationError / UsageError.
+  void read_proposed();
   /// The baseline text with the target counts: -f's bytes (after checking that only counts differ from
   /// `baseline`), or `baseline.raw` with the two numbers replaced in place. Throws CommandError.
   std::string new_baseline_text(const config::UserConfig& baseline, const InstanceCounts& target) const;

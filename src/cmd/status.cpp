@@ -19,7 +19,8 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_status_flags(po::options_description& desc, StatusFlags& flags) {
-  desc.add_options()("output,o", po::value(&flags.output), "Output format: wide, json or yaml (default: a tree)")(
+  flags.output.bind(desc);
+  desc.add_options()(
       "watch,w", po::bool_switch(&flags.watch),
       "After showing the status, watch for changes (redrawn in place on a terminal, one line per change otherwise)");
 }
@@ -29,10 +30,7 @@ StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
 
 void StatusOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
-  const auto& o = flags_.output;
-  if (!o.empty() && o != "wide" && o != "json" && o != "yaml")
-    throw UsageError("unable to match a printer suitable for the output format \"" + o +
-                     "\", allowed formats are: json,wide,yaml");
+  flags_.output.validate();
 }
 
 void StatusOptions::complete(const std::string& context_namespace) {
@@ -170,13 +168,14 @@ status::StatusInputs inputs_from_informer(const kube::Informer& informer) {
 
 void StatusOptions::run(kube::Client& client, Printer& printer,
                         const kube::Informer::TransportFactory& new_transport) {
+  const std::string& format = flags_.output.format();
   const auto print = [&](const status::Report& report) {
-    if (flags_.output == "json" || flags_.output == "yaml") {
+    if (format == "json" || format == "yaml") {
       printer.object(report.to_json());
       printer.flush();
       printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
     } else {
-      printer.out() << status::render_table(report, flags_.output == "wide");
+      printer.out() << status::render_table(report, format == "wide");
     }
   };
   status::StatusInputs inputs = read_status_inputs(client, namespace_);
@@ -187,7 +186,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
   }
   // Watch: the view is rebuilt from an informer's cache on every change. On a terminal the screen is redrawn in
   // place; otherwise (a pipe, a log) each change prints what it changed, like kubectl get -w.
-  const bool terminal = flags_.output.empty() || flags_.output == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
+  const bool terminal = format.empty() || format == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
   const std::string name = report.name;
   const bool multi = report.multi();
   kube::Informer informer(new_transport, multi ? multi_status_watch_targets(namespace_, name)
@@ -199,15 +198,15 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
     report = status::build_report(namespace_, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
                                  std::chrono::system_clock::now());
     if (terminal) {
-      printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, flags_.output == "wide") << std::flush;
-    } else if (flags_.output == "json" || flags_.output == "yaml") {
+      printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, format == "wide") << std::flush;
+    } else if (format == "json" || format == "yaml") {
       const auto lines = status::summary_lines(report);
       if (first || lines != previous) print(report);
       previous = lines;
     } else {
       const auto lines = status::summary_lines(report);
       if (first) {
-        printer.out() << status::render_table(report, flags_.output == "wide");
+        printer.out() << status::render_table(report, format == "wide");
       } else {
         // Only what changed: new lines since the last view.
         const std::set<std::string> before(previous.begin(), previous.end());
@@ -232,20 +231,28 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
 
 namespace {
 
-/// status: StatusOptions, or the AIBrix path with --framework aibrix.
+/// status: StatusOptions, or StormStatusOptions with --framework aibrix.
 class StatusInvocation : public Invocation {
  public:
   explicit StatusInvocation(po::options_description& desc) {
     add_status_flags(desc, flags_);
     add_framework_flags(desc, framework_, "status");
   }
-  std::string output() const override { return flags_.output; }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
-    if (use_aibrix(framework_)) return run_aibrix("status", framework_, {}, {}, flags_, {}, global, printer);
-    StatusOptions o(flags_, global.kube.namespace_);
-    o.validate();
+    if (use_aibrix(framework_)) {
+      Session session(global, std::cerr);
+      StormStatusOptions o(framework_, flags_, global.kube.namespace_);
+      o.complete(session.rest_config().namespace_);
+      o.validate();
+      o.run(session.client(), printer);
+      return;
+    }
+    // The kubeconfig first: complete() takes its namespace (loading it sends nothing).
     Session session(global, std::cerr);
+    StatusOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
+    o.validate();
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 
@@ -275,7 +282,7 @@ Command status_command() {
           "  kubectl mindie status -n mindie-demo -o json\n\n"
           "  # An AIBrix StormService: roles, pod groups, pods, restarts and recreated pods\n"
           "  kubectl mindie status --framework aibrix -n vllm-test --app qwen3-pd\n",
-          {"wide", "json", "yaml"},
+          StatusFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<StatusInvocation>(desc);

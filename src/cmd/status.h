@@ -13,6 +13,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "kube/watch.h"
 #include "mindie/status_report.h"
 
@@ -20,7 +21,7 @@ namespace mindie::cmd {
 
 /// status's own flags, as given.
 struct StatusFlags {
-  std::string output;  ///< -o: "" (tree), wide, json or yaml
+  OutputFlags output{{"wide", "json", "yaml"}, "Output format", " (default: a tree)"};  ///< -o; "" is the tree
   bool watch = false;  ///< -w/--watch
 };
 
@@ -51,14 +52,14 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
 /// StatusInputs from an informer started with status_watch_targets.
 status::StatusInputs inputs_from_informer(const kube::Informer& informer);
 
-/// The status command.
+/// The status command, in kubectl's order: complete(), validate(), run().
 class StatusOptions {
  public:
   StatusOptions(StatusFlags flags, std::string namespace_flag);
-  /// -o value, --watch with -o; no I/O. Throws UsageError.
-  void validate() const;
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
+  /// -n's syntax and the -o value; no I/O. Throws UsageError.
+  void validate() const;
   /// Prints the view (or the report as JSON/YAML). Exits normally when the query worked, drift or not. With
   /// --watch, keeps printing until interrupted (`new_transport` gives each watch its own connection).
   /// Throws ApiError, TransportError, CommandError (no deployment in the namespace) or baseline::BaselineError

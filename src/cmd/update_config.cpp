@@ -29,14 +29,15 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
 UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
+void UpdateConfigOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+
 void UpdateConfigOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
-  if (parse_dry_run(flags_.dry_run) == DryRun::Client)
+  if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by update-config: use --dry-run=server");
 }
 
-void UpdateConfigOptions::complete() {
-  dry_run_ = parse_dry_run(flags_.dry_run);
+void UpdateConfigOptions::read_inputs() {
   auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
   proposed_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
@@ -155,6 +156,7 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
 }
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
+  read_inputs();  // before any request: a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
   const std::string cm_name = baseline::kConfigMapName;
@@ -194,8 +196,8 @@ class UpdateConfigInvocation : public Invocation {
   explicit UpdateConfigInvocation(po::options_description& desc) { add_update_config_flags(desc, flags_); }
   void run(const GlobalFlags& global, Printer& printer) override {
     UpdateConfigOptions o(flags_, global.kube.namespace_);
-    o.validate();
     o.complete();
+    o.validate();
     Session session(global, std::cerr);
     o.run(session.client(), printer);
   }

@@ -28,25 +28,30 @@ struct UpdateConfigFlags {
 /// Binds UpdateConfigFlags to `desc`.
 void add_update_config_flags(boost::program_options::options_description& desc, UpdateConfigFlags& flags);
 
-/// The update-config command.
+/// The update-config command, in kubectl's order: complete(), validate(), run().
 class UpdateConfigOptions {
  public:
   UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag);
+  /// --dry-run's value. Throws UsageError.
+  void complete();
   /// Flag combinations; no I/O. Throws UsageError.
   void validate() const;
-  /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
-  /// boot.sh and probe.sh present). Throws CommandError / validation::ValidationError / UsageError.
-  void complete();
-  /// Compares with the baseline and, when only whitelisted paths differ, patches the ConfigMap's keys it owns
+  /// Reads and validates the files (read_inputs) before any request. Then compares with the baseline and, when only
+  /// whitelisted paths differ, patches the ConfigMap's keys it owns
   /// (user_config.json, env.json; the set_*_env functions in the stored scripts and env_functions.sh) under a
   /// resourceVersion precondition, keeping every other key as it is in the cluster — unless --scripts-dir was
   /// given: then the script keys become the folder's files (with the functions injected, as deploy stores them)
   /// and stored scripts the folder no longer holds are removed (a merge patch's null); overrides.yaml is never
-  /// touched. Two requests. Throws ApiError, TransportError, validation::ValidationError or CommandError (listing
-  /// every path that may not change; nothing written).
+  /// touched. Two requests. Throws UsageError (-n differs from job_id; nothing sent), ApiError, TransportError,
+  /// validation::ValidationError or CommandError (a bad file, nothing sent; or listing every path that may not change,
+  /// nothing written).
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
+  /// the scripts the config's pods run present). Local files only. Throws CommandError / validation::ValidationError /
+  /// UsageError.
+  void read_inputs();
   /// The ConfigMap keys to write, checked against the baseline in `cm`: deploy_mode and counts unchanged, only
   /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path, or
   /// baseline::BaselineError when the stored baseline is not usable.

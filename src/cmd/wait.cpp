@@ -163,10 +163,11 @@ class WaitInvocation : public Invocation {
  public:
   explicit WaitInvocation(po::options_description& desc) { add_wait_flags(desc, flags_); }
   void run(const GlobalFlags& global, Printer& printer) override {
-    WaitOptions o(flags_, global.kube.namespace_);
-    o.validate();
+    // The kubeconfig first: complete() takes its namespace (loading it sends nothing).
     Session session(global, std::cerr);
+    WaitOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
+    o.validate();
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 

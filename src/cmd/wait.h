@@ -49,14 +49,14 @@ struct WaitFlags {
 /// Binds WaitFlags to `desc`.
 void add_wait_flags(boost::program_options::options_description& desc, WaitFlags& flags);
 
-/// The wait command.
+/// The wait command, in kubectl's order: complete(), validate(), run().
 class WaitOptions {
  public:
   WaitOptions(WaitFlags flags, std::string namespace_flag);
-  /// --for and --timeout values; no I/O. Throws UsageError.
-  void validate();
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
+  /// -n's syntax, --for and --timeout values (the timeout is kept for run()); no I/O. Throws UsageError.
+  void validate();
   /// Prints "inferserviceset.mindcluster.huawei.com/NAME condition met" once ready (kubectl wait's words).
   /// Throws CommandError on timeout, ApiError / TransportError when the cluster cannot be read.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
