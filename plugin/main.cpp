@@ -1,7 +1,7 @@
 // kubectl-mindie: deploy, scale, update-config and status of MindIE PyMotor services on Kubernetes.
 // Entry point: finds the subcommand in the command table (commands.h), binds its flags and the global ones, runs
-// the invocation (complete() -> validate() -> run() of its Options, kubectl's order), and maps errors to kubectl's output
-// conventions (stderr, exit 1).
+// the invocation (complete() -> validate() -> run() of its Options, kubectl's order), and maps errors to kubectl's
+// output conventions (stderr, exit 1).
 #include <malloc.h>
 
 #include <boost/program_options.hpp>

@@ -1,6 +1,8 @@
+// -o/--output as one type; see output_flags.h.
 #include "cmd/output_flags.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "cmd/common.h"
 
