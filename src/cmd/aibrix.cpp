@@ -68,10 +68,9 @@ void require_crd(kube::Client& client, const std::string& nothing_done) {
 
 void check_app(const std::string& app) {
   if (app.empty()) throw UsageError("--app NAME is required with --framework aibrix (the StormService name)");
-  if (!kube::is_dns1123_label(app) || !std::isalpha(static_cast<unsigned char>(app[0])))
+  if (!kube::is_dns1035_label(app))
     throw UsageError("--app " + app + " is not a valid StormService name (a DNS-1035 label)");
 }
-
 
 /// Applies `services` and deletes the app's Services (services_selector) that are not among them: Services of
 /// replicas scaled away, or of a routing role removed. Prints each change.
@@ -163,6 +162,7 @@ void StormDeployOptions::validate() {
 }
 
 void StormDeployOptions::read_inputs() {
+  if (inputs_read_) return;
   const ab::StormConfig cfg = ab::parse_storm_config(read_file(flags_.filename), flags_.filename);
   if (!namespace_flag_.empty() && namespace_flag_ != cfg.app_namespace)
     throw UsageError("the namespace from the command line (--namespace " + namespace_flag_ +
@@ -171,11 +171,12 @@ void StormDeployOptions::read_inputs() {
   app_ = cfg.app_name;
   app_namespace_ = cfg.app_namespace;
   objects_ = ab::render_storm_service(cfg);
+  inputs_read_ = true;
 }
 
 void StormDeployOptions::run(kube::Client& client, Printer& printer,
                              const kube::Informer::TransportFactory& new_transport) {
-  read_inputs();  // before any request: a bad file sends nothing
+  read_inputs();  // before any request (when the caller has not): a bad file sends nothing
   const json::object& storm = objects_.front();
   const std::vector<json::object> services(objects_.begin() + 1, objects_.end());
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";

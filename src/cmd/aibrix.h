@@ -60,11 +60,12 @@ class StormDeployOptions {
   /// sent), ApiError, TransportError, CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the
   /// StormService applied, its Services not all).
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
-
- private:
-  /// Reads and validates -f, checks -n against its app_namespace and renders the objects. Throws CommandError,
+  /// Reads and validates -f, checks -n against its app_namespace and renders the objects; once (run() calls it
+  /// when the caller has not: the Invocation does, before loading the kubeconfig). Throws CommandError,
   /// validation::ValidationError or UsageError.
   void read_inputs();
+
+ private:
 
   DeployFlags flags_;
   std::string namespace_flag_;
@@ -73,6 +74,7 @@ class StormDeployOptions {
   std::string app_;
   std::string app_namespace_;
   std::vector<boost::json::object> objects_;  ///< the StormService, then its Services
+  bool inputs_read_ = false;
 };
 
 /// scale --framework aibrix --app NAME --role ROLE --replicas N: a JSON Patch of the role's replicas guarded by test

@@ -74,6 +74,7 @@ const kube::GVR& gvr_of(const json::object& obj) {
 }  // namespace
 
 void DeployOptions::read_inputs() {
+  if (inputs_read_) return;
   auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
   config_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
@@ -94,6 +95,7 @@ void DeployOptions::read_inputs() {
       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count());
   render_objects();
+  inputs_read_ = true;
 }
 
 void DeployOptions::render_objects() {
@@ -257,7 +259,7 @@ void DeployOptions::write_output_dir() const {
 }
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
-  read_inputs();  // before any request: a bad file sends nothing
+  read_inputs();  // before any request (when the caller has not): a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
@@ -495,6 +497,7 @@ class DeployInvocation : public Invocation {
       StormDeployOptions o(flags_, global.kube.namespace_);
       o.complete();
       o.validate();
+      o.read_inputs();
       if (!o.needs_server()) {
         OfflineTransport offline;
         kube::Client client(offline);
@@ -509,6 +512,7 @@ class DeployInvocation : public Invocation {
     DeployOptions o(flags_, global.kube.namespace_);
     o.complete();
     o.validate();
+    o.read_inputs();
     if (!o.needs_server()) {
       OfflineTransport offline;
       kube::Client client(offline);

@@ -55,11 +55,13 @@ class DeployOptions {
   /// Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing sent), ApiError,
   /// TransportError or PartialFailure.
   void run(kube::Client& client, Printer& printer);
+  /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
+  /// job_id and renders the objects; once (run() calls it when the caller has not: the Invocation does, before
+  /// loading the kubeconfig, so a bad file is reported as such whatever the kubeconfig holds). Local files only.
+  /// Throws CommandError / validation::ValidationError / UsageError.
+  void read_inputs();
 
  private:
-  /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
-  /// job_id and renders the objects. Local files only. Throws CommandError / validation::ValidationError / UsageError.
-  void read_inputs();
   /// Refuses a redeploy that would change deploy_mode or the InferServiceSet name recorded in the existing
   /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
   /// Throws CommandError, baseline::BaselineError (no mode recorded and an unusable baseline).
@@ -90,6 +92,7 @@ class DeployOptions {
   DeployFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
+  bool inputs_read_ = false;
   std::optional<config::UserConfig> config_;
   std::optional<config::EnvConfig> env_;
   render::RenderOptions render_options_;

@@ -38,6 +38,7 @@ void UpdateConfigOptions::validate() const {
 }
 
 void UpdateConfigOptions::read_inputs() {
+  if (inputs_read_) return;
   auto inputs = read_config_inputs(flags_.filename, flags_.env_file, flags_.config_dir);
   proposed_ = std::move(inputs.user);
   env_ = std::move(inputs.env);
@@ -53,6 +54,7 @@ void UpdateConfigOptions::read_inputs() {
     opts.scripts = *scripts_;
     (void)render::render_config_map(*proposed_, env_ ? &*env_ : nullptr, opts);
   }
+  inputs_read_ = true;
 }
 
 json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
@@ -156,7 +158,7 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
 }
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
-  read_inputs();  // before any request: a bad file sends nothing
+  read_inputs();  // before any request (when the caller has not): a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
   const std::string cm_name = baseline::kConfigMapName;
@@ -198,6 +200,7 @@ class UpdateConfigInvocation : public Invocation {
     UpdateConfigOptions o(flags_, global.kube.namespace_);
     o.complete();
     o.validate();
+    o.read_inputs();
     Session session(global, std::cerr);
     o.run(session.client(), printer);
   }

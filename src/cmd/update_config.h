@@ -46,12 +46,13 @@ class UpdateConfigOptions {
   /// validation::ValidationError or CommandError (a bad file, nothing sent; or listing every path that may not change,
   /// nothing written).
   void run(kube::Client& client, Printer& printer);
-
- private:
   /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
-  /// the scripts the config's pods run present). Local files only. Throws CommandError / validation::ValidationError /
+  /// the scripts the config's pods run present); once (run() calls it when the caller has not: the Invocation
+  /// does, before loading the kubeconfig). Local files only. Throws CommandError / validation::ValidationError /
   /// UsageError.
   void read_inputs();
+
+ private:
   /// The ConfigMap keys to write, checked against the baseline in `cm`: deploy_mode and counts unchanged, only
   /// whitelisted paths differ. Empty when nothing changes. Throws CommandError listing every refused path, or
   /// baseline::BaselineError when the stored baseline is not usable.
@@ -65,6 +66,7 @@ class UpdateConfigOptions {
   UpdateConfigFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
+  bool inputs_read_ = false;
   std::optional<config::UserConfig> proposed_;
   std::optional<config::EnvConfig> env_;
   /// --scripts-dir's files (key = file name), when given.

@@ -3,8 +3,6 @@
 
 #include <boost/json.hpp>
 
-#include <algorithm>
-#include <array>
 #include <stdexcept>
 
 #include "kube/names.h"

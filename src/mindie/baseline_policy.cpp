@@ -4,6 +4,7 @@
 #include <set>
 
 #include "util/json_diff.h"
+#include "util/json_path.h"
 
 namespace mindie::policy {
 
@@ -46,24 +47,25 @@ bool covers(const std::string& base, const std::string& path) {
   return path.size() == base.size() || path[base.size()] == '.' || path[base.size()] == '[';
 }
 
-const json::value* at_path(const json::value& root, const std::string& path) {
-  const json::value* cur = &root;
-  std::size_t start = 0;
-  while (start <= path.size() && cur) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const auto* obj = cur->if_object();
-    cur = obj ? obj->if_contains(key) : nullptr;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+/// The value at `path` (util::child_path syntax) below `root`, found by building each member's path the same way,
+/// or nullptr (array elements are not descended: a changed list is refused as a whole).
+const json::value* at_path(const json::value& root, const std::string& path, const std::string& here = "") {
+  if (here == path) return &root;
+  const auto* obj = root.if_object();
+  if (!obj) return nullptr;
+  for (const auto& kv : *obj) {
+    const std::string p = util::child_path(here, kv.key());
+    if (path == p || path.starts_with(p + ".") || path.starts_with(p + "["))
+      if (const json::value* found = at_path(kv.value(), path, p)) return found;
   }
-  return cur;
+  return nullptr;
 }
 
-/// Every leaf path below `v` (objects descended; arrays and scalars are leaves).
+/// Every leaf path below `v` (objects descended; arrays and scalars are leaves), in util::child_path syntax, so
+/// that a key holding a dot cannot read as a whitelisted path.
 void leaf_paths(const json::value& v, const std::string& prefix, std::vector<std::string>& out) {
   if (const auto* obj = v.if_object(); obj && !obj->empty()) {
-    for (const auto& kv : *obj) leaf_paths(kv.value(), prefix + "." + std::string(kv.key()), out);
+    for (const auto& kv : *obj) leaf_paths(kv.value(), util::child_path(prefix, kv.key()), out);
     return;
   }
   out.push_back(prefix);

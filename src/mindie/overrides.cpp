@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cmath>
 #include <set>
 
 #include "kube/names.h"
@@ -35,10 +34,6 @@ std::string join(const auto& items) {
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 // No ".." path element, no control characters (Kubernetes rejects ".." in hostPath, subPath and item paths).
 bool relative_path_ok(std::string_view p) {

@@ -144,6 +144,7 @@ StringMap Reader::string_map(const json::value& v, const std::string& path, MapK
   StringMap out;
   const json::object* m = object(v, path);
   if (!m) return out;
+  std::size_t total = 0;  // annotations: every string entry counts, valid or not, so the size is told in one round
   for (const auto& kv : *m) {
     const std::string p = child_path(path, kv.key());
     bool ok = true;
@@ -152,20 +153,21 @@ StringMap Reader::string_map(const json::value& v, const std::string& path, MapK
       ok = false;
     }
     if (!kv.value().is_string()) {
-      add(p, "must be a string, got " + describe(kv.value()) + " (quote it)");
+      // YAML reads `version: 2` and `enabled: true` as a number and a boolean: quoting them is the fix.
+      const bool scalar = kv.value().is_number() || kv.value().is_bool();
+      add(p, "must be a string, got " + describe(kv.value()) + (scalar ? " (quote it)" : ""));
       continue;
     }
     const std::string value(kv.value().get_string());
+    total += kv.key().size() + value.size();
     if (kind != MapKind::Annotations && !kube::is_label_value(value)) {
       add(p, "must be " + std::string(kube::kLabelValueRule) + "; got " + json::serialize(kv.value()));
       ok = false;
     }
     if (ok) out.emplace_back(std::string(kv.key()), value);
   }
+  // apimachinery ValidateAnnotations: keys and values together at most 256 KiB per object.
   if (kind == MapKind::Annotations) {
-    // apimachinery ValidateAnnotations: keys and values together at most 256 KiB per object.
-    std::size_t total = 0;
-    for (const auto& [k, val] : out) total += k.size() + val.size();
     if (total > kube::kMaxAnnotationsBytes)
       add(path, "must total at most 256 KiB (keys and values), got " + std::to_string(total) + " bytes");
   }

@@ -30,9 +30,10 @@ std::string describe_value(const boost::json::value& v, Notation notation = Nota
 using StringMap = std::vector<std::pair<std::string, std::string>>;
 
 /// Collects problems while reading. Each value reader takes the value and its path, returns it typed, or
-/// nullopt/nullptr after adding a problem at `path`. The field readers take (object, path of the object, key):
-/// an absent key is nullopt, and a problem "is required (...)" when `required` and the object exists (a missing or
-/// mistyped parent is reported once, at the parent); a null object reads as absent.
+/// nullopt/nullptr after adding a problem at `path` (a JSON null is a wrong type like any other). The field readers
+/// take (object, path of the object, key): an absent key is nullopt, and a problem "is required (...)" when
+/// `required` and the object exists; a null object pointer (a missing or mistyped parent, reported once where it
+/// was read) reads as absent.
 class Reader {
  public:
   explicit Reader(Notation notation = Notation::Json) : notation_(notation) {}
@@ -70,7 +71,7 @@ class Reader {
   enum class MapKind { Labels, Annotations, NodeSelector };
   /// A mapping of string values: keys are Kubernetes qualified names; label and nodeSelector values label values;
   /// annotations at most kube::kMaxAnnotationsBytes in keys and values together. Entries with a problem are left
-  /// out. Non-string values are refused with "(quote it)": YAML reads `version: 2` as a number.
+  /// out. A number or boolean value is refused with "(quote it)": YAML reads `version: 2` as a number.
   StringMap string_map(const boost::json::value& v, const std::string& path, MapKind kind);
 
   /// Every key of `o` not in `known` is a problem that lists the known ones (a misspelt key would otherwise fall

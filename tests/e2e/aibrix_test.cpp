@@ -117,7 +117,10 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(report["ready"] == false);
   REQUIRE(pod_of(report, "qwen3-pd-roleset-prefill-1"));
   CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["recreated"] == true);
-  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["earlierPods"] == 1);
+  // At least the killed one: KWOK's delete stage deletes by name, so now and then it also takes the replacement
+  // the controller made meanwhile (the name-reuse race kubelet avoids with a UID precondition), and status rightly
+  // counts two earlier pods. The exact count is unit-tested (aibrix_commands_test.cpp).
+  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-1"))["earlierPods"] >= 1);
   CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-0"))["recreated"] == false);
   CHECK(role_of(report, "prefill")["recreatedPods"] == 1);
   CHECK(role_of(report, "decode")["restarts"] >= 1);  // KWOK's crash loop goes on restarting

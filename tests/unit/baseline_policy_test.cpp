@@ -29,6 +29,20 @@ TEST_CASE("a section added whole is allowed only when all it holds is whiteliste
                            update_config_whitelist()) == std::vector<std::string>{"north_config"});
 }
 
+TEST_CASE("a key holding a dot does not pass as a whitelisted path, in a new section or an existing one") {
+  // "max_retry.x" below a whitelisted "...exception_config.max_retry" prefix: the leaf path quotes the key
+  // (exception_config["max_retry.x"]), so it is not the whitelisted max_retry nor below it.
+  const auto base = json::parse(R"({"motor_coordinator_config":{}})");
+  const auto added = json::parse(R"({"motor_coordinator_config":{"exception_config":{"max_retry.x":5}}})");
+  CHECK(disallowed_changes(base, added, update_config_whitelist()) ==
+        std::vector<std::string>{"motor_coordinator_config.exception_config"});
+  const auto with_section = json::parse(R"({"motor_coordinator_config":{"exception_config":{"max_retry":1}}})");
+  const auto changed =
+      json::parse(R"({"motor_coordinator_config":{"exception_config":{"max_retry":1,"max_retry.x":5}}})");
+  CHECK(disallowed_changes(with_section, changed, update_config_whitelist()) ==
+        std::vector<std::string>{"motor_coordinator_config.exception_config[\"max_retry.x\"]"});
+}
+
 TEST_CASE("scale's allowance is the two count paths") {
   const auto a = json::parse(R"({"motor_deploy_config":{"p_instances_num":1,"d_instances_num":1}})");
   const auto b = json::parse(R"({"motor_deploy_config":{"p_instances_num":4,"d_instances_num":2}})");

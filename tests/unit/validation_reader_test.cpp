@@ -105,6 +105,24 @@ TEST_CASE("string maps follow Kubernetes' label and annotation rules, each entry
                                 Reader::MapKind::Annotations);
   CHECK(ann.size() == 1);
   CHECK(a.count() == 0);
+
+  // Only numbers and booleans are told to be quoted: a nested mapping is not a quoting mistake.
+  Reader n(Notation::Yaml);
+  n.string_map(json::parse(R"({"nested": {"a": "b"}})"), "labels", Reader::MapKind::Labels);
+  CHECK(only_problem(n) == "labels.nested: must be a string, got a mapping");
+}
+
+TEST_CASE("the annotations size counts every entry, so a bad key does not hide the size problem") {
+  const std::string big(200 * 1024, 'x');
+  json::object m;
+  m["a"] = big;
+  m["Bad Key"] = big;
+  Reader r;
+  r.string_map(json::value(m), "annotations", Reader::MapKind::Annotations);
+  REQUIRE(r.count() == 2);
+  CHECK(r.problems()[0].path == "annotations[\"Bad Key\"]");
+  CHECK(r.problems()[1].path == "annotations");
+  CHECK(r.problems()[1].message.starts_with("must total at most 256 KiB"));
 }
 
 TEST_CASE("only: every unknown key, with the known ones listed") {
