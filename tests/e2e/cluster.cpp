@@ -258,6 +258,18 @@ std::string wait_condition(const std::string& state) {
   throw std::invalid_argument("set_pod_state: unknown state " + state);
 }
 
+// Whether the API server's discovery lists the resource of CRD `name` ("stormservices.orchestration.aibrix.ai"),
+// read afresh (api-resources does not use kubectl's cache unless --cached). Discovery follows a CRD's creation and
+// deletion a moment later than the CRD object itself, and the product decides from discovery.
+bool discovery_lists(const World& w, const std::string& name) {
+  const std::string group = name.substr(name.find('.') + 1);
+  const std::string out = w.admin_ok({"api-resources", "--api-group=" + group, "-o", "name"});
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line == name) return true;
+  return false;
+}
+
 }  // namespace
 
 const std::string& kubectl_binary() {
@@ -281,9 +293,12 @@ Cluster::Cluster(std::vector<std::string> args, std::string listen) {
   w.reset(namespaces);
   for (const auto& file : absent) {
     std::vector<std::string> del = {"delete", "--wait=true", "--ignore-not-found"};
-    for (const auto& name : crd_names(file)) del.push_back("customresourcedefinition/" + name);
+    const std::vector<std::string> names = crd_names(file);
+    for (const auto& name : names) del.push_back("customresourcedefinition/" + name);
     w.admin_ok(del);
     removed_crds_.push_back(file);
+    for (const auto& name : names)
+      eventually([&] { return !discovery_lists(w, name); }, "discovery without " + name, 120);
   }
 
   log_ = dir_.path() + "/requests.jsonl";
@@ -331,6 +346,7 @@ Cluster::~Cluster() {
                                  R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"});
         return run.exit_code == 0 && run.out == "True";
       }, "CRD " + name + " Established", 120);
+      eventually([&] { return discovery_lists(w, name); }, "discovery listing " + name, 120);
     }
     w.restart_operator();
   } catch (const std::exception& e) {
