@@ -11,6 +11,7 @@
 #include "kube/names.h"
 #include "util/json_path.h"
 #include "util/yaml_json.h"
+#include "validation/json_document.h"
 #include "validation/reader.h"
 
 namespace mindie::aibrix {
@@ -223,27 +224,6 @@ RoutingRole read_routing_role(Reader& r, const json::object* obj, const std::str
   return role;
 }
 
-// "line L, column C: msg" from yaml_json's "source:L:C: msg" (the source is already in ValidationError's header).
-std::string yaml_message(const std::string& what, std::string_view source) {
-  std::string_view m = what;
-  if (!m.starts_with(source)) return what;
-  m.remove_prefix(source.size());
-  int line = 0, column = 0;
-  if (m.starts_with(":")) {
-    const char* p = m.data() + 1;
-    const char* end = m.data() + m.size();
-    auto r1 = std::from_chars(p, end, line);
-    if (r1.ec == std::errc() && r1.ptr < end && *r1.ptr == ':') {
-      auto r2 = std::from_chars(r1.ptr + 1, end, column);
-      if (r2.ec == std::errc() && std::string_view(r2.ptr, end - r2.ptr).starts_with(": "))
-        return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
-               std::string(r2.ptr + 2, end);
-    }
-  }
-  if (m.starts_with(": ")) m.remove_prefix(2);
-  return std::string(m);
-}
-
 // The longest per-replica Service name suffix "-<role>-<replica>[-<pod>]" of an engine role, at kMaxRoleReplicas
 // (a later scale may go that far; podGroupSize does not change on scale).
 std::size_t longest_service_suffix(const EngineRole& role, Role which, bool distributed) {
@@ -260,7 +240,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
   try {
     parsed = util::yaml_to_json(raw, src);
   } catch (const util::YamlError& e) {
-    throw ValidationError(src, {{"", yaml_message(e.what(), source)}});
+    throw ValidationError(src, {{"", validation::yaml_syntax_message(e.what(), source)}});
   }
   Reader r(validation::Notation::Yaml);
   if (!parsed.is_object())

@@ -9,6 +9,7 @@
 #include "mindie/manifests.h"
 #include "util/json_path.h"
 #include "util/yaml_json.h"
+#include "validation/json_document.h"
 #include "validation/reader.h"
 
 namespace mindie::hardware {
@@ -19,7 +20,7 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
   try {
     doc = util::yaml_to_json(yaml_text, source);
   } catch (const util::YamlError& e) {
-    throw validation::ValidationError(source, {{"", e.what()}});
+    throw validation::ValidationError(source, {{"", validation::yaml_syntax_message(e.what(), source)}});
   }
   validation::Reader r(validation::Notation::Yaml);
   const json::object* top = r.object(doc, "");

@@ -13,6 +13,7 @@
 #include "mindie/render.h"
 #include "util/json_path.h"
 #include "util/yaml_json.h"
+#include "validation/json_document.h"
 #include "validation/reader.h"
 
 namespace mindie::overrides {
@@ -151,10 +152,8 @@ void read_projection(Reader& r, const json::object& src, const std::string& p, j
       if (!it) continue;
       r.only(it, ip, std::array<std::string_view, 3>{"key", "path", "mode"});
       json::object n;
-      const json::value* key = it->if_contains("key");
-      const json::value* path = it->if_contains("path");
-      if (!key) r.add(child_path(ip, "key"), "is required");
-      if (!path) r.add(child_path(ip, "path"), "is required");
+      const json::value* key = r.field(it, ip, "key", true, "a string");
+      const json::value* path = r.field(it, ip, "path", true, "a string");
       if (key)
         if (auto s = r.string(*key, child_path(ip, "key"))) n["key"] = *s;
       if (path)
@@ -188,10 +187,8 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
     std::copy(kVolumeSources.begin(), kVolumeSources.end(), known.begin() + 1);
     r.only(vol, p, known);
     json::object norm;
-    const json::value* name = vol->if_contains("name");
-    if (!name) {
-      r.add(child_path(p, "name"), "is required");
-    } else if (auto n = r.string(*name, child_path(p, "name"))) {
+    const json::value* name = r.field(vol, p, "name", true, "a string");
+    if (auto n = name ? r.string(*name, child_path(p, "name")) : std::nullopt) {
       if (!kube::is_dns1123_label(*n))
         r.add(child_path(p, "name"), "\"" + *n + "\" is not a DNS-1123 label (lower-case letters, digits, '-')");
       else if (!names.insert(*n).second)
@@ -212,11 +209,8 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
     if (!src) continue;
     json::object s;
     const auto required_string = [&](std::string_view key) -> std::optional<std::string> {
-      const json::value* f = src->if_contains(key);
-      if (!f) {
-        r.add(child_path(sp, key), "is required");
-        return std::nullopt;
-      }
+      const json::value* f = r.field(src, sp, key, true, "a string");
+      if (!f) return std::nullopt;
       auto str = r.string(*f, child_path(sp, key));
       if (str && str->empty()) r.add(child_path(sp, key), "must not be empty");
       return str;
@@ -290,11 +284,8 @@ void read_volume_mounts(Reader& r, const json::value& v, const std::string& path
     r.only(m, p, std::array<std::string_view, 4>{"name", "mountPath", "readOnly", "subPath"});
     json::object norm;
     for (const char* key : {"name", "mountPath"}) {
-      const json::value* f = m->if_contains(key);
-      if (!f) {
-        r.add(child_path(p, key), "is required");
-        continue;
-      }
+      const json::value* f = r.field(m, p, key, true, "a string");
+      if (!f) continue;
       auto s = r.string(*f, child_path(p, key));
       if (!s) continue;
       if (std::string_view(key) == "mountPath") {
@@ -387,7 +378,7 @@ Overrides parse_overrides(std::string raw, std::string_view source) {
   try {
     docs = util::yaml_to_json_all(raw, out.source);
   } catch (const util::YamlError& e) {
-    throw validation::ValidationError(out.source, {{"", e.what()}});
+    throw validation::ValidationError(out.source, {{"", validation::yaml_syntax_message(e.what(), out.source)}});
   }
   if (docs.size() > 1)
     throw validation::ValidationError(out.source, {{"", "holds " + std::to_string(docs.size()) +

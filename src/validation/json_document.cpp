@@ -4,6 +4,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -132,6 +133,26 @@ std::vector<Problem> structure_problems(std::string_view raw) {
 }
 
 }  // namespace
+
+std::string yaml_syntax_message(const std::string& what, std::string_view source) {
+  std::string_view m = what;
+  if (!m.starts_with(source)) return what;
+  m.remove_prefix(source.size());
+  int line = 0, column = 0;
+  if (m.starts_with(":")) {
+    const char* p = m.data() + 1;
+    const char* end = m.data() + m.size();
+    auto r1 = std::from_chars(p, end, line);
+    if (r1.ec == std::errc() && r1.ptr < end && *r1.ptr == ':') {
+      auto r2 = std::from_chars(r1.ptr + 1, end, column);
+      if (r2.ec == std::errc() && std::string_view(r2.ptr, end - r2.ptr).starts_with(": "))
+        return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
+               std::string(r2.ptr + 2, end);
+    }
+  }
+  if (m.starts_with(": ")) m.remove_prefix(2);
+  return std::string(m);
+}
 
 std::optional<json::object> read_json_object(std::string_view raw, Reader& r) {
   Problem syntax;

@@ -1,5 +1,6 @@
-// Reading a JSON input document (user_config.json, env.json) for validation: syntax errors with line and column,
-// and what a JSON parser silently lets through (a key twice in one object, a number beyond a double), as Problems.
+// Reading an input document for validation: JSON (user_config.json, env.json) with syntax errors at line and column
+// and what a JSON parser silently lets through (a key twice in one object, a number beyond a double) as Problems;
+// and the one wording of YAML syntax errors (overrides, the StormService config, the hardware profiles).
 #pragma once
 
 #include <boost/json.hpp>
@@ -16,5 +17,10 @@ namespace mindie::validation {
 /// returns the object, after adding a problem for each key that appears twice in one object (JSON readers keep the
 /// last value, so the first would be lost without a word) and each number beyond a double's range.
 std::optional<boost::json::object> read_json_object(std::string_view raw, Reader& r);
+
+/// A YAML syntax error (util::YamlError's what(), "<source>:L:C: msg") as the message of a Problem at path "":
+/// "line L, column C: msg", without the file name (ValidationError's header names it). Text of another shape is
+/// kept, less a leading "<source>: ".
+std::string yaml_syntax_message(const std::string& what, std::string_view source);
 
 }  // namespace mindie::validation
