@@ -332,7 +332,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
                                  " (the routing proxy spreads requests over the DP ranks); add it or set "
                                  "distributed_dp: false");
     for (Role which : {Role::Prefill, Role::Decode}) {
-      const std::string role_path = sp + "." + std::string(to_string(which));
+      const std::string role_path = child_path(sp, to_string(which));
       const json::value* role = ss->if_contains(to_string(which));
       const json::value* dp = role && role->is_object() ? role->get_object().if_contains("dp_size") : nullptr;
       // Report only when dp_size is absent or a clean 1; a malformed dp_size is already reported.

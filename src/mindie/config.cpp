@@ -102,13 +102,13 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
     for (const char* key : {"p_instances_num", "d_instances_num"}) {
       const json::value* v = deploy->if_contains(key);
       if (v && !(v->is_int64() && v->get_int64() == 0))
-        r.add(path + "." + key, std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
+        r.add(child_path(path, key), std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
                                             "and decode in one union role); got ") + r.describe(*v));
     }
     // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
     for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
       if (deploy->contains(key))
-        r.add(path + "." + key, "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
+        r.add(child_path(path, key), "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
                                 "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
     cfg.p_instances = cfg.d_instances = 0;
   } else {
@@ -117,7 +117,7 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
     if (auto n = r.integer(deploy, path, "d_instances_num", 1, 16, true)) cfg.d_instances = static_cast<int>(*n);
     for (const char* key : {"single_hybrid_instance_pod_num", "hybrid_pod_npu_num"})
       if (deploy && deploy->contains(key))
-        r.add(path + "." + key, "is a PD-hybrid setting: it needs hybrid_instances_num");
+        r.add(child_path(path, key), "is a PD-hybrid setting: it needs hybrid_instances_num");
   }
   if (hybrid) {
     // The empty prefill/decode roles' templates take the union's NPUs (their own settings are refused above).

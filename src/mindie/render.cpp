@@ -784,7 +784,7 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles)
       if (!role_rendered(cfg, role))
-        problems.push_back({"roles." + role, "this deployment has no " + role + " role (" + why_not_rendered(role) +
+        problems.push_back({util::child_path("roles", role), "this deployment has no " + role + " role (" + why_not_rendered(role) +
                                                  ")"});
   const Addresses addr = operator_addresses(iss, ns);
   for (const auto& info : kRoles)
@@ -887,10 +887,10 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles) {
       if (role == "union" || role == "single-container")
-        problems.push_back({"roles." + role, "this deployment has no " + role + " role (" + why_not_rendered(role) +
+        problems.push_back({util::child_path("roles", role), "this deployment has no " + role + " role (" + why_not_rendered(role) +
                                                  ")"});
       else if (o.gang_schedule && *o.gang_schedule)
-        problems.push_back({"roles." + role + ".gangSchedule",
+        problems.push_back({util::child_path(util::child_path("roles", role), "gangSchedule"),
                             "gang scheduling needs infer-operator (deploy_mode infer_service_set): multi_deployment "
                             "Deployments get no Volcano PodGroup"});
     }
@@ -963,10 +963,10 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles) {
       if (role != "single-container")
-        problems.push_back({"roles." + role, "deploy_mode single_container runs one pod: only roles.single-container "
+        problems.push_back({util::child_path("roles", role), "deploy_mode single_container runs one pod: only roles.single-container "
                                              "applies"});
       else if (o.gang_schedule && *o.gang_schedule)
-        problems.push_back({"roles." + role + ".gangSchedule",
+        problems.push_back({util::child_path(util::child_path("roles", role), "gangSchedule"),
                             "gang scheduling needs infer-operator (deploy_mode infer_service_set)"});
     }
 
