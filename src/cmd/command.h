@@ -22,11 +22,13 @@ class Invocation {
   /// complete() → validate() → run() of the command's Options, kubectl's order (o.Complete, o.Validate, o.Run in
   /// k8s.io/kubectl pkg/cmd/scale/scale.go and the others): complete() derives values from the flags and, where the
   /// command falls back to it, the kubeconfig's namespace; validate() checks the completed Options without I/O;
-  /// run() reads the input files (config, env, overrides, scripts) and validates them before its first request.
-  /// The kubeconfig (per `global`; loading it sends nothing) is loaded before complete() when complete() takes its
-  /// namespace (scale, status, wait: a broken kubeconfig is then reported before a bad flag, as kubectl scale
-  /// reports it), otherwise after validate() and only when the command needs the server (not deploy
-  /// --dry-run=client). Output goes to `printer`. Throws what the Options throw.
+  /// the input files (config, env, overrides, scripts) are read and validated before the first request: by
+  /// read_inputs() right after validate() where a command has one (deploy, update-config: a bad file is reported
+  /// whatever the kubeconfig holds), else at the start of run(). The kubeconfig (per `global`; loading it sends
+  /// nothing) is loaded before complete() when complete() takes its namespace (scale, status, wait: a broken
+  /// kubeconfig is then reported before a bad flag, as kubectl scale reports it), otherwise after the inputs are
+  /// read and only when the command needs the server (not deploy --dry-run=client). Output goes to `printer`.
+  /// Throws what the Options throw.
   virtual void run(const GlobalFlags& global, Printer& printer) = 0;
 };
 
