@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
-#include <charconv>
 #include <stdexcept>
 
 #include "kube/names.h"
