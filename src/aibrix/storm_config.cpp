@@ -98,9 +98,9 @@ std::optional<std::string> engine_owner(std::string_view key, Reader::MapKind ki
       return "the annotation kubectl-mindie sets from hardware_type " + hw->name + " (" + quoted(hw->schedule_policy) +
              ")";
     if (key == "sp-block" && hw) {
-      if (hw->sp_block_rule == hardware::SpBlockRule::PerPod)
+      if (hw->sp_block.pod_template == hardware::SpBlockRule::PerPod)
         return "the annotation kubectl-mindie sets from hardware_type " + hw->name + " (npu_num: NPUs per pod)";
-      if (hw->sp_block_rule == hardware::SpBlockRule::PerInstance)
+      if (hw->sp_block.pod_template == hardware::SpBlockRule::PerInstance)
         return "the annotation kubectl-mindie sets from hardware_type " + hw->name +
                " (podGroupSize × npu_num: an instance stays in one SuperPoD)";
     }
@@ -149,11 +149,11 @@ const HardwareProfile* read_hardware(Reader& r, const json::object* obj, const s
 // sp-block (MindCluster: NPUs of a logical SuperPoD) is set from the profile where it applies (check_reserved);
 // elsewhere it has no meaning and is refused rather than passed on to Volcano.
 void check_sp_block(Reader& r, const EngineRole& role, const std::string& path) {
-  if (!role.hardware || role.hardware->sp_block_rule != hardware::SpBlockRule::None) return;
+  if (!role.hardware || role.hardware->sp_block.pod_template != hardware::SpBlockRule::None) return;
   for (const auto& [key, value] : role.annotations)
     if (key == "sp-block")
       r.add(child_path(child_path(path, "annotations"), key),
-            "applies to A3 SuperPoD hardware only; hardware_type " + role.hardware->name + " has no logical SuperPoDs");
+            "applies to hardware with logical SuperPoDs (A3, A5) only; hardware_type " + role.hardware->name + " has no logical SuperPoDs");
 }
 
 EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string& ss_path, Role which,

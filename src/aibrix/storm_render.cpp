@@ -61,9 +61,9 @@ json::object engine_role(const StormConfig& cfg, Role which) {
   // Volcano's Ascend scheduling policy of the server model (MindCluster's StormService guide sets it on both roles).
   if (!hw.schedule_policy.empty()) annotations[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
   // Logical SuperPoD size, as the profile rules it for every engine pod of this project.
-  if (hw.sp_block_rule == hardware::SpBlockRule::PerPod)
+  if (hw.sp_block.pod_template == hardware::SpBlockRule::PerPod)
     annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num);
-  else if (hw.sp_block_rule == hardware::SpBlockRule::PerInstance)
+  else if (hw.sp_block.pod_template == hardware::SpBlockRule::PerInstance)
     annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num * role.pod_group_size);
   append(annotations, role.annotations);
 

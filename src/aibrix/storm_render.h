@@ -54,7 +54,7 @@ inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";
 /// huawei.com/recover_policy_path "pod" when podGroupSize is 1 (each pod is a whole instance, so a fault must not
 /// escalate to the job); from the role's hardware::HardwareProfile: the nodeSelector (accelerator,
 /// accelerator-type), huawei.com/schedule_policy (MindCluster's newer StormService guide sets it on both roles),
-/// sp-block (npu_num, or podGroupSize × npu_num on SuperPoDs, per sp_block_rule) and the NPU resource
+/// sp-block (npu_num, or podGroupSize × npu_num on SuperPoDs, per the profile's pod-template sp_block rule) and the NPU resource
 /// (npu_resource, requests = limits = npu_num); the profile's pod_labels (ring-controller.atlas, for MindIE's rank
 /// tables) are not applied, as the guide's StormService carries none; the env start_server.sh reads (as the
 /// published template, plus ASCEND_VISIBLE_DEVICES from the Volcano allocation annotation named like the resource,

@@ -15,6 +15,38 @@
 namespace mindie::hardware {
 namespace json = boost::json;
 
+namespace {
+
+// sp_block: `none`, or a mapping of infer_service_set, multi_deployment and single_container (all three required)
+// to none | pod | instance.
+SpBlockRules read_sp_block(validation::Reader& r, const json::object* profile, const std::string& path) {
+  SpBlockRules rules;
+  const std::string sp_path = util::child_path(path, "sp_block");
+  const json::value* v = r.field(profile, path, "sp_block", true, "none or a mapping of the three deploy modes");
+  if (!v) return rules;
+  if (v->is_string() && v->get_string() == "none") return rules;
+  const json::object* modes = v->is_object() ? &v->get_object() : nullptr;
+  if (!modes) {
+    r.add(sp_path, "must be none or a mapping of infer_service_set, multi_deployment and single_container to "
+                   "none, pod or instance; got " + r.describe(*v));
+    return rules;
+  }
+  r.only(modes, sp_path, {"infer_service_set", "multi_deployment", "single_container"});
+  for (auto [key, rule] : {std::pair{"infer_service_set", &rules.pod_template},
+                           std::pair{"multi_deployment", &rules.multi_deployment},
+                           std::pair{"single_container", &rules.single_container}}) {
+    auto s = r.string(modes, sp_path, key, true);
+    if (!s) continue;
+    if (*s == "none") *rule = SpBlockRule::None;
+    else if (*s == "pod") *rule = SpBlockRule::PerPod;
+    else if (*s == "instance") *rule = SpBlockRule::PerInstance;
+    else r.add(util::child_path(sp_path, key), "must be none, pod or instance; got \"" + *s + "\"");
+  }
+  return rules;
+}
+
+}  // namespace
+
 std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_text, const std::string& source) {
   json::value doc;
   try {
@@ -60,12 +92,7 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
     p.schedule_policy = str("schedule_policy", false);
     if (!p.schedule_policy.empty() && !kube::is_label_value(p.schedule_policy))
       r.add(util::child_path(path, "schedule_policy"), "must look like chip8-node8");
-    const std::string rule = str("sp_block", true);
-    if (rule == "none") p.sp_block_rule = SpBlockRule::None;
-    else if (rule == "pod") p.sp_block_rule = SpBlockRule::PerPod;
-    else if (rule == "instance") p.sp_block_rule = SpBlockRule::PerInstance;
-    else if (!rule.empty()) r.add(util::child_path(path, "sp_block"), "must be none, pod or instance");
-    p.sp_block = p.sp_block_rule != SpBlockRule::None;
+    p.sp_block = read_sp_block(r, o, path);
     p.mf_transfer_protocol = str("mf_transfer_protocol", true);
     if (!p.mf_transfer_protocol.empty() && p.mf_transfer_protocol != "device_rdma" &&
         p.mf_transfer_protocol != "sdma")

@@ -213,6 +213,30 @@ int pods_per_instance(const UserConfig& cfg, std::string_view role) {
   return 1;
 }
 
+// NPUs of one pod of engine `role`; single_container's pod runs both engines, so it gets the larger (deploy.py).
+int npus_per_pod(const UserConfig& cfg, std::string_view role) {
+  if (role == "prefill") return cfg.p_npus_per_pod;
+  if (role == "decode") return cfg.d_npus_per_pod;
+  if (role == "union") return cfg.hybrid_npus_per_pod;
+  return std::max(cfg.p_npus_per_pod, cfg.d_npus_per_pod);
+}
+
+// The sp-block annotation value of engine `role` under `rule` (NPUs per pod, or per instance), empty for None.
+std::string sp_block_value(const UserConfig& cfg, std::string_view role, hardware::SpBlockRule rule) {
+  if (rule == hardware::SpBlockRule::PerPod) return std::to_string(npus_per_pod(cfg, role));
+  if (rule == hardware::SpBlockRule::PerInstance)
+    return std::to_string(npus_per_pod(cfg, role) * pods_per_instance(cfg, role));
+  return "";
+}
+
+// Puts the sp-block annotation of engine `role` on a Deployment's metadata (multi_deployment and
+// single_container: PyMotor's deployer annotates the Deployment, by the profile's rule for the mode).
+void annotate_sp_block(json::object& deployment, const UserConfig& cfg, std::string_view role,
+                       hardware::SpBlockRule rule) {
+  if (std::string v = sp_block_value(cfg, role, rule); !v.empty())
+    sub(sub(deployment, "metadata"), "annotations")[mindcluster::kSpBlockAnnotation] = v;
+}
+
 // True when a ConfigMap key is valid: [-._a-zA-Z0-9]+, at most 253 characters, not "." or "..".
 bool valid_config_map_key(std::string_view k) {
   if (k.empty() || k.size() > 253 || k == "." || k == "..") return false;
@@ -567,11 +591,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
   std::string npu_path;
   if (engine) {
     const hardware::HardwareProfile& hw = *cfg.hardware;
-    // single_container: one pod runs both engines, so it gets the larger of the two (deploy.py).
-    const int npus = role == "prefill" ? cfg.p_npus_per_pod
-                     : role == "decode" ? cfg.d_npus_per_pod
-                     : role == "union"  ? cfg.hybrid_npus_per_pod
-                                        : std::max(cfg.p_npus_per_pod, cfg.d_npus_per_pod);
+    const int npus = npus_per_pod(cfg, role);
     npu_path = role == "prefill"  ? "motor_deploy_config.p_pod_npu_num"
                : role == "decode" ? "motor_deploy_config.d_pod_npu_num"
                : role == "union"  ? "motor_deploy_config.hybrid_pod_npu_num"
@@ -585,11 +605,11 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     json::object& labels = sub(pod_md, "labels");
     for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
     if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
-    // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml).
-    if (hw.sp_block_rule == hardware::SpBlockRule::PerPod)
-      sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus);
-    else if (hw.sp_block_rule == hardware::SpBlockRule::PerInstance)
-      sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = std::to_string(npus * pods);
+    // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml); on
+    // the pod template in infer_service_set mode, on the Deployment in the others (annotate_sp_block).
+    if (cfg.deploy_mode == config::DeployMode::InferServiceSet)
+      if (std::string v = sp_block_value(cfg, role, hw.sp_block.pod_template); !v.empty())
+        sub(pod_md, "annotations")[mindcluster::kSpBlockAnnotation] = v;
     // Gang scheduling (a Volcano PodGroup per instance) only when an instance spans several pods: a one-pod gang
     // never starts (PyMotor's infer_service.py, _set_engine_gang_schedule).
     sub(sub(r, "metadata"), "labels")[kGangScheduleLabel] = pods > 1 ? "true" : "false";
@@ -918,9 +938,10 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                               kInferPort, cfg.infer_node_port));
   for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances}}) {
     const json::object spec = role_spec(role_info(engine), engine_deployment_name(cfg, engine, 0));
-    for (int i = 0; i < count; ++i)
-      out.push_back(
-          multi_deployment_object(engine_deployment_name(cfg, engine, i), ns, name, engine, i, spec));
+    for (int i = 0; i < count; ++i) {
+      out.push_back(multi_deployment_object(engine_deployment_name(cfg, engine, i), ns, name, engine, i, spec));
+      annotate_sp_block(out.back(), cfg, engine, cfg.hardware->sp_block.multi_deployment);
+    }
   }
   if (cfg.kv_pool) {
     out.push_back(multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1,
@@ -978,6 +999,7 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   extra["job-name"] = cfg.job_id;
   json::object r = render_role(cfg, info, 1, opts, problems, object_name, Addresses{}, extra);
   out.push_back(multi_deployment_object(object_name, ns, name, info.name, -1, std::move(r["spec"].get_object())));
+  annotate_sp_block(out.back(), cfg, info.name, cfg.hardware->sp_block.single_container);
   // The inference entry (the coordinator inside listens on 1025), reachable from outside like deploy.py's.
   out.push_back(multi_service(object_name, ns, name, info.name, object_name, "NodePort", "infer", kInferPort,
                               cfg.infer_node_port));

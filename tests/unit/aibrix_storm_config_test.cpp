@@ -348,7 +348,7 @@ TEST_CASE("aibrix config: user labels, annotations and selectors that collide wi
 TEST_CASE("aibrix config: sp-block comes from the hardware profile") {
   auto c = aibrix_config();  // 800I_A2 has no logical SuperPoDs
   role_cfg(c, "prefill")["annotations"] = json::parse(R"({"sp-block": "8"})");
-  expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block", "A3 SuperPoD hardware only");
+  expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block", "hardware with logical SuperPoDs (A3, A5) only");
   ss_of(c)["hardware_type"] = "800I_A3";
   expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block",
          "collides with the annotation kubectl-mindie sets from hardware_type 800I_A3 (npu_num: NPUs per pod)");

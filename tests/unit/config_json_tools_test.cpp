@@ -105,10 +105,10 @@ TEST_CASE("hardware profiles") {
   const HardwareProfile* a2 = find_hardware_profile("800I_A2");
   REQUIRE(a2);
   CHECK(a2->max_npus_per_pod == 8);
-  CHECK_FALSE(a2->sp_block);
+  CHECK_FALSE(a2->sp_block.any());
   const HardwareProfile* a3 = find_hardware_profile("800I_A3");
   REQUIRE(a3);
   CHECK(a3->max_npus_per_pod == 16);
-  CHECK(a3->sp_block);
+  CHECK(a3->sp_block.any());
   CHECK(find_hardware_profile("800I_A5") == nullptr);
 }

@@ -235,7 +235,7 @@ TEST_CASE("A3 allows 16 NPUs per pod, A2 only 8") {
   deploy_of(cfg)["hardware_type"] = "800I_A3";
   auto c = parse(cfg);
   CHECK(c.p_npus_per_pod == 16);
-  CHECK(c.hardware->sp_block);
+  CHECK(c.hardware->sp_block.any());
   CHECK(c.hardware->accelerator_type == "module-a3-16");
   deploy_of(cfg)["p_pod_npu_num"] = 17;
   CHECK(has_problem(problems_of(cfg), "motor_deploy_config.p_pod_npu_num"));

@@ -18,18 +18,34 @@ namespace json = boost::json;
 
 namespace {
 
+using hardware::SpBlockRule;
 struct ProfileCase {
   const char* name;
   const char* accelerator_type;
   int npus_per_node;
   const char* schedule_policy;
-  hardware::SpBlockRule sp_block;
+  SpBlockRule sp_block;     // infer_service_set pod templates
+  SpBlockRule md_sp_block;  // multi_deployment engine Deployments
+  bool a5;                  // huawei.com/npu, accelerator huawei-npu, no ring-controller.atlas
 };
+// A2/A3 from MindCluster's node labels; A5 from PyMotor's deployer 7d15c04 (lib/constant.py), policies per type.
 constexpr ProfileCase kProfiles[] = {
-    {"800I_A2", "module-910b-8", 8, "chip8-node8", hardware::SpBlockRule::None},
-    {"800I_A3", "module-a3-16", 16, "chip2-node16", hardware::SpBlockRule::PerPod},
-    {"900_A3_SuperPoD", "module-a3-16-super-pod", 16, "chip2-node16-sp", hardware::SpBlockRule::PerInstance},
+    {"800I_A2", "module-910b-8", 8, "chip8-node8", SpBlockRule::None, SpBlockRule::None, false},
+    {"800I_A3", "module-a3-16", 16, "chip2-node16", SpBlockRule::PerPod, SpBlockRule::PerInstance, false},
+    {"900_A3_SuperPoD", "module-a3-16-super-pod", 16, "chip2-node16-sp", SpBlockRule::PerInstance,
+     SpBlockRule::PerInstance, false},
+    {"350-Atlas-8", "350-Atlas-8", 8, "chip1-node8", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
+    {"350-Atlas-16", "350-Atlas-16", 16, "chip1-node16", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
+    {"350-Atlas-4p-8", "350-Atlas-4p-8", 8, "chip4-node8", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
+    {"350-Atlas-4p-16", "350-Atlas-4p-16", 16, "chip4-node16", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
+    {"850-Atlas-8p-8", "850-Atlas-8p-8", 8, "chip8-node8", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
+    {"850-SuperPod-Atlas-8", "850-SuperPod-Atlas-8", 8, "chip8-node8-sp", SpBlockRule::PerPod,
+     SpBlockRule::PerInstance, true},
+    {"950-SuperPod-Atlas-8", "950-SuperPod-Atlas-8", 8, "chip8-node8-ra64-sp", SpBlockRule::PerPod,
+     SpBlockRule::PerInstance, true},
 };
+const char* npu_resource(const ProfileCase& p) { return p.a5 ? "huawei.com/npu" : "huawei.com/Ascend910"; }
+const char* accelerator(const ProfileCase& p) { return p.a5 ? "huawei-npu" : "huawei-Ascend910"; }
 
 // A config on `profile` with 2 prefill pods of NPUs/2 each and 1 decode pod of all NPUs.
 json::object config_for(const ProfileCase& p, const char* engine_type = "vllm") {
@@ -97,7 +113,7 @@ void check_restricted(const json::object& role) {
 
 }  // namespace
 
-TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A3 and the A3 SuperPoD") {
+TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A3, the A3 SuperPoD and seven A5") {
   const auto& profiles = hardware::hardware_profiles();
   REQUIRE(profiles.size() == std::size(kProfiles));
   for (const auto& want : kProfiles) {
@@ -106,13 +122,21 @@ TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A
     REQUIRE(p != nullptr);
     CHECK(p->accelerator_type == want.accelerator_type);
     CHECK(p->max_npus_per_pod == want.npus_per_node);
-    CHECK(p->npu_resource == "huawei.com/Ascend910");
+    CHECK(p->npu_resource == npu_resource(want));
     CHECK(p->schedule_policy == want.schedule_policy);
-    CHECK(p->sp_block_rule == want.sp_block);
-    CHECK(p->sp_block == (want.sp_block != hardware::SpBlockRule::None));
+    CHECK(p->sp_block.pod_template == want.sp_block);
+    CHECK(p->sp_block.multi_deployment == want.md_sp_block);
+    // single_container: the pod's NPUs wherever there are logical SuperPoDs.
+    CHECK(p->sp_block.single_container == (want.md_sp_block == SpBlockRule::None ? SpBlockRule::None
+                                                                                  : SpBlockRule::PerPod));
+    CHECK(p->sp_block.any() == (want.sp_block != SpBlockRule::None));
+    CHECK(p->mf_transfer_protocol == (std::string(want.name) == "800I_A2" ? "device_rdma" : "sdma"));
     CHECK(p->node_selector == std::vector<std::pair<std::string, std::string>>{
-                                  {"accelerator", "huawei-Ascend910"}, {"accelerator-type", want.accelerator_type}});
-    CHECK(p->pod_labels == std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
+                                  {"accelerator", accelerator(want)}, {"accelerator-type", want.accelerator_type}});
+    if (want.a5)  // A5 has no ranktable: no label that makes ascend-operator generate one
+      CHECK(p->pod_labels.empty());
+    else
+      CHECK(p->pod_labels == std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
   }
   CHECK(hardware::find_hardware_profile("800i_a2") == nullptr);
   CHECK(manifests::embedded().count("hardware_profiles.yaml") == 1);
@@ -124,7 +148,9 @@ TEST_CASE("an unknown hardware_type lists the known profiles") {
   const auto problems = problems_of(cfg);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_deploy_config.hardware_type");
-  CHECK(problems[0].message == "must be one of 800I_A2, 800I_A3, 900_A3_SuperPoD; got \"800I_A5\"");
+  CHECK(problems[0].message ==
+        "must be one of 800I_A2, 800I_A3, 900_A3_SuperPoD, 350-Atlas-8, 350-Atlas-16, 350-Atlas-4p-8, "
+        "350-Atlas-4p-16, 850-Atlas-8p-8, 850-SuperPod-Atlas-8, 950-SuperPod-Atlas-8; got \"800I_A5\"");
 }
 
 TEST_CASE("adding a profile is a data change: the parser takes any well-formed profile and rejects the rest") {
@@ -195,9 +221,10 @@ TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPU
       CHECK(pod.at("schedulerName") == "volcano");
       CHECK(labels.at("fault-scheduling") == "grace");
       CHECK(labels.at("fault-retry-times") == "100");
-      CHECK(labels.at("ring-controller.atlas") == "ascend-910b");
+      CHECK(labels.contains("ring-controller.atlas") == !p.a5);
+      if (!p.a5) CHECK(labels.at("ring-controller.atlas") == "ascend-910b");
       CHECK(pod.at("nodeSelector") ==
-            json::object{{"accelerator", "huawei-Ascend910"}, {"accelerator-type", p.accelerator_type}});
+            json::object{{"accelerator", accelerator(p)}, {"accelerator-type", p.accelerator_type}});
       CHECK(is_str(annotations.at("huawei.com/schedule_policy"), p.schedule_policy));
       switch (p.sp_block) {
         case hardware::SpBlockRule::None: CHECK_FALSE(annotations.contains("sp-block")); break;
@@ -209,8 +236,9 @@ TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPU
 
       // NPUs: requests = limits = NPUs per pod; CPU and memory sized for an LLM engine.
       const auto& res = container_of(role).at("resources").as_object();
-      CHECK(res.at("requests").at("huawei.com/Ascend910").as_string() == std::to_string(npus));
-      CHECK(res.at("limits").at("huawei.com/Ascend910").as_string() == std::to_string(npus));
+      CHECK(res.at("requests").at(npu_resource(p)).as_string() == std::to_string(npus));
+      CHECK(res.at("limits").at(npu_resource(p)).as_string() == std::to_string(npus));
+      if (p.a5) CHECK_FALSE(res.at("limits").as_object().contains("huawei.com/Ascend910"));
       CHECK(quantity(res.at("requests").at("cpu")) >= 16);
       CHECK(quantity(res.at("requests").at("memory")) >= 64.0L * 1024 * 1024 * 1024);
 
@@ -233,6 +261,98 @@ TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPU
       check_common_container(role);
       check_restricted(role);
       CHECK_FALSE(env_entry(role, "POD_NAMESPACE").contains("name"));
+    }
+  }
+}
+
+// PyMotor's deployer 7d15c04 (U1): sp-block is NPUs per pod on infer_service_set templates, pods x NPUs on
+// multi_deployment engine Deployments, the pod's NPUs on the single_container Deployment; A3 and A5 alike.
+TEST_CASE("sp-block per deploy mode: on multi_deployment and single_container Deployments, not their pods") {
+  for (const auto& p : kProfiles) {
+    CAPTURE(p.name);
+    auto cfg = config_for(p);
+    deploy_of(cfg)["deploy_mode"] = "multi_deployment";
+    const auto objs = render::render_multi_workloads(parse(cfg), {});
+    int engines = 0;
+    for (const auto& o : objs) {
+      if (o.at("kind") != "Deployment") continue;
+      const std::string name(o.at("metadata").at("name").as_string());
+      CAPTURE(name);
+      const auto& pod_md = o.at("spec").at("template").at("metadata").as_object();
+      const auto* pod_ann = pod_md.if_contains("annotations");
+      CHECK_FALSE((pod_ann && pod_ann->as_object().contains("sp-block")));
+      const auto* ann = o.at("metadata").as_object().if_contains("annotations");
+      const bool engine = name == "vllm-p0" || name == "vllm-d0";
+      if (engine) ++engines;
+      if (!engine || p.md_sp_block == SpBlockRule::None) {
+        CHECK_FALSE((ann && ann->as_object().contains("sp-block")));
+        continue;
+      }
+      // prefill: 2 pods x NPUs/2; decode: 1 pod x all NPUs.
+      const int want = name == "vllm-p0" ? 2 * (p.npus_per_node / 2) : p.npus_per_node;
+      REQUIRE(ann);
+      CHECK(is_str(ann->at("sp-block"), std::to_string(want)));
+      const auto& limits = o.at("spec").at("template").at("spec").at("containers").at(0).at("resources").at("limits");
+      CHECK(limits.as_object().contains(npu_resource(p)));
+    }
+    CHECK(engines == 2);
+
+    deploy_of(cfg)["deploy_mode"] = "single_container";
+    const auto sc = render::render_single_container_workloads(parse(cfg), {});
+    const auto d = find_kind(sc, "Deployment");
+    const auto* ann = d.at("metadata").as_object().if_contains("annotations");
+    if (p.md_sp_block == SpBlockRule::None) {
+      CHECK_FALSE((ann && ann->as_object().contains("sp-block")));
+    } else {
+      REQUIRE(ann);
+      CHECK(is_str(ann->at("sp-block"), std::to_string(p.npus_per_node)));  // the larger of p and d NPUs
+    }
+    const auto& sc_pod = d.at("spec").at("template").as_object();
+    CHECK(sc_pod.at("spec").at("nodeSelector").at("accelerator") == accelerator(p));
+    CHECK(sc_pod.at("metadata").at("labels").as_object().contains("ring-controller.atlas") == !p.a5);
+  }
+}
+
+TEST_CASE("sglang on A5 moves KV blocks over sdma, as on A3; A2 over device_rdma") {
+  for (const char* name : {"800I_A2", "350-Atlas-8", "950-SuperPod-Atlas-8"}) {
+    CAPTURE(name);
+    const ProfileCase* p = nullptr;
+    for (const auto& c : kProfiles)
+      if (std::string(c.name) == name) p = &c;
+    REQUIRE(p);
+    const auto iss = render_iss(parse(config_for(*p, "sglang")));
+    CHECK(env_entry(role_of(iss, "prefill"), "ASCEND_MF_TRANSFER_PROTOCOL").at("value") ==
+          (p->a5 ? "sdma" : "device_rdma"));
+  }
+}
+
+TEST_CASE("the sp_block field of a profile: none, or all three deploy modes each none, pod or instance") {
+  const auto profile = [](const std::string& sp_block) {
+    return "profiles:\n- name: X\n  npus_per_node: 8\n  npu_resource: huawei.com/npu\n"
+           "  node_selector: {accelerator: huawei-npu}\n  mf_transfer_protocol: sdma\n  sp_block: " +
+           sp_block + "\n";
+  };
+  auto ok = hardware::parse_hardware_profiles(
+      profile("{infer_service_set: instance, multi_deployment: none, single_container: pod}"), "x.yaml");
+  CHECK(ok.at(0).sp_block.pod_template == SpBlockRule::PerInstance);
+  CHECK(ok.at(0).sp_block.multi_deployment == SpBlockRule::None);
+  CHECK(ok.at(0).sp_block.single_container == SpBlockRule::PerPod);
+  CHECK_FALSE(hardware::parse_hardware_profiles(profile("none"), "x.yaml").at(0).sp_block.any());
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"pod", "profiles.X.sp_block: must be none or a mapping of infer_service_set, multi_deployment and "
+                   "single_container to none, pod or instance; got string \"pod\""},
+           {"{infer_service_set: pod, multi_deployment: pod}", "profiles.X.sp_block.single_container: is required"},
+           {"{infer_service_set: pod, multi_deployment: pod, single_container: all}",
+            "profiles.X.sp_block.single_container: must be none, pod or instance; got \"all\""},
+           {"{infer_service_set: pod, multi_deployment: pod, single_container: pod, aibrix: pod}",
+            "profiles.X.sp_block.aibrix"}}) {
+    CAPTURE(text);
+    try {
+      hardware::parse_hardware_profiles(profile(text), "x.yaml");
+      FAIL("expected validation::ValidationError");
+    } catch (const validation::ValidationError& e) {
+      CAPTURE(std::string(e.what()));
+      CHECK(std::string(e.what()).find(want) != std::string::npos);
     }
   }
 }

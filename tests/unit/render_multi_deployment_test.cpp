@@ -212,12 +212,15 @@ TEST_CASE("multi_deployment: pod templates are the infer_service_set roles' (Asc
   CHECK(container(d).at("resources").at("limits").at("memory") == "300Gi");
   const auto& md = d.at("spec").at("template").at("metadata").as_object();
   CHECK(md.at("labels").at("team") == "llm");
-  // The same annotations but for the template hash (the templates differ in env and labels).
+  // The same annotations but for the template hash (the templates differ in env and labels) and sp-block, which
+  // multi_deployment puts on the Deployment as pods x NPUs (PyMotor 7d15c04).
   json::object ann = md.at("annotations").as_object();
   json::object iss_ann = decode_role->at("spec").at("template").at("metadata").at("annotations").as_object();
   CHECK(ann.erase(render::kTemplateHashAnnotation) == 1);
   CHECK(iss_ann.erase(render::kTemplateHashAnnotation) == 1);
+  CHECK(iss_ann.erase("sp-block") == 1);
   CHECK(ann == iss_ann);
+  CHECK(d.at("metadata").at("annotations").at("sp-block") == "16");  // 2 pods x 8 NPUs
   // StatefulSet-only fields stay out of a Deployment.
   CHECK_FALSE(d.at("spec").as_object().contains("podManagementPolicy"));
 }
