@@ -146,27 +146,65 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   r.object(tls, path + ".tls_config", "north_tls_config", false);
 }
 
-// prefill/decode: engine_type, model name, KV transfer switch, bootstrap port, node manager logs.
+// The engine's model name (PyMotor 7d15c04, lib/utils.py resolve_model_name): engine_config's
+// "served-model-name" for sglang, "served_model_name" otherwise (a string, or a list whose first entry is the name
+// the engine answers to); else model_config.model_name; else "Unknown".
+// `engine` is the section's engine_config (null when absent).
+std::string read_model_name(Reader& r, const json::object* section, const json::object* engine,
+                            const std::string& path, const std::string& engine_type) {
+  const std::string key = engine_type == "sglang" ? "served-model-name" : "served_model_name";
+  if (const json::value* v = engine ? engine->if_contains(key) : nullptr) {
+    const std::string vpath = child_path(child_path(path, "engine_config"), key);
+    if (v->is_string() && !v->get_string().empty()) return std::string(v->get_string());
+    if (v->is_array() && !v->get_array().empty() && v->get_array()[0].is_string() &&
+        !v->get_array()[0].get_string().empty())
+      return std::string(v->get_array()[0].get_string());
+    if (!(v->is_string() || (v->is_array() && v->get_array().empty())))
+      r.add(vpath, "must be a model name (a string, or a list of strings); got " + r.describe(*v));
+  }
+  const json::object* model = r.object(section, path, "model_config", false);
+  if (auto name = r.string(model, child_path(path, "model_config"), "model_name", false); name && !name->empty())
+    return *name;
+  return "Unknown";
+}
+
+// The engine sections (prefill, decode; union for PD-hybrid in PyMotor's shape): engine_type, model name, KV
+// transfer switch, bootstrap port, node manager logs. The engine section (PyMotor 7d15c04, U10) is
+// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config: engine type, model name
+// and the KV pool switch come from it.
 void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
-  const json::object* prefill = r.object(&doc, "", "motor_engine_prefill_config", true);
-  const json::object* decode = r.object(&doc, "", "motor_engine_decode_config", true);
+  const json::object* uni = r.object(&doc, "", "motor_engine_union_config", false);
+  const json::value* deploy = doc.if_contains("motor_deploy_config");
+  const bool hybrid = deploy && deploy->is_object() && deploy->get_object().contains("hybrid_instances_num");
+  // PyMotor's PD-hybrid configs carry a union section instead of prefill and decode.
+  const bool pd_required = !(hybrid && uni);
+  const json::object* prefill = r.object(&doc, "", "motor_engine_prefill_config", pd_required);
+  const json::object* decode = r.object(&doc, "", "motor_engine_decode_config", pd_required);
+  const bool prefill_is_engine = prefill && !prefill->empty();
+  const json::object* engine_section = prefill_is_engine ? prefill : uni;
+  const std::string engine_path = prefill_is_engine || !uni ? "motor_engine_prefill_config" : "motor_engine_union_config";
 
   std::string engine_type(kDefaultEngineType);
   bool engine_type_ok = true;
-  if (auto t = r.string(prefill, "motor_engine_prefill_config", "engine_type", false)) {
+  if (auto t = r.string(engine_section, engine_path, "engine_type", false)) {
     if (engine_base_of(*t)) {
       engine_type = *t;
     } else {
       engine_type_ok = false;
-      r.add("motor_engine_prefill_config.engine_type", "must be one of vllm, mindie-llm, sglang; got \"" + *t + "\"");
+      r.add(child_path(engine_path, "engine_type"), "must be one of vllm, mindie-llm, sglang; got \"" + *t + "\"");
     }
   }
-  if (auto t = r.string(decode, "motor_engine_decode_config", "engine_type", false)) {
-    if (!engine_base_of(*t))
-      r.add("motor_engine_decode_config.engine_type", "must be one of vllm, mindie-llm, sglang; got \"" + *t + "\"");
-    else if (engine_type_ok && prefill && *t != engine_type)
-      r.add("motor_engine_decode_config.engine_type",
-            "must match motor_engine_prefill_config.engine_type (\"" + engine_type + "\"); got \"" + *t + "\"");
+  for (auto [section, name] : {std::pair{decode, "motor_engine_decode_config"},
+                               std::pair{uni, "motor_engine_union_config"}}) {
+    if (section == engine_section) continue;
+    const std::string path = name;
+    if (auto t = r.string(section, path, "engine_type", false)) {
+      if (!engine_base_of(*t))
+        r.add(child_path(path, "engine_type"), "must be one of vllm, mindie-llm, sglang; got \"" + *t + "\"");
+      else if (engine_type_ok && engine_section && *t != engine_type)
+        r.add(child_path(path, "engine_type"),
+              "must match " + engine_path + ".engine_type (\"" + engine_type + "\"); got \"" + *t + "\"");
+    }
   }
   if (engine_type_ok) {
     cfg.engine_type = engine_type;
@@ -176,17 +214,17 @@ void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
 
   const json::object* prefill_engine = nullptr;
   for (auto [section, name] : {std::pair{prefill, "motor_engine_prefill_config"},
-                               std::pair{decode, "motor_engine_decode_config"}}) {
+                               std::pair{decode, "motor_engine_decode_config"},
+                               std::pair{uni, "motor_engine_union_config"}}) {
     const std::string path = name;
-    const json::object* model = r.object(section, path, "model_config", false);
-    auto model_name = r.string(model, path + ".model_config", "model_name", false);
-    if (section == prefill && model_name) cfg.model_name = *model_name;
     const json::object* engine = r.object(section, path, "engine_config", false);
+    const std::string model_name = read_model_name(r, section, engine, path, cfg.engine_type);
+    if (section && section == engine_section) cfg.model_name = model_name;
     if (section == prefill) prefill_engine = engine;
-    const json::object* kv = r.object(engine, path + ".engine_config", "kv_transfer_config", false);
-    auto connector = r.string(kv, path + ".engine_config.kv_transfer_config", "kv_connector", false);
-    // deploy.py turns the KV pool on from the prefill section's connector only.
-    if (section == prefill && connector && *connector == "MultiConnector") cfg.kv_pool = true;
+    const json::object* kv = r.object(engine, child_path(path, "engine_config"), "kv_transfer_config", false);
+    auto connector = r.string(kv, child_path(child_path(path, "engine_config"), "kv_transfer_config"), "kv_connector", false);
+    // deploy.py turns the KV pool on from the engine section's connector only.
+    if (section && section == engine_section && connector && *connector == "MultiConnector") cfg.kv_pool = true;
     r.object(section, path, "motor_nodemanger_config", false);
   }
 

@@ -48,12 +48,16 @@ struct UserConfig {
   /// coordinator's external inference Service (port 1025); 0 (absent) = render::kDefaultInferNodePort (31015) in
   /// infer_service_set mode, allocated by Kubernetes in the other modes.
   int infer_node_port = 0;
-  std::string engine_type;     ///< motor_engine_prefill_config.engine_type: vllm, mindie-llm, sglang
+  /// The engine section's engine_type: vllm, mindie-llm (default), sglang. The engine section (PyMotor 7d15c04) is
+  /// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config.
+  std::string engine_type;
   std::string engine_base;     ///< vllm, mindie-server, sglang
-  std::string model_name;      ///< motor_engine_prefill_config.model_config.model_name (may be empty)
+  /// MODEL_NAME: the engine section's engine_config.served_model_name (served-model-name for sglang), else its
+  /// model_config.model_name, else "Unknown" (PyMotor 7d15c04, resolve_model_name).
+  std::string model_name;
   bool controller_standby = false;   ///< motor_controller_config.standby_config.enable_master_standby
   bool coordinator_standby = false;  ///< motor_coordinator_config.standby_config.enable_master_standby
-  bool kv_pool = false;        ///< prefill kv_connector == "MultiConnector"
+  bool kv_pool = false;        ///< the engine section's kv_connector == "MultiConnector"
   int kv_pool_port = 50088;    ///< kv_cache_pool_config.port
   bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
   int kv_conductor_port = 0;
@@ -73,7 +77,8 @@ struct UserConfig {
 /// validation::ValidationError listing every problem (syntax and structure as validation::read_json_object reports
 /// them). Required: the sections
 /// motor_deploy_config, motor_controller_config, motor_coordinator_config, motor_engine_prefill_config and
-/// motor_engine_decode_config (objects), and in motor_deploy_config job_id, image_name, hardware_type,
+/// motor_engine_decode_config (objects; with hybrid_instances_num, motor_engine_union_config may stand in for both),
+/// and in motor_deploy_config job_id, image_name, hardware_type,
 /// p/d_instances_num and p/d_pod_npu_num (with hybrid_instances_num: hybrid_pod_npu_num instead, p/d counts absent or
 /// 0, deploy_mode infer_service_set). Defaults (deploy.py's): deploy_mode infer_service_set, pods per
 /// instance 1, weight_mount_path /mnt/weight, engine_type mindie-llm, KV pool port 50088, log dirs
