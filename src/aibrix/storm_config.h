@@ -149,8 +149,8 @@ struct StormConfig {
 /// - model_name: a non-empty label value (it is the model.aibrix.ai/name label, AIBrix's model key);
 ///   model_path, model_dir, scripts_dir: absolute paths without ':'; model_path inside model_dir (the only
 ///   directory mounted into the engine pods).
-/// - hardware_type: a hardware::find_hardware_profile name (800I_A2, 800I_A3, 900_A3_SuperPoD today); npu_num
-///   1..max_npus_per_pod of the role's profile; tp_size 1..max_npus_per_pod.
+/// - hardware_type: a hardware::find_hardware_profile name (a profile of manifests/hardware_profiles.yaml: A2, A3,
+///   A5); npu_num 1..max_npus_per_pod of the role's profile; tp_size 1..max_npus_per_pod.
 /// - dp_size a multiple of podGroupSize (MindCluster guide, "dp_size需要为podGroupSize的整数倍"); and
 ///   (dp_size / podGroupSize) × tp_size ≤ npu_num: start_server.sh runs dp_size/podGroupSize DP ranks of tp_size
 ///   NPUs each in every pod (ASCEND_RT_VISIBLE_DEVICES ranges), so fewer NPUs cannot run the instance.

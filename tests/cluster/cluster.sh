@@ -564,7 +564,8 @@ make_nodes() {
   while read -r name npus res sel; do
     [[ $npus =~ ^[0-9]+$ && -n $res ]] || fail "profile $name of $profiles: npus_per_node or npu_resource unreadable"
     # CPU and memory of the server (typical configurations): Atlas 800I A2, 4 x Kunpeng 920 (48 cores), 1 TiB;
-    # Atlas 800I A3 / 900 A3 SuperPoD nodes, 4 x Kunpeng 920 (80 cores), 2 TiB. Allocatable keeps some back.
+    # Atlas 800I A3 / 900 A3 SuperPoD nodes, 4 x Kunpeng 920 (80 cores), 2 TiB; the A5 servers (Atlas 350/850/950,
+    # huawei.com/npu) get the A2 figures, no public configuration saying otherwise. Allocatable keeps some back.
     case $name in
       *A3*) cpu=320 mem=2048 ;;
       *) cpu=192 mem=1024 ;;
