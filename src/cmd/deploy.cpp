@@ -138,7 +138,7 @@ void DeployOptions::check_existing_baseline(const baseline::Baseline& existing, 
     printer.warning("the baseline in " + where + " is not valid JSON; deploy replaces it");
     return;
   }
-  const auto changed = util::diff_paths(old_doc, config_->doc);
+  const auto changed = util::diff_paths(policy::comparable(old_doc), policy::comparable(config_->doc));
   if (changed.empty()) return;
   std::string msg = "deploy replaces the baseline in " + where + ", which differs at:";
   for (const auto& path : changed) msg += "\n  " + path;
@@ -261,6 +261,7 @@ void DeployOptions::write_output_dir() const {
 void DeployOptions::run(kube::Client& client, Printer& printer) {
   read_inputs();  // before any request (when the caller has not): a bad file sends nothing
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
+  for (const auto& notice : config_->notices) printer.warning(notice);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
     std::string names;

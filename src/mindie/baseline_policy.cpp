@@ -73,8 +73,26 @@ void leaf_paths(const json::value& v, const std::string& prefix, std::vector<std
 
 }  // namespace
 
-std::vector<std::string> disallowed_changes(const json::value& baseline, const json::value& proposed,
+json::value comparable(const json::value& doc) {
+  json::value out = doc;
+  json::object* root = out.if_object();
+  if (!root) return out;
+  if (json::value* deploy = root->if_contains("motor_deploy_config"); deploy && deploy->is_object()) {
+    json::object& d = deploy->get_object();
+    if (!d.contains("deploy_mode")) d["deploy_mode"] = config::to_string(config::DeployMode::InferServiceSet);
+  }
+  if (json::value* pool = root->if_contains("kv_cache_pool_config"); pool && pool->is_object()) {
+    json::object& p = pool->get_object();
+    for (auto [key, injected] : {std::pair{"port", 50088}, std::pair{"default_kv_lease_ttl", 11000}})
+      if (const json::value* v = p.if_contains(key); v && v->is_int64() && v->get_int64() == injected) p.erase(key);
+  }
+  return out;
+}
+
+std::vector<std::string> disallowed_changes(const json::value& baseline_doc, const json::value& proposed_doc,
                                             const std::vector<std::string>& allowed) {
+  const json::value baseline = comparable(baseline_doc);
+  const json::value proposed = comparable(proposed_doc);
   std::set<std::string> bad;
   const auto is_allowed = [&](const std::string& p) {
     return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return covers(a, p); });

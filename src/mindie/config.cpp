@@ -9,6 +9,7 @@
 
 #include "kube/names.h"
 #include "util/json_path.h"
+#include "util/json_text.h"
 #include "validation/json_document.h"
 
 namespace mindie::config {
@@ -50,6 +51,45 @@ constexpr std::string_view kDefaultHostLogDir = "/root/ascend/log";
 std::string read_host_log_dir(Reader& r, const json::object* section, const std::string& path) {
   const json::object* logging = r.object(section, path, "logging_config", false);
   return r.abs_path(logging, child_path(path, "logging_config"), "host_log_dir", false).value_or(std::string(kDefaultHostLogDir));
+}
+
+// PD heterogeneous scheduling (PyMotor 7d15c04 U2): prefill and decode pods select nodes by one more label. Upstream
+// reads enable_pd_heterogeneous as "is JSON true" and checks nothing; here a non-boolean, a key or value that is
+// not label syntax, or a key that would overwrite the hardware profile's own selector is an error.
+void read_pd_heterogeneous(Reader& r, const json::object* deploy, UserConfig& cfg) {
+  const std::string path = "motor_deploy_config";
+  cfg.pd_heterogeneous = r.boolean(deploy, path, "enable_pd_heterogeneous").value_or(false);
+  if (auto key = r.string(deploy, path, "pd_heterogeneous_label_key", false)) {
+    if (!kube::is_qualified_name(*key))
+      r.add(child_path(path, "pd_heterogeneous_label_key"),
+            "must be a label key: " + std::string(kube::kQualifiedNameRule) + "; got \"" + *key + "\"");
+    else if (cfg.hardware && std::any_of(cfg.hardware->node_selector.begin(), cfg.hardware->node_selector.end(),
+                                         [&](const auto& kv) { return kv.first == *key; }))
+      r.add(child_path(path, "pd_heterogeneous_label_key"),
+            "must not be \"" + *key + "\": hardware_type " + cfg.hardware->name +
+                " selects its nodes by that label already");
+    else
+      cfg.pd_hetero_label_key = *key;
+  }
+  for (auto [key, out] : {std::pair{"pd_heterogeneous_prefill_label_value", &cfg.pd_hetero_prefill_value},
+                          std::pair{"pd_heterogeneous_decode_label_value", &cfg.pd_hetero_decode_value}}) {
+    auto value = r.string(deploy, path, key, false);
+    if (!value) continue;
+    if (value->empty() || !kube::is_label_value(*value))
+      r.add(child_path(path, key), "must be a non-empty label value: at most 63 characters of letters, digits, "
+                                   "'-', '_' and '.', starting and ending with a letter or digit; got \"" +
+                                       *value + "\"");
+    else
+      *out = *value;
+  }
+  if (!cfg.pd_heterogeneous) return;
+  // Where there are no prefill and decode pods, the switch does nothing (upstream: silently, or a log line in MD).
+  if (cfg.deploy_mode == DeployMode::SingleContainer)
+    cfg.notices.push_back(path + ".enable_pd_heterogeneous has no effect in deploy_mode single_container (one pod "
+                                 "runs prefill and decode)");
+  else if (cfg.hybrid())
+    cfg.notices.push_back(path + ".enable_pd_heterogeneous has no effect with hybrid_instances_num (the union role "
+                                 "runs prefill and decode together)");
 }
 
 void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg) {
@@ -171,8 +211,8 @@ std::string read_model_name(Reader& r, const json::object* section, const json::
 // The engine sections (prefill, decode; union for PD-hybrid in PyMotor's shape): engine_type, model name, KV
 // transfer switch, bootstrap port, node manager logs. The engine section (PyMotor 7d15c04, U10) is
 // motor_engine_prefill_config when present and non-empty, else motor_engine_union_config: engine type, model name
-// and the KV pool switch come from it.
-void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
+// and the KV pool switch come from it. Returns the engine section's path.
+std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
   const json::object* uni = r.object(&doc, "", "motor_engine_union_config", false);
   const json::value* deploy = doc.if_contains("motor_deploy_config");
   const bool hybrid = deploy && deploy->is_object() && deploy->get_object().contains("hybrid_instances_num");
@@ -254,22 +294,52 @@ void read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
     nm_path = "motor_engine_prefill_config.motor_nodemanger_config";
   }
   cfg.engine_log_dir = read_host_log_dir(r, nodemanager, nm_path);
+  return engine_path;
 }
 
-void read_optional_components(Reader& r, const json::object& doc, UserConfig& cfg) {
-  const json::object* pool = r.object(&doc, "", "kv_cache_pool_config", false);
-  if (cfg.kv_pool && pool) {
-    const std::string path = "kv_cache_pool_config";
-    if (auto port = r.integer(pool, path, "port", 1, 65535, false)) cfg.kv_pool_port = static_cast<int>(*port);
-    r.number(pool, path, "eviction_high_watermark_ratio", 0.0, 1.0, true);
-    r.number(pool, path, "eviction_ratio", 0.0, 1.0, true);
-  } else if (cfg.kv_pool && !doc.contains("kv_cache_pool_config")) {
-    r.add("kv_cache_pool_config",
-          "is required (an object with port, eviction_high_watermark_ratio, eviction_ratio) because "
-          "motor_engine_prefill_config.engine_config.kv_transfer_config.kv_connector is \"MultiConnector\" "
-          "(KV pool on)");
+// The KV pool's switch and settings (PyMotor 7d15c04 U9, without its X1): `engine_path` names the engine section,
+// whose kv_connector read_engine_sections has looked at.
+void read_kv_pool(Reader& r, const json::object& doc, UserConfig& cfg, const std::string& engine_path) {
+  const std::string path = "kv_cache_pool_config";
+  const std::string connector_path = engine_path + ".engine_config.kv_transfer_config.kv_connector";
+  const json::object* pool = r.object(&doc, "", path, false);
+  const bool own_keys =
+      pool && std::any_of(kKvPoolOwnKeys.begin(), kKvPoolOwnKeys.end(), [&](auto k) { return pool->contains(k); });
+  if (!cfg.kv_pool && own_keys) cfg.kv_pool = true;
+  if (!cfg.kv_pool) {
+    // Mooncake client settings (GLM-5's metadata_server, protocol, ...) are the engine's, not a pool's.
+    if (pool && !pool->empty())
+      cfg.notices.push_back(path + " holds none of the KV pool's keys (port, eviction_high_watermark_ratio, "
+                            "eviction_ratio, default_kv_lease_ttl), so no KV pool is deployed; " + connector_path +
+                            " \"MultiConnector\" or one of those keys turns it on");
+    return;
   }
+  if (!doc.contains(path)) {
+    r.add(path, "is required (an object with eviction_high_watermark_ratio and eviction_ratio; port, "
+                "default_kv_lease_ttl optional) because " + connector_path + " is \"MultiConnector\" (KV pool on)");
+    return;
+  }
+  if (!pool) return;  // not an object: r.object reported it
+  if (auto port = r.integer(pool, path, "port", 1, 65535, false)) {
+    if (*port == kKvPoolMetricsPort)
+      r.add(child_path(path, "port"), "must not be " + std::to_string(kKvPoolMetricsPort) +
+                                          ", the metrics port of service kvp-master");
+    else
+      cfg.kv_pool_port = static_cast<int>(*port);
+  }
+  // Required once the pool is on (PyMotor's update_kv_pool_enabled_flag names both); the env takes their text.
+  for (auto [key, out] : {std::pair{"eviction_high_watermark_ratio", &cfg.kv_pool_high_watermark_ratio},
+                          std::pair{"eviction_ratio", &cfg.kv_pool_eviction_ratio}}) {
+    if (!r.number(pool, path, key, 0.0, 1.0, true)) continue;
+    const json::value& v = pool->at(key);
+    *out = v.is_double() ? util::float_text(v.get_double()) : json::serialize(v);
+  }
+  if (auto ttl = r.integer(pool, path, "default_kv_lease_ttl", 1, kMaxKvLeaseTtlMs, false)) cfg.kv_lease_ttl_ms = *ttl;
+}
 
+// The optional components: the KV pool (read_kv_pool) and the KV conductor.
+void read_optional_components(Reader& r, const json::object& doc, UserConfig& cfg, const std::string& engine_path) {
+  read_kv_pool(r, doc, cfg, engine_path);
   const json::object* conductor = r.object(&doc, "", "kv_conductor_config", false);
   if (auto port = r.integer(conductor, "kv_conductor_config", "http_server_port", 0, 65535, false)) {
     cfg.kv_conductor_port = static_cast<int>(*port);
@@ -350,6 +420,7 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
 
   const json::object* deploy = r.object(&cfg.doc, "", "motor_deploy_config", true);
   read_deploy_section(r, deploy, cfg);
+  read_pd_heterogeneous(r, deploy, cfg);
 
   const json::object* controller = r.object(&cfg.doc, "", "motor_controller_config", true);
   const json::object* coordinator = r.object(&cfg.doc, "", "motor_coordinator_config", true);
@@ -363,8 +434,8 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   cfg.controller_log_dir = read_host_log_dir(r, controller, "motor_controller_config");
   cfg.coordinator_log_dir = read_host_log_dir(r, coordinator, "motor_coordinator_config");
 
-  read_engine_sections(r, cfg.doc, cfg);
-  read_optional_components(r, cfg.doc, cfg);
+  const std::string engine_path = read_engine_sections(r, cfg.doc, cfg);
+  read_optional_components(r, cfg.doc, cfg, engine_path);
   read_runtime_settings(r, cfg.doc);
 
   r.throw_if_any(source);

@@ -2,10 +2,13 @@
 // set of defaults (env.json is env_config.h). Knows nothing of HTTP.
 #pragma once
 
+#include <array>
 #include <boost/json.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hardware/profile.h"
 #include "validation/problem.h"
@@ -43,6 +46,15 @@ struct UserConfig {
   int d_pods_per_instance = 1; ///< single_d_instance_pod_num
   int p_npus_per_pod = 0;      ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
   int d_npus_per_pod = 0;      ///< d_pod_npu_num
+  /// PD heterogeneous scheduling (PyMotor 7d15c04 U2): motor_deploy_config.enable_pd_heterogeneous (a boolean);
+  /// when on, prefill pods also select nodeSelector[pd_hetero_label_key] = pd_hetero_prefill_value and decode
+  /// pods ... = pd_hetero_decode_value (keys pd_heterogeneous_label_key, pd_heterogeneous_prefill_label_value,
+  /// pd_heterogeneous_decode_label_value; upstream's defaults). No effect on union, single_container or the
+  /// control-plane roles.
+  bool pd_heterogeneous = false;
+  std::string pd_hetero_label_key = "card_type";
+  std::string pd_hetero_prefill_value = "Ascend950PR";
+  std::string pd_hetero_decode_value = "Ascend950DT";
   std::string weight_mount_path = "/mnt/weight";
   /// motor_deploy_config.infer_node_port (kubectl-mindie's own field, 30000..32767): the nodePort of the
   /// coordinator's external inference Service (port 1025); 0 (absent) = render::kDefaultInferNodePort (31015) in
@@ -57,8 +69,19 @@ struct UserConfig {
   std::string model_name;
   bool controller_standby = false;   ///< motor_controller_config.standby_config.enable_master_standby
   bool coordinator_standby = false;  ///< motor_coordinator_config.standby_config.enable_master_standby
-  bool kv_pool = false;        ///< the engine section's kv_connector == "MultiConnector"
-  int kv_pool_port = 50088;    ///< kv_cache_pool_config.port
+  /// The KV pool (kv-pool role, Service kvp-master): on when the engine section's
+  /// engine_config.kv_transfer_config.kv_connector is "MultiConnector" or kv_cache_pool_config holds one of the
+  /// pool's own keys (kKvPoolOwnKeys). PyMotor 7d15c04 (U9) also turns it on for any non-empty
+  /// kv_cache_pool_config, which refuses its own Mooncake-client examples (its X1); such a section leaves the pool
+  /// off here, with a notice.
+  bool kv_pool = false;
+  int kv_pool_port = 50088;    ///< kv_cache_pool_config.port, 1..65535 but 9003 (kvp-master's metrics port)
+  /// kv_cache_pool_config.eviction_high_watermark_ratio / eviction_ratio as Python writes the numbers (env
+  /// KV_POOL_EVICTION_HIGH_WATERMARK_RATIO / KV_POOL_EVICTION_RATIO of the kv-pool container); empty when off.
+  std::string kv_pool_high_watermark_ratio, kv_pool_eviction_ratio;
+  /// kv_cache_pool_config.default_kv_lease_ttl in milliseconds, 1..604800000 (a week), default 11000 (PyMotor
+  /// 7d15c04): env DEFAULT_KV_LEASE_TTL, mooncake_master's --default_kv_lease_ttl.
+  std::int64_t kv_lease_ttl_ms = 11000;
   bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
   int kv_conductor_port = 0;
   /// sglang engines exchange KV blocks through an mf-store (PyMotor's deployer adds one with engine_type sglang).
@@ -71,7 +94,20 @@ struct UserConfig {
   std::string controller_log_dir = "/root/ascend/log";
   std::string coordinator_log_dir = "/root/ascend/log";
   std::string engine_log_dir = "/root/ascend/log";
+  /// One-line notices about what the config leaves off although it looks meant to turn on (printed by deploy as
+  /// "Warning: ..."); never errors.
+  std::vector<std::string> notices;
 };
+
+/// The keys of kv_cache_pool_config that belong to the KV pool itself (PyMotor's kv_pool.sh reads them); any of
+/// them turns the pool on. Other keys (Mooncake client settings: metadata_server, protocol, ...) do not.
+/// kvp-master's metrics port (PyMotor 7d15c04, U9): kv_cache_pool_config.port may not take it.
+inline constexpr int kKvPoolMetricsPort = 9003;
+/// The bound of kv_cache_pool_config.default_kv_lease_ttl, milliseconds: a week (a lease longer than that keeps
+/// evicted KV blocks pinned; PyMotor sets no bound, the number must fit mooncake_master's flag).
+inline constexpr std::int64_t kMaxKvLeaseTtlMs = 604800000;
+inline constexpr std::array<std::string_view, 4> kKvPoolOwnKeys = {"port", "eviction_high_watermark_ratio",
+                                                                   "eviction_ratio", "default_kv_lease_ttl"};
 
 /// Parses and validates user_config.json text. `source` names the file in messages. Throws
 /// validation::ValidationError listing every problem (syntax and structure as validation::read_json_object reports

@@ -43,6 +43,9 @@ const std::vector<EnvFunction>& env_functions() {
       {"motor_kv_cache_pool_env", "set_kv_pool_env", "kv_pool.sh"},
       {"motor_kv_conductor_env", "set_kv_conductor_env", "kv_conductor.sh"},
       {"motor_mf_store_env", "set_mf_store_env", "mf_store.sh"},
+      {"motor_engine_union_env", "set_union_env", "engine.sh", "all_combine_in_single_container.sh",
+       "motor_engine_prefill_env"},
+      {"motor_engine_encode_env", "set_encode_env", "engine.sh", "all_combine_in_single_container.sh"},
   };
   return fns;
 }
@@ -76,7 +79,10 @@ std::string render_function(const EnvFunction& fn, const config::EnvConfig* env,
   out << fn.function << "() {\n";
   for (const auto& [k, v] : derived) out << "  export " << k << '=' << shell_quote(v) << '\n';
   export_section(out, env, "motor_common_env");
-  if (std::string_view(fn.section) != "motor_common_env") export_section(out, env, fn.section);
+  if (std::string_view(fn.section) != "motor_common_env") {
+    const bool own = env && env->doc.contains(fn.section);
+    export_section(out, env, own || !fn.fallback_section ? fn.section : fn.fallback_section);
+  }
   out << "  :\n}\n" << kEnd << fn.function << '\n';
   return out.str();
 }
@@ -126,7 +132,9 @@ void inject(std::map<std::string, std::string>& data, const config::EnvConfig* e
   for (const auto& fn : env_functions()) {
     const std::string text = render_function(fn, env, derived);
     all += text;
-    if (auto it = data.find(fn.script); it != data.end()) it->second = replace_function(it->second, fn.function, text);
+    for (const char* script : {fn.script, fn.also_script})
+      if (auto it = script ? data.find(script) : data.end(); it != data.end())
+        it->second = replace_function(it->second, fn.function, text);
   }
   data[kEnvFunctionsKey] = all;
 }

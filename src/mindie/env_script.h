@@ -17,10 +17,17 @@ struct EnvFunction {
   const char* section;   ///< env.json section, e.g. "motor_controller_env"
   const char* function;  ///< bash function, e.g. "set_controller_env"
   const char* script;    ///< the ConfigMap script key that defines it, e.g. "controller.sh"
+  /// A second script that gets the function too (PyMotor 7d15c04 writes set_union_env and set_encode_env into
+  /// all_combine_in_single_container.sh as well), or null.
+  const char* also_script = nullptr;
+  /// The env.json section exported instead when `section` is absent (set_union_env: motor_engine_prefill_env), or
+  /// null.
+  const char* fallback_section = nullptr;
 };
 
-/// The eight functions: common (common.sh), controller, coordinator, prefill and decode (engine.sh), kv-pool,
-/// kv-conductor, mf-store.
+/// The ten functions: common (common.sh), controller, coordinator, prefill and decode (engine.sh), kv-pool,
+/// kv-conductor, mf-store, and PyMotor 7d15c04's union and encode (engine.sh and the single-container script;
+/// pymotor-deployer-2026-06.md U4, U5, U12).
 const std::vector<EnvFunction>& env_functions();
 
 /// ConfigMap key holding every generated function, for scripts that are not stored (no --scripts-dir) or that
@@ -39,7 +46,8 @@ std::vector<std::pair<std::string, std::string>> derived_common_env(const config
 
 /// The text of function `fn` for `env` (may be null: derived values only): a begin marker line, `NAME() {`, one
 /// `export KEY=WORD` per variable of the common section (derived values first, then env.json's, which win), then,
-/// unless `fn` is set_common_env, the function's own section (winning over common), `}`, an end marker line. Values
+/// unless `fn` is set_common_env, the function's own section (its fallback section when env.json lacks it; winning
+/// over common), `}`, an end marker line. Values
 /// are env.json's scalars as text (numbers/booleans in their JSON spelling). Keys were checked as shell identifiers
 /// by config::parse_env_config.
 std::string render_function(const EnvFunction& fn, const config::EnvConfig* env,
@@ -50,8 +58,8 @@ std::string render_function(const EnvFunction& fn, const config::EnvConfig* env,
 /// `}` at column 0), else `definition` appended. Idempotent: replacing twice gives the same text.
 std::string replace_function(const std::string& script, const std::string& name, const std::string& definition);
 
-/// Writes the functions into `data` (ConfigMap data: key → text): each into its script when `data` holds that
-/// script, and all of them into kEnvFunctionsKey.
+/// Writes the functions into `data` (ConfigMap data: key → text): each into its scripts (script, also_script) when
+/// `data` holds them, and all of them into kEnvFunctionsKey.
 void inject(std::map<std::string, std::string>& data, const config::EnvConfig* env,
             const std::vector<std::pair<std::string, std::string>>& derived);
 

@@ -513,6 +513,27 @@ void add_service_env(const UserConfig& cfg, const std::string& role, bool engine
   }
 }
 
+// What kv_pool.sh (and the single-container script) hands mooncake_master, in PyMotor 7d15c04's order (U9):
+// KVP_MASTER_SERVICE, KV_POOL_PORT, the two eviction ratios, DEFAULT_KV_LEASE_TTL. The kv-pool role has the
+// master's address from add_service_env; the single-container pod runs the master itself, at its own IP.
+void add_kv_pool_env(const UserConfig& cfg, bool single, json::array& env) {
+  if (single) env.push_back(field_env("KVP_MASTER_SERVICE", "status.podIP"));
+  env.push_back(env_var("KV_POOL_PORT", std::to_string(cfg.kv_pool_port)));
+  env.push_back(env_var("KV_POOL_EVICTION_HIGH_WATERMARK_RATIO", cfg.kv_pool_high_watermark_ratio));
+  env.push_back(env_var("KV_POOL_EVICTION_RATIO", cfg.kv_pool_eviction_ratio));
+  env.push_back(env_var("DEFAULT_KV_LEASE_TTL", std::to_string(cfg.kv_lease_ttl_ms)));
+}
+
+// kvp-master's ports (PyMotor 7d15c04, U9): the pool on kv_cache_pool_config.port and its metrics on 9003 (upstream
+// adds the metrics port in multi_deployment only; infer_service_set gets it too, so the coordinator's
+// pool_metrics_endpoint works in both).
+json::array kv_pool_ports(const UserConfig& cfg) {
+  auto port = [](const char* name, int number) {
+    return json::object{{"name", name}, {"port", number}, {"protocol", "TCP"}, {"targetPort", number}};
+  };
+  return json::array{port("business", cfg.kv_pool_port), port("metrics", config::kKvPoolMetricsPort)};
+}
+
 // One role of the InferServiceSet (in multi_deployment mode, the source of a role's Deployment spec: the same pod
 // template). `app` is the pod label the workload selects; `addr` the env addresses; `extra_labels` pod template
 // labels added before the overrides (so overrides colliding with them are reported). Override problems are added
@@ -544,7 +565,8 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     services.back().at("spec").at("ports").at(0).as_object()["nodePort"] =
         cfg.infer_node_port ? cfg.infer_node_port : kDefaultInferNodePort;
   } else if (role == "kv-pool" && cfg.kv_pool) {
-    services.push_back(service_entry(kKvPoolService, "ClusterIP", "kvp", cfg.kv_pool_port, app));
+    services.push_back(service_entry(kKvPoolService, "ClusterIP", "business", cfg.kv_pool_port, app));
+    services.back().at("spec").as_object()["ports"] = kv_pool_ports(cfg);
   } else if (role == "kv-conductor" && cfg.kv_conductor) {
     services.push_back(service_entry(kKvConductorService, "ClusterIP", "http", cfg.kv_conductor_port, app));
   } else if (role == "mf-store" && cfg.mf_store) {
@@ -575,6 +597,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
   env.push_back(env_var("JOB_NAME", cfg.job_id));
   const bool single = role == "single-container";
   if (!single) add_service_env(cfg, role, engine, addr, env);
+  if ((role == "kv-pool" || single) && cfg.kv_pool) add_kv_pool_env(cfg, single, env);
 
   // Host paths the template leaves open.
   const std::string& log_dir = role == "controller"    ? cfg.controller_log_dir
@@ -602,6 +625,10 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     sub(res, "limits")[hw.npu_resource] = std::to_string(npus);
     json::object& selector = sub(pod, "nodeSelector");
     for (const auto& [k, v] : hw.node_selector) selector[k] = v;
+    // PD heterogeneous scheduling (PyMotor 7d15c04 U2): prefill and decode on their own kind of node.
+    if (cfg.pd_heterogeneous && (role == "prefill" || role == "decode"))
+      selector[cfg.pd_hetero_label_key] =
+          role == "prefill" ? cfg.pd_hetero_prefill_value : cfg.pd_hetero_decode_value;
     json::object& labels = sub(pod_md, "labels");
     for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
     if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
@@ -946,8 +973,9 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   if (cfg.kv_pool) {
     out.push_back(multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1,
                                           role_spec(role_info("kv-pool"), kMultiKvPool)));
-    out.push_back(multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "kvp",
+    out.push_back(multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "business",
                                 cfg.kv_pool_port, 0));
+    out.back().at("spec").as_object()["ports"] = kv_pool_ports(cfg);
   }
   if (cfg.kv_conductor) {
     out.push_back(multi_deployment_object(kMultiKvConductor, ns, name, "kv-conductor", -1,

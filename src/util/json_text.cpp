@@ -3,6 +3,8 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include <array>
+#include <charconv>
 #include <stdexcept>
 #include <vector>
 
@@ -150,6 +152,14 @@ std::string replace_json_number(std::string_view raw, std::string_view path, std
   out.append(std::to_string(value));
   out.append(raw.substr(h.end));
   return out;
+}
+
+std::string float_text(double d) {
+  std::array<char, 64> buf{};
+  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), d);
+  std::string s(buf.data(), ec == std::errc() ? end : buf.data());
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // "2" would read back as an integer
+  return s;
 }
 
 }  // namespace mindie::util

@@ -18,4 +18,9 @@ inline constexpr std::size_t kMaxJsonDepth = 128;
 /// deeper than kMaxJsonDepth) or the path does not hold a number.
 std::string replace_json_number(std::string_view raw, std::string_view path, std::int64_t value);
 
+/// The shortest text that reads back as the same double and as a float, never as an integer: "0.9", "1.0",
+/// "1e-05" (what Python's str() gives for the float, so env values match what PyMotor's deployer writes; YAML
+/// reads it back as a float too). Finite values only.
+std::string float_text(double d);
+
 }  // namespace mindie::util

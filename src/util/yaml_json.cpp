@@ -3,6 +3,8 @@
 // (sigs.k8s.io/yaml) does for the manifests this project reads and writes.
 #include "util/yaml_json.h"
 
+#include "util/json_text.h"
+
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -343,15 +345,6 @@ void emit_string(YAML::Emitter& out, std::string_view s) {
     out << std::string(s);
 }
 
-// Shortest text that reads back as the same double and as a float (never as an integer).
-std::string format_double(double d) {
-  std::array<char, 64> buf{};
-  auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), d);
-  std::string s(buf.data(), ec == std::errc() ? end : buf.data());
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // "2" would read back as an integer
-  return s;
-}
-
 void emit(YAML::Emitter& out, const boost::json::value& v) {
   switch (v.kind()) {
     case boost::json::kind::null:
@@ -368,7 +361,7 @@ void emit(YAML::Emitter& out, const boost::json::value& v) {
       break;
     case boost::json::kind::double_:
       if (!std::isfinite(v.get_double())) throw YamlError("cannot emit a non-finite number as YAML");
-      out << format_double(v.get_double());
+      out << float_text(v.get_double());
       break;
     case boost::json::kind::string:
       emit_string(out, v.get_string());

@@ -221,7 +221,8 @@ static const Case kCases[] = {
 
 TEST_CASE("each validation rule reports its JSON path") {
   for (const auto& tc : kCases) {
-    CAPTURE(tc.what);
+    const std::string what = tc.what;  // the text, not the pointer, in a failure's log
+    CAPTURE(what);
     auto cfg = valid_config();
     tc.mutate(cfg);
     auto problems = problems_of(cfg);

@@ -109,3 +109,27 @@ TEST_CASE("shell_quote keeps every value on one line") {
   CHECK(env_script::shell_quote("a'b") == "'a'\\''b'");
   CHECK(env_script::shell_quote("a\nb").find('\n') == std::string::npos);
 }
+
+TEST_CASE("set_union_env and set_encode_env: in engine.sh and the single-container script; union falls back to prefill's env (U12)") {
+  const auto derived = env_script::derived_common_env(minimal_config(), "id");
+  const std::string run = "set_union_env; set_encode_env; echo \"U=${U-} E=${E-} P=${P-}\"\n";
+  for (const char* script : {"engine.sh", "all_combine_in_single_container.sh"}) {
+    CAPTURE(script);
+    // No motor_engine_union_env: set_union_env exports the prefill section (PyMotor 7d15c04's default copy).
+    auto env = config::parse_env_config(R"({"motor_engine_prefill_env":{"P":"p"},"motor_engine_encode_env":{"E":"e"}})",
+                                        "env.json");
+    std::map<std::string, std::string> data = {{script, "#!/bin/bash\n"}};
+    env_script::inject(data, &env, derived);
+    CHECK(bash(data[script] + run) == "U= E=e P=p\n");
+    // Its own section, when given, replaces the prefill copy.
+    env = config::parse_env_config(R"({"motor_engine_prefill_env":{"P":"p"},"motor_engine_union_env":{"U":"u"}})",
+                                   "env.json");
+    env_script::inject(data, &env, derived);
+    CHECK(bash(data[script] + run) == "U=u E= P=\n");
+  }
+  // Always written, even without env.json, and listed in env_functions.sh.
+  std::map<std::string, std::string> data = {{"engine.sh", ""}};
+  env_script::inject(data, nullptr, derived);
+  CHECK(bash(data["engine.sh"] + "set_union_env && set_encode_env && echo \"$ENGINE_TYPE\"\n") == "vllm\n");
+  CHECK(data[env_script::kEnvFunctionsKey].find("set_encode_env() {") != std::string::npos);
+}
