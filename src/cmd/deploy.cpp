@@ -11,9 +11,11 @@
 #include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
+#include "hardware/profile.h"
 #include "kube/names.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
+#include "mindie/node_fit.h"
 #include "mindie/operator_rules.h"
 #include "mindie/overrides.h"
 #include "util/json_diff.h"
@@ -42,7 +44,9 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
   desc.add_options()
       ("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")
       ("force-conflicts", po::bool_switch(&flags.force_conflicts),
-       "Take over fields another field manager owns (server-side apply force)");
+       "Take over fields another field manager owns (server-side apply force)")
+      ("skip-node-check", po::bool_switch(&flags.skip_node_check),
+       "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches");
   add_wait_after_flags(desc, flags.wait);
 }
 
@@ -190,6 +194,34 @@ void DeployOptions::keep_stored_files(const baseline::Baseline& existing) {
   if (kept) render_objects();
 }
 
+void DeployOptions::check_nodes(kube::Client& client, Printer& printer) const {
+  std::vector<std::string> resources;
+  for (const auto& p : hardware::hardware_profiles())
+    if (std::find(resources.begin(), resources.end(), p.npu_resource) == resources.end())
+      resources.push_back(p.npu_resource);
+  const auto demands = node_fit::npu_demands(objects_, resources);
+  if (demands.empty()) return;
+  std::vector<node_fit::NodeSupply> nodes;
+  try {
+    client.list_each(kube::gvr::kNodes, "", "", 500, "", [&](json::object& node) {
+      nodes.push_back(node_fit::node_supply(node, resources));
+    });
+  } catch (const kube::ApiError& e) {
+    if (e.code() != 403) throw;
+    printer.warning("cannot check that the engine pods fit the nodes: listing nodes is forbidden (" +
+                    e.status_message() + "); pods that fit no node stay Pending (kubectl mindie status explains "
+                    "them); ask for list on nodes, or pass --skip-node-check to skip this check");
+    return;
+  }
+  const auto short_roles = node_fit::pack(demands, nodes);
+  if (short_roles.empty()) return;
+  std::string msg = "the engine pods do not fit the cluster's nodes (counting allocatable NPUs, not what runs "
+                    "there now); nothing was written:";
+  for (const auto& s : short_roles) msg += "\n* " + s.message();
+  msg += "\nlower the instance or pod counts, add or label nodes, or pass --skip-node-check to deploy anyway";
+  throw CommandError(msg);
+}
+
 std::vector<std::string> DeployOptions::missing_scripts() const {
   std::vector<std::string> missing;
   for (const auto& key : deployer_scripts::needed(*config_))
@@ -300,6 +332,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   if (const auto missing = missing_scripts(); !missing.empty())
     throw CommandError(scripts_message(missing) + "; nothing was written");
   check_operator_rules(client, printer, existing.has_value());
+  if (!flags_.skip_node_check) check_nodes(client, printer);
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
   if (existing && !opts.dry_run) {
     // A redeploy can meet field conflicts on the live InferServiceSet (someone else changed it): find them with a

@@ -31,6 +31,7 @@ struct DeployFlags {
   OutputFlags output{{"json", "yaml", "name"}, "Print the objects"};  ///< -o
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
+  bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
   WaitAfterFlags wait;      ///< --wait, --timeout
 };
 
@@ -77,6 +78,10 @@ class DeployOptions {
   /// at creation (D3). Warns how many live instances keep an earlier pod template. Throws CommandError.
   /// Records in gang_scale_in_ the gang roles this redeploy scales in.
   void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
+  /// The node preflight (PyMotor 7d15c04 U3, extended): the engine pods of objects_ must fit the nodes, packed by
+  /// node_fit::pack onto the allocatable NPUs of the nodes their nodeSelector matches. One cluster-wide Node LIST;
+  /// forbidden (403) is a warning with a hint. Throws CommandError naming each role that does not fit.
+  void check_nodes(kube::Client& client, Printer& printer) const;
   /// Script keys the config's pods run (deployer_scripts::needed) that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
   /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken

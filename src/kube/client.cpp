@@ -28,6 +28,7 @@ const GVR kServiceAccounts{"", "v1", "serviceaccounts", "ServiceAccount", true};
 const GVR kServices{"", "v1", "services", "Service", true};
 const GVR kPods{"", "v1", "pods", "Pod", true};
 const GVR kNamespaces{"", "v1", "namespaces", "Namespace", false};
+const GVR kNodes{"", "v1", "nodes", "Node", false};
 const GVR kDeployments{"apps", "v1", "deployments", "Deployment", true};
 const GVR kStatefulSets{"apps", "v1", "statefulsets", "StatefulSet", true};
 const GVR kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false};
@@ -39,8 +40,8 @@ const GVR kEvents{"", "v1", "events", "Event", true};
 const GVR kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", true};
 
 const GVR* for_kind(std::string_view api_version, std::string_view kind) {
-  static const std::array<const GVR*, 14> known{
-      &kConfigMaps,   &kServiceAccounts, &kServices,           &kPods,           &kNamespaces,
+  static const std::array<const GVR*, 15> known{
+      &kConfigMaps,   &kServiceAccounts, &kServices,           &kPods,           &kNamespaces,     &kNodes,
       &kDeployments,  &kStatefulSets,    &kClusterRoles,       &kClusterRoleBindings,
       &kInferServiceSets, &kInferServices, &kInstanceSets,     &kEvents,         &kPodGroups};
   for (const GVR* r : known)

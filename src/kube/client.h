@@ -36,6 +36,7 @@ extern const GVR kServiceAccounts;
 extern const GVR kServices;
 extern const GVR kPods;
 extern const GVR kNamespaces;
+extern const GVR kNodes;
 extern const GVR kDeployments;
 extern const GVR kStatefulSets;
 extern const GVR kClusterRoles;

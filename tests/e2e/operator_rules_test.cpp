@@ -130,6 +130,46 @@ TEST_CASE("when listing Services is forbidden, deploy warns that it could not ch
   CHECK_MESSAGE(run.err.find("Warning: cannot check that nodePort 31015 is free") != std::string::npos, run.err);
 }
 
+TEST_CASE("node preflight: engine pods that do not fit the nodes' NPUs are refused before any write, naming the role") {
+  Cluster sb;  // 8 fake 800I_A2 nodes of 8 NPUs each
+  e2e::TempDir dir;
+  // 9 prefill pods of 8 NPUs and 1 decode pod of 4: the prefill pods take every node, the decode pod finds none.
+  json cfg = example();
+  cfg["motor_deploy_config"]["p_instances_num"] = 9;
+  cfg["motor_deploy_config"]["p_pod_npu_num"] = 8;
+  const std::size_t mark = sb.requests().size();
+  auto run = deploy(sb, dir, cfg);
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("error: the engine pods do not fit the cluster's nodes") != std::string::npos, run.err);
+  CHECK_MESSAGE(run.err.find("* role decode: 1 pod x 4 huawei.com/Ascend910 on nodes labelled "
+                             "accelerator=huawei-Ascend910,accelerator-type=module-910b-8: the 8 matching nodes (64 "
+                             "allocatable) take 0 of them alongside the other roles; 1 pod (4 NPUs) does not fit") !=
+                    std::string::npos,
+                run.err);
+  CHECK(writes_since(sb, mark).empty());
+  // A server dry run checks too; --skip-node-check deploys anyway (the decode pod then stays Pending).
+  run = deploy(sb, dir, cfg, {"--dry-run=server"});
+  CHECK(run.exit_code == 1);
+  run = deploy(sb, dir, cfg, {"--skip-node-check"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  // What fits deploys without a word about nodes.
+  cfg["motor_deploy_config"]["p_instances_num"] = 7;
+  run = deploy(sb, dir, cfg);
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.err.find("do not fit") == std::string::npos);
+}
+
+TEST_CASE("node preflight: when listing nodes is forbidden, deploy warns with a hint and goes on") {
+  Cluster sb({"--fault", "GET:/api/v1/nodes:403"});
+  e2e::TempDir dir;
+  const auto run = deploy(sb, dir, example());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: cannot check that the engine pods fit the nodes: listing nodes is forbidden") !=
+                    std::string::npos,
+                run.err);
+  CHECK(run.err.find("--skip-node-check") != std::string::npos);
+}
+
 TEST_CASE("status and wait say why the operator created nothing: its ValidateError and ServiceCreateError events") {
   Cluster sb;
   e2e::TempDir dir;

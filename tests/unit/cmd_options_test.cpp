@@ -33,6 +33,10 @@ const std::string kCmPath = "/api/v1/namespaces/mindie-demo/configmaps/motor-con
 const std::string kIssPath = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/";
 const std::string kNotFound =
     R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"not found"})";
+// A NodeList of one 800I_A2 node with room for the example's engine pods (the node preflight's answer).
+const std::string kNodeList =
+    R"({"kind":"NodeList","metadata":{},"items":[{"metadata":{"name":"n","labels":{"accelerator":"huawei-Ascend910",)"
+    R"("accelerator-type":"module-910b-8"}},"status":{"allocatable":{"huawei.com/Ascend910":"16"}}}]})";
 
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -104,6 +108,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
   t.reply(404, kNotFound);                                                       // no motor-config yet
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
+  t.reply(200, kNodeList);                                                       // node preflight: room
   for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");    // applies
   kube::Client client(t);
   std::ostringstream out, err;
@@ -119,9 +124,10 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(t.requests[1].path == kCmPath);
   CHECK(t.requests[2].method == "GET");
   CHECK(path_of(t.requests[2]) == "/api/v1/services");  // cluster-wide: a nodePort is taken in any namespace
+  CHECK(path_of(t.requests[3]) == "/api/v1/nodes");     // the node preflight
   // Then only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
   std::vector<const kube::HttpRequest*> applies;
-  for (std::size_t i = 3; i < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
+  for (std::size_t i = 4; i < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
   for (const auto* r : applies) {
     CHECK(r->method == "PATCH");
     CHECK(r->content_type == "application/apply-patch+yaml");
@@ -156,14 +162,15 @@ TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   t.reply(200, "{}");
   t.reply(404, kNotFound);
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");
+  t.reply(200, kNodeList);
   for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "name");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() > 3);
-  for (std::size_t i = 3; i < t.requests.size(); ++i) {
+  REQUIRE(t.requests.size() > 4);
+  for (std::size_t i = 4; i < t.requests.size(); ++i) {
     CHECK(t.requests[i].method == "PATCH");
     CHECK(query_of(t.requests[i]) == "fieldManager=kubectl-mindie&dryRun=All");
   }
