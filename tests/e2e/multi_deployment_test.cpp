@@ -59,13 +59,15 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "deployment.apps/mindie-motor-controller serverside-applied\n"
         "service/mindie-motor-controller-service serverside-applied\n"
+        "service/mindie-motor-controller-observability-service serverside-applied\n"
         "deployment.apps/mindie-motor-coordinator serverside-applied\n"
-        "service/mindie-motor-coordinator-service serverside-applied\n"
+        "service/mindie-motor-coordinator-mgmt serverside-applied\n"
         "service/mindie-motor-coordinator-infer serverside-applied\n"
+        "service/mindie-motor-coordinator-obs serverside-applied\n"
         "deployment.apps/vllm-p0 serverside-applied\n"
         "deployment.apps/vllm-d0 serverside-applied\n");
   auto writes = write_lines_since(sb, mark);
-  REQUIRE(writes.size() == 11);
+  REQUIRE(writes.size() == 13);
   CHECK(writes.front() == "PATCH " + kCm);
   for (const auto& w : writes) CHECK(w.rfind("PATCH ", 0) == 0);  // apply patches only
   std::vector<std::string> files;
