@@ -161,7 +161,13 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-d1 deleted\n") != std::string::npos);
-  CHECK(run.out.find("service/mindie-motor-coordinator-infer deleted\n") != std::string::npos);
+  // Every Service by its labels, the PyMotor 7d15c04 ones too (§U6, U14).
+  for (const char* svc : {"mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt",
+                          "mindie-motor-coordinator-obs", "mindie-motor-controller-service",
+                          "mindie-motor-controller-observability-service"}) {
+    CAPTURE(svc);
+    CHECK(run.out.find("service/" + std::string(svc) + " deleted\n") != std::string::npos);
+  }
   CHECK(run.out.find("clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n") !=
         std::string::npos);
   CHECK(run.out.size() >= std::string("configmap/motor-config deleted\n").size());
