@@ -371,21 +371,15 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   // multi_deployment, single_container: what the baseline no longer has would keep running unseen — engine
   // Deployments of instances beyond the counts (a redeploy with lower counts than a scale had set; the coordinator
   // reads the counts from the baseline) and components turned off (kv-pool, kv-conductor, mf-store with their
-  // Services). Engines go highest index first, as scale deletes them; then the rest.
-  if (existing && baseline::runs_deployments(config::to_string(config_->deploy_mode))) {
-    const std::string workload = render::workload_name(*config_, render_options_);
+  // Services), and Services PyMotor 7d15c04 renamed (§U6: mindie-motor-coordinator-service, the single_container
+  // "<job_id>-single-container" Service). Engines go highest index first, as scale deletes them; then the rest.
+  // A renamed Service that is not ours (deploy.py's) is left, with a warning.
+  const bool deployments_mode = baseline::runs_deployments(config::to_string(config_->deploy_mode));
+  const std::string workload = render::workload_name(*config_, render_options_);
+  if (existing && deployments_mode) {
     std::set<std::pair<std::string, std::string>> wanted;  // resource, name
     for (const auto& obj : objects_) wanted.emplace(gvr_of(obj).resource, object_name(obj));
-    std::vector<std::pair<const kube::GVR*, std::string>> stale;
-    auto deployments = list_workload_deployments(client, config_->job_id, workload, false);
-    std::reverse(deployments.begin(), deployments.end());  // highest index first
-    std::stable_partition(deployments.begin(), deployments.end(),
-                          [](const WorkloadDeployment& d) { return d.role == "prefill" || d.role == "decode"; });
-    for (const auto& d : deployments)
-      if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.emplace_back(&kube::gvr::kDeployments, d.name);
-    for (const auto& name : list_workload_object_names(client, kube::gvr::kServices, config_->job_id, workload))
-      if (!wanted.count({kube::gvr::kServices.resource, name})) stale.emplace_back(&kube::gvr::kServices, name);
-    for (const auto& [r, name] : stale) {
+    for (const auto& [r, name] : stale_workload_objects(client, config_->job_id, workload, wanted)) {
       try {
         client.remove(*r, config_->job_id, name, opts);
       } catch (const kube::ApiError& e) {
@@ -397,6 +391,9 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
       printer.mutation(*r, name, "deleted", dry_run_);
     }
   }
+  if (deployments_mode)
+    for (const auto& w : foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
+      printer.warning(w);
 }
 
 void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) {
@@ -408,11 +405,15 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
       services = client.list(kube::gvr::kServices, "", "", 500);
     } catch (const kube::ApiError& e) {
       if (e.code() != 403) throw;
-      std::string ports;
-      for (const auto& c : claims) ports += (ports.empty() ? "" : ", ") + std::to_string(c.port);
-      printer.warning("cannot check that nodePort " + ports + " is free: listing Services in all namespaces is "
-                      "forbidden (" + e.status_message() + "); a port another Service holds keeps the " +
-                      "coordinator from starting (set motor_deploy_config.infer_node_port to choose another)");
+      std::string ports, keys;
+      for (const auto& c : claims) {
+        ports += (ports.empty() ? "" : ", ") + std::to_string(c.port);
+        keys += (keys.empty() ? "" : ", ") + c.key;
+      }
+      printer.warning("cannot check that nodePort" + std::string(claims.size() > 1 ? "s " : " ") + ports +
+                      (claims.size() > 1 ? " are" : " is") + " free: listing Services in all namespaces is "
+                      "forbidden (" + e.status_message() + "); a port another Service holds keeps the role from "
+                      "starting (set " + keys + " to choose another)");
     }
     if (services) {
       const json::array& items = services->at("items").as_array();
@@ -424,20 +425,21 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
           printer.warning("service/" + c.service + " keeps nodePort " + std::to_string(*live) + ", not " +
                           std::to_string(c.port) + ": infer-operator never updates a role Service; to move it, "
                           "delete it (kubectl delete service -n " + ns + " " + c.service + ") and deploy again, "
-                          "or set motor_deploy_config.infer_node_port to " + std::to_string(*live));
+                          "or set " + c.key + " to " + std::to_string(*live));
           continue;
         }
         to_check.push_back(c);
       }
       const auto conflicts = operator_rules::node_port_conflicts(to_check, items);
       if (!conflicts.empty()) {
-        std::string msg;
-        for (const auto& c : conflicts)
+        std::string msg, keys;
+        for (const auto& c : conflicts) {
           msg += (msg.empty() ? "" : "\n") + std::string("nodePort ") + std::to_string(c.claim.port) + " of service/" +
                  c.claim.service + " in namespace " + c.claim.ns + " is already allocated to service/" +
-                 c.holder_name + " in namespace " + c.holder_ns;
-        throw CommandError(msg + "\nset motor_deploy_config.infer_node_port to a free port (30000..32767); nothing "
-                                 "was written");
+                 c.holder_name + " in namespace " + c.holder_ns + " (" + c.claim.key + ")";
+          if (keys.find(c.claim.key) == std::string::npos) keys += (keys.empty() ? "" : ", ") + c.claim.key;
+        }
+        throw CommandError(msg + "\nset " + keys + " to a free port (30000..32767); nothing was written");
       }
     }
   }

@@ -57,4 +57,41 @@ std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, 
   return out;
 }
 
+std::vector<StaleObject> stale_workload_objects(kube::Client& client, const std::string& ns,
+                                                const std::string& workload,
+                                                const std::set<std::pair<std::string, std::string>>& wanted) {
+  std::vector<StaleObject> stale;
+  auto deployments = list_workload_deployments(client, ns, workload, false);
+  std::reverse(deployments.begin(), deployments.end());  // highest index first
+  std::stable_partition(deployments.begin(), deployments.end(),
+                        [](const WorkloadDeployment& d) { return d.role == "prefill" || d.role == "decode"; });
+  for (const auto& d : deployments)
+    if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.push_back({&kube::gvr::kDeployments, d.name});
+  for (const auto& name : list_workload_object_names(client, kube::gvr::kServices, ns, workload))
+    if (!wanted.count({kube::gvr::kServices.resource, name})) stale.push_back({&kube::gvr::kServices, name});
+  return stale;
+}
+
+std::vector<std::string> foreign_renamed_services(kube::Client& client, const std::string& ns,
+                                                  const std::string& workload,
+                                                  const std::vector<render::RenamedService>& renamed) {
+  std::vector<std::string> out;
+  for (const auto& [name, replacement] : renamed) {
+    const auto svc = client.get_if_exists(kube::gvr::kServices, ns, name);
+    if (!svc) continue;
+    const auto label = [&](const char* key) -> std::string {
+      const auto* md = svc->if_contains("metadata");
+      const auto* labels = md && md->is_object() ? md->as_object().if_contains("labels") : nullptr;
+      const auto* v = labels && labels->is_object() ? labels->as_object().if_contains(key) : nullptr;
+      return v && v->is_string() ? std::string(v->as_string()) : std::string();
+    };
+    if (label(render::kManagedByLabel) == render::kFieldManager && label(render::kInstanceLabel) == workload)
+      continue;  // ours: stale_workload_objects lists it
+    out.push_back("service/" + name + " in namespace " + ns + " is not this deployment's (no labels " +
+                  multi_selector(workload) + "), so deploy left it; PyMotor 7d15c04 replaced it by service/" +
+                  replacement + ": if nothing uses it, kubectl delete service -n " + ns + " " + name);
+  }
+  return out;
+}
+
 }  // namespace mindie::cmd

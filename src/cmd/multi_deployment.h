@@ -2,10 +2,13 @@
 // Deployments and Services (by the labels render::render_multi_workloads puts on them, never by name prefix).
 #pragma once
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kube/client.h"
+#include "mindie/render.h"
 
 namespace mindie::cmd {
 
@@ -30,5 +33,28 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
 /// ApiError / TransportError.
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
                                                           const std::string& workload, bool engines_only);
+
+/// An object of a Deployment-based deployment that the current rendering no longer has.
+struct StaleObject {
+  const kube::GVR* gvr = nullptr;  ///< kube::gvr::kDeployments or kube::gvr::kServices
+  std::string name;
+};
+
+/// What deploy deletes after writing a multi_deployment or single_container deployment: the Deployments and Services
+/// in `ns` carrying multi_selector(workload) whose (resource, name) is not in `wanted` (the rendered objects). Engine
+/// Deployments (prefill, decode) first, highest index first (as scale deletes them), then the other Deployments, then
+/// the Services, among them those PyMotor 7d15c04 renamed (render::renamed_services, §U6). Two LISTs. Throws
+/// ApiError / TransportError.
+std::vector<StaleObject> stale_workload_objects(kube::Client& client, const std::string& ns,
+                                                const std::string& workload,
+                                                const std::set<std::pair<std::string, std::string>>& wanted);
+
+/// One line per renamed Service (render::renamed_services) whose old name exists in `ns` but is not deployment
+/// `workload`'s (it lacks multi_selector(workload)'s labels, e.g. made by PyMotor's deploy.py), so
+/// stale_workload_objects leaves it: that deploy left it, its replacement and the kubectl command that deletes it.
+/// One GET per renamed Service; a 404 means none. Throws ApiError / TransportError.
+std::vector<std::string> foreign_renamed_services(kube::Client& client, const std::string& ns,
+                                                  const std::string& workload,
+                                                  const std::vector<render::RenamedService>& renamed);
 
 }  // namespace mindie::cmd

@@ -92,6 +92,48 @@ void read_pd_heterogeneous(Reader& r, const json::object* deploy, UserConfig& cf
                                  "runs prefill and decode together)");
 }
 
+// The observability nodePorts (PyMotor 7d15c04 §U6: the coordinator's and the controller's port 1027 Services) and
+// the rule that the three nodePorts differ. Needs cfg.deploy_mode and cfg.infer_node_port read. infer_service_set
+// compares the ports it renders (defaults included), multi_deployment the ones the file fixes (Kubernetes
+// allocates distinct ones for the rest); single_container has no observability Service, so the keys are refused.
+void read_obs_node_ports(Reader& r, const json::object* deploy, UserConfig& cfg) {
+  const std::string path = "motor_deploy_config";
+  if (auto n = r.integer(deploy, path, "obs_node_port", 30000, 32767, false)) cfg.obs_node_port = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "controller_obs_node_port", 30000, 32767, false))
+    cfg.controller_obs_node_port = static_cast<int>(*n);
+  if (cfg.deploy_mode == DeployMode::SingleContainer) {
+    for (const char* key : {"obs_node_port", "controller_obs_node_port"})
+      if (deploy && deploy->contains(key))
+        r.add(child_path(path, key), "deploy_mode single_container has no observability Service (its one Service "
+                                     "is the coordinator's inference port 1025): remove the key");
+    return;
+  }
+  const bool iss = cfg.deploy_mode == DeployMode::InferServiceSet;
+  struct Port {
+    const char* key;
+    int set;
+    int fallback;
+  };
+  const Port ports[] = {{"infer_node_port", cfg.infer_node_port, kDefaultInferNodePort},
+                        {"obs_node_port", cfg.obs_node_port, kDefaultObsNodePort},
+                        {"controller_obs_node_port", cfg.controller_obs_node_port, kDefaultControllerObsNodePort}};
+  const auto shown = [&](const Port& p) {
+    return child_path(path, p.key) + (p.set ? "" : " (absent: the default " + std::to_string(p.fallback) + ")");
+  };
+  for (std::size_t i = 0; i < std::size(ports); ++i)
+    for (std::size_t j = i + 1; j < std::size(ports); ++j) {
+      const Port& a = ports[i];
+      const Port& b = ports[j];
+      const int pa = a.set ? a.set : iss ? a.fallback : 0;
+      const int pb = b.set ? b.set : iss ? b.fallback : 0;
+      if (pa == 0 || pa != pb) continue;
+      // Reported at the key the file sets (the later one when both are set).
+      r.add(child_path(path, (b.set ? b : a).key),
+            "nodePort " + std::to_string(pa) + " is used twice: " + shown(a) + " and " + shown(b) +
+                " must differ (one nodePort per Service)");
+    }
+}
+
 void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg) {
   const std::string path = "motor_deploy_config";
 
@@ -111,6 +153,14 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
       r.add(path + ".deploy_mode",
             "must be one of infer_service_set, multi_deployment, single_container; got \"" + *mode + "\"");
   }
+  // single_container names its Service "<job_id>-coordinator-service" (PyMotor's name, §U6): a DNS label of at
+  // most 63 characters.
+  if (cfg.deploy_mode == DeployMode::SingleContainer && cfg.job_id.size() > kMaxSingleContainerJobId)
+    r.add(path + ".job_id", "is too long for deploy_mode single_container: its Service \"" + cfg.job_id +
+                                "-coordinator-service\" would have " + std::to_string(cfg.job_id.size() + 20) +
+                                " characters (at most 63), so job_id may have at most " +
+                                std::to_string(kMaxSingleContainerJobId) + "; it has " +
+                                std::to_string(cfg.job_id.size()));
 
   if (auto image = r.image(deploy, path, "image_name", true)) cfg.image_name = *image;
 
@@ -181,6 +231,7 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   // API server's default --service-node-port-range; the operator adds the InferService index, always 0 here.
   if (auto n = r.integer(deploy, path, "infer_node_port", 30000, 32767, false))
     cfg.infer_node_port = static_cast<int>(*n);
+  read_obs_node_ports(r, deploy, cfg);
 
   const json::object* tls = r.object(deploy, path, "tls_config", false);
   r.object(tls, path + ".tls_config", "north_tls_config", false);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <boost/json.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,17 @@ enum class DeployMode { InferServiceSet, MultiDeployment, SingleContainer };
 std::string_view to_string(DeployMode m);
 /// Inverse of to_string; std::nullopt for anything else.
 std::optional<DeployMode> deploy_mode_from_string(std::string_view s);
+
+/// nodePorts infer_service_set mode renders when motor_deploy_config does not set them: PyMotor 7d15c04's fixed
+/// ports (§U6). infer-operator refuses a NodePort role Service without a nodePort (instanceset_controller.go
+/// validateServices; infer-operator-rules.md A1), so that mode always fixes one.
+inline constexpr int kDefaultInferNodePort = 31015;          ///< coordinator inference, port 1025
+inline constexpr int kDefaultObsNodePort = 31017;            ///< coordinator observability, port 1027
+inline constexpr int kDefaultControllerObsNodePort = 31027;  ///< controller observability, port 1027
+
+/// single_container's Service is "<job_id>-coordinator-service" (PyMotor's name), so a job_id may have at most
+/// 63 - 20 characters there.
+inline constexpr std::size_t kMaxSingleContainerJobId = 43;
 
 /// A parsed and validated user_config.json. `raw` is the exact input (the baseline stored in the ConfigMap).
 struct UserConfig {
@@ -57,9 +69,18 @@ struct UserConfig {
   std::string pd_hetero_decode_value = "Ascend950DT";
   std::string weight_mount_path = "/mnt/weight";
   /// motor_deploy_config.infer_node_port (kubectl-mindie's own field, 30000..32767): the nodePort of the
-  /// coordinator's external inference Service (port 1025); 0 (absent) = render::kDefaultInferNodePort (31015) in
+  /// coordinator's external inference Service (port 1025); 0 (absent) = kDefaultInferNodePort (31015) in
   /// infer_service_set mode, allocated by Kubernetes in the other modes.
   int infer_node_port = 0;
+  /// motor_deploy_config.obs_node_port (kubectl-mindie's own field, 30000..32767): the nodePort of the
+  /// coordinator's observability Service (port 1027, PyMotor 7d15c04 §U6); 0 (absent) = kDefaultObsNodePort (31017)
+  /// in infer_service_set mode, allocated by Kubernetes in multi_deployment; refused in single_container.
+  int obs_node_port = 0;
+  /// motor_deploy_config.controller_obs_node_port (kubectl-mindie's own field, 30000..32767): the nodePort of the
+  /// controller's observability Service (port 1027, PyMotor 7d15c04 §U6); 0 (absent) =
+  /// kDefaultControllerObsNodePort (31027) in infer_service_set mode, allocated by Kubernetes in multi_deployment;
+  /// refused in single_container.
+  int controller_obs_node_port = 0;
   /// The engine section's engine_type: vllm, mindie-llm (default), sglang. The engine section (PyMotor 7d15c04) is
   /// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config.
   std::string engine_type;
@@ -116,7 +137,10 @@ inline constexpr std::array<std::string_view, 4> kKvPoolOwnKeys = {"port", "evic
 /// motor_engine_decode_config (objects; with hybrid_instances_num, motor_engine_union_config may stand in for both),
 /// and in motor_deploy_config job_id, image_name, hardware_type,
 /// p/d_instances_num and p/d_pod_npu_num (with hybrid_instances_num: hybrid_pod_npu_num instead, p/d counts absent or
-/// 0, deploy_mode infer_service_set). Defaults (deploy.py's): deploy_mode infer_service_set, pods per
+/// 0, deploy_mode infer_service_set). nodePorts (infer_node_port, obs_node_port, controller_obs_node_port):
+/// integers 30000..32767, pairwise distinct (counting the infer_service_set defaults), obs ports refused in
+/// single_container; there job_id is at most kMaxSingleContainerJobId characters (PyMotor 7d15c04 §U6).
+/// Defaults (deploy.py's): deploy_mode infer_service_set, pods per
 /// instance 1, weight_mount_path /mnt/weight, engine_type mindie-llm, KV pool port 50088, log dirs
 /// /root/ascend/log. Unknown keys are allowed (engine sections carry many engine-specific fields).
 UserConfig parse_user_config(std::string raw, std::string_view source);

@@ -33,6 +33,7 @@ constexpr const char* kServiceAccount = "mindie-motor-controller";
 constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
 constexpr int kCoordinatorPort = 1026;  // coordinator management port
 constexpr int kInferPort = 1025;        // coordinator inference entry
+constexpr int kObsPort = 1027;          // coordinator and controller observability/metrics (PyMotor 7d15c04 §U6)
 constexpr int kMfStorePort = 50089;     // mf-store (deploy.py's Service "mf-store")
 
 // A parsed copy of the embedded manifest at `path` (relative to manifests/). Parsed once; a missing or broken
@@ -476,13 +477,16 @@ void apply_overrides(const overrides::RoleOverrides& o, const std::string& role,
 
 // The Service addresses a mode hands the processes in env (CONTROLLER_SERVICE, ...): the operator's derived names
 // in infer_service_set mode, the plain Services' names in multi_deployment mode.
+// coordinator is the management Service (1026), coordinator_infer 1025, coordinator_obs 1027 (PyMotor 7d15c04 §U6).
 struct Addresses {
-  std::string controller, coordinator, kv_pool, kv_conductor, mf_store;
+  std::string controller, coordinator, coordinator_infer, coordinator_obs, kv_pool, kv_conductor, mf_store;
 };
 
 Addresses operator_addresses(const std::string& iss, const std::string& ns) {
   return {operator_service_address(kControllerService, iss, "controller", ns),
           operator_service_address(kCoordinatorService, iss, "coordinator", ns),
+          operator_service_address(kCoordinatorInferService, iss, "coordinator", ns),
+          operator_service_address(kCoordinatorObsService, iss, "coordinator", ns),
           operator_service_address(kKvPoolService, iss, "kv-pool", ns),
           operator_service_address(kKvConductorService, iss, "kv-conductor", ns),
           operator_service_address(kMfStoreService, iss, "mf-store", ns)};
@@ -492,12 +496,19 @@ json::object field_env(std::string_view name, std::string_view field_path) {
   return json::object{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
 }
 
-// The env that points a role's processes at the other components: the controller and coordinator always, the
-// KV pool, KV conductor and mf-store exactly when they are rendered (never an address of a missing component).
+// The env that points a role's processes at the other components: the controller and the coordinator's management
+// Service always; right after them, on the controller, the coordinator and the engines only (PyMotor 7d15c04 §U6:
+// not kv-pool, kv-conductor, mf-store), the coordinator's inference and observability Services (the controller
+// reads the coordinator's metrics at COORDINATOR_OBS_SERVICE:1027); the KV pool, KV conductor and mf-store exactly
+// when they are rendered (never an address of a missing component).
 void add_service_env(const UserConfig& cfg, const std::string& role, bool engine, const Addresses& addr,
                      json::array& env) {
   env.push_back(env_var("CONTROLLER_SERVICE", addr.controller));
   env.push_back(env_var("COORDINATOR_SERVICE", addr.coordinator));
+  if (engine || role == "controller" || role == "coordinator") {
+    env.push_back(env_var("COORDINATOR_INFER_SERVICE", addr.coordinator_infer));
+    env.push_back(env_var("COORDINATOR_OBS_SERVICE", addr.coordinator_obs));
+  }
   if (cfg.kv_pool) env.push_back(env_var("KVP_MASTER_SERVICE", addr.kv_pool));
   if (cfg.kv_conductor) env.push_back(env_var("KV_CONDUCTOR_SERVICE", addr.kv_conductor));
   if (role == "coordinator" && !cfg.disaggregation_bootstrap_port.empty())
@@ -555,15 +566,22 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
 
   // Services (the addresses the env below points at).
   json::array services;
+  // NodePort entries always get a fixed nodePort: infer-operator refuses a NodePort role Service without one and then
+  // creates nothing for the role (infer-operator-rules.md A1). deploy checks that they are free before writing.
+  const auto node_port_entry = [&](const char* name, const char* port_name, int port, int node_port) {
+    services.push_back(service_entry(name, "NodePort", port_name, port, app));
+    services.back().at("spec").at("ports").at(0).as_object()["nodePort"] = node_port;
+  };
   if (role == "controller") {
     services.push_back(service_entry(kControllerService, "ClusterIP", "manage", kControllerPort, app));
+    node_port_entry(kControllerObsService, "obs", kObsPort,
+                    cfg.controller_obs_node_port ? cfg.controller_obs_node_port : config::kDefaultControllerObsNodePort);
   } else if (role == "coordinator") {
     services.push_back(service_entry(kCoordinatorService, "ClusterIP", "manage", kCoordinatorPort, app));
-    // Always a fixed nodePort: infer-operator refuses a NodePort role Service without one and then creates no
-    // coordinator at all (infer-operator-rules.md A1). deploy checks that it is free before writing.
-    services.push_back(service_entry(kCoordinatorInferService, "NodePort", "infer", kInferPort, app));
-    services.back().at("spec").at("ports").at(0).as_object()["nodePort"] =
-        cfg.infer_node_port ? cfg.infer_node_port : kDefaultInferNodePort;
+    node_port_entry(kCoordinatorInferService, "infer", kInferPort,
+                    cfg.infer_node_port ? cfg.infer_node_port : config::kDefaultInferNodePort);
+    node_port_entry(kCoordinatorObsService, "obs", kObsPort,
+                    cfg.obs_node_port ? cfg.obs_node_port : config::kDefaultObsNodePort);
   } else if (role == "kv-pool" && cfg.kv_pool) {
     services.push_back(service_entry(kKvPoolService, "ClusterIP", "business", cfg.kv_pool_port, app));
     services.back().at("spec").as_object()["ports"] = kv_pool_ports(cfg);
@@ -722,19 +740,39 @@ std::string template_hash(const json::object& pod_template, std::int64_t pods) {
 }
 
 std::vector<NodePortClaim> node_port_claims(const UserConfig& cfg, const RenderOptions& opts) {
+  const std::string infer_key = "motor_deploy_config.infer_node_port";
+  const std::string obs_key = "motor_deploy_config.obs_node_port";
+  const std::string controller_obs_key = "motor_deploy_config.controller_obs_node_port";
+  std::vector<NodePortClaim> out;
   switch (cfg.deploy_mode) {
-    case config::DeployMode::InferServiceSet:
+    case config::DeployMode::InferServiceSet: {
       // The operator names the Service "<entry>-<InstanceSet>" and adds the InferService index (0) to the port.
-      return {{cfg.job_id, std::string(kCoordinatorInferService) + "-" + service_set_name(cfg, opts) + "-0-coordinator",
-               cfg.infer_node_port ? cfg.infer_node_port : kDefaultInferNodePort}};
+      const std::string iss = service_set_name(cfg, opts);
+      const auto operator_name = [&](const char* entry, const char* role) {
+        return std::string(entry) + "-" + iss + "-0-" + role;
+      };
+      out.push_back({cfg.job_id, operator_name(kCoordinatorInferService, "coordinator"),
+                     cfg.infer_node_port ? cfg.infer_node_port : config::kDefaultInferNodePort, infer_key});
+      out.push_back({cfg.job_id, operator_name(kCoordinatorObsService, "coordinator"),
+                     cfg.obs_node_port ? cfg.obs_node_port : config::kDefaultObsNodePort, obs_key});
+      out.push_back({cfg.job_id, operator_name(kControllerObsService, "controller"),
+                     cfg.controller_obs_node_port ? cfg.controller_obs_node_port
+                                                  : config::kDefaultControllerObsNodePort,
+                     controller_obs_key});
+      break;
+    }
     case config::DeployMode::MultiDeployment:
-      if (cfg.infer_node_port) return {{cfg.job_id, kMultiCoordinatorInfer, cfg.infer_node_port}};
-      return {};
+      if (cfg.infer_node_port) out.push_back({cfg.job_id, kMultiCoordinatorInfer, cfg.infer_node_port, infer_key});
+      if (cfg.obs_node_port) out.push_back({cfg.job_id, kMultiCoordinatorObs, cfg.obs_node_port, obs_key});
+      if (cfg.controller_obs_node_port)
+        out.push_back({cfg.job_id, kMultiControllerObs, cfg.controller_obs_node_port, controller_obs_key});
+      break;
     case config::DeployMode::SingleContainer:
-      if (cfg.infer_node_port) return {{cfg.job_id, single_container_name(cfg), cfg.infer_node_port}};
-      return {};
+      if (cfg.infer_node_port)
+        out.push_back({cfg.job_id, single_container_service_name(cfg), cfg.infer_node_port, infer_key});
+      break;
   }
-  return {};
+  return out;
 }
 
 std::string default_service_set_name(const UserConfig& cfg) { return "mindie-motor-" + cfg.engine_base; }
@@ -748,8 +786,9 @@ std::vector<Problem> check_service_set_name(const std::string& name) {
   // Names the operator derives from the InferServiceSet name that must be DNS labels (at most 63 characters).
   std::vector<std::string> derived;
   for (const auto& [service, role] :
-       {std::pair{kControllerService, "controller"}, std::pair{kCoordinatorService, "coordinator"},
-        std::pair{kCoordinatorInferService, "coordinator"}, std::pair{kKvPoolService, "kv-pool"},
+       {std::pair{kControllerService, "controller"}, std::pair{kControllerObsService, "controller"},
+        std::pair{kCoordinatorService, "coordinator"}, std::pair{kCoordinatorInferService, "coordinator"},
+        std::pair{kCoordinatorObsService, "coordinator"}, std::pair{kKvPoolService, "kv-pool"},
         std::pair{kKvConductorService, "kv-conductor"}, std::pair{kMfStoreService, "mf-store"}})
     derived.push_back(std::string(service) + "-" + name + "-0-" + role);
   // StatefulSet instance 15 (the largest): its pods' controller-revision-hash label is "<sts>-<10-char hash>",
@@ -924,7 +963,9 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                                                         "render_multi_workloads");
   const std::string& ns = cfg.job_id;
   const Addresses addr{cluster_service_address(kMultiControllerService, ns),
-                       cluster_service_address(kMultiCoordinatorService, ns),
+                       cluster_service_address(kMultiCoordinatorMgmt, ns),
+                       cluster_service_address(kMultiCoordinatorInfer, ns),
+                       cluster_service_address(kMultiCoordinatorObs, ns),
                        cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns),
                        cluster_service_address(kMfStoreService, ns)};
 
@@ -956,13 +997,18 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                                         role_spec(role_info("controller"), kMultiController)));
   out.push_back(multi_service(kMultiControllerService, ns, name, "controller", kMultiController, "ClusterIP", "manage",
                               kControllerPort, 0));
+  // NodePorts allocated by Kubernetes unless the config fixes them (deploy.py's fixed 31015/31017/31027 collide
+  // between deployments). The Services are PyMotor 7d15c04's (§U6).
+  out.push_back(multi_service(kMultiControllerObs, ns, name, "controller", kMultiController, "NodePort", "obs",
+                              kObsPort, cfg.controller_obs_node_port));
   out.push_back(multi_deployment_object(kMultiCoordinator, ns, name, "coordinator", -1,
                                         role_spec(role_info("coordinator"), kMultiCoordinator)));
-  out.push_back(multi_service(kMultiCoordinatorService, ns, name, "coordinator", kMultiCoordinator, "ClusterIP",
+  out.push_back(multi_service(kMultiCoordinatorMgmt, ns, name, "coordinator", kMultiCoordinator, "ClusterIP",
                               "manage", kCoordinatorPort, 0));
-  // NodePort allocated by Kubernetes unless infer_node_port fixes one (deploy.py's fixed 31015 collided).
   out.push_back(multi_service(kMultiCoordinatorInfer, ns, name, "coordinator", kMultiCoordinator, "NodePort", "infer",
                               kInferPort, cfg.infer_node_port));
+  out.push_back(multi_service(kMultiCoordinatorObs, ns, name, "coordinator", kMultiCoordinator, "NodePort", "obs",
+                              kObsPort, cfg.obs_node_port));
   for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances}}) {
     const json::object spec = role_spec(role_info(engine), engine_deployment_name(cfg, engine, 0));
     for (int i = 0; i < count; ++i) {
@@ -996,17 +1042,32 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
 
 std::string single_container_name(const UserConfig& cfg) { return cfg.job_id + "-single-container"; }
 
+std::string single_container_service_name(const UserConfig& cfg) { return cfg.job_id + "-coordinator-service"; }
+
+std::vector<RenamedService> renamed_services(const UserConfig& cfg) {
+  switch (cfg.deploy_mode) {
+    case config::DeployMode::MultiDeployment: return {{kOldMultiCoordinatorService, kMultiCoordinatorMgmt}};
+    case config::DeployMode::SingleContainer:
+      return {{single_container_name(cfg), single_container_service_name(cfg)}};
+    case config::DeployMode::InferServiceSet: return {};
+  }
+  return {};
+}
+
 std::vector<json::object> render_single_container_workloads(const UserConfig& cfg, const RenderOptions& opts) {
   const std::string name = checked_deployments_workload(cfg, opts, config::DeployMode::SingleContainer,
                                                         "render_single_container_workloads");
   const std::string& ns = cfg.job_id;
   const std::string object_name = single_container_name(cfg);
-  // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services.
-  if (!kube::is_dns1123_label(object_name))
+  const std::string service_name = single_container_service_name(cfg);
+  // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services (parse_user_config
+  // refuses such a job_id already; this guards configs built otherwise).
+  if (!kube::is_dns1123_label(object_name) || !kube::is_dns1123_label(service_name))
     throw validation::ValidationError(
         "workload name", {{"motor_deploy_config.job_id",
-                           "too long for single_container: the Deployment and Service \"" + object_name +
-                               "\" must be at most 63 characters (job_id at most 46)"}});
+                           "too long for single_container: the Service \"" + service_name +
+                               "\" must be at most 63 characters (job_id at most " +
+                               std::to_string(config::kMaxSingleContainerJobId) + ")"}});
 
   std::vector<Problem> problems;
   if (opts.overrides)
@@ -1028,8 +1089,9 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   json::object r = render_role(cfg, info, 1, opts, problems, object_name, Addresses{}, extra);
   out.push_back(multi_deployment_object(object_name, ns, name, info.name, -1, std::move(r["spec"].get_object())));
   annotate_sp_block(out.back(), cfg, info.name, cfg.hardware->sp_block.single_container);
-  // The inference entry (the coordinator inside listens on 1025), reachable from outside like deploy.py's.
-  out.push_back(multi_service(object_name, ns, name, info.name, object_name, "NodePort", "infer", kInferPort,
+  // The inference entry (the coordinator inside listens on 1025), reachable from outside like deploy.py's and under
+  // its name (PyMotor's "<job_id>-coordinator-service"); it selects the Deployment's pods.
+  out.push_back(multi_service(service_name, ns, name, info.name, object_name, "NodePort", "infer", kInferPort,
                               cfg.infer_node_port));
   if (!problems.empty())
     throw validation::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));

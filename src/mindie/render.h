@@ -29,16 +29,17 @@ inline constexpr const char* kTemplateHashAnnotation = "kubectl-mindie/template-
 /// InstanceSet label every current infer-operator adds at creation (inferservice_controller.go newInstanceSet); an
 /// InstanceSet without it gets no new workloads (infer-operator-rules.md D4).
 inline constexpr const char* kPrioritySchedulingLabel = "infer.huawei.com/priority-scheduling-strategy";
-/// The coordinator's inference nodePort in infer_service_set mode when motor_deploy_config.infer_node_port is not
-/// set: PyMotor's 31015. infer-operator refuses a NodePort role Service without a nodePort
-/// (instanceset_controller.go validateServices; infer-operator-rules.md A1), so this mode always fixes one.
-inline constexpr int kDefaultInferNodePort = 31015;
-
 /// Names of the role service entries (the first part of the operator's Service names; the runtime only sees the
-/// resulting addresses, so they are kept short to leave room for the InferServiceSet name).
+/// resulting addresses, so they are kept short to leave room for the InferServiceSet name). The nodePorts of the
+/// NodePort entries are motor_deploy_config's, else config::kDefault*NodePort (infer-operator refuses nodePort 0).
 inline constexpr const char* kControllerService = "controller";    ///< controller role, port 1026
+/// controller role, observability port 1027, NodePort (PyMotor 7d15c04 §U6: deploy.py's mindie-motor-observability)
+inline constexpr const char* kControllerObsService = "obs";
 inline constexpr const char* kCoordinatorService = "coordinator";  ///< coordinator role, management port 1026
 inline constexpr const char* kCoordinatorInferService = "infer";   ///< coordinator role, inference port 1025
+/// coordinator role, observability port 1027, NodePort (PyMotor 7d15c04 §U6: deploy.py's
+/// mindie-motor-coordinator-obs)
+inline constexpr const char* kCoordinatorObsService = "obs";
 inline constexpr const char* kKvPoolService = "kvp-master";        ///< kv-pool role, kv_cache_pool_config.port
 inline constexpr const char* kKvConductorService = "kv-conductor"; ///< kv-conductor role, http_server_port
 inline constexpr const char* kMfStoreService = "mf-store";         ///< mf-store role (sglang), port 50089
@@ -83,7 +84,14 @@ boost::json::object render_config_map(const config::UserConfig& cfg, const confi
 ///   huawei.com/schedule_policy annotation and the sp-block annotation by the profile's rule; the role label
 ///   infer.huawei.com/gang-schedule "true" when an instance has more than one pod (a one-pod gang never starts:
 ///   PyMotor's infer_service.py _set_engine_gang_schedule); a privileged container for sglang (PyMotor's engine.py);
-/// - every role: the weight and log hostPaths, image, env (ROLE, JOB_NAME, service addresses);
+/// - role Service entries (the operator names each Service "<entry>-<iss>-0-<role>"): controller `controller`
+///   (ClusterIP 1026) and `obs` (NodePort 1027), coordinator `coordinator` (ClusterIP 1026, the management port),
+///   `infer` (NodePort 1025) and `obs` (NodePort 1027), nodePorts as node_port_claims lists them (PyMotor 7d15c04
+///   §U6); kv-pool, kv-conductor and mf-store one ClusterIP entry each when on;
+/// - every role: the weight and log hostPaths, image, env (ROLE, JOB_NAME, service addresses: CONTROLLER_SERVICE,
+///   COORDINATOR_SERVICE = the management Service, then on the controller, coordinator and engines only
+///   COORDINATOR_INFER_SERVICE and COORDINATOR_OBS_SERVICE, and the KV pool / KV conductor / mf-store ones when
+///   those are on);
 /// - then opts.overrides, role by role.
 ///
 /// Throws validation::ValidationError when the InferServiceSet name or the ConfigMap content is unusable, or (source:
@@ -101,12 +109,16 @@ struct NodePortClaim {
   std::string ns;       ///< the Service's namespace (the job_id)
   std::string service;  ///< the Service's name
   int port = 0;         ///< 30000..32767
+  std::string key;      ///< the config key that sets the port, e.g. "motor_deploy_config.infer_node_port"
 };
 
-/// The nodePorts the rendering of `cfg` fixes: infer_service_set always (the coordinator's inference Service
-/// "infer-<iss>-0-coordinator", motor_deploy_config.infer_node_port or kDefaultInferNodePort, plus the InferService
-/// index the operator adds, always 0 here); multi_deployment and single_container only when infer_node_port is set
-/// (otherwise Kubernetes allocates one).
+/// The nodePorts the rendering of `cfg` fixes, in this order: infer_service_set always three (PyMotor 7d15c04 §U6;
+/// the operator's Services "infer-<iss>-0-coordinator", "obs-<iss>-0-coordinator" and "obs-<iss>-0-controller", with
+/// motor_deploy_config.infer_node_port / obs_node_port / controller_obs_node_port or config::kDefaultInferNodePort /
+/// kDefaultObsNodePort / kDefaultControllerObsNodePort, plus the InferService index the operator adds, always 0
+/// here); multi_deployment those of the three keys that are set (kMultiCoordinatorInfer, kMultiCoordinatorObs,
+/// kMultiControllerObs; Kubernetes allocates the others); single_container infer_node_port when set
+/// (single_container_service_name). Each claim names its key.
 std::vector<NodePortClaim> node_port_claims(const config::UserConfig& cfg, const RenderOptions& opts);
 
 /// A hash of a pod template (16 hex digits, FNV-1a 64 of its serialized JSON, kTemplateHashAnnotation left out) and,
@@ -138,8 +150,14 @@ inline constexpr const char* kInstanceIndexLabel = "kubectl-mindie/instance-inde
 inline constexpr const char* kMultiController = "mindie-motor-controller";
 inline constexpr const char* kMultiControllerService = "mindie-motor-controller-service";    ///< port 1026
 inline constexpr const char* kMultiCoordinator = "mindie-motor-coordinator";
-inline constexpr const char* kMultiCoordinatorService = "mindie-motor-coordinator-service";  ///< port 1026
+/// NodePort, 1027 (PyMotor 7d15c04 §U6)
+inline constexpr const char* kMultiControllerObs = "mindie-motor-controller-observability-service";
+/// port 1026; PyMotor 7d15c04 renamed it from "mindie-motor-coordinator-service" (§U6, kOldMultiCoordinatorService)
+inline constexpr const char* kMultiCoordinatorMgmt = "mindie-motor-coordinator-mgmt";
 inline constexpr const char* kMultiCoordinatorInfer = "mindie-motor-coordinator-infer";      ///< NodePort, 1025
+inline constexpr const char* kMultiCoordinatorObs = "mindie-motor-coordinator-obs";          ///< NodePort, 1027
+/// The coordinator's management Service before PyMotor 7d15c04 (and kubectl-mindie before §U6).
+inline constexpr const char* kOldMultiCoordinatorService = "mindie-motor-coordinator-service";
 inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";                          ///< Service kvp-master
 inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";                ///< Service kv-conductor
 inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";                        ///< Service mf-store
@@ -156,9 +174,11 @@ std::string engine_deployment_name(const config::UserConfig& cfg, std::string_vi
 std::string cluster_service_address(const std::string& service, const std::string& ns);
 
 /// Every object of a multi_deployment deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
-/// ClusterRoleBinding (as render_infer_service_set names them), controller Deployment and Service (1026),
-/// coordinator Deployment, Service (1026) and NodePort Service (1025; nodePort =
-/// motor_deploy_config.infer_node_port, else allocated by Kubernetes), one Deployment per engine instance
+/// ClusterRoleBinding (as render_infer_service_set names them), controller Deployment, Service (1026) and NodePort
+/// Service kMultiControllerObs (1027), coordinator Deployment, Service kMultiCoordinatorMgmt (1026) and NodePort
+/// Services kMultiCoordinatorInfer (1025) and kMultiCoordinatorObs (1027) (PyMotor 7d15c04 §U6; nodePorts =
+/// motor_deploy_config.infer_node_port / obs_node_port / controller_obs_node_port, else allocated by Kubernetes),
+/// one Deployment per engine instance
 /// (engine_deployment_name; replicas = pods per instance), then kv-pool and kv-conductor (Deployment + Service)
 /// when enabled. Pod templates are the infer_service_set roles' (same Ascend pieces, overrides and env), with env
 /// addresses cluster_service_address(...) and pod labels app=<Deployment name>, job-name=<job_id>, and the
@@ -174,14 +194,33 @@ std::vector<boost::json::object> render_multi_deployment(const config::UserConfi
 
 // ---- single_container mode (deploy.py's: every component in one pod) ----
 
-/// "<job_id>-single-container": the name of the Deployment and of its NodePort Service.
+/// "<job_id>-single-container": the name of the single_container Deployment (and its pods' app label).
 std::string single_container_name(const config::UserConfig& cfg);
+
+/// "<job_id>-coordinator-service": the name of the single_container NodePort Service (PyMotor's deployer name; it
+/// was single_container_name(cfg) before §U6). At most 63 characters for a job_id of up to
+/// config::kMaxSingleContainerJobId.
+std::string single_container_service_name(const config::UserConfig& cfg);
+
+/// A Service PyMotor 7d15c04 renamed (§U6): the name earlier kubectl-mindie releases (and deploy.py) used, the
+/// name rendered now.
+struct RenamedService {
+  std::string old_name;
+  std::string new_name;
+};
+
+/// The renamed Services of `cfg`'s mode: multi_deployment kOldMultiCoordinatorService -> kMultiCoordinatorMgmt,
+/// single_container single_container_name(cfg) -> single_container_service_name(cfg); none in infer_service_set (its
+/// entry names are unchanged). deploy removes those it owns (its labels) through the stale object prune and warns
+/// about the others.
+std::vector<RenamedService> renamed_services(const config::UserConfig& cfg);
 
 /// Every object of a single_container deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
 /// ClusterRoleBinding (as in the other modes: the controller runs in the pod), the Deployment
 /// single_container_name(cfg) (1 pod; the engine template with the hardware profile's node selection, NPUs per pod
 /// = the larger of p_pod_npu_num and d_pod_npu_num, ROLE=SINGLE_CONTAINER, the controller's ServiceAccount) and its
-/// NodePort Service (port 1025; nodePort = motor_deploy_config.infer_node_port, else allocated). Objects carry the
+/// NodePort Service single_container_service_name(cfg) (port 1025; nodePort = motor_deploy_config.infer_node_port,
+/// else allocated). Objects carry the
 /// managed-by, instance and component=single-container labels. Throws validation::ValidationError for overrides of any
 /// role but single-container (or gangSchedule), a workload name that is no DNS-1123 label, or a job_id too long for
 /// the suffix; std::invalid_argument when cfg.deploy_mode is not SingleContainer.

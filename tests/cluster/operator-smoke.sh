@@ -116,13 +116,15 @@ event_message() {
   first_line 60 "$kubectl_bin" --kubeconfig="$kubeconfig" get events -n "$1" --watch \
     --field-selector "type=Warning,reason=$2" -o 'custom-columns=OBJ:.involvedObject.name,MSG:.message' --no-headers
 }
-# config NS NODEPORT [PODS_PER_DECODE]: the example config deploying into NS
+# config NS "INFER OBS CONTROLLER_OBS" [PODS_PER_DECODE]: the example config deploying into NS with those nodePorts
 config() {
   python3 - "$root/examples/user_config.json" "$tmp/$1.json" "$1" "$2" "${3:-1}" <<'EOF'
 import json, sys
-src, dst, ns, port, pods = sys.argv[1:]
+src, dst, ns, ports, pods = sys.argv[1:]
+infer, obs, controller_obs = (int(p) for p in ports.split())
 c = json.load(open(src))
-c["motor_deploy_config"].update(job_id=ns, infer_node_port=int(port), single_d_instance_pod_num=int(pods))
+c["motor_deploy_config"].update(job_id=ns, infer_node_port=infer, obs_node_port=obs,
+                                controller_obs_node_port=controller_obs, single_d_instance_pod_num=int(pods))
 json.dump(c, open(dst, "w"), indent=2)
 EOF
   echo "$tmp/$1.json"
@@ -157,7 +159,7 @@ print(' '.join(map(str, random.sample(free, int(sys.argv[1])))))" "$1" "$used"
 
 iss="mindie-motor-vllm"
 is=$iss-0
-read -r port_a port_b port_c port_d <<<"$(free_node_ports 4)"
+read -r port_a port_b port_c port_d obs_a obs_b obs_c obs_d cobs_a cobs_b cobs_c cobs_d <<<"$(free_node_ports 12)"
 
 # --- the CLI contract ---------------------------------------------------------------------------------------------
 one_line_failure() { # one_line_failure KUBECONFIG: status 1, exactly one line on stderr, nothing on stdout
@@ -189,7 +191,7 @@ fi
 
 # --- A: deploy, statuses, scale, delete ----------------------------------------------------------------------------
 k create namespace "$ns_a" >/dev/null
-cfg_a=$(config "$ns_a" "$port_a")
+cfg_a=$(config "$ns_a" "$port_a $obs_a $cobs_a")
 check "A: kubectl mindie deploy" km deploy -f "$cfg_a" --scripts-dir "$scripts"
 check "A: InferServiceSet Ready" k wait -n "$ns_a" --for=condition=Ready "inferserviceset/$iss" --timeout=180s
 check "A: every pod Ready" k wait -n "$ns_a" --for=condition=Ready pod -l "infer.huawei.com/inferservice-name=$is" \
@@ -202,7 +204,7 @@ check "A: one workload per instance, of the role's kind" expect \
   "deployment.apps/$is-controller-0 deployment.apps/$is-coordinator-0 statefulset.apps/$is-decode-0 statefulset.apps/$is-prefill-0" \
   bash -c "echo \$($kubectl_bin --kubeconfig=$kubeconfig get deployments,statefulsets -n $ns_a -o name)"
 check "A: role Services and headless per-instance Services" expect \
-  "controller-$is-controller coordinator-$is-coordinator infer-$is-coordinator service-$is-decode-0 service-$is-prefill-0" \
+  "controller-$is-controller coordinator-$is-coordinator infer-$is-coordinator obs-$is-controller obs-$is-coordinator service-$is-decode-0 service-$is-prefill-0" \
   bash -c "echo \$($kubectl_bin --kubeconfig=$kubeconfig get services -n $ns_a \
     -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{end}')"
 check "A: the inference NodePort keeps its nodePort (+ InferService index 0)" expect "$port_a" \
@@ -290,7 +292,7 @@ check "A: nothing left" expect "" k get inferservicesets,inferservices,instances
 
 # --- B: gang role, PodGroups, foreground deletion -----------------------------------------------------------------
 k create namespace "$ns_b" >/dev/null
-cfg_b=$(config "$ns_b" "$port_b" 2)
+cfg_b=$(config "$ns_b" "$port_b $obs_b $cobs_b" 2)
 check "B: deploy with 2 pods per decode instance (gang)" km deploy -f "$cfg_b" --scripts-dir "$scripts" --wait \
   --timeout 180s
 check "B: the decode instance's PodGroup: minMember 2, owned by the InstanceSet" expect \
@@ -322,7 +324,7 @@ km delete -n "$ns_b" >/dev/null 2>&1 || true
 
 # --- C: a refused InstanceSet ---------------------------------------------------------------------------------------
 k create namespace "$ns_c" >/dev/null
-cfg_c=$(config "$ns_c" "$port_c")
+cfg_c=$(config "$ns_c" "$port_c $obs_c $cobs_c")
 apply_bypassing "$ns_c" "$cfg_c" "[p.pop('nodePort', None) for r in iss['spec']['template']['roles'] for s in r.get('services', []) for p in s['spec']['ports']]"
 check "C: NodePort entry without nodePort: ValidateError on the InstanceSet" expect \
   "$is-coordinator   service infer of type NodePort must specify a non-zero nodePort" event_message "$ns_c" ValidateError
@@ -338,7 +340,7 @@ k delete namespace "$ns_c" --wait=false >/dev/null
 # --- D: a refused role Service --------------------------------------------------------------------------------------
 k create namespace "$ns_d" >/dev/null
 k create service nodeport holder -n "$ns_d" --tcp=80:80 --node-port="$port_d" >/dev/null
-cfg_d=$(config "$ns_d" "$port_d")
+cfg_d=$(config "$ns_d" "$port_d $obs_d $cobs_d")
 apply_bypassing "$ns_d" "$cfg_d" "pass"
 check "D: a taken nodePort: ServiceCreateError on the InstanceSet" contains \
   "provided port is already allocated" event_message "$ns_d" ServiceCreateError

@@ -23,8 +23,10 @@ void deploy_example(const Cluster& sb) {
 void deploy_second(const Cluster& sb, const e2e::TempDir& dir) {
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   cfg["motor_deploy_config"]["job_id"] = "mindie-motor";
-  // nodePorts are cluster-wide: the first deployment holds the default 31015.
+  // nodePorts are cluster-wide: the first deployment holds the defaults 31015, 31017 and 31027.
   cfg["motor_deploy_config"]["infer_node_port"] = 31016;
+  cfg["motor_deploy_config"]["obs_node_port"] = 31018;
+  cfg["motor_deploy_config"]["controller_obs_node_port"] = 31028;
   const std::string path = dir.write("user_config.json", cfg.dump(2));
   const auto run = sb.mindie({"deploy", "-f", path, "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);

@@ -186,13 +186,13 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "deployment.apps/mindie-demo-single-container serverside-applied\n"
-        "service/mindie-demo-single-container serverside-applied\n");
+        "service/mindie-demo-coordinator-service serverside-applied\n");
   CHECK(e2e::read_file(out_dir + "/single_container.yaml").find("SINGLE_CONTAINER") != std::string::npos);
   const json deployments = items(sb, "deployments");
   REQUIRE(deployments.size() == 1);
   const auto& container = deployments[0]["spec"]["template"]["spec"]["containers"][0];
   CHECK(container["resources"]["limits"]["huawei.com/Ascend910"] == "8");
-  CHECK(item_names(items(sb, "services")) == std::vector<std::string>{"mindie-demo-single-container"});
+  CHECK(item_names(items(sb, "services")) == std::vector<std::string>{"mindie-demo-coordinator-service"});
   CHECK(items(sb, "pods").size() == 1);
 
   run = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "1m"});
@@ -280,8 +280,9 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
   auto run = sb.mindie({"deploy", "-f", dir.write("with.json", with.dump(2)), "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(item_names(items(sb, "services")) ==
-        std::vector<std::string>{"kv-conductor", "kvp-master", "mindie-motor-controller-service",
-                                 "mindie-motor-coordinator-infer", "mindie-motor-coordinator-service"});
+        std::vector<std::string>{"kv-conductor", "kvp-master", "mindie-motor-controller-observability-service",
+                                 "mindie-motor-controller-service", "mindie-motor-coordinator-infer",
+                                 "mindie-motor-coordinator-mgmt", "mindie-motor-coordinator-obs"});
 
   // The failing input: both components kept running after this redeploy, unseen by the baseline.
   run = sb.mindie({"deploy", "-f", dir.write("without.json", cfg.dump(2))});
@@ -294,11 +295,61 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
   }
   CHECK(item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
-  CHECK(item_names(items(sb, "services")) == std::vector<std::string>{"mindie-motor-controller-service",
-                                                                 "mindie-motor-coordinator-infer",
-                                                                 "mindie-motor-coordinator-service"});
+  CHECK(item_names(items(sb, "services")) ==
+        std::vector<std::string>{"mindie-motor-controller-observability-service", "mindie-motor-controller-service",
+                                 "mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt",
+                                 "mindie-motor-coordinator-obs"});
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+}
+
+// PyMotor 7d15c04 §U6 renamed mindie-motor-coordinator-service to mindie-motor-coordinator-mgmt: a redeploy removes
+// the old one when it is kubectl-mindie's (its labels) and only warns about one that is not.
+TEST_CASE("multi_deployment: a redeploy over the old coordinator Service name removes ours, warns about another's") {
+  Cluster sb({"--no-crd"});
+  e2e::TempDir dir;
+  json cfg = example();
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  const std::string file = dir.write("multi.json", cfg.dump(2));
+  auto run = sb.mindie({"deploy", "-f", file, "--scripts-dir", kScripts});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto old_service = [&](bool ours) {
+    json labels = {{"app", "mindie-motor-coordinator"}};
+    if (ours) {
+      labels["app.kubernetes.io/managed-by"] = "kubectl-mindie";
+      labels["app.kubernetes.io/instance"] = "mindie-motor-vllm";
+      labels["app.kubernetes.io/component"] = "coordinator";
+    }
+    const json svc = {{"apiVersion", "v1"},
+                      {"kind", "Service"},
+                      {"metadata", {{"name", "mindie-motor-coordinator-service"}, {"namespace", kNs}, {"labels", labels}}},
+                      {"spec",
+                       {{"type", "ClusterIP"},
+                        {"selector", {{"app", "mindie-motor-coordinator"}}},
+                        {"ports", {{{"name", "manage"}, {"port", 1026}, {"targetPort", 1026}}}}}}};
+    sb.admin_ok({"create", "--validate=false", "-f", dir.write(std::string("old-") + (ours ? "ours" : "theirs") + ".json",
+                                                                svc.dump())});
+  };
+  // What the release before §U6 left (ours): deleted by the redeploy.
+  old_service(true);
+  run = sb.mindie({"deploy", "-f", file});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.out.find("service/mindie-motor-coordinator-service deleted\n") != std::string::npos, run.out);
+  CHECK(run.err.find("Warning: service/mindie-motor-coordinator-service") == std::string::npos);
+  CHECK(item_names(items(sb, "services")) ==
+        std::vector<std::string>{"mindie-motor-controller-observability-service", "mindie-motor-controller-service",
+                                 "mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt",
+                                 "mindie-motor-coordinator-obs"});
+  // deploy.py's (no kubectl-mindie labels): left, with a one-line warning.
+  old_service(false);
+  run = sb.mindie({"deploy", "-f", file});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("service/mindie-motor-coordinator-service deleted") == std::string::npos);
+  CHECK_MESSAGE(run.err.find("Warning: service/mindie-motor-coordinator-service in namespace mindie-demo is not this "
+                             "deployment's") != std::string::npos,
+                run.err);
+  const auto names = item_names(items(sb, "services"));
+  CHECK(std::find(names.begin(), names.end(), "mindie-motor-coordinator-service") != names.end());
 }
 
 TEST_CASE("messages name the real way out: PD-hybrid switches, single_container counts, its --name") {

@@ -59,13 +59,15 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "deployment.apps/mindie-motor-controller serverside-applied\n"
         "service/mindie-motor-controller-service serverside-applied\n"
+        "service/mindie-motor-controller-observability-service serverside-applied\n"
         "deployment.apps/mindie-motor-coordinator serverside-applied\n"
-        "service/mindie-motor-coordinator-service serverside-applied\n"
+        "service/mindie-motor-coordinator-mgmt serverside-applied\n"
         "service/mindie-motor-coordinator-infer serverside-applied\n"
+        "service/mindie-motor-coordinator-obs serverside-applied\n"
         "deployment.apps/vllm-p0 serverside-applied\n"
         "deployment.apps/vllm-d0 serverside-applied\n");
   auto writes = write_lines_since(sb, mark);
-  REQUIRE(writes.size() == 11);
+  REQUIRE(writes.size() == 13);
   CHECK(writes.front() == "PATCH " + kCm);
   for (const auto& w : writes) CHECK(w.rfind("PATCH ", 0) == 0);  // apply patches only
   std::vector<std::string> files;
@@ -159,7 +161,13 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-d1 deleted\n") != std::string::npos);
-  CHECK(run.out.find("service/mindie-motor-coordinator-infer deleted\n") != std::string::npos);
+  // Every Service by its labels, the PyMotor 7d15c04 ones too (§U6, U14).
+  for (const char* svc : {"mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt",
+                          "mindie-motor-coordinator-obs", "mindie-motor-controller-service",
+                          "mindie-motor-controller-observability-service"}) {
+    CAPTURE(svc);
+    CHECK(run.out.find("service/" + std::string(svc) + " deleted\n") != std::string::npos);
+  }
   CHECK(run.out.find("clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n") !=
         std::string::npos);
   CHECK(run.out.size() >= std::string("configmap/motor-config deleted\n").size());

@@ -127,7 +127,9 @@ TEST_CASE("when listing Services is forbidden, deploy warns that it could not ch
   e2e::TempDir dir;
   const auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK_MESSAGE(run.err.find("Warning: cannot check that nodePort 31015 is free") != std::string::npos, run.err);
+  CHECK_MESSAGE(run.err.find("Warning: cannot check that nodePorts 31015, 31017, 31027 are free") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("motor_deploy_config.obs_node_port") != std::string::npos);
 }
 
 TEST_CASE("node preflight: engine pods that do not fit the nodes' NPUs are refused before any write, naming the role") {

@@ -507,3 +507,86 @@ TEST_CASE("duplicate keys, numbers beyond a double and NUL in env values are pro
   raw.replace(raw.find("1E0"), 3, "-1e999");
   CHECK(has_problem(problems_of(raw), "motor_engine_prefill_config.huge"));
 }
+
+// PyMotor 7d15c04 §U6: the coordinator's and the controller's observability Services (port 1027) get nodePorts of
+// their own keys, validated like infer_node_port; one nodePort per Service; single_container has none of them.
+TEST_CASE("nodePorts: infer/obs/controller_obs in range, integers, distinct; obs keys refused in single_container") {
+  auto cfg = valid_config();
+  auto c = parse(cfg);
+  CHECK(c.infer_node_port == 0);
+  CHECK(c.obs_node_port == 0);
+  CHECK(c.controller_obs_node_port == 0);
+  deploy_of(cfg)["obs_node_port"] = 31200;
+  deploy_of(cfg)["controller_obs_node_port"] = 31201;
+  c = parse(cfg);
+  CHECK(c.obs_node_port == 31200);
+  CHECK(c.controller_obs_node_port == 31201);
+
+  for (const char* key : {"infer_node_port", "obs_node_port", "controller_obs_node_port"}) {
+    CAPTURE(key);
+    const std::string path = std::string("motor_deploy_config.") + key;
+    for (const json::value bad : {json::value(29999), json::value(32768), json::value("31200"), json::value(31200.5)}) {
+      auto b = valid_config();
+      deploy_of(b)[key] = bad;
+      const auto problems = problems_of(b);
+      REQUIRE(problems.size() == 1);
+      CHECK(problems[0].path == path);
+    }
+  }
+
+  // infer_service_set renders every default, so a set port equal to another key's default collides too; the
+  // message names both keys.
+  auto same = valid_config();
+  deploy_of(same)["infer_node_port"] = 31017;
+  auto problems = problems_of(same);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.infer_node_port");
+  CHECK(problems[0].message.find("motor_deploy_config.obs_node_port (absent: the default 31017)") != std::string::npos);
+  same = valid_config();
+  deploy_of(same)["obs_node_port"] = 31300;
+  deploy_of(same)["controller_obs_node_port"] = 31300;
+  problems = problems_of(same);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.controller_obs_node_port");
+  CHECK(problems[0].message.find("motor_deploy_config.obs_node_port and motor_deploy_config.controller_obs_node_port") !=
+        std::string::npos);
+  // multi_deployment: Kubernetes allocates the absent ones, so only the set ports are compared.
+  auto multi = valid_config();
+  deploy_of(multi)["deploy_mode"] = "multi_deployment";
+  deploy_of(multi)["infer_node_port"] = 31017;
+  CHECK(problems_of(multi).empty());
+  deploy_of(multi)["obs_node_port"] = 31017;
+  CHECK(has_problem(problems_of(multi), "motor_deploy_config.obs_node_port"));
+
+  // single_container: one Service (1025); the observability keys are refused by name.
+  auto single = valid_config();
+  deploy_of(single)["deploy_mode"] = "single_container";
+  deploy_of(single)["infer_node_port"] = 31017;
+  CHECK(problems_of(single).empty());
+  for (const char* key : {"obs_node_port", "controller_obs_node_port"}) {
+    CAPTURE(key);
+    auto s = single;
+    deploy_of(s)[key] = 31400;
+    problems = problems_of(s);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].path == std::string("motor_deploy_config.") + key);
+    CHECK(problems[0].message.find("single_container") != std::string::npos);
+  }
+}
+
+// single_container's Service is PyMotor's "<job_id>-coordinator-service" (§U6): a DNS label of at most 63.
+TEST_CASE("single_container: job_id at most 43 characters") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["deploy_mode"] = "single_container";
+  deploy_of(cfg)["job_id"] = std::string(43, 'a');
+  CHECK(problems_of(cfg).empty());
+  deploy_of(cfg)["job_id"] = std::string(44, 'a');
+  const auto problems = problems_of(cfg);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.job_id");
+  CHECK(problems[0].message.find("at most 43") != std::string::npos);
+  CHECK(problems[0].message.find("-coordinator-service") != std::string::npos);
+  // The other modes keep the namespace limit.
+  deploy_of(cfg)["deploy_mode"] = "multi_deployment";
+  CHECK(problems_of(cfg).empty());
+}

@@ -67,6 +67,22 @@ TEST_CASE("node_port_conflicts: another Service holding the port conflicts; the 
             .size() == 1);
 }
 
+// PyMotor 7d15c04 §U6: the observability nodePorts are checked like the inference one, and a conflict names the key
+// that moves it.
+TEST_CASE("node_port_conflicts: every claimed port of a default deployment, each naming its key") {
+  const auto claims = render::node_port_claims(parse(valid_config()), {});
+  REQUIRE(claims.size() == 3);
+  json::array services{service("team-b", "holder-obs", 31017), service("team-b", "holder-ctl", 31027)};
+  const auto conflicts = operator_rules::node_port_conflicts(claims, services);
+  REQUIRE(conflicts.size() == 2);
+  CHECK(conflicts[0].claim.service == "obs-mindie-motor-vllm-0-coordinator");
+  CHECK(conflicts[0].claim.key == "motor_deploy_config.obs_node_port");
+  CHECK(conflicts[0].holder_name == "holder-obs");
+  CHECK(conflicts[1].claim.service == "obs-mindie-motor-vllm-0-controller");
+  CHECK(conflicts[1].claim.key == "motor_deploy_config.controller_obs_node_port");
+  CHECK(conflicts[1].holder_name == "holder-ctl");
+}
+
 TEST_CASE("gang_roles: the roles labelled gang-schedule true") {
   auto cfg = valid_config();
   CHECK(operator_rules::gang_roles(test::render_iss(parse(cfg))).empty());

@@ -167,15 +167,45 @@ TEST_CASE("controller, coordinator and engine pod details") {
   CHECK(env_of(ctl, "ROLE") == "controller");
   CHECK(env_of(role_of(iss, "kv-pool"), "ROLE") == "kv_pool");
 
-  // Services: controller 1026; coordinator 1026 and the inference port 1025.
-  const auto& ctl_svc = ctl.at("services").as_array();
-  REQUIRE(ctl_svc.size() == 1);
-  CHECK(ctl_svc.at(0).at("spec").at("ports").at(0).at("port") == 1026);
-  const auto& coord_svc = role_of(iss, "coordinator").at("services").as_array();
-  REQUIRE(coord_svc.size() == 2);
-  CHECK(coord_svc.at(0).at("spec").at("ports").at(0).at("port") == 1026);
-  CHECK(coord_svc.at(1).at("spec").at("ports").at(0).at("port") == 1025);
+  // Services (PyMotor 7d15c04 §U6, our short entry names): controller 1026 and observability 1027 (NodePort 31027);
+  // coordinator management 1026, inference 1025 (NodePort 31015) and observability 1027 (NodePort 31017).
+  struct Entry {
+    const char* name;
+    const char* type;
+    int port;
+    int node_port;  // 0: none
+  };
+  const auto check_entries = [](const json::object& role, std::vector<Entry> want) {
+    const auto& svc = role.at("services").as_array();
+    REQUIRE(svc.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CAPTURE(want[i].name);
+      const auto& e = svc.at(i).as_object();
+      CHECK(e.at("name") == want[i].name);
+      CHECK(e.at("spec").at("type") == want[i].type);
+      const auto& p = e.at("spec").at("ports").at(0).as_object();
+      CHECK(p.at("port") == want[i].port);
+      CHECK(p.at("targetPort") == want[i].port);
+      CHECK(p.at("protocol") == "TCP");
+      if (want[i].node_port) CHECK(p.at("nodePort") == want[i].node_port);
+      else CHECK_FALSE(p.contains("nodePort"));
+      CHECK(e.at("spec").at("selector").at("app") == json::value("mindie-motor-vllm-" + std::string(role.at("name").as_string())));
+    }
+  };
+  check_entries(ctl, {{"controller", "ClusterIP", 1026, 0}, {"obs", "NodePort", 1027, 31027}});
+  check_entries(role_of(iss, "coordinator"), {{"coordinator", "ClusterIP", 1026, 0},
+                                              {"infer", "NodePort", 1025, 31015},
+                                              {"obs", "NodePort", 1027, 31017}});
   CHECK_FALSE(role_of(iss, "kv-pool").contains("services"));
+  // The keys move them.
+  auto moved = valid_config();
+  deploy_of(moved)["obs_node_port"] = 31500;
+  deploy_of(moved)["controller_obs_node_port"] = 31501;
+  const auto& iss_moved = find_kind(render_all(parse(moved)), "InferServiceSet");
+  check_entries(role_of(iss_moved, "controller"), {{"controller", "ClusterIP", 1026, 0}, {"obs", "NodePort", 1027, 31501}});
+  check_entries(role_of(iss_moved, "coordinator"), {{"coordinator", "ClusterIP", 1026, 0},
+                                                    {"infer", "NodePort", 1025, 31015},
+                                                    {"obs", "NodePort", 1027, 31500}});
 
   const auto& prefill = role_of(iss, "prefill");
   const auto& pod_tpl = prefill.at("spec").at("template").as_object();
@@ -230,10 +260,27 @@ TEST_CASE("env addresses follow the operator's Service naming") {
     CHECK(env_of(r, "COORDINATOR_SERVICE") == "coordinator-svc-0-coordinator.team-a.svc.cluster.local");
     CHECK(env_of(r, "KVP_MASTER_SERVICE").empty());
     CHECK(env_of(r, "KV_CONDUCTOR_SERVICE").empty());
+    // PyMotor 7d15c04 §U6: the coordinator's inference and observability Services, right after COORDINATOR_SERVICE,
+    // on the controller, the coordinator and the engines only.
+    const bool wants_split = role != "kv-pool" && role != "kv-conductor";
+    CHECK(env_of(r, "COORDINATOR_INFER_SERVICE") ==
+          (wants_split ? "infer-svc-0-coordinator.team-a.svc.cluster.local" : ""));
+    CHECK(env_of(r, "COORDINATOR_OBS_SERVICE") == (wants_split ? "obs-svc-0-coordinator.team-a.svc.cluster.local" : ""));
+    if (wants_split) {
+      const auto& env = container_of(r).at("env").as_array();
+      std::size_t at = env.size();
+      for (std::size_t i = 0; i < env.size(); ++i)
+        if (env[i].at("name") == "COORDINATOR_SERVICE") at = i;
+      REQUIRE(at + 2 < env.size());
+      CHECK(env[at + 1].at("name") == "COORDINATOR_INFER_SERVICE");
+      CHECK(env[at + 2].at("name") == "COORDINATOR_OBS_SERVICE");
+    }
   }
   // The addresses name Services the role entries actually define.
   CHECK(role_of(iss, "controller").at("services").at(0).at("name") == render::kControllerService);
   CHECK(role_of(iss, "coordinator").at("services").at(0).at("name") == render::kCoordinatorService);
+  CHECK(role_of(iss, "coordinator").at("services").at(1).at("name") == render::kCoordinatorInferService);
+  CHECK(role_of(iss, "coordinator").at("services").at(2).at("name") == render::kCoordinatorObsService);
   CHECK(render::operator_service_address("a", "b", "c", "d") == "a-b-0-c.d.svc.cluster.local");
 
   cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
@@ -431,6 +478,10 @@ TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill 
   CHECK(u.at("spec").at("replicas") == 2);
   CHECK(u.at("workload").at("kind") == "StatefulSet");
   CHECK(env_of(u, "ROLE") == "union");
+  // Engines get the coordinator's split addresses (PyMotor 7d15c04 §U6), the union role too.
+  CHECK(env_of(u, "COORDINATOR_SERVICE") == "coordinator-mindie-motor-vllm-0-coordinator.team-a.svc.cluster.local");
+  CHECK(env_of(u, "COORDINATOR_INFER_SERVICE") == "infer-mindie-motor-vllm-0-coordinator.team-a.svc.cluster.local");
+  CHECK(env_of(u, "COORDINATOR_OBS_SERVICE") == "obs-mindie-motor-vllm-0-coordinator.team-a.svc.cluster.local");
   CHECK(container_of(u).at("resources").at("limits").at("huawei.com/Ascend910") == "4");
   // Two pods per instance form a gang; the engine template's Volcano pieces apply.
   CHECK(u.at("metadata").at("labels").at(render::kGangScheduleLabel) == "true");
@@ -475,6 +526,8 @@ TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's 
     CHECK(store.at("services").at(0).at("name") == render::kMfStoreService);
     CHECK(store.at("services").at(0).at("spec").at("ports").at(0).at("port") == 50089);
     CHECK(env_of(store, "ROLE") == "mf_store");
+    CHECK(env_of(store, "COORDINATOR_INFER_SERVICE").empty());  // not on mf-store (PyMotor 7d15c04 §U6)
+    CHECK(env_of(store, "COORDINATOR_OBS_SERVICE").empty());
     for (const char* engine : {"prefill", "decode"}) {
       CAPTURE(engine);
       const auto& r = role_of(iss, engine);
@@ -513,20 +566,34 @@ TEST_CASE("infer_service_set: the coordinator's inference NodePort always has a 
     throw std::runtime_error("no infer entry");
   };
   CHECK(infer_port(mindie::test::render_iss(parse(cfg))) == 31015);
+  // Every fixed nodePort is claimed (PyMotor 7d15c04 §U6 adds the two observability Services), naming its key.
   auto claims = render::node_port_claims(parse(cfg), {});
-  REQUIRE(claims.size() == 1);
+  REQUIRE(claims.size() == 3);
   CHECK(claims[0].ns == "team-a");
   CHECK(claims[0].service == "infer-mindie-motor-vllm-0-coordinator");
   CHECK(claims[0].port == 31015);
+  CHECK(claims[0].key == "motor_deploy_config.infer_node_port");
+  CHECK(claims[1].service == "obs-mindie-motor-vllm-0-coordinator");
+  CHECK(claims[1].port == 31017);
+  CHECK(claims[1].key == "motor_deploy_config.obs_node_port");
+  CHECK(claims[2].service == "obs-mindie-motor-vllm-0-controller");
+  CHECK(claims[2].port == 31027);
+  CHECK(claims[2].key == "motor_deploy_config.controller_obs_node_port");
 
   deploy_of(cfg)["infer_node_port"] = 31100;
+  deploy_of(cfg)["obs_node_port"] = 31101;
+  deploy_of(cfg)["controller_obs_node_port"] = 31102;
   render::RenderOptions named;
   named.service_set_name = "svc";
   CHECK(infer_port(mindie::test::render_iss(parse(cfg), named)) == 31100);
   claims = render::node_port_claims(parse(cfg), named);
-  REQUIRE(claims.size() == 1);
+  REQUIRE(claims.size() == 3);
   CHECK(claims[0].service == "infer-svc-0-coordinator");
   CHECK(claims[0].port == 31100);
+  CHECK(claims[1].service == "obs-svc-0-coordinator");
+  CHECK(claims[1].port == 31101);
+  CHECK(claims[2].service == "obs-svc-0-controller");
+  CHECK(claims[2].port == 31102);
   // Every NodePort entry of every role has one (the operator's rule is per entry, not per role).
   const auto rendered = mindie::test::render_iss(parse(cfg));
   for (const auto& r : rendered.at("spec").at("template").at("roles").as_array())

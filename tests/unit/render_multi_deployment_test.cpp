@@ -72,9 +72,11 @@ TEST_CASE("multi_deployment: objects, names and order (deploy.py's names; engine
       "ClusterRoleBinding/mindie-motor-controller-team-a",
       "Deployment/mindie-motor-controller",
       "Service/mindie-motor-controller-service",
+      "Service/mindie-motor-controller-observability-service",
       "Deployment/mindie-motor-coordinator",
-      "Service/mindie-motor-coordinator-service",
+      "Service/mindie-motor-coordinator-mgmt",
       "Service/mindie-motor-coordinator-infer",
+      "Service/mindie-motor-coordinator-obs",
       "Deployment/vllm-p0",
       "Deployment/vllm-p1",
       "Deployment/vllm-d0",
@@ -136,7 +138,14 @@ TEST_CASE("multi_deployment: env addresses are the Services' cluster FQDNs; Serv
     CAPTURE(name);
     const auto& d = find(objs, "Deployment", name);
     CHECK(env_of(d, "CONTROLLER_SERVICE") == "mindie-motor-controller-service.team-a.svc.cluster.local");
-    CHECK(env_of(d, "COORDINATOR_SERVICE") == "mindie-motor-coordinator-service.team-a.svc.cluster.local");
+    CHECK(env_of(d, "COORDINATOR_SERVICE") == "mindie-motor-coordinator-mgmt.team-a.svc.cluster.local");
+    // PyMotor 7d15c04 §U6: on the controller, the coordinator and the engines, not on kv-pool / kv-conductor.
+    const bool wants_split = std::string_view(name) != "mindie-motor-kv-pool" &&
+                             std::string_view(name) != "mindie-motor-kv-conductor";
+    CHECK(env_of(d, "COORDINATOR_INFER_SERVICE") ==
+          (wants_split ? "mindie-motor-coordinator-infer.team-a.svc.cluster.local" : ""));
+    CHECK(env_of(d, "COORDINATOR_OBS_SERVICE") ==
+          (wants_split ? "mindie-motor-coordinator-obs.team-a.svc.cluster.local" : ""));
     CHECK(env_of(d, "KVP_MASTER_SERVICE") == "kvp-master.team-a.svc.cluster.local");
     CHECK(env_of(d, "KV_CONDUCTOR_SERVICE") == "kv-conductor.team-a.svc.cluster.local");
     CHECK(env_of(d, "JOB_NAME") == "team-a");
@@ -145,8 +154,10 @@ TEST_CASE("multi_deployment: env addresses are the Services' cluster FQDNs; Serv
   CHECK(env_of(find(objs, "Deployment", "mindie-motor-kv-pool"), "ROLE") == "kv_pool");
   const std::map<std::string, std::pair<std::string, int>> services = {
       {"mindie-motor-controller-service", {"mindie-motor-controller", 1026}},
-      {"mindie-motor-coordinator-service", {"mindie-motor-coordinator", 1026}},
+      {"mindie-motor-controller-observability-service", {"mindie-motor-controller", 1027}},
+      {"mindie-motor-coordinator-mgmt", {"mindie-motor-coordinator", 1026}},
       {"mindie-motor-coordinator-infer", {"mindie-motor-coordinator", 1025}},
+      {"mindie-motor-coordinator-obs", {"mindie-motor-coordinator", 1027}},
       {"kvp-master", {"mindie-motor-kv-pool", 50090}},
       {"kv-conductor", {"mindie-motor-kv-conductor", 13333}},
   };
@@ -162,22 +173,50 @@ TEST_CASE("multi_deployment: env addresses are the Services' cluster FQDNs; Serv
   }
 }
 
-TEST_CASE("multi_deployment: the coordinator's NodePort is allocated unless infer_node_port fixes it") {
+TEST_CASE("multi_deployment: the NodePorts (infer, obs, controller obs) are allocated unless the keys fix them") {
   json::object raw = multi_config();
   auto objs = render::render_multi_workloads(parse(raw), {});
-  const auto& infer = find(objs, "Service", "mindie-motor-coordinator-infer");
-  CHECK(infer.at("spec").at("type") == "NodePort");
-  CHECK_FALSE(infer.at("spec").at("ports").at(0).as_object().contains("nodePort"));
-  CHECK(find(objs, "Service", "mindie-motor-coordinator-service").at("spec").at("type") == "ClusterIP");
+  for (const char* name : {render::kMultiCoordinatorInfer, render::kMultiCoordinatorObs, render::kMultiControllerObs}) {
+    CAPTURE(name);
+    const auto& svc = find(objs, "Service", name);
+    CHECK(svc.at("spec").at("type") == "NodePort");
+    CHECK_FALSE(svc.at("spec").at("ports").at(0).as_object().contains("nodePort"));
+  }
+  CHECK(find(objs, "Service", "mindie-motor-coordinator-mgmt").at("spec").at("type") == "ClusterIP");
+  CHECK(find(objs, "Service", "mindie-motor-controller-service").at("spec").at("type") == "ClusterIP");
   CHECK(render::node_port_claims(parse(raw), {}).empty());  // nothing for deploy to check
 
   deploy_of(raw)["infer_node_port"] = 31015;
   objs = render::render_multi_workloads(parse(raw), {});
   CHECK(find(objs, "Service", "mindie-motor-coordinator-infer").at("spec").at("ports").at(0).at("nodePort") == 31015);
-  const auto claims = render::node_port_claims(parse(raw), {});
+  auto claims = render::node_port_claims(parse(raw), {});
   REQUIRE(claims.size() == 1);
   CHECK(claims[0].service == "mindie-motor-coordinator-infer");
   CHECK(claims[0].port == 31015);
+  CHECK(claims[0].key == "motor_deploy_config.infer_node_port");
+
+  deploy_of(raw)["obs_node_port"] = 31017;
+  deploy_of(raw)["controller_obs_node_port"] = 31027;
+  objs = render::render_multi_workloads(parse(raw), {});
+  CHECK(find(objs, "Service", "mindie-motor-coordinator-obs").at("spec").at("ports").at(0).at("nodePort") == 31017);
+  CHECK(find(objs, "Service", "mindie-motor-controller-observability-service").at("spec").at("ports").at(0).at(
+            "nodePort") == 31027);
+  claims = render::node_port_claims(parse(raw), {});
+  REQUIRE(claims.size() == 3);
+  CHECK(claims[1].service == "mindie-motor-coordinator-obs");
+  CHECK(claims[1].port == 31017);
+  CHECK(claims[1].key == "motor_deploy_config.obs_node_port");
+  CHECK(claims[2].service == "mindie-motor-controller-observability-service");
+  CHECK(claims[2].port == 31027);
+  CHECK(claims[2].key == "motor_deploy_config.controller_obs_node_port");
+  // The renamed management Service (deploy removes the old one when it is kubectl-mindie's).
+  const auto renamed = render::renamed_services(parse(raw));
+  REQUIRE(renamed.size() == 1);
+  CHECK(renamed[0].old_name == "mindie-motor-coordinator-service");
+  CHECK(renamed[0].new_name == "mindie-motor-coordinator-mgmt");
+  CHECK(render::renamed_services(parse(valid_config())).empty());
+  deploy_of(raw).erase("obs_node_port");
+  deploy_of(raw).erase("controller_obs_node_port");
 
   deploy_of(raw)["infer_node_port"] = 8080;  // outside the default service-node-port-range
   const auto problems = test::problems_of(json::serialize(raw));
@@ -296,7 +335,7 @@ TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its N
   CHECK(got == std::vector<std::string>{"ConfigMap/motor-config", "ServiceAccount/mindie-motor-controller",
                                         "ClusterRole/mindie-motor-controller-team-a",
                                         "ClusterRoleBinding/mindie-motor-controller-team-a",
-                                        "Deployment/team-a-single-container", "Service/team-a-single-container"});
+                                        "Deployment/team-a-single-container", "Service/team-a-coordinator-service"});
   CHECK(objs[0].at("metadata").at("annotations").at(baseline::kDeployModeAnnotation) == "single_container");
   const auto& d = find(objs, "Deployment", "team-a-single-container");
   CHECK(d.at("spec").at("replicas") == 1);
@@ -310,7 +349,8 @@ TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its N
   CHECK(pod.at("serviceAccountName") == "mindie-motor-controller");
   CHECK(pod.at("automountServiceAccountToken") == true);
   CHECK_FALSE(d.at("spec").as_object().contains("podManagementPolicy"));
-  const auto& svc = find(objs, "Service", "team-a-single-container");
+  // PyMotor's name for it (§U6); it selects the Deployment's pods.
+  const auto& svc = find(objs, "Service", "team-a-coordinator-service");
   CHECK(svc.at("spec").at("type") == "NodePort");
   CHECK(svc.at("spec").at("ports").at(0).at("port") == 1025);
   CHECK(svc.at("spec").at("ports").at(0).at("nodePort") == 31100);
@@ -323,6 +363,14 @@ TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its N
   CHECK(desired.at("single-container") == 1);
   CHECK(desired.at("prefill") == 0);
   CHECK(desired.at("controller") == 0);
+  const auto claims = render::node_port_claims(cfg, {});
+  REQUIRE(claims.size() == 1);
+  CHECK(claims[0].service == "team-a-coordinator-service");
+  CHECK(claims[0].key == "motor_deploy_config.infer_node_port");
+  const auto renamed = render::renamed_services(cfg);
+  REQUIRE(renamed.size() == 1);
+  CHECK(renamed[0].old_name == "team-a-single-container");
+  CHECK(renamed[0].new_name == "team-a-coordinator-service");
 }
 
 TEST_CASE("single_container: overrides only of its own role; a job_id too long for the suffix") {
@@ -339,12 +387,13 @@ TEST_CASE("single_container: overrides only of its own role; a job_id too long f
   const auto objs = render::render_single_container_workloads(parse(single_config()), opts);
   CHECK(find(objs, "Deployment", "team-a-single-container").at("spec").at("template").at("metadata").at("labels").at("a") == "b");
 
+  // "<job_id>-coordinator-service" must fit 63 characters: job_id at most 43, refused when parsed.
   json::object raw = single_config();
-  deploy_of(raw)["job_id"] = std::string(50, 'a');
-  try {
-    render::render_single_container_workloads(parse(raw), {});
-    FAIL("expected a ValidationError");
-  } catch (const validation::ValidationError& e) {
-    CHECK(e.problems()[0].path == "motor_deploy_config.job_id");
-  }
+  deploy_of(raw)["job_id"] = std::string(43, 'a');
+  CHECK(name_of(render::render_single_container_workloads(parse(raw), {}).back()) ==
+        std::string(43, 'a') + "-coordinator-service");
+  deploy_of(raw)["job_id"] = std::string(44, 'a');
+  const auto problems = test::problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.job_id");
 }
