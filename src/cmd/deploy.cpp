@@ -576,7 +576,8 @@ Command deploy_command() {
           "default), Deployments and Services (multi_deployment) or one Deployment and Service (single_container).\n"
           "The namespace is motor_deploy_config.job_id. Before the first write it checks what infer-operator would\n"
           "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
-          "redeploy a change of what live InstanceSets fixed at creation.",
+          "redeploy a change of what live InstanceSets fixed at creation; and that the engine pods fit the\n"
+          "allocatable NPUs of the nodes their nodeSelector matches (--skip-node-check skips that).",
           "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
           "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
           "  # Print the objects without contacting the cluster\n"

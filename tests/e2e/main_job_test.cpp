@@ -53,7 +53,7 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
         std::string::npos);
 
   const auto reqs = sb.requests();
-  CHECK(reqs.size() <= 8);  // discovery, baseline GET, the cluster-wide Service LIST (nodePort), 5 applies
+  CHECK(reqs.size() <= 9);  // discovery, baseline GET, the Service LIST (nodePort), the Node LIST, 5 applies
   std::vector<std::string> writes;
   for (const auto& r : reqs) {
     if (!r.is_write()) continue;

@@ -90,7 +90,8 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
   Cluster sb;
   e2e::TempDir dir;
   const auto file = dir.write("overrides.yaml", kOverrides);
-  const auto run = deploy(sb, {"--overrides", file});
+  // No node has prefill's pool label: the node preflight would refuse, so it is skipped here (the pods stay Pending).
+  const auto run = deploy(sb, {"--overrides", file, "--skip-node-check"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   // The operator and the StatefulSet controller make the pods (prefill's stay Pending: no node has its pool label).
   sb.wait_pods(kNs, e2e::role_pods("prefill"), 1, "");
@@ -99,7 +100,11 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
   check_prefill_overridden(sb);
 
   SUBCASE("a redeploy, a scale and an update-config without the file keep the overrides") {
-    const auto again = deploy(sb);
+    // The stored overrides are rendered again, so the node preflight still sees prefill's pool label.
+    CHECK(deploy(sb).err.find("role prefill: 1 pod x 4 huawei.com/Ascend910 on nodes labelled "
+                              "accelerator=huawei-Ascend910,accelerator-type=module-910b-8,example.com/pool=llm") !=
+          std::string::npos);
+    const auto again = deploy(sb, {"--skip-node-check"});
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(config_map(sb)["data"]["overrides.yaml"] == kOverrides);
     check_prefill_overridden(sb);

@@ -43,7 +43,7 @@ std::size_t count_path(const std::vector<e2e::LoggedRequest>& reqs, const std::s
 TEST_CASE("status shows the tree and says in plain words why pods are not ready, with their events") {
   Cluster sb;
   e2e::TempDir dir;
-  deploy_example(sb, {"--overrides", unschedulable(dir, "decode")});
+  deploy_example(sb, {"--overrides", unschedulable(dir, "decode"), "--skip-node-check"});
   sb.wait_pods("mindie-demo", e2e::role_pods("decode"), 1, "--for=condition=PodScheduled=false");
   sb.wait_pods("mindie-demo", e2e::role_pods("prefill"), 1);
   set_state(sb, "prefill", "CrashLoopBackOff", 0);
@@ -141,7 +141,7 @@ TEST_CASE("deploy --wait that times out says which pods are not ready, after wri
   e2e::TempDir dir;
   // decode's pods find no node: the scheduler says why.
   const auto run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--overrides",
-                              unschedulable(dir, "decode"), "--wait", "--timeout", "5s"});
+                              unschedulable(dir, "decode"), "--skip-node-check", "--wait", "--timeout", "5s"});
   CHECK(run.exit_code == 1);
   CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
         std::string::npos);
