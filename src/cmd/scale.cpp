@@ -320,7 +320,10 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   }
   // Every engine Deployment that may exist (16 instances per role, config's bound), by name.
   config::UserConfig all = base;
-  all.p_instances = all.d_instances = 16;
+  if (base.hybrid())
+    all.hybrid_instances = 16;
+  else
+    all.p_instances = all.d_instances = 16;
   std::map<std::string, json::object> rendered;
   try {
     for (auto& obj : render::render_multi_workloads(all, ropts))
@@ -335,6 +338,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   std::vector<std::pair<std::string, int>> targets;  // prefill first, as printed
   if (proposed_ || flags_.prefill) targets.emplace_back("prefill", target.prefill);
   if (proposed_ || flags_.decode) targets.emplace_back("decode", target.decode);
+  if (base.hybrid() && (proposed_ || flags_.hybrid)) targets.emplace_back("union", target.hybrid);
   struct Step {
     std::string name;
     bool create;  // else delete

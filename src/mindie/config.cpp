@@ -184,10 +184,12 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
       cfg.hybrid_pods_per_instance = static_cast<int>(*n);
     if (auto n = r.integer(deploy, path, "hybrid_pod_npu_num", 1, max_npus, true))
       cfg.hybrid_npus_per_pod = static_cast<int>(*n);
-    // The union role is an infer-operator role; the other modes have no such workload.
-    if (cfg.deploy_mode != DeployMode::InferServiceSet)
-      r.add(path + ".hybrid_instances_num", "PD-hybrid (a union role) needs deploy_mode infer_service_set; "
-                                            "deploy_mode is " + std::string(to_string(cfg.deploy_mode)));
+    // infer_service_set renders a union role, multi_deployment one Deployment per union instance (PyMotor 7d15c04
+    // U4); single_container's one pod has no union instances (upstream crashes on it, its X4).
+    if (cfg.deploy_mode == DeployMode::SingleContainer)
+      r.add(path + ".hybrid_instances_num", "PD-hybrid (union instances) needs deploy_mode infer_service_set or "
+                                            "multi_deployment: single_container runs one pod with every component; "
+                                            "remove hybrid_instances_num or change deploy_mode");
     // Mixing is ambiguous (which count does scale change?), so the p/d counts may only say 0.
     for (const char* key : {"p_instances_num", "d_instances_num"}) {
       const json::value* v = deploy->if_contains(key);

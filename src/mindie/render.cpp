@@ -891,9 +891,9 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
 std::string workload_name(const UserConfig& cfg, const RenderOptions& opts) { return service_set_name(cfg, opts); }
 
 std::string engine_deployment_name(const UserConfig& cfg, std::string_view role, int index) {
-  if (role != "prefill" && role != "decode")
+  if (role != "prefill" && role != "decode" && role != "union")
     throw std::invalid_argument("engine_deployment_name: role " + std::string(role) + " is not an engine role");
-  return cfg.engine_base + (role == "prefill" ? "-p" : "-d") + std::to_string(index);
+  return cfg.engine_base + (role == "prefill" ? "-p" : role == "decode" ? "-d" : "-u") + std::to_string(index);
 }
 
 std::string cluster_service_address(const std::string& service, const std::string& ns) {
@@ -974,7 +974,7 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   // gang would never start the instance's other pods together.
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles) {
-      if (role == "union" || role == "single-container")
+      if (!role_rendered(cfg, role))
         problems.push_back({util::child_path("roles", role), "this deployment has no " + role + " role (" + why_not_rendered(role) +
                                                  ")"});
       else if (o.gang_schedule && *o.gang_schedule)
@@ -1009,7 +1009,10 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                               kInferPort, cfg.infer_node_port));
   out.push_back(multi_service(kMultiCoordinatorObs, ns, name, "coordinator", kMultiCoordinator, "NodePort", "obs",
                               kObsPort, cfg.obs_node_port));
-  for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances}}) {
+  // Engine Deployments: prefill and decode instances, or PD-hybrid's union instances (PyMotor 7d15c04 U4).
+  for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances},
+                                      std::pair{"union", cfg.hybrid_instances}}) {
+    if (count == 0) continue;
     const json::object spec = role_spec(role_info(engine), engine_deployment_name(cfg, engine, 0));
     for (int i = 0; i < count; ++i) {
       out.push_back(multi_deployment_object(engine_deployment_name(cfg, engine, i), ns, name, engine, i, spec));

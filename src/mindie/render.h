@@ -166,8 +166,9 @@ inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";           
 /// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
 std::string workload_name(const config::UserConfig& cfg, const RenderOptions& opts);
 
-/// Name of engine instance `index` of `role` ("prefill" or "decode") in multi_deployment mode:
-/// "<engine base>-p<index>" / "<engine base>-d<index>" (deploy.py). std::invalid_argument for another role.
+/// Name of engine instance `index` of `role` ("prefill", "decode" or PD-hybrid's "union") in multi_deployment
+/// mode: "<engine base>-p<index>" / "-d<index>" / "-u<index>" (deploy.py; -u from 7d15c04, U4).
+/// std::invalid_argument for another role.
 std::string engine_deployment_name(const config::UserConfig& cfg, std::string_view role, int index);
 
 /// A Service's cluster DNS name: "<service>.<ns>.svc.cluster.local".
@@ -178,8 +179,8 @@ std::string cluster_service_address(const std::string& service, const std::strin
 /// Service kMultiControllerObs (1027), coordinator Deployment, Service kMultiCoordinatorMgmt (1026) and NodePort
 /// Services kMultiCoordinatorInfer (1025) and kMultiCoordinatorObs (1027) (PyMotor 7d15c04 §U6; nodePorts =
 /// motor_deploy_config.infer_node_port / obs_node_port / controller_obs_node_port, else allocated by Kubernetes),
-/// one Deployment per engine instance
-/// (engine_deployment_name; replicas = pods per instance), then kv-pool and kv-conductor (Deployment + Service)
+/// one Deployment per engine instance (prefill and decode, or PD-hybrid's union instances;
+/// engine_deployment_name; replicas = pods per instance), then kv-pool and kv-conductor (Deployment + Service)
 /// when enabled. Pod templates are the infer_service_set roles' (same Ascend pieces, overrides and env), with env
 /// addresses cluster_service_address(...) and pod labels app=<Deployment name>, job-name=<job_id>, and the
 /// managed-by, instance, component (and for engines instance-index) labels every object carries.

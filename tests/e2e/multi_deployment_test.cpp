@@ -179,6 +179,64 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(items(sb, "configmaps").empty());
 }
 
+TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hybrid, status, delete (U4)") {
+  Cluster sb({"--no-crd"});
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  auto& d = cfg["motor_deploy_config"];
+  d["deploy_mode"] = "multi_deployment";
+  for (const char* key : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num", "single_d_instance_pod_num",
+                          "p_pod_npu_num", "d_pod_npu_num"})
+    d.erase(key);
+  d["hybrid_instances_num"] = 1;
+  d["single_hybrid_instance_pod_num"] = 1;
+  d["hybrid_pod_npu_num"] = 4;
+  const std::string config = dir.write("user_config.json", cfg.dump(2));
+  const std::string out_dir = dir.path() + "/rendered";
+  auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--output-dir", out_dir, "--wait",
+                        "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-u0 serverside-applied\n") != std::string::npos);
+  CHECK(run.out.find("vllm-p0") == std::string::npos);
+  CHECK(std::filesystem::exists(out_dir + "/engine_u0.yaml"));
+
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--hybrid", "2", "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-u1") != std::string::npos);
+  CHECK(e2e::item_names(items(sb, "deployments")) ==
+        std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-u0", "vllm-u1"});
+  const json union_pods = items(sb, "pods");
+  CHECK(pods_of(union_pods, "vllm-u1") == 1);
+
+  run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json report = json::parse(run.out);
+  CHECK(report["ready"] == true);
+  CHECK(report["drift"].empty());
+  bool seen = false;
+  for (const auto& role : report["roles"]) {
+    if (role["name"] != "union") continue;
+    seen = true;
+    CHECK(role["baselineInstances"] == 2);
+    CHECK(role["readyInstances"] == 2);
+    REQUIRE(role["instances"].size() == 2);
+    CHECK(role["instances"][1]["deployment"] == "vllm-u1");
+  }
+  CHECK(seen);
+  // --prefill is refused for a PD-hybrid deployment, naming --hybrid.
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("--hybrid") != std::string::npos);
+
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--hybrid", "1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-u1 deleted") != std::string::npos);
+  run = sb.mindie({"delete", "-n", "mindie-demo", "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-u0 deleted\n") != std::string::npos);
+  CHECK(items(sb, "deployments").empty());
+}
+
 TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   // The baseline PATCH fails once (403: not retried); the created Deployment must go again.
   Cluster sb({"--no-crd", "--fault", "PATCH:" + kCm + ":403:1:1"});

@@ -410,7 +410,7 @@ TEST_CASE("control characters in keys are escaped in the report, so every proble
   }
 }
 
-TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set only, and each misuse named") {
+TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, not single_container, and each misuse named") {
   auto cfg = mindie::test::hybrid_config(2, 1, 8);
   auto& d = deploy_of(cfg);
   d.erase("single_hybrid_instance_pod_num");
@@ -438,8 +438,6 @@ TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set o
       {"NPUs above the server", [](json::object& m) { m["hybrid_pod_npu_num"] = 9; }, "motor_deploy_config.hybrid_pod_npu_num"},
       {"pods 0", [](json::object& m) { m["single_hybrid_instance_pod_num"] = 0; },
        "motor_deploy_config.single_hybrid_instance_pod_num"},
-      {"multi_deployment", [](json::object& m) { m["deploy_mode"] = "multi_deployment"; },
-       "motor_deploy_config.hybrid_instances_num"},
       {"single_container", [](json::object& m) { m["deploy_mode"] = "single_container"; },
        "motor_deploy_config.hybrid_instances_num"},
       // prefill/decode settings would shape only the empty roles: refused, as hybrid settings are without hybrid.
@@ -456,6 +454,18 @@ TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, infer_service_set o
     tc.mutate(deploy_of(bad));
     CHECK(has_problem(problems_of(bad), tc.path));
   }
+  // multi_deployment runs union instances as Deployments (PyMotor 7d15c04 U4); single_container is refused, saying
+  // what to change.
+  auto md = cfg;
+  deploy_of(md)["deploy_mode"] = "multi_deployment";
+  CHECK(parse(md).hybrid_instances == 2);
+  auto sc = cfg;
+  deploy_of(sc)["deploy_mode"] = "single_container";
+  const auto sc_problems = problems_of(sc);
+  REQUIRE(sc_problems.size() == 1);
+  CHECK(sc_problems[0].message ==
+        "PD-hybrid (union instances) needs deploy_mode infer_service_set or multi_deployment: single_container runs "
+        "one pod with every component; remove hybrid_instances_num or change deploy_mode");
   // Hybrid settings without hybrid_instances_num are a mistake, not ignored.
   auto pd = valid_config();
   deploy_of(pd)["hybrid_pod_npu_num"] = 8;

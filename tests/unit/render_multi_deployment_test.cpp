@@ -9,6 +9,7 @@
 #include "config_test_support.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
+#include "render_test_support.h"
 #include "support/openapi_schema.h"
 #include "workload_schema_support.h"
 
@@ -94,6 +95,34 @@ TEST_CASE("multi_deployment: objects, names and order (deploy.py's names; engine
   mindie["motor_engine_decode_config"].as_object()["engine_type"] = "mindie-llm";
   CHECK(render::engine_deployment_name(parse(mindie), "decode", 4) == "mindie-server-d4");
   CHECK_THROWS_AS(render::engine_deployment_name(cfg, "controller", 0), std::invalid_argument);
+}
+
+TEST_CASE("multi_deployment PD-hybrid: one Deployment <base>-u<i> per union instance, no prefill/decode (U4)") {
+  auto raw = test::hybrid_config(2, 2, 4);  // 2 union instances of 2 pods x 4 NPUs
+  deploy_of(raw)["deploy_mode"] = "multi_deployment";
+  deploy_of(raw)["hardware_type"] = "800I_A3";
+  const auto objs = render::render_multi_workloads(parse(raw), {});
+  std::vector<std::string> engines;
+  for (const auto& o : objs)
+    if (test::is_str(o.at("kind"), "Deployment") && label(o, "app.kubernetes.io/component") != "controller" &&
+        label(o, "app.kubernetes.io/component") != "coordinator")
+      engines.push_back(name_of(o));
+  CHECK(engines == std::vector<std::string>{"vllm-u0", "vllm-u1"});
+  const auto& u1 = find(objs, "Deployment", "vllm-u1");
+  CHECK(label(u1, "app.kubernetes.io/component") == "union");
+  CHECK(label(u1, "kubectl-mindie/instance-index") == "1");
+  CHECK(u1.at("spec").at("replicas") == 2);
+  CHECK(env_of(u1, "ROLE") == "union");
+  CHECK(env_of(u1, "COORDINATOR_OBS_SERVICE") == "mindie-motor-coordinator-obs.team-a.svc.cluster.local");
+  CHECK(test::is_str(container(u1).at("resources").at("limits").at("huawei.com/Ascend910"), "4"));
+  CHECK(test::is_str(u1.at("metadata").at("annotations").at("sp-block"), "8"));  // pods x NPUs of the instance (A3)
+  CHECK(render::engine_deployment_name(parse(raw), "union", 3) == "vllm-u3");
+  // Overrides of the union role reach its Deployments.
+  render::RenderOptions opts;
+  opts.overrides = overrides::parse_overrides("roles:\n  union:\n    labels: {team: llm}\n", "overrides.yaml");
+  const auto with = render::render_multi_workloads(parse(raw), opts);
+  CHECK(test::is_str(find(with, "Deployment", "vllm-u0").at("spec").at("template").at("metadata").at("labels").at("team"),
+               "llm"));
 }
 
 TEST_CASE("multi_deployment: every object carries the labels delete selects by; engines their role and index") {
