@@ -246,7 +246,8 @@ namespace {
 /// the ConfigMap in motor_config.yaml; in infer_service_set mode the ServiceAccount, cluster RBAC and
 /// InferServiceSet together in infer_service.yaml, the one file deploy.py applied; in multi_deployment mode one
 /// file per component as deploy.py wrote them: controller.yaml (with the ServiceAccount and RBAC the controller
-/// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml (PD-hybrid: engine_u<i>.yaml) per engine instance,
+/// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml (encode: engine_e<i>.yaml, PD-hybrid: engine_u<i>.yaml) per
+/// engine instance,
 /// kv_pool.yaml,
 /// kv_conductor.yaml, mf_store.yaml; in single_container mode everything else in single_container.yaml.
 std::string output_group(const json::object& obj, config::DeployMode mode) {
@@ -261,6 +262,7 @@ std::string output_group(const json::object& obj, config::DeployMode mode) {
   }
   if (role == "prefill") return "engine_p" + index;
   if (role == "decode") return "engine_d" + index;
+  if (role == "encode") return "engine_e" + index;
   if (role == "union") return "engine_u" + index;
   if (role == "coordinator" || role == "kv-pool" || role == "kv-conductor" || role == "mf-store") {
     std::replace(role.begin(), role.end(), '-', '_');

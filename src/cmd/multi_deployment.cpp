@@ -31,7 +31,7 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
                                                           const std::string& workload, bool engines_only) {
   std::string selector = multi_selector(workload);
-  if (engines_only) selector += "," + std::string(render::kComponentLabel) + " in (prefill,decode,union)";
+  if (engines_only) selector += "," + std::string(render::kComponentLabel) + " in (prefill,decode,encode,union)";
   json::object list = client.list(kube::gvr::kDeployments, ns, selector);
   std::vector<WorkloadDeployment> out;
   if (const auto* items = list.if_contains("items"); items && items->is_array()) {
@@ -65,7 +65,7 @@ std::vector<StaleObject> stale_workload_objects(kube::Client& client, const std:
   std::reverse(deployments.begin(), deployments.end());  // highest index first
   std::stable_partition(deployments.begin(), deployments.end(),
                         [](const WorkloadDeployment& d) {
-                          return d.role == "prefill" || d.role == "decode" || d.role == "union";
+                          return d.role == "prefill" || d.role == "decode" || d.role == "encode" || d.role == "union";
                         });
   for (const auto& d : deployments)
     if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.push_back({&kube::gvr::kDeployments, d.name});

@@ -27,6 +27,8 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       ("decode", po::value<int>()->notifier([&flags](int v) { flags.decode = v; }), "Decode instances (1..16)")
       ("hybrid", po::value<int>()->notifier([&flags](int v) { flags.hybrid = v; }),
        "PD-hybrid (union role) instances (1..16)")
+      ("encode", po::value<int>()->notifier([&flags](int v) { flags.encode = v; }),
+       "Encode instances (0..16; multi_deployment with motor_deploy_config.e_instances_num)")
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
@@ -40,11 +42,14 @@ ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
 
 void ScaleOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
-  const bool counts = flags_.prefill || flags_.decode || flags_.hybrid;
+  const bool counts = flags_.prefill || flags_.decode || flags_.hybrid || flags_.encode;
   if (!counts && flags_.filename.empty())
-    throw UsageError("must specify --prefill and/or --decode (or --hybrid for PD-hybrid), or -f FILE");
+    throw UsageError("must specify --prefill and/or --decode (or --hybrid for PD-hybrid, --encode for encode "
+                     "instances), or -f FILE");
   if (counts && !flags_.filename.empty())
-    throw UsageError("--prefill/--decode/--hybrid and -f cannot be used together");
+    throw UsageError("--prefill/--decode/--hybrid/--encode and -f cannot be used together");
+  if (flags_.encode && (*flags_.encode < 0 || *flags_.encode > 16))
+    throw UsageError("--encode " + std::to_string(*flags_.encode) + " is out of range: encode instances are 0..16");
   if (flags_.hybrid && (flags_.prefill || flags_.decode))
     throw UsageError("--hybrid cannot be combined with --prefill/--decode: a PD-hybrid deployment runs one union "
                      "role instead of prefill and decode");
@@ -73,22 +78,29 @@ void ScaleOptions::read_proposed() {
 
 namespace {
 
-InstanceCounts counts_of(const config::UserConfig& c) { return {c.p_instances, c.d_instances, c.hybrid_instances}; }
+InstanceCounts counts_of(const config::UserConfig& c) {
+  return {c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances};
+}
 
 std::string counts_text(const InstanceCounts& c) {
-  if (c.hybrid) return "union " + std::to_string(c.hybrid);
-  return "prefill " + std::to_string(c.prefill) + ", decode " + std::to_string(c.decode);
+  const std::string encode = c.encode ? ", encode " + std::to_string(c.encode) : "";
+  if (c.hybrid) return "union " + std::to_string(c.hybrid) + encode;
+  return "prefill " + std::to_string(c.prefill) + ", decode " + std::to_string(c.decode) + encode;
 }
 
-// The scale flags that set `c`, for recovery commands.
-std::string counts_flags(const InstanceCounts& c) {
-  if (c.hybrid) return "--hybrid " + std::to_string(c.hybrid);
-  return "--prefill " + std::to_string(c.prefill) + " --decode " + std::to_string(c.decode);
+// The scale flags that set `c`, for recovery commands (`encode`: the deployment has encode instances).
+std::string counts_flags(const InstanceCounts& c, bool encode) {
+  const std::string e = encode ? " --encode " + std::to_string(c.encode) : "";
+  if (c.hybrid) return "--hybrid " + std::to_string(c.hybrid) + e;
+  return "--prefill " + std::to_string(c.prefill) + " --decode " + std::to_string(c.decode) + e;
 }
 
-// The baseline's count for `role` (prefill, decode or union).
+// The baseline's count for `role` (prefill, decode, encode or union).
 int baseline_count(const config::UserConfig& b, std::string_view role) {
-  return role == "prefill" ? b.p_instances : role == "decode" ? b.d_instances : b.hybrid_instances;
+  return role == "prefill" ? b.p_instances
+         : role == "decode" ? b.d_instances
+         : role == "encode" ? b.e_instances
+                            : b.hybrid_instances;
 }
 
 /// True when every role of `changes` in `live` is at its index with its target replicas.
@@ -114,10 +126,12 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, cons
   if (proposed_) {
     const auto bad = policy::disallowed_changes(
         base.doc, proposed_->doc,
-        {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath, policy::kHybridInstancesPath});
+        {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath, policy::kHybridInstancesPath,
+         policy::kEncodeInstancesPath});
     if (!bad.empty()) {
       std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + ", " +
-                        policy::kDecodeInstancesPath + " and " + policy::kHybridInstancesPath + "; " +
+                        policy::kDecodeInstancesPath + ", " + policy::kHybridInstancesPath + " and " +
+                        policy::kEncodeInstancesPath + "; " +
                         flags_.filename + " also differs from the baseline at:";
       for (const auto& p : bad) msg += "\n* " + p;
       msg += "\nuse kubectl mindie update-config for allowed settings, or redeploy";
@@ -132,6 +146,8 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, cons
     raw = util::replace_json_number(raw, policy::kDecodeInstancesPath, target.decode);
   if (target.hybrid != base.hybrid_instances)
     raw = util::replace_json_number(raw, policy::kHybridInstancesPath, target.hybrid);
+  if (target.encode != base.e_instances)  // base.encode: the key is there (checked in run)
+    raw = util::replace_json_number(raw, policy::kEncodeInstancesPath, target.encode);
   return raw;
 }
 
@@ -194,13 +210,24 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
                        std::to_string(base.hybrid_instances) + "): scale its union role with --hybrid N");
   if (!base.hybrid() && flags_.hybrid)
     throw CommandError(where + " runs prefill and decode instances, no PD-hybrid union role: use --prefill/--decode");
+  // Encode instances exist in multi_deployment with e_instances_num (PyMotor 7d15c04 U5); scale changes the count,
+  // never the topology.
+  if (flags_.encode && !base.encode)
+    throw CommandError(where + " has no encode instances (they run in deploy_mode multi_deployment with "
+                       "motor_deploy_config.e_instances_num): add e_instances_num and e_pod_npu_num to the config "
+                       "and redeploy; nothing was changed");
+  if (proposed_ && proposed_->encode != base.encode)
+    throw CommandError("scale cannot add or remove " + where + "'s encode instances (motor_deploy_config."
+                       "e_instances_num present in one file only): redeploy with kubectl mindie deploy -f " +
+                       flags_.filename + "; nothing was changed");
 
   // The target counts. Only the counts may differ from the baseline (checked again on every baseline write).
   const InstanceCounts target =
       proposed_ ? counts_of(*proposed_)
                 : InstanceCounts{flags_.prefill.value_or(base.p_instances),
                                  flags_.decode.value_or(base.d_instances),
-                                 flags_.hybrid.value_or(base.hybrid_instances)};
+                                 flags_.hybrid.value_or(base.hybrid_instances),
+                                 flags_.encode.value_or(base.e_instances)};
   new_baseline_text(base, target);
   if (multi) {
     run_multi(client, printer, *cm, stored, target);
@@ -269,8 +296,8 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
                      "):\n  " + live + " now runs " + counts_text(target) + "\n  configmap/" + cm_name +
                      " (the baseline) still says " + counts_text(counts_of(base)) +
                      "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
-                     counts_flags(target) + "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ +
-                     " " + counts_flags(counts_of(base)) + "   # return to the baseline");
+                     counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
+                     namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline");
     }
     throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
                                     " is back at its previous counts; nothing changed");
@@ -324,6 +351,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     all.hybrid_instances = 16;
   else
     all.p_instances = all.d_instances = 16;
+  if (base.encode) all.e_instances = 16;
   std::map<std::string, json::object> rendered;
   try {
     for (auto& obj : render::render_multi_workloads(all, ropts))
@@ -339,6 +367,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (proposed_ || flags_.prefill) targets.emplace_back("prefill", target.prefill);
   if (proposed_ || flags_.decode) targets.emplace_back("decode", target.decode);
   if (base.hybrid() && (proposed_ || flags_.hybrid)) targets.emplace_back("union", target.hybrid);
+  if (base.encode && (proposed_ || flags_.encode)) targets.emplace_back("encode", target.encode);
   struct Step {
     std::string name;
     bool create;  // else delete
@@ -389,9 +418,9 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     return json::object();
   };
   const auto recovery = [&] {
-    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target) +
+    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target, base.encode) +
            "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
-           counts_flags(counts_of(base)) + "   # return to the baseline";
+           counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
   };
   // Undoes `done` in reverse order; "" when it worked, else why not.
   const auto undo = [&](const std::vector<Step>& done) -> std::string {

@@ -21,6 +21,7 @@ struct ScaleFlags {
   std::optional<int> prefill;  ///< --prefill: prefill instances
   std::optional<int> decode;   ///< --decode: decode instances
   std::optional<int> hybrid;   ///< --hybrid: PD-hybrid union role instances
+  std::optional<int> encode;   ///< --encode: encode instances (multi_deployment with e_instances_num)
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
@@ -28,11 +29,12 @@ struct ScaleFlags {
 };
 
 /// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
-/// are 0; config::UserConfig::hybrid()).
+/// are 0; config::UserConfig::hybrid()); and encode instances (config::UserConfig::encode).
 struct InstanceCounts {
   int prefill = 0;
   int decode = 0;
   int hybrid = 0;
+  int encode = 0;
   bool operator==(const InstanceCounts&) const = default;
 };
 

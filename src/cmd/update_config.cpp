@@ -89,6 +89,13 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
                        "the config has " + std::to_string(proposed_->hybrid_instances) +
                        "; use kubectl mindie scale --hybrid");
   }
+  if (proposed_->e_instances != base.e_instances || proposed_->encode != base.encode) {
+    throw CommandError("encode instances cannot change with update-config: the baseline has " +
+                       std::to_string(base.e_instances) + " (motor_deploy_config.e_instances_num), the config has " +
+                       std::to_string(proposed_->e_instances) +
+                       (base.encode && proposed_->encode ? "; use kubectl mindie scale --encode"
+                                                         : "; adding or removing the key needs a redeploy"));
+  }
   const auto bad = policy::disallowed_changes(base.doc, proposed_->doc, policy::update_config_whitelist());
   if (!bad.empty()) {
     std::string msg = "update-config may not change these paths (they need a redeploy):";

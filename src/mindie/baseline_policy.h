@@ -15,6 +15,8 @@ inline constexpr const char* kPrefillInstancesPath = "motor_deploy_config.p_inst
 inline constexpr const char* kDecodeInstancesPath = "motor_deploy_config.d_instances_num";
 /// PD-hybrid: instances of the union role.
 inline constexpr const char* kHybridInstancesPath = "motor_deploy_config.hybrid_instances_num";
+/// EPD: encode instances (multi_deployment; PyMotor 7d15c04 U5).
+inline constexpr const char* kEncodeInstancesPath = "motor_deploy_config.e_instances_num";
 
 /// The paths update-config may change (the published deployer's whitelist): north TLS files, north_config,
 /// log levels, observability, coordinator exception/timeout settings.

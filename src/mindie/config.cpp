@@ -92,6 +92,32 @@ void read_pd_heterogeneous(Reader& r, const json::object* deploy, UserConfig& cf
                                  "runs prefill and decode together)");
 }
 
+// Encode instances (PyMotor 7d15c04 U5): multi_deployment renders one Deployment per encode instance; the other
+// modes have no encode workload, so a count there is an error (upstream stores and ignores it). Needs
+// cfg.deploy_mode and cfg.hardware read.
+void read_encode(Reader& r, const json::object* deploy, UserConfig& cfg) {
+  const std::string path = "motor_deploy_config";
+  if (!deploy || !deploy->contains("e_instances_num")) {
+    for (const char* key : {"single_e_instance_pod_num", "e_pod_npu_num"})
+      if (deploy && deploy->contains(key))
+        r.add(child_path(path, key), "is an encode setting: it needs e_instances_num");
+    return;
+  }
+  if (auto n = r.integer(deploy, path, "e_instances_num", 0, 16, true)) cfg.e_instances = static_cast<int>(*n);
+  if (cfg.deploy_mode != DeployMode::MultiDeployment) {
+    if (cfg.e_instances > 0)
+      r.add(child_path(path, "e_instances_num"),
+            "encode instances run in deploy_mode multi_deployment only (PyMotor's EPD guide); deploy_mode is " +
+                std::string(to_string(cfg.deploy_mode)) + ": set deploy_mode multi_deployment, or remove the key");
+    return;
+  }
+  cfg.encode = true;
+  if (auto n = r.integer(deploy, path, "single_e_instance_pod_num", 1, 64, false))
+    cfg.e_pods_per_instance = static_cast<int>(*n);
+  const int max_npus = cfg.hardware ? cfg.hardware->max_npus_per_pod : 16;
+  if (auto n = r.integer(deploy, path, "e_pod_npu_num", 1, max_npus, true)) cfg.e_npus_per_pod = static_cast<int>(*n);
+}
+
 // The observability nodePorts (PyMotor 7d15c04 §U6: the coordinator's and the controller's port 1027 Services) and
 // the rule that the three nodePorts differ. Needs cfg.deploy_mode and cfg.infer_node_port read. infer_service_set
 // compares the ports it renders (defaults included), multi_deployment the ones the file fixes (Kubernetes
@@ -474,6 +500,7 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   const json::object* deploy = r.object(&cfg.doc, "", "motor_deploy_config", true);
   read_deploy_section(r, deploy, cfg);
   read_pd_heterogeneous(r, deploy, cfg);
+  read_encode(r, deploy, cfg);
 
   const json::object* controller = r.object(&cfg.doc, "", "motor_controller_config", true);
   const json::object* coordinator = r.object(&cfg.doc, "", "motor_coordinator_config", true);

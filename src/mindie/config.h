@@ -58,6 +58,14 @@ struct UserConfig {
   int d_pods_per_instance = 1; ///< single_d_instance_pod_num
   int p_npus_per_pod = 0;      ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
   int d_npus_per_pod = 0;      ///< d_pod_npu_num
+  /// Encode instances (PyMotor 7d15c04 U5, EPD: multi_deployment only): motor_deploy_config.e_instances_num, 0..16
+  /// (0 when absent); with the key present, single_e_instance_pod_num (1..64, default 1; the pods of each encode
+  /// instance, not upstream's X5) and e_pod_npu_num (required, 1..hardware->max_npus_per_pod).
+  int e_instances = 0;
+  int e_pods_per_instance = 1;
+  int e_npus_per_pod = 0;
+  /// True when the deployment has encode instances, or may get them by scale --encode (e_instances_num present).
+  bool encode = false;
   /// PD heterogeneous scheduling (PyMotor 7d15c04 U2): motor_deploy_config.enable_pd_heterogeneous (a boolean);
   /// when on, prefill pods also select nodeSelector[pd_hetero_label_key] = pd_hetero_prefill_value and decode
   /// pods ... = pd_hetero_decode_value (keys pd_heterogeneous_label_key, pd_heterogeneous_prefill_label_value,

@@ -114,6 +114,8 @@ constexpr RoleInfo kRoles[] = {
     {"coordinator", "coordinator", "infer_service_set/roles/coordinator.yaml"},
     {"prefill", "prefill", "infer_service_set/roles/engine.yaml"},
     {"decode", "decode", "infer_service_set/roles/engine.yaml"},
+    // EPD: encode instances (multi_deployment only; PyMotor 7d15c04 U5).
+    {"encode", "encode", "infer_service_set/roles/engine.yaml"},
     // PD-hybrid: prefill and decode in one engine instance (PyMotor's union role).
     {"union", "union", "infer_service_set/roles/engine.yaml"},
     {"kv-pool", "kv_pool", "infer_service_set/roles/kv-pool.yaml"},
@@ -132,13 +134,14 @@ const RoleInfo& role_info(std::string_view role) {
 
 // Engine roles: NPUs, Volcano, the hardware profile's node selection.
 bool is_engine_role(std::string_view role) {
-  return role == "prefill" || role == "decode" || role == "union" || role == "single-container";
+  return role == "prefill" || role == "decode" || role == "encode" || role == "union" || role == "single-container";
 }
 
 // Roles rendered only when their component is on: their absence keeps the role indices of every other
 // deployment as they were (scale patches by index).
 bool role_rendered(const UserConfig& cfg, std::string_view role) {
   if (role == "union") return cfg.hybrid();
+  if (role == "encode") return cfg.encode;
   if (role == "mf-store") return cfg.mf_store;
   return role != "single-container";
 }
@@ -146,6 +149,7 @@ bool role_rendered(const UserConfig& cfg, std::string_view role) {
 // Why role_rendered is false for `role`, for messages.
 std::string why_not_rendered(std::string_view role) {
   if (role == "union") return "it exists with PD-hybrid, motor_deploy_config.hybrid_instances_num";
+  if (role == "encode") return "it exists in multi_deployment with motor_deploy_config.e_instances_num";
   if (role == "mf-store") return "it exists with sglang engines, motor_engine_prefill_config.engine_type";
   return "it exists with deploy_mode single_container";
 }
@@ -211,6 +215,7 @@ int pods_per_instance(const UserConfig& cfg, std::string_view role) {
   if (role == "prefill") return cfg.p_pods_per_instance;
   if (role == "decode") return cfg.d_pods_per_instance;
   if (role == "union") return cfg.hybrid_pods_per_instance;
+  if (role == "encode") return cfg.e_pods_per_instance;
   return 1;
 }
 
@@ -219,6 +224,7 @@ int npus_per_pod(const UserConfig& cfg, std::string_view role) {
   if (role == "prefill") return cfg.p_npus_per_pod;
   if (role == "decode") return cfg.d_npus_per_pod;
   if (role == "union") return cfg.hybrid_npus_per_pod;
+  if (role == "encode") return cfg.e_npus_per_pod;
   return std::max(cfg.p_npus_per_pod, cfg.d_npus_per_pod);
 }
 
@@ -636,6 +642,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
     npu_path = role == "prefill"  ? "motor_deploy_config.p_pod_npu_num"
                : role == "decode" ? "motor_deploy_config.d_pod_npu_num"
                : role == "union"  ? "motor_deploy_config.hybrid_pod_npu_num"
+               : role == "encode" ? "motor_deploy_config.e_pod_npu_num"
                                   : "motor_deploy_config.p_pod_npu_num / d_pod_npu_num (the larger)";
     // Extended resources must have requests equal to limits (Kubernetes); the device plugin allocates whole NPUs.
     json::object& res = sub(c, "resources");
@@ -673,6 +680,7 @@ json::object render_role(const UserConfig& cfg, const RoleInfo& info, int replic
       const std::string pods_path = role == "prefill"  ? "motor_deploy_config.single_p_instance_pod_num"
                                     : role == "decode" ? "motor_deploy_config.single_d_instance_pod_num"
                                     : role == "union"  ? "motor_deploy_config.single_hybrid_instance_pod_num"
+                                    : role == "encode" ? "motor_deploy_config.single_e_instance_pod_num"
                                                        : "pods per instance";
       apply_overrides(it->second, role, spec, r, pods, pods_path, cfg.hardware->npu_resource, npu_path, problems);
     }
@@ -707,6 +715,7 @@ std::map<std::string, int> desired_role_replicas(const UserConfig& cfg) {
           {"coordinator", 1},
           {"prefill", cfg.p_instances},
           {"decode", cfg.d_instances},
+          {"encode", cfg.e_instances},
           {"union", cfg.hybrid_instances},
           {"kv-pool", cfg.kv_pool ? 1 : 0},
           {"kv-conductor", cfg.kv_conductor ? 1 : 0},
@@ -891,9 +900,11 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
 std::string workload_name(const UserConfig& cfg, const RenderOptions& opts) { return service_set_name(cfg, opts); }
 
 std::string engine_deployment_name(const UserConfig& cfg, std::string_view role, int index) {
-  if (role != "prefill" && role != "decode" && role != "union")
+  const char* suffix = role == "prefill" ? "-p" : role == "decode" ? "-d" : role == "encode" ? "-e"
+                       : role == "union"  ? "-u" : nullptr;
+  if (!suffix)
     throw std::invalid_argument("engine_deployment_name: role " + std::string(role) + " is not an engine role");
-  return cfg.engine_base + (role == "prefill" ? "-p" : role == "decode" ? "-d" : "-u") + std::to_string(index);
+  return cfg.engine_base + suffix + std::to_string(index);
 }
 
 std::string cluster_service_address(const std::string& service, const std::string& ns) {
@@ -1009,9 +1020,10 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                               kInferPort, cfg.infer_node_port));
   out.push_back(multi_service(kMultiCoordinatorObs, ns, name, "coordinator", kMultiCoordinator, "NodePort", "obs",
                               kObsPort, cfg.obs_node_port));
-  // Engine Deployments: prefill and decode instances, or PD-hybrid's union instances (PyMotor 7d15c04 U4).
-  for (const auto& [engine, count] : {std::pair{"prefill", cfg.p_instances}, std::pair{"decode", cfg.d_instances},
-                                      std::pair{"union", cfg.hybrid_instances}}) {
+  // Engine Deployments: encode instances first (PyMotor 7d15c04 U5), then prefill and decode, or PD-hybrid's union
+  // instances (U4).
+  for (const auto& [engine, count] : {std::pair{"encode", cfg.e_instances}, std::pair{"prefill", cfg.p_instances},
+                                      std::pair{"decode", cfg.d_instances}, std::pair{"union", cfg.hybrid_instances}}) {
     if (count == 0) continue;
     const json::object spec = role_spec(role_info(engine), engine_deployment_name(cfg, engine, 0));
     for (int i = 0; i < count; ++i) {

@@ -237,6 +237,46 @@ TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hy
   CHECK(items(sb, "deployments").empty());
 }
 
+TEST_CASE("multi_deployment encode instances: <base>-e<i>, scale --encode, status, update-config refuses (U5)") {
+  Cluster sb({"--no-crd"});
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  cfg["motor_deploy_config"]["e_instances_num"] = 1;
+  cfg["motor_deploy_config"]["e_pod_npu_num"] = 2;
+  const std::string config = dir.write("user_config.json", cfg.dump(2));
+  auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-e0 serverside-applied\ndeployment.apps/vllm-p0 serverside-applied\n") !=
+        std::string::npos);
+
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--encode", "2", "--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-e1") != std::string::npos);
+  run = sb.mindie({"status", "-n", "mindie-demo", "-o", "json"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const json report = json::parse(run.out);
+  CHECK(report["drift"].empty());
+  bool seen = false;
+  for (const auto& role : report["roles"]) {
+    if (role["name"] != "encode") continue;
+    seen = true;
+    CHECK(role["baselineInstances"] == 2);
+    CHECK(role["readyInstances"] == 2);
+  }
+  CHECK(seen);
+  // The baseline carries the new count; update-config may not change it.
+  cfg["motor_deploy_config"]["e_instances_num"] = 3;
+  run = sb.mindie({"update-config", "-f", dir.write("changed.json", cfg.dump(2))});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("encode instances cannot change with update-config: the baseline has 2") !=
+                    std::string::npos,
+                run.err);
+  run = sb.mindie({"scale", "-n", "mindie-demo", "--encode", "0"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "deployment.apps/vllm-e1 deleted\ndeployment.apps/vllm-e0 deleted\n");
+}
+
 TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   // The baseline PATCH fails once (403: not retried); the created Deployment must go again.
   Cluster sb({"--no-crd", "--fault", "PATCH:" + kCm + ":403:1:1"});

@@ -515,3 +515,56 @@ TEST_CASE("PD heterogeneous keys are validated, not silently off (U2)") {
   deploy_of(raw)["deploy_mode"] = "single_container";
   CHECK(parse(raw).notices.size() == 1);
 }
+
+TEST_CASE("encode instances: multi_deployment renders <base>-e<i> first; the other modes refuse e_instances_num (U5)") {
+  auto raw = valid_config();
+  deploy_of(raw)["hardware_type"] = "800I_A3";
+  deploy_of(raw)["e_instances_num"] = 2;
+  deploy_of(raw)["single_e_instance_pod_num"] = 2;
+  deploy_of(raw)["e_pod_npu_num"] = 4;
+  // infer_service_set (and single_container) have no encode workload: an error, not upstream's silent store.
+  auto problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.e_instances_num");
+  CHECK(problems[0].message == "encode instances run in deploy_mode multi_deployment only (PyMotor's EPD guide); "
+                               "deploy_mode is infer_service_set: set deploy_mode multi_deployment, or remove the key");
+  deploy_of(raw)["deploy_mode"] = "single_container";
+  CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_instances_num"));
+  // 0 is no encode instance: accepted anywhere.
+  deploy_of(raw)["e_instances_num"] = 0;
+  CHECK_FALSE(parse(raw).encode);
+
+  deploy_of(raw)["deploy_mode"] = "multi_deployment";
+  deploy_of(raw)["e_instances_num"] = 2;
+  const auto cfg = parse(raw);
+  CHECK(cfg.encode);
+  CHECK(cfg.e_instances == 2);
+  std::vector<std::string> engines;
+  for (const auto& o : render::render_multi_workloads(cfg, {})) {
+    if (!is_str(o.at("kind"), "Deployment")) continue;
+    const std::string name(o.at("metadata").at("name").as_string());
+    if (name.starts_with("mindie-motor-")) continue;
+    engines.push_back(name);
+    if (name != "vllm-e1") continue;
+    CHECK(o.at("spec").at("replicas") == 2);  // single_e_instance_pod_num (upstream's X5 used decode's)
+    CHECK(is_str(o.at("metadata").at("annotations").at("sp-block"), "8"));
+    const auto& c = container_of(o);
+    CHECK(is_str(c.at("resources").at("limits").at("huawei.com/Ascend910"), "4"));
+    bool role_encode = false;
+    for (const auto& [k, v] : env_pairs(c)) role_encode = role_encode || (k == "ROLE" && v == "encode");
+    CHECK(role_encode);
+  }
+  CHECK(engines == std::vector<std::string>{"vllm-e0", "vllm-e1", "vllm-p0", "vllm-d0"});
+  // The encode settings are validated, and need e_instances_num.
+  deploy_of(raw).erase("e_pod_npu_num");
+  CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_pod_npu_num"));
+  deploy_of(raw)["e_pod_npu_num"] = 17;
+  CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_pod_npu_num"));
+  deploy_of(raw)["e_pod_npu_num"] = 4;
+  deploy_of(raw)["e_instances_num"] = 17;
+  CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_instances_num"));
+  deploy_of(raw).erase("e_instances_num");
+  problems = problems_of(raw);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].message == "is an encode setting: it needs e_instances_num");
+}

@@ -124,7 +124,7 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
     const char* message_part;
   };
   const Case cases[] = {
-      {"roles: {prefil: {}}", "roles.prefil", "known roles: controller, coordinator, prefill, decode, union, kv-pool"},
+      {"roles: {prefil: {}}", "roles.prefil", "known roles: controller, coordinator, prefill, decode, encode, union, kv-pool"},
       {"role: {}", "role", "is not a known key"},
       {"roles: []", "roles", "must be a mapping"},
       {"roles: {prefill: {cpu: 4}}", "roles.prefill.cpu", "expected one of: resources"},

@@ -110,11 +110,13 @@ TEST_CASE("roles, replicas and pods per instance") {
   std::vector<std::string> names;
   for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
     names.emplace_back(r.at("name").as_string());
-  // union (PD-hybrid), mf-store (sglang) and single-container are rendered only when on.
+  // encode (multi_deployment only), union (PD-hybrid), mf-store (sglang) and single-container are rendered only when
+  // on.
   CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "kv-pool",
                                           "kv-conductor"});
-  CHECK(render::role_names() == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "union",
-                                                         "kv-pool", "kv-conductor", "mf-store", "single-container"});
+  CHECK(render::role_names() == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "encode",
+                                                         "union", "kv-pool", "kv-conductor", "mf-store",
+                                                         "single-container"});
 
   struct Want {
     const char* role;
