@@ -481,6 +481,8 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       spec = static_cast<std::int64_t>(role_deployments.size());
       for (const auto& [k, d] : role_deployments)
         pods_per_instance = std::max(pods_per_instance, num(find(d, {"spec", "replicas"}), 1));
+      // Every live Deployment is a wanted instance (there are no InferServices to count per).
+      wanted_total = spec;
     }
     // Only the master of a master/standby pair passes readiness (infer-operator behaviour).
     const bool master_standby = is_control_role(name) && pods_per_instance == 2;

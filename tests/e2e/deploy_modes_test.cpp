@@ -207,6 +207,8 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   REQUIRE(role.is_object());
   CHECK(role["baselineInstances"] == 1);
   CHECK(role["readyPods"] == 1);
+  CHECK(role["wantedInstances"] == 1);  // once 0: the table read "1/0"
+  CHECK(role["desiredPods"] == 1);
   // The table names the one Deployment that runs (the failing input named the workload label's value).
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);

@@ -121,6 +121,8 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
     CHECK(role["baselineInstances"] == 3);
     CHECK(role["specInstances"] == 3);
     CHECK(role["readyInstances"] == 3);
+    CHECK(role["wantedInstances"] == 3);  // once 0: the table read "3/0" instances ready
+    CHECK(role["desiredPods"] == 3);
     REQUIRE(role["instances"].size() == 3);
     CHECK(role["instances"][2]["deployment"] == "vllm-p2");
     CHECK(role["instances"][2]["pods"].size() == 1);
