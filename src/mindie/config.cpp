@@ -274,12 +274,14 @@ std::string read_model_name(Reader& r, const json::object* section, const json::
   const std::string key = engine_type == "sglang" ? "served-model-name" : "served_model_name";
   if (const json::value* v = engine ? engine->if_contains(key) : nullptr) {
     const std::string vpath = child_path(child_path(path, "engine_config"), key);
-    if (v->is_string() && !v->get_string().empty()) return std::string(v->get_string());
-    if (v->is_array() && !v->get_array().empty() && v->get_array()[0].is_string() &&
-        !v->get_array()[0].get_string().empty())
-      return std::string(v->get_array()[0].get_string());
-    if (!(v->is_string() || (v->is_array() && v->get_array().empty())))
-      r.add(vpath, "must be a model name (a string, or a list of strings); got " + r.describe(*v));
+    // An empty name ("", [], [""]) means none: the fallbacks below, as upstream's falsy test.
+    const json::value* name = v->is_array() ? (v->get_array().empty() ? nullptr : &v->get_array()[0]) : v;
+    if (name && name->is_string() && !name->get_string().empty()) return std::string(name->get_string());
+    if (v->is_array() && name && !name->is_string())
+      r.add(vpath + "[0]", "must be a string (the model name), got " + r.describe(*name));
+    else if (!v->is_array() && !v->is_string())
+      r.add(vpath, "must be a model name (a string, or a list whose first entry is the name); got " +
+                       r.describe(*v));
   }
   const json::object* model = r.object(section, path, "model_config", false);
   if (auto name = r.string(model, child_path(path, "model_config"), "model_name", false); name && !name->empty())
@@ -345,6 +347,10 @@ std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig&
     // deploy.py turns the KV pool on from the engine section's connector only.
     if (section && section == engine_section && connector && *connector == "MultiConnector") cfg.kv_pool = true;
     r.object(section, path, "motor_nodemanger_config", false);
+    // A pool section nested here is never read (unknown keys are kept): say where it belongs.
+    if (section && section->contains("kv_cache_pool_config"))
+      cfg.notices.push_back(path + ".kv_cache_pool_config is not read: the KV pool's settings are the top-level "
+                                   "section kv_cache_pool_config");
   }
 
   // deploy.py passes the prefill bootstrap port to the coordinator verbatim; accept its two spellings.

@@ -3,28 +3,20 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <sstream>
 
 #include "kube/limits.h"
 #include "kube/names.h"
 #include "util/json_path.h"
+#include "util/json_text.h"
 
 namespace mindie::validation {
 namespace json = boost::json;
 using util::child_path;
 
 std::string describe_value(const json::value& v, Notation notation) {
-  std::string text = json::serialize(v);
-  if (v.is_double()) {
-    // Boost.JSON writes 2.0 as "2E0"; the shortest round-trip form reads like the operator's file.
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
-    if (ec == std::errc()) {
-      text.assign(buf, end);
-      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // n: inf/nan never parse from JSON
-    }
-  }
+  // Boost.JSON writes 2.0 as "2E0"; the shortest round-trip form reads like the operator's file.
+  std::string text = v.is_double() ? util::float_text(v.get_double()) : json::serialize(v);
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   const bool yaml = notation == Notation::Yaml;
   switch (v.kind()) {
@@ -101,7 +93,8 @@ std::optional<double> Reader::number(const json::value& v, const std::string& pa
   const double d = v.to_number<double>();
   if (!(d >= lo && d <= hi)) {
     std::ostringstream os;
-    os << "must be between " << lo << " and " << hi << ", got " << json::serialize(v);
+    os << "must be between " << lo << " and " << hi << ", got "
+       << (v.is_double() ? util::float_text(d) : json::serialize(v));
     add(path, os.str());
     return std::nullopt;
   }

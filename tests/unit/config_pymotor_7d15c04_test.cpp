@@ -135,7 +135,16 @@ TEST_CASE("MODEL_NAME: served_model_name (served-model-name for sglang), then mo
   const auto problems = problems_of(raw);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_engine_prefill_config.engine_config.served-model-name");
-  CHECK(problems[0].message == "must be a model name (a string, or a list of strings); got integer 7");
+  CHECK(problems[0].message == "must be a model name (a string, or a list whose first entry is the name); got "
+                               "integer 7");
+  // A list names the model by its first entry: that must be a string; an empty one means none.
+  engine_config(raw, "motor_engine_prefill_config")["served-model-name"] = json::array{1};
+  const auto list_problems = problems_of(raw);
+  REQUIRE(list_problems.size() == 1);
+  CHECK(list_problems[0].path == "motor_engine_prefill_config.engine_config.served-model-name[0]");
+  CHECK(list_problems[0].message == "must be a string (the model name), got integer 1");
+  engine_config(raw, "motor_engine_prefill_config")["served-model-name"] = json::array{""};
+  CHECK(parse(raw).model_name == "Unknown");
 }
 
 TEST_CASE("A5 hardware types on every mode: huawei.com/npu, huawei-npu selectors, policy, no ring label (U1)") {
@@ -272,6 +281,14 @@ TEST_CASE("KV pool trigger: MultiConnector or one of the pool's own keys; Moonca
         "those keys turns it on");
   CHECK(role_of(render_iss(cfg), "kv-pool").at("replicas") == 0);  // rendered at 0 instances, no Service
   CHECK_FALSE(role_of(render_iss(cfg), "kv-pool").contains("services"));
+  // A pool section inside an engine section is not read: a notice says where it belongs.
+  auto nested = valid_config();
+  nested["motor_engine_prefill_config"].as_object()["kv_cache_pool_config"] = json::object{{"port", 50100}};
+  const auto nested_cfg = parse(nested);
+  CHECK_FALSE(nested_cfg.kv_pool);
+  REQUIRE(nested_cfg.notices.size() == 1);
+  CHECK(nested_cfg.notices[0] == "motor_engine_prefill_config.kv_cache_pool_config is not read: the KV pool's "
+                                 "settings are the top-level section kv_cache_pool_config");
   // An empty section says nothing.
   raw["kv_cache_pool_config"] = json::object{};
   CHECK(parse(raw).notices.empty());

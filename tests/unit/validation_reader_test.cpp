@@ -73,6 +73,22 @@ TEST_CASE("integers: range and type problems, with the quoting hint for YAML") {
   CHECK(r.count() == 0);
 }
 
+TEST_CASE("numbers: out of range shown as written, not Boost.JSON's 1.5E0") {
+  {
+    Reader r;
+    CHECK_FALSE(r.number(json::parse("1.5"), "ratio", 0, 1));
+    CHECK(only_problem(r) == "ratio: must be between 0 and 1, got 1.5");
+  }
+  {
+    Reader r;
+    CHECK_FALSE(r.number(json::parse("2"), "ratio", 0, 1));
+    CHECK(only_problem(r) == "ratio: must be between 0 and 1, got 2");
+  }
+  Reader r;
+  CHECK(r.number(json::parse("0.9"), "ratio", 0, 1) == doctest::Approx(0.9));
+  CHECK(r.count() == 0);
+}
+
 TEST_CASE("fields: a missing required key is reported once, and not below a missing parent") {
   const json::object doc = json::parse(R"({"a": {"x": 1}})").as_object();
   Reader r;
