@@ -274,7 +274,8 @@ std::string read_model_name(Reader& r, const json::object* section, const json::
   const std::string key = engine_type == "sglang" ? "served-model-name" : "served_model_name";
   if (const json::value* v = engine ? engine->if_contains(key) : nullptr) {
     const std::string vpath = child_path(child_path(path, "engine_config"), key);
-    // An empty name ("", [], [""]) means none: the fallbacks below, as upstream's falsy test.
+    // An empty name ("", [], [""]) means none: the fallbacks below (upstream's falsy test catches "" and []; its
+    // [""] would name the model "", which no engine answers to).
     const json::value* name = v->is_array() ? (v->get_array().empty() ? nullptr : &v->get_array()[0]) : v;
     if (name && name->is_string() && !name->get_string().empty()) return std::string(name->get_string());
     if (v->is_array() && name && !name->is_string())

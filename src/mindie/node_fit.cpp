@@ -23,11 +23,14 @@ long long integer_at(const json::object& o, std::string_view key, long long fall
   return v && v->is_int64() ? v->get_int64() : fallback;
 }
 
+// A count from a quantity (a string like "16", or a number). A server may claim anything: negative or unreadable
+// is 0, and past kMaxCount it is capped, so sums over many nodes cannot overflow.
+constexpr long long kMaxCount = 1000000;
 long long quantity_count(const json::value& v) {
-  if (v.is_int64()) return v.get_int64();
+  if (v.is_int64()) return std::clamp<long long>(v.get_int64(), 0, kMaxCount);
   if (!v.is_string()) return 0;
   const auto q = kube::parse_quantity(v.get_string());
-  return q && *q >= 0 ? static_cast<long long>(*q) : 0;
+  return q && *q >= 0 ? static_cast<long long>(std::min<long double>(*q, kMaxCount)) : 0;
 }
 
 // The NPU request of a pod template: (resource, count), or nothing for a pod without NPUs.

@@ -139,6 +139,10 @@ TEST_CASE("node_fit: Node objects with odd quantities or missing fields read as 
   CHECK(n.name == "n");
   CHECK(n.allocatable.at("huawei.com/Ascend910") == 8000);
   CHECK(n.allocatable.at("huawei.com/npu") == 0);
+  // Beyond any real server (and beyond long long): capped, not undefined.
+  const auto huge = node_fit::node_supply(
+      json::parse(R"({"status":{"allocatable":{"huawei.com/npu":"100Ei"}}})").as_object(), kResources);
+  CHECK(huge.allocatable.at("huawei.com/npu") == 1000000);
   const auto empty = node_fit::node_supply(json::object{}, kResources);
   CHECK(empty.labels.empty());
   CHECK(empty.allocatable.empty());
