@@ -246,10 +246,9 @@ namespace {
 /// the ConfigMap in motor_config.yaml; in infer_service_set mode the ServiceAccount, cluster RBAC and
 /// InferServiceSet together in infer_service.yaml, the one file deploy.py applied; in multi_deployment mode one
 /// file per component as deploy.py wrote them: controller.yaml (with the ServiceAccount and RBAC the controller
-/// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml (encode: engine_e<i>.yaml, PD-hybrid: engine_u<i>.yaml) per
-/// engine instance,
-/// kv_pool.yaml,
-/// kv_conductor.yaml, mf_store.yaml; in single_container mode everything else in single_container.yaml.
+/// uses), coordinator.yaml, engine_p<i>.yaml / engine_d<i>.yaml per engine instance (engine_e<i>.yaml for encode,
+/// engine_u<i>.yaml for PD-hybrid's union), kv_pool.yaml, kv_conductor.yaml, mf_store.yaml; in single_container
+/// mode everything else in single_container.yaml.
 std::string output_group(const json::object& obj, config::DeployMode mode) {
   if (obj.at("kind") == "ConfigMap") return "motor_config";
   if (mode == config::DeployMode::SingleContainer) return "single_container";
