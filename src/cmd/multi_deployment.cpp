@@ -31,7 +31,11 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
                                                           const std::string& workload, bool engines_only) {
   std::string selector = multi_selector(workload);
-  if (engines_only) selector += "," + std::string(render::kComponentLabel) + " in (prefill,decode,encode,union)";
+  if (engines_only) {
+    std::string roles;
+    for (const auto role : render::kInstanceEngineRoles) roles += (roles.empty() ? "" : ",") + std::string(role);
+    selector += "," + std::string(render::kComponentLabel) + " in (" + roles + ")";
+  }
   json::object list = client.list(kube::gvr::kDeployments, ns, selector);
   std::vector<WorkloadDeployment> out;
   if (const auto* items = list.if_contains("items"); items && items->is_array()) {
@@ -64,9 +68,7 @@ std::vector<StaleObject> stale_workload_objects(kube::Client& client, const std:
   auto deployments = list_workload_deployments(client, ns, workload, false);
   std::reverse(deployments.begin(), deployments.end());  // highest index first
   std::stable_partition(deployments.begin(), deployments.end(),
-                        [](const WorkloadDeployment& d) {
-                          return d.role == "prefill" || d.role == "decode" || d.role == "encode" || d.role == "union";
-                        });
+                        [](const WorkloadDeployment& d) { return render::is_instance_engine_role(d.role); });
   for (const auto& d : deployments)
     if (!wanted.count({kube::gvr::kDeployments.resource, d.name})) stale.push_back({&kube::gvr::kDeployments, d.name});
   for (const auto& name : list_workload_object_names(client, kube::gvr::kServices, ns, workload))

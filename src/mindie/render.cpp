@@ -133,9 +133,7 @@ const RoleInfo& role_info(std::string_view role) {
 }
 
 // Engine roles: NPUs, Volcano, the hardware profile's node selection.
-bool is_engine_role(std::string_view role) {
-  return role == "prefill" || role == "decode" || role == "encode" || role == "union" || role == "single-container";
-}
+bool is_engine_role(std::string_view role) { return is_instance_engine_role(role) || role == "single-container"; }
 
 // Roles rendered only when their component is on: their absence keeps the role indices of every other
 // deployment as they were (scale patches by index).
@@ -898,6 +896,10 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
 // multi_deployment
 
 std::string workload_name(const UserConfig& cfg, const RenderOptions& opts) { return service_set_name(cfg, opts); }
+
+bool is_instance_engine_role(std::string_view role) {
+  return std::find(kInstanceEngineRoles.begin(), kInstanceEngineRoles.end(), role) != kInstanceEngineRoles.end();
+}
 
 std::string engine_deployment_name(const UserConfig& cfg, std::string_view role, int index) {
   const char* suffix = role == "prefill" ? "-p" : role == "decode" ? "-d" : role == "encode" ? "-e"

@@ -2,6 +2,7 @@
 // manifests/ (embedded at build time). Pure: objects in, objects out; knows nothing of HTTP.
 #pragma once
 
+#include <array>
 #include <boost/json.hpp>
 #include <cstdint>
 #include <map>
@@ -166,8 +167,15 @@ inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";           
 /// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
 std::string workload_name(const config::UserConfig& cfg, const RenderOptions& opts);
 
-/// Name of engine instance `index` of `role` ("prefill", "decode" or PD-hybrid's "union") in multi_deployment
-/// mode: "<engine base>-p<index>" / "-d<index>" / "-u<index>" (deploy.py; -u from 7d15c04, U4).
+/// The engine roles that run instances of their own, each its own workload (a StatefulSet per instance in
+/// infer_service_set, engine_deployment_name's Deployment in multi_deployment), carrying kInstanceIndexLabel in
+/// multi_deployment: prefill, decode, and PyMotor 7d15c04's encode (U5) and PD-hybrid union (U4).
+inline constexpr std::array<std::string_view, 4> kInstanceEngineRoles = {"prefill", "decode", "encode", "union"};
+/// True for a role of kInstanceEngineRoles.
+bool is_instance_engine_role(std::string_view role);
+
+/// Name of engine instance `index` of `role` (one of kInstanceEngineRoles) in multi_deployment mode:
+/// "<engine base>-p<index>" / "-d<index>" / "-e<index>" / "-u<index>" (deploy.py; -e and -u from 7d15c04, U4/U5).
 /// std::invalid_argument for another role.
 std::string engine_deployment_name(const config::UserConfig& cfg, std::string_view role, int index);
 

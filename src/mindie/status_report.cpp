@@ -341,8 +341,7 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       DeploymentStatus listed;
       listed.role = str(find(labels, {render::kComponentLabel}));
       listed.index = 0;  // controller, coordinator, kv-pool, kv-conductor: one instance
-      if (listed.role == "prefill" || listed.role == "decode" || listed.role == "encode" ||
-          listed.role == "union") {
+      if (render::is_instance_engine_role(listed.role)) {
         try {
           listed.index = std::stoll(str(find(labels, {render::kInstanceIndexLabel})));
         } catch (const std::exception&) {
@@ -401,7 +400,7 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       const std::string role = str(find(labels, {render::kComponentLabel}));
       if (role.empty()) continue;
       std::int64_t k = 0;
-      if (role == "prefill" || role == "decode" || role == "encode" || role == "union") {
+      if (render::is_instance_engine_role(role)) {
         try {
           k = std::stoll(str(find(labels, {render::kInstanceIndexLabel})));
         } catch (const std::exception&) {  // shown under instance -1, as for the operator's pods
