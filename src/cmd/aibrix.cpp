@@ -154,7 +154,7 @@ void StormDeployOptions::validate() {
   for (auto [given, name] : {std::pair{!flags_.env_file.empty(), "-e"}, std::pair{!flags_.config_dir.empty(), "--config-dir"},
                              std::pair{!flags_.scripts_dir.empty(), "--scripts-dir"}, std::pair{!flags_.name.empty(), "--name"},
                              std::pair{!flags_.overrides.empty(), "--overrides"},
-                             std::pair{!flags_.output_dir.empty(), "--output-dir"}})
+                             std::pair{!flags_.output_dir.empty(), "--output-dir"}, std::pair{flags_.adopt, "--adopt"}})
     if (given) throw UsageError(std::string(name) + " is not supported with --framework aibrix");
   flags_.output.validate();
   timeout_ = check_wait_after_flags(flags_.wait, dry_run_);

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <set>
 
+#include "cmd/adopt.h"
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
 #include "cmd/status.h"
@@ -91,10 +92,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   plan.ns = ns;
   plan.config_map = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (plan.config_map) {
-    if (label(*plan.config_map, "app.kubernetes.io/managed-by") != render::kFieldManager)
-      throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + ns +
-                         " was not written by kubectl-mindie (no label " + kManagedBySelector +
-                         "): it belongs to another tool's deployment (deploy.py?); nothing was deleted");
+    require_ours(*plan.config_map, ns, "delete", "nothing was deleted");
     // Written before the annotations existed: the baseline names them (a broken baseline leaves labels only).
     const baseline::Baseline stored = baseline::read_baseline(*plan.config_map, ns);
     plan.workload = stored.recorded_workload;

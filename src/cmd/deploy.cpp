@@ -46,7 +46,10 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       ("force-conflicts", po::bool_switch(&flags.force_conflicts),
        "Take over fields another field manager owns (server-side apply force)")
       ("skip-node-check", po::bool_switch(&flags.skip_node_check),
-       "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches");
+       "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches")
+      ("adopt", po::bool_switch(&flags.adopt),
+       "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
+       "records");
   add_wait_after_flags(desc, flags.wait);
 }
 
@@ -61,6 +64,8 @@ void DeployOptions::validate() const {
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   flags_.output.validate();
   check_wait_after_flags(flags_.wait, dry_run_);
+  if (flags_.adopt && dry_run_ == DryRun::Client)
+    throw UsageError("--adopt takes over objects on the cluster: preview it with --dry-run=server");
 }
 
 namespace {
@@ -237,6 +242,7 @@ std::string DeployOptions::rerun_command() const {
   if (!flags_.scripts_dir.empty()) cmd += " --scripts-dir " + flags_.scripts_dir;
   if (!flags_.name.empty()) cmd += " --name " + flags_.name;
   if (!flags_.overrides.empty()) cmd += " --overrides " + flags_.overrides;
+  if (flags_.adopt) cmd += " --adopt";
   return cmd;
 }
 
@@ -308,6 +314,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     // Without the cluster we cannot know whether motor-config already holds the scripts.
     if (const auto missing = missing_scripts(); !missing.empty())
       printer.warning(scripts_message(missing) + " unless the cluster's motor-config already holds them");
+    for (const auto& w : deployer_scripts::script_warnings(*config_, render_options_.scripts)) printer.warning(w);
     if (!flags_.output_dir.empty()) write_output_dir();
     for (const auto& obj : objects_) {
       if (print_objects) printer.object(obj);
@@ -327,6 +334,9 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   opts.field_manager = render::kFieldManager;
 
   const auto existing = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
+  const std::optional<AdoptionPlan> takeover = plan_takeover(client, existing);
+  // Client-side apply's fields are handed over below; a forced apply then owns every field deploy.py set.
+  if (takeover) opts.force = true;
   if (existing) {
     const baseline::Baseline stored = baseline::read_baseline(*existing, config_->job_id);
     check_existing_baseline(stored, printer);
@@ -334,6 +344,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   }
   if (const auto missing = missing_scripts(); !missing.empty())
     throw CommandError(scripts_message(missing) + "; nothing was written");
+  for (const auto& w : deployer_scripts::script_warnings(*config_, render_options_.scripts)) printer.warning(w);
   check_operator_rules(client, printer, existing.has_value());
   if (!flags_.skip_node_check) check_nodes(client, printer);
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
@@ -346,6 +357,23 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   }
 
   std::vector<std::string> written;
+  if (takeover) {
+    if (!takeover->empty())
+      printer.warning("adopting what another tool (deploy.py) made in namespace " + config_->job_id + ":" +
+                      takeover->describe());
+    try {
+      hand_over_fields(client, *takeover, opts, [&](const ForeignObject& o) {
+        written.push_back(o.text() + " (field ownership)");
+        if (!print_objects) printer.mutation(*o.gvr, o.name, "adopted", dry_run_);
+      });
+    } catch (...) {
+      if (written.empty() || opts.dry_run) throw;
+      std::string state = "deploy --adopt stopped after handing over the fields of:";
+      for (const auto& w : written) state += "\n  " + w;
+      state += "\nnothing else was changed; fix the cause above and re-run: " + rerun_command();
+      throw PartialFailure(std::current_exception(), state);
+    }
+  }
   for (const auto& obj : objects_) {
     json::object stored;
     try {
@@ -371,6 +399,21 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
                                                   gang_scale_in_, opts, "deploy wrote every object"))
       printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
 
+  // deploy.py's objects that ours replace under other names: removed once ours are written (the controller's
+  // ServiceAccount is bound by our ClusterRoleBinding by now).
+  if (takeover)
+    for (const auto& o : takeover->remove) {
+      try {
+        client.remove(*o.gvr, o.ns, o.name, opts);
+      } catch (const kube::ApiError& e) {
+        if (e.is_not_found()) continue;
+        throw PartialFailure(std::current_exception(),
+                             "deploy wrote every object but could not delete " + o.text() +
+                                 ", deploy.py's, which kubectl-mindie's objects replace; re-run: " + rerun_command());
+      }
+      printer.mutation(*o.gvr, o.name, "deleted", dry_run_);
+    }
+
   // multi_deployment, single_container: what the baseline no longer has would keep running unseen — engine
   // Deployments of instances beyond the counts (a redeploy with lower counts than a scale had set; the coordinator
   // reads the counts from the baseline) and components turned off (kv-pool, kv-conductor, mf-store with their
@@ -394,7 +437,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
       printer.mutation(*r, name, "deleted", dry_run_);
     }
   }
-  if (deployments_mode)
+  if (deployments_mode && !takeover)  // an adoption removed them
     for (const auto& w : foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
       printer.warning(w);
 }
@@ -516,6 +559,21 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
   }
 }
 
+std::optional<AdoptionPlan> DeployOptions::plan_takeover(kube::Client& client,
+                                                         const std::optional<json::object>& existing) const {
+  const bool foreign = existing && !has_our_records(*existing);
+  if (!foreign && !flags_.adopt) return std::nullopt;
+  AdoptionPlan plan = plan_adoption(client, config_->job_id, objects_, render::renamed_services(*config_));
+  if (foreign && !flags_.adopt)
+    throw CommandError("namespace " + config_->job_id + " holds a deployment kubectl-mindie did not make: configmap/" +
+                       baseline::kConfigMapName + " has no label " + render::kManagedByLabel + "=" +
+                       render::kFieldManager + " (PyMotor's deploy.py writes it so). deploy would write over:" +
+                       plan.describe() +
+                       "\nre-run with --adopt to take it over (labels, field ownership, motor-config's records), after "
+                       "which scale, status and delete work on it; nothing was written");
+  return plan;
+}
+
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
                                          const kube::WriteOptions& opts) const {
   return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
@@ -580,11 +638,17 @@ Command deploy_command() {
           "The namespace is motor_deploy_config.job_id. Before the first write it checks what infer-operator would\n"
           "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
           "redeploy a change of what live InstanceSets fixed at creation; and that the engine pods fit the\n"
-          "allocatable NPUs of the nodes their nodeSelector matches (--skip-node-check skips that).",
+          "allocatable NPUs of the nodes their nodeSelector matches (--skip-node-check skips that). A namespace\n"
+          "another tool deployed (motor-config without kubectl-mindie's records, e.g. PyMotor's deploy.py) is refused\n"
+          "unless --adopt, which takes its objects over and deletes those ours replace.",
           "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
           "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
           "  # Print the objects without contacting the cluster\n"
           "  kubectl mindie deploy -f user_config.json --dry-run=client -o yaml\n\n"
+          "  # Preview taking over a namespace PyMotor's deploy.py deployed\n"
+          "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer --adopt --dry-run=server\n\n"
+          "  # Take it over: labels, field ownership, motor-config's records\n"
+          "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer --adopt\n\n"
           "  # Deploy an AIBrix StormService and its Services (stormservice.yaml)\n"
           "  kubectl mindie deploy --framework aibrix -f stormservice.yaml\n",
           DeployFlags().output.formats(),

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/output_flags.h"
@@ -32,6 +33,7 @@ struct DeployFlags {
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
+  bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
   WaitAfterFlags wait;      ///< --wait, --timeout
 };
 
@@ -82,6 +84,9 @@ class DeployOptions {
   /// node_fit::pack onto the allocatable NPUs of the nodes their nodeSelector matches. One cluster-wide Node LIST;
   /// forbidden (403) is a warning with a hint. Throws CommandError naming each role that does not fit.
   void check_nodes(kube::Client& client, Printer& printer) const;
+  /// deploy.py's deployment in the namespace (motor-config without our label, cmd/adopt.h): refused unless
+  /// --adopt; with it, what adoption takes over and removes. Reads only. Throws CommandError.
+  std::optional<AdoptionPlan> plan_takeover(kube::Client& client, const std::optional<boost::json::object>& existing) const;
   /// Script keys the config's pods run (deployer_scripts::needed) that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
   /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "cmd/adopt.h"
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
 #include "cmd/multi_deployment.h"
@@ -185,6 +186,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
     throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" + cm_name +
                        " not found): run kubectl mindie deploy first");
   }
+  require_ours(*cm, namespace_, "scale", "nothing was changed");
   const baseline::Baseline stored = baseline::read_baseline(*cm, namespace_);
   const config::UserConfig& base = stored.user();
   const std::string mode = stored.deploy_mode();

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "cmd/adopt.h"
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
 #include "cmd/multi_deployment.h"
@@ -179,6 +180,10 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
     }
   };
   status::StatusInputs inputs = read_status_inputs(client, namespace_);
+  if (!has_our_records(inputs.config_map))
+    printer.warning("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + namespace_ +
+                    " was not written by kubectl-mindie (deploy.py?): what lacks kubectl-mindie's labels is not "
+                    "shown; take the deployment over with kubectl mindie deploy -f user_config.json --adopt");
   status::Report report = status::build_report(namespace_, inputs, std::chrono::system_clock::now());
   if (!flags_.watch) {
     print(report);

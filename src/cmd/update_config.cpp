@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
@@ -174,6 +175,7 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
     throw CommandError("no deployment found in namespace " + ns + " (configmap/" + cm_name +
                        " not found): run kubectl mindie deploy first");
   }
+  require_ours(*cm, ns, "update-config", "nothing was changed");
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;

@@ -3,6 +3,7 @@
 // roles run. Source: shared/docs/pymotor-deployer-2026-06.md, appendix. Pure data; knows nothing of files or HTTP.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,5 +38,13 @@ const Script* find(std::string_view key);
 /// engine.sh; kv_pool.sh, kv_conductor.sh, mf_store.sh when those components are on;
 /// all_combine_in_single_container.sh too for single_container (its one pod starts every component).
 std::vector<std::string> needed(const config::UserConfig& cfg);
+
+/// Warnings about the scripts motor-config will hold (`scripts`: key -> text) that cannot run what `cfg` deploys
+/// (pymotor-deployer-2026-06.md U12): a boot.sh or engine.sh that never names ROLE "union" (PD-hybrid) or
+/// "encode" (encode instances), as in PyMotor before 7d15c04, whose boot.sh exits with "Unknown ROLE"; and the
+/// upstream defect X6: a mooncake_config.py that imports lib.utils (absent from the ConfigMap) while
+/// kv_conductor_config holds kvevent_instance (at any depth), which makes the kv-conductor fail to start. A script
+/// that is not there gives no warning (missing scripts are deploy's error). One line per finding.
+std::vector<std::string> script_warnings(const config::UserConfig& cfg, const std::map<std::string, std::string>& scripts);
 
 }  // namespace mindie::deployer_scripts
