@@ -508,6 +508,10 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   read_deploy_section(r, deploy, cfg);
   read_pd_heterogeneous(r, deploy, cfg);
   read_encode(r, deploy, cfg);
+  // Upstream logs the same: encode pods select the hardware profile's labels only (pymotor-deployer-2026-06.md U5).
+  if (cfg.encode && cfg.pd_heterogeneous && cfg.deploy_mode == DeployMode::MultiDeployment)
+    cfg.notices.push_back("motor_deploy_config.enable_pd_heterogeneous does not reach the encode instances: they "
+                          "select only the hardware profile's node labels");
 
   const json::object* controller = r.object(&cfg.doc, "", "motor_controller_config", true);
   const json::object* coordinator = r.object(&cfg.doc, "", "motor_coordinator_config", true);
@@ -518,6 +522,21 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   const json::object* o_standby = r.object(coordinator, "motor_coordinator_config", "standby_config", false);
   cfg.coordinator_standby =
       r.boolean(o_standby, "motor_coordinator_config.standby_config", "enable_master_standby").value_or(false);
+  // PD-hybrid: the coordinator dispatches to union instances only in its single_node mode, and engine_topology
+  // describes a prefill/decode layout (PyMotor 7d15c04 config_validator validate_pd_hybrid_config rules 3 and 6;
+  // pymotor-deployer-2026-06.md U4).
+  if (deploy && deploy->contains("hybrid_instances_num")) {
+    const std::string spath = "motor_coordinator_config.scheduler_config";
+    const json::object* scheduler = r.object(coordinator, "motor_coordinator_config", "scheduler_config", false);
+    const json::value* mode = scheduler ? scheduler->if_contains("deploy_mode") : nullptr;
+    if (coordinator && !(mode && mode->is_string() && mode->get_string() == "single_node"))
+      r.add(spath + ".deploy_mode", "must be \"single_node\" with motor_deploy_config.hybrid_instances_num (the "
+                                    "coordinator dispatches to union instances only in that mode); " +
+                                        (mode ? "got " + r.describe(*mode) : std::string("it is absent")));
+    if (deploy->contains("engine_topology"))
+      r.add("motor_deploy_config.engine_topology",
+            "describes a prefill/decode layout: remove it with hybrid_instances_num (PD-hybrid runs union instances)");
+  }
   cfg.controller_log_dir = read_host_log_dir(r, controller, "motor_controller_config");
   cfg.coordinator_log_dir = read_host_log_dir(r, coordinator, "motor_coordinator_config");
 

@@ -34,6 +34,7 @@ json hybrid_example() {
   d["hybrid_instances_num"] = 1;
   d["single_hybrid_instance_pod_num"] = 2;
   d["hybrid_pod_npu_num"] = 8;
+  cfg["motor_coordinator_config"]["scheduler_config"]["deploy_mode"] = "single_node";  // U4 rule 6
   return cfg;
 }
 

@@ -6,6 +6,7 @@
 
 #include "config_test_support.h"
 #include "mindie/baseline_policy.h"
+#include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
 #include "mindie/render.h"
 #include "render_test_support.h"
@@ -90,6 +91,31 @@ TEST_CASE("PD-hybrid in PyMotor's shape: the union section is the engine section
   const auto pd_problems = problems_of(pd);
   CHECK(has_problem(pd_problems, "motor_engine_prefill_config"));
   CHECK(has_problem(pd_problems, "motor_engine_decode_config"));
+}
+
+TEST_CASE("PD-hybrid: the coordinator must be in single_node mode and engine_topology absent (U4 rules 3, 6)") {
+  auto raw = example("pd_hybrid");
+  CHECK(problems_of(raw).empty());
+  auto& scheduler = raw["motor_coordinator_config"].as_object()["scheduler_config"].as_object();
+  scheduler["deploy_mode"] = "pd_separate";
+  auto problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_coordinator_config.scheduler_config.deploy_mode");
+  CHECK(problems[0].message.find("must be \"single_node\"") != std::string::npos);
+  CHECK(problems[0].message.find("got string \"pd_separate\"") != std::string::npos);
+  scheduler.erase("deploy_mode");
+  problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].message.find("it is absent") != std::string::npos);
+  scheduler["deploy_mode"] = "single_node";
+  deploy_of(raw)["engine_topology"] = json::object{};
+  problems = problems_of(raw);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "motor_deploy_config.engine_topology");
+  // Prefill/decode deployments are not held to it: single_node is a hybrid rule only.
+  auto pd = valid_config();
+  pd["motor_coordinator_config"].as_object()["scheduler_config"] = json::object{{"deploy_mode", "pd_separate"}};
+  CHECK(problems_of(json::serialize(pd)).empty());
 }
 
 TEST_CASE("the engine section is the prefill section when non-empty, else the union section (U10)") {
@@ -572,6 +598,13 @@ TEST_CASE("encode instances: multi_deployment renders <base>-e<i> first; the oth
     CHECK(role_encode);
   }
   CHECK(engines == std::vector<std::string>{"vllm-e0", "vllm-e1", "vllm-p0", "vllm-d0"});
+  CHECK(cfg.notices.empty());
+  // PD heterogeneous scheduling leaves encode pods alone, and says so.
+  auto hetero = raw;
+  deploy_of(hetero)["enable_pd_heterogeneous"] = true;
+  const auto hetero_cfg = parse(hetero);
+  REQUIRE(hetero_cfg.notices.size() == 1);
+  CHECK(hetero_cfg.notices[0].find("does not reach the encode instances") != std::string::npos);
   // The encode settings are validated, and need e_instances_num.
   deploy_of(raw).erase("e_pod_npu_num");
   CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_pod_npu_num"));
@@ -584,4 +617,39 @@ TEST_CASE("encode instances: multi_deployment renders <base>-e<i> first; the oth
   problems = problems_of(raw);
   REQUIRE(problems.size() == 2);
   CHECK(problems[0].message == "is an encode setting: it needs e_instances_num");
+}
+
+TEST_CASE("script warnings: boot.sh / engine.sh without the union or encode route, and upstream's X6 (U12)") {
+  const std::string new_boot = "case \"$ROLE\" in\n  prefill|decode|union|encode) source engine.sh ;;\nesac\n";
+  const std::string old_boot = "case \"$ROLE\" in\n  prefill|decode) source engine.sh ;;\n  *) echo Unknown ROLE ;;\nesac\n";
+  const std::string old_engine = "# reunion_check is not a route\nset_prefill_env\n";
+  const auto hybrid = parse(hybrid_config(1, 1, 4));
+  CHECK(deployer_scripts::script_warnings(hybrid, {{"boot.sh", new_boot}, {"engine.sh", new_boot}}).empty());
+  auto warnings = deployer_scripts::script_warnings(hybrid, {{"boot.sh", old_boot}, {"engine.sh", old_engine}});
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].starts_with("boot.sh never names ROLE union, which this deployment's union pods run"));
+  CHECK(warnings[1].starts_with("engine.sh never names ROLE union"));  // "reunion_check" is not the word
+  // A prefill/decode deployment runs no union or encode pods; absent scripts are deploy's own error.
+  CHECK(deployer_scripts::script_warnings(parse(valid_config()), {{"boot.sh", old_boot}}).empty());
+  CHECK(deployer_scripts::script_warnings(hybrid, {}).empty());
+
+  auto raw = valid_config();
+  deploy_of(raw)["deploy_mode"] = "multi_deployment";
+  deploy_of(raw)["hardware_type"] = "800I_A3";
+  deploy_of(raw)["e_instances_num"] = 1;
+  deploy_of(raw)["e_pod_npu_num"] = 4;
+  warnings = deployer_scripts::script_warnings(parse(raw), {{"boot.sh", old_boot}});
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("boot.sh never names ROLE encode"));
+
+  // X6: only a mooncake_config.py importing lib.utils with kvevent_instance on an enabled kv-conductor.
+  raw = valid_config();
+  raw["kv_conductor_config"] = json::object{{"http_server_port", 13333}, {"kvevent_config", json::object{{"kvevent_instance", json::array{1}}}}};
+  const std::map<std::string, std::string> x6 = {{"mooncake_config.py", "sys.path.insert(0, root)\nfrom lib.utils import resolve_model_name\n"}};
+  warnings = deployer_scripts::script_warnings(parse(raw), x6);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("X6") != std::string::npos);
+  CHECK(deployer_scripts::script_warnings(parse(raw), {{"mooncake_config.py", "import json\n"}}).empty());
+  raw["kv_conductor_config"].as_object()["http_server_port"] = 0;
+  CHECK(deployer_scripts::script_warnings(parse(raw), x6).empty());
 }

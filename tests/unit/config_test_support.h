@@ -30,7 +30,7 @@ inline boost::json::object valid_config() {
 inline boost::json::object& deploy_of(boost::json::object& cfg) { return cfg["motor_deploy_config"].as_object(); }
 
 /// valid_config() turned PD-hybrid: no prefill/decode fields, `instances` union instances of `pods` pods with
-/// `npus` NPUs each.
+/// `npus` NPUs each, the coordinator in single_node mode.
 inline boost::json::object hybrid_config(int instances = 3, int pods = 2, int npus = 4) {
   auto cfg = valid_config();
   auto& d = deploy_of(cfg);
@@ -38,6 +38,8 @@ inline boost::json::object hybrid_config(int instances = 3, int pods = 2, int np
   d["hybrid_instances_num"] = instances;
   d["single_hybrid_instance_pod_num"] = pods;
   d["hybrid_pod_npu_num"] = npus;
+  // The coordinator's mode for union instances (PyMotor 7d15c04 U4 rule 6).
+  cfg["motor_coordinator_config"].as_object()["scheduler_config"] = boost::json::object{{"deploy_mode", "single_node"}};
   return cfg;
 }
 
