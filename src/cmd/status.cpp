@@ -38,6 +38,21 @@ void StatusOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
 }
 
+namespace {
+
+/// The Services of namespace `ns` matching `selector` into `in`; a 403 is recorded as services_unknown.
+void read_services(kube::Client& client, const std::string& ns, const std::string& selector, status::StatusInputs& in) {
+  try {
+    json::object list = client.list(kube::gvr::kServices, ns, selector);
+    in.services = std::move(list["items"].as_array());
+  } catch (const kube::ApiError& e) {
+    if (e.code() != 403) throw;
+    in.services_unknown = "cannot list services in namespace " + ns + " (" + e.status_message() + ")";
+  }
+}
+
+}  // namespace
+
 status::StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
   auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (!cm) {
@@ -57,6 +72,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
       return !status::pod_ready(p);
     });
     if (trouble) in.events = take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning"));
+    read_services(client, ns, selector, in);
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
@@ -92,9 +108,13 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
                          return !status::pod_ready(p);
                        });
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
-  return status::StatusInputs{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
-                      std::move(pods),   std::move(events), {},                  std::move(workloads),
-                      std::move(workloads_unknown)};
+  status::StatusInputs in{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
+                          std::move(pods),   std::move(events), {},                  std::move(workloads),
+                          std::move(workloads_unknown)};
+  // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
+  // (infer-operator-rules.md B4).
+  read_services(client, ns, selector, in);
+  return in;
 }
 
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
@@ -109,6 +129,7 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
       {kube::gvr::kEvents, ns, "", "type=Warning"},
       {kube::gvr::kStatefulSets, ns, selector, ""},
       {kube::gvr::kDeployments, ns, selector, ""},
+      {kube::gvr::kServices, ns, selector, ""},
   };
 }
 
@@ -119,6 +140,7 @@ std::vector<kube::WatchTarget> multi_status_watch_targets(const std::string& ns,
       {kube::gvr::kDeployments, ns, selector, ""},
       {kube::gvr::kPods, ns, selector, ""},
       {kube::gvr::kEvents, ns, "", "type=Warning"},
+      {kube::gvr::kServices, ns, selector, ""},
   };
 }
 
@@ -150,6 +172,7 @@ status::StatusInputs inputs_from_multi_informer(const kube::Informer& informer) 
   in.deployments = array(1);
   in.pods = array(2);
   in.events = array(3);
+  in.services = array(4);
   return in;
 }
 
@@ -164,6 +187,7 @@ status::StatusInputs inputs_from_informer(const kube::Informer& informer) {
   in.events = array(5);
   append_with_kind(in.workloads, array(6), kube::gvr::kStatefulSets.kind);
   append_with_kind(in.workloads, array(7), kube::gvr::kDeployments.kind);
+  in.services = array(8);
   return in;
 }
 

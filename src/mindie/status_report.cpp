@@ -246,6 +246,11 @@ json::object Report::to_json() const {
                          {"instances", std::move(instances)}});
   }
   report["roles"] = std::move(roles_out);
+  json::array services_out;
+  for (const ServiceStatus& svc : this->services)  // `services` below is the InferServices' array
+    services_out.push_back(
+        {{"name", svc.name}, {"type", svc.type}, {"clusterIP", svc.cluster_ip}, {"ports", svc.ports}});
+  report["services"] = std::move(services_out);
   report["drift"] = util::string_array(drift);
   report["converging"] = util::string_array(converging);
   report["warnings"] = util::string_array(warnings);
@@ -684,6 +689,28 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
   }
   report.ready = ready;
   if (!in.workloads_unknown.empty()) report.warnings.push_back(in.workloads_unknown);
+  for (const auto& svc : in.services) {
+    if (!svc.is_object()) continue;
+    const json::value* spec = find(&svc, {"spec"});
+    ServiceStatus row;
+    row.cluster_ip = str(find(spec, {"clusterIP"}));
+    if (row.cluster_ip == "None") continue;
+    row.name = str(find(&svc, {"metadata", "name"}));
+    row.type = str(find(spec, {"type"}));
+    if (row.type.empty()) row.type = "ClusterIP";
+    if (const auto* ports = find(spec, {"ports"}); ports && ports->is_array())
+      for (const auto& p : ports->as_array()) {
+        json::object port{{"name", str(find(&p, {"name"}))}, {"port", num(find(&p, {"port"}))}};
+        if (const auto n = num(find(&p, {"nodePort"})); n > 0) port["nodePort"] = n;
+        const std::string protocol = str(find(&p, {"protocol"}));
+        port["protocol"] = protocol.empty() ? "TCP" : protocol;
+        row.ports.push_back(std::move(port));
+      }
+    report.services.push_back(std::move(row));
+  }
+  std::sort(report.services.begin(), report.services.end(),
+            [](const ServiceStatus& a, const ServiceStatus& b) { return a.name < b.name; });
+  if (!in.services_unknown.empty()) report.warnings.push_back(in.services_unknown);
   return report;
 }
 }  // namespace mindie::status

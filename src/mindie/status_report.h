@@ -31,6 +31,11 @@ struct StatusInputs {
   /// Why `workloads` could not be read (a 403 on listing them), "" when they were: the report then says so instead
   /// of judging templates.
   std::string workloads_unknown;
+  /// The deployment's Services: infer_service_set the operator's (selected as the pods are), the other modes
+  /// kubectl-mindie's (by its labels).
+  boost::json::array services;
+  /// Why `services` could not be read (a 403 on listing them), "" when they were.
+  std::string services_unknown;
 };
 
 /// A Warning event as the report shows it (the latest of an object first).
@@ -121,6 +126,15 @@ struct DeploymentStatus {
   std::int64_t observed_generation = 0;
 };
 
+/// One Service of the deployment, as `kubectl get service` shows it.
+struct ServiceStatus {
+  std::string name;
+  std::string type;        ///< spec.type ("ClusterIP" when absent)
+  std::string cluster_ip;  ///< spec.clusterIP ("" before allocation)
+  /// spec.ports: {name, port, nodePort (when set), protocol}; in the table "1025:31015/TCP" as kubectl prints them.
+  boost::json::array ports;
+};
+
 /// The report. See build_report for the rules; to_json for the shape scripts read.
 struct Report {
   std::string ns;
@@ -134,6 +148,7 @@ struct Report {
   std::vector<DeploymentStatus> deployments;        ///< multi_deployment only
   std::vector<InferService> infer_services;         ///< infer_service_set only
   std::vector<Role> roles;
+  std::vector<ServiceStatus> services;  ///< by name; headless per-instance Services left out
   std::vector<std::string> drift;       ///< live state that disagrees with the baseline or the spec
   std::vector<std::string> converging;  ///< work in flight: a controller has not caught up yet
   std::vector<std::string> warnings;    ///< what the report could not judge (a forbidden list)
@@ -154,6 +169,7 @@ struct Report {
   ///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
   ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}],
   ///                        wanted, deployment (multi_deployment) | templateHash}]}],
+  ///  services: [{name, type, clusterIP, ports: [{name, port, nodePort, protocol}]}],
   ///  drift, converging, warnings, unready: [strings]}
   boost::json::object to_json() const;
 };
@@ -163,7 +179,8 @@ struct Report {
 /// readiness (infer-operator behaviour). Every instance the spec asks for is listed, with its pods or none; pods
 /// are grouped by the operator's labels (inferservice-name, instanceset-name, instanceset-index; multi_deployment:
 /// app.kubernetes.io/component and kubectl-mindie/instance-index), never by name prefix. A broken baseline is a
-/// drift line, not an error. Throws baseline::BaselineError only when nothing names the workload.
+/// drift line, not an error. Services are listed by name, headless ones (clusterIP None: the operator's per-instance
+/// Services) left out. Throws baseline::BaselineError only when nothing names the workload.
 Report build_report(const std::string& ns, const StatusInputs& inputs, std::chrono::system_clock::time_point now);
 
 /// The label selector matching the pods (and InstanceSets) of InferServiceSet `name` with `services`

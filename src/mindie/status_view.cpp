@@ -140,6 +140,22 @@ std::string render_table(const Report& report, bool wide) {
     }
     out << '\n' << columns(tree);
   }
+  if (!report.services.empty()) {
+    std::vector<std::vector<std::string>> services{{"SERVICE", "TYPE", "CLUSTER-IP", "PORT(S)"}};
+    for (const auto& svc : report.services) {
+      std::string ports;  // kubectl get service's column: port[:nodePort]/protocol, comma-separated
+      for (const auto& p : svc.ports) {
+        const auto& o = p.as_object();
+        if (!ports.empty()) ports += ",";
+        ports += std::to_string(o.at("port").to_number<std::int64_t>());
+        if (const auto* n = o.if_contains("nodePort")) ports += ":" + std::to_string(n->to_number<std::int64_t>());
+        ports += "/" + std::string(o.at("protocol").as_string());
+      }
+      services.push_back({svc.name, svc.type, svc.cluster_ip.empty() ? "<none>" : svc.cluster_ip,
+                          ports.empty() ? "<none>" : ports});
+    }
+    out << '\n' << columns(services);
+  }
 
   out << '\n';
   for (const auto& w : report.warnings) out << "warning: " << w << '\n';

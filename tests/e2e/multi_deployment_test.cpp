@@ -116,6 +116,12 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(report["ready"] == true);
   CHECK(report["drift"].empty());
   CHECK(report["deployments"].size() == 7);
+  // Our Services (PyMotor 7d15c04 §U6 names), as kubectl get service shows them.
+  std::vector<std::string> services;
+  for (const auto& svc : report["services"]) services.push_back(svc["name"]);
+  CHECK(services == std::vector<std::string>{"mindie-motor-controller-observability-service",
+                                             "mindie-motor-controller-service", "mindie-motor-coordinator-infer",
+                                             "mindie-motor-coordinator-mgmt", "mindie-motor-coordinator-obs"});
   for (const auto& role : report["roles"]) {
     if (role["name"] != "prefill") continue;
     CHECK(role["baselineInstances"] == 3);
@@ -131,6 +137,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployments of mindie-motor-vllm in namespace mindie-demo (multi_deployment): Ready") == 0);
   CHECK(run.out.find("instance 2 (deployment/vllm-p2)") != std::string::npos);
+  CHECK(run.out.find("\nmindie-motor-coordinator-infer ") != std::string::npos);
 
   // scale in: the highest indices go first, then the baseline.
   mark = sb.requests().size();
@@ -193,6 +200,7 @@ TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hy
   d["hybrid_instances_num"] = 1;
   d["single_hybrid_instance_pod_num"] = 1;
   d["hybrid_pod_npu_num"] = 4;
+  cfg["motor_coordinator_config"]["scheduler_config"]["deploy_mode"] = "single_node";  // U4 rule 6
   const std::string config = dir.write("user_config.json", cfg.dump(2));
   const std::string out_dir = dir.path() + "/rendered";
   auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--output-dir", out_dir, "--wait",

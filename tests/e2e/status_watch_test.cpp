@@ -57,10 +57,15 @@ TEST_CASE("status shows the tree and says in plain words why pods are not ready,
   CHECK(run.out.find("event BackOff: Back-off restarting failed container") != std::string::npos);
   CHECK(run.out.find("unschedulable: 0/") != std::string::npos);
   CHECK(run.out.find("Not ready") != std::string::npos);
+  // The operator's role Services, with their nodePorts (PyMotor 7d15c04 §U6 names).
+  CHECK(run.out.find("\nSERVICE ") != std::string::npos);
+  CHECK(run.out.find("\ninfer-mindie-motor-vllm-0-coordinator ") != std::string::npos);
+  CHECK(run.out.find(" NodePort ") != std::string::npos);
+  CHECK(run.out.find(" 1025:31015/TCP\n") != std::string::npos);
   // One request per kind, never one per pod: baseline, set, InferServices, InstanceSets, StatefulSets,
-  // Deployments, pods, events.
+  // Deployments, pods, events, Services.
   const auto reqs = sb.requests_since(before);
-  CHECK(reqs.size() == 8);
+  CHECK(reqs.size() == 9);
   CHECK(count_path(reqs, "/events") == 1);
 
   const auto report = json::parse(sb.mindie({"status", "-n", "mindie-demo", "-o", "json"}).out);

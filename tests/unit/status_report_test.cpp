@@ -376,3 +376,38 @@ TEST_CASE("a huge replicas count in a live object is reported, not listed instan
   CHECK(role_of(report, "prefill").at("instances").as_array().size() == 1024);
   CHECK(json::serialize(report.at("drift")).find("2000000000 instances wanted, far beyond") != std::string::npos);
 }
+
+TEST_CASE("status lists the deployment's Services like kubectl get service, headless per-instance ones left out") {
+  const Deployed d = deployed(test::valid_config());
+  status::StatusInputs in = all_ready(d);
+  in.services = json::parse(R"([
+    {"metadata":{"name":"obs-mindie-motor-vllm-0-coordinator"},
+     "spec":{"type":"NodePort","clusterIP":"10.0.0.12","ports":[{"name":"obs","port":1027,"nodePort":31017,"protocol":"TCP"}]}},
+    {"metadata":{"name":"coordinator-mindie-motor-vllm-0-coordinator"},
+     "spec":{"clusterIP":"10.0.0.11","ports":[{"name":"mgmt","port":1026},{"name":"x","port":9,"protocol":"UDP"}]}},
+    {"metadata":{"name":"service-mindie-motor-vllm-0-prefill-0"},"spec":{"clusterIP":"None","ports":[{"port":8080}]}},
+    "not an object",
+    {"metadata":{"name":"bare"}}
+  ])").as_array();
+  in.services_unknown = "";
+  const Built report = build("mindie-demo", in, kNow);
+  const json::array& services = report.at("services").as_array();
+  REQUIRE(services.size() == 3);
+  CHECK(services[0] == json::parse(R"({"name":"bare","type":"ClusterIP","clusterIP":"","ports":[]})"));
+  CHECK(services[1].at("name") == "coordinator-mindie-motor-vllm-0-coordinator");
+  CHECK(services[1].at("ports").as_array()[0] == json::parse(R"({"name":"mgmt","port":1026,"protocol":"TCP"})"));
+  CHECK(services[2].at("ports").as_array()[0].at("nodePort") == 31017);
+  const std::string table = view(report, false);
+  CHECK(table.find("SERVICE ") != std::string::npos);
+  CHECK(table.find("1027:31017/TCP") != std::string::npos);
+  CHECK(table.find("1026/TCP,9/UDP") != std::string::npos);
+  CHECK(table.find("service-mindie-motor-vllm-0-prefill-0") == std::string::npos);
+
+  // A user who may not list Services gets the rest, with the reason.
+  in.services.clear();
+  in.services_unknown = "cannot list services in namespace mindie-demo (forbidden)";
+  const Built partial = build("mindie-demo", in, kNow);
+  CHECK(partial.at("services").as_array().empty());
+  CHECK(view(partial, false).find("warning: cannot list services") != std::string::npos);
+  CHECK(view(partial, false).find("SERVICE ") == std::string::npos);
+}
