@@ -49,7 +49,7 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
        "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches")
       ("adopt", po::bool_switch(&flags.adopt),
        "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
-       "records");
+       "records (implies --force-conflicts)");
   add_wait_after_flags(desc, flags.wait);
 }
 
