@@ -89,8 +89,10 @@ void hand_over_fields(kube::Client& client, const AdoptionPlan& plan, const kube
                       const std::function<void(const ForeignObject&)>& on_patched) {
   constexpr int kAttempts = 3;
   for (const auto& o : plan.take_over) {
+    // The plan's read first; a fresh one only after a refusal.
+    std::optional<json::object> live = o.live;
     for (int attempt = 1;; ++attempt) {
-      const auto live = client.get_if_exists(*o.gvr, o.ns, o.name);
+      if (attempt > 1) live = client.get_if_exists(*o.gvr, o.ns, o.name);
       const auto patch = live ? kube::csa_upgrade_patch(*live, opts.field_manager) : std::nullopt;
       if (!patch) break;  // gone, or nothing of client-side apply's left: the apply creates or owns it
       try {

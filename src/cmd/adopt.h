@@ -59,10 +59,10 @@ std::string deploy_py_cluster_role_binding(const std::string& ns);
 AdoptionPlan plan_adoption(kube::Client& client, const std::string& ns, const std::vector<boost::json::object>& objects,
                            const std::vector<render::RenamedService>& renamed);
 
-/// Hands each take-over object's client-side-apply fields to opts.field_manager (kube::csa_upgrade_patch on a
-/// fresh GET, a JSON patch guarded by that resourceVersion; nothing is sent for an object without them), calling
+/// Hands each take-over object's client-side-apply fields to opts.field_manager (kube::csa_upgrade_patch on the
+/// plan's read, a JSON patch guarded by that resourceVersion; nothing is sent for an object without them), calling
 /// `on_patched` after each patch. A controller writing in between (the patch's test fails: 409 or 422) makes it
-/// read and try again, three times at most. Throws ApiError / TransportError.
+/// read again and retry, three attempts at most. Throws ApiError / TransportError.
 void hand_over_fields(kube::Client& client, const AdoptionPlan& plan, const kube::WriteOptions& opts,
                       const std::function<void(const ForeignObject&)>& on_patched);
 

@@ -69,7 +69,7 @@ json::array list_items(kube::Client& client, const kube::GVR& r, const std::stri
 
 // Why a cluster-scoped RBAC object is not this deployment's own ("" = it is).
 std::string foreign_rbac(const json::object& obj, const std::string& ns, const std::string& workload) {
-  if (label(obj, "app.kubernetes.io/managed-by") != render::kFieldManager)
+  if (!managed_by_us(obj))
     return "not labelled app.kubernetes.io/managed-by=kubectl-mindie";
   const std::string instance = label(obj, kInstanceLabel);
   if (!workload.empty() && instance != workload)
@@ -125,7 +125,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     } catch (const kube::ApiError& e) {
       if (e.code() != 404) throw;  // a 404 without the object's name: the CRD is not installed
     }
-    if (iss && label(*iss, "app.kubernetes.io/managed-by") == render::kFieldManager) {
+    if (iss && managed_by_us(*iss)) {
       add(kube::gvr::kInferServiceSets, plan.workload, ns);
       services = status::service_count(iss);
     }
