@@ -252,6 +252,8 @@ TEST_CASE("--adopt: a refused hand-over is re-read and retried; three refusals s
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("configmap/motor-config adopted\n") == std::string::npos);  // handed over by the first run
   CHECK(run.out.find("deployment.apps/vllm-p0 adopted\n") != std::string::npos);
-  for (const auto& obj : get(sb, "deployments", "")["items"])
+  // Bound to a name: a range-for over a member of a temporary dangles (the CI's AddressSanitizer run caught it).
+  const json deployments = get(sb, "deployments", "");
+  for (const auto& obj : deployments.at("items"))
     CHECK(obj["metadata"]["labels"].value("app.kubernetes.io/managed-by", "") == "kubectl-mindie");
 }
