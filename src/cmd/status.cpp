@@ -65,7 +65,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
-    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}};
+    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(status::slim_pod(pod)); });
     const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
@@ -76,7 +76,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}};
+  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = status::service_selector(name, status::service_count(iss));
@@ -110,7 +110,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
   status::StatusInputs in{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
                           std::move(pods),   std::move(events), {},                  std::move(workloads),
-                          std::move(workloads_unknown)};
+                          std::move(workloads_unknown), {}, {}};
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
   // (infer-operator-rules.md B4).
   read_services(client, ns, selector, in);
