@@ -54,7 +54,18 @@ DryRun parse_dry_run(const std::string& s) {
 Printer::Printer(std::ostream& out, std::ostream& err, std::string format)
     : out_(out), err_(err), format_(std::move(format)) {}
 
-void Printer::warning(const std::string& msg) { err_ << "Warning: " << msg << '\n'; }
+void Printer::warning(const std::string& msg) {
+  if (holding_) held_.push_back(msg);
+  else err_ << "Warning: " << msg << '\n';
+}
+
+void Printer::release_warnings() {
+  holding_ = false;
+  for (const auto& msg : held_) err_ << "Warning: " << msg << '\n';
+  held_.clear();
+}
+
+void Printer::notice(const std::string& line) { err_ << line << '\n' << std::flush; }
 
 void Printer::mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run) {
   out_ << r.kind_dot_group() << '/' << name;

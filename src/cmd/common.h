@@ -69,8 +69,15 @@ class Printer {
  public:
   /// `out` receives results, `err` warnings.
   Printer(std::ostream& out, std::ostream& err, std::string format);
-  /// "Warning: msg" on the error stream, as kubectl shows server warnings.
+  /// "Warning: msg" on the error stream, as kubectl shows server warnings; kept back while hold_warnings() is on.
   void warning(const std::string& msg);
+  /// Keeps warnings back until release_warnings() prints them or drop_warnings() forgets them: a command that
+  /// may plan again after taking the namespace lock (NamespaceLock) prints only what its final plan saw.
+  void hold_warnings() { holding_ = true; }
+  void release_warnings();
+  void drop_warnings() { held_.clear(); }
+  /// A line on the error stream as it is (progress, notices), never held back.
+  void notice(const std::string& line);
   const std::string& format() const { return format_; }
   /// "kind.group/name verb[ (dry run)| (server dry run)]"; with -o name only "kind.group/name".
   void mutation(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run);
@@ -86,6 +93,8 @@ class Printer {
   std::ostream& err_;
   std::string format_;
   std::vector<boost::json::object> queued_;
+  bool holding_ = false;
+  std::vector<std::string> held_;
 };
 
 /// Refuses a -n value that is not a DNS-1123 label (namespace names are; anything else could only form a wrong

@@ -24,6 +24,7 @@ void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
       ("wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")
       ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
   flags.output.bind(desc);
+  add_lock_flags(desc, flags.lock);
 }
 
 namespace {
@@ -171,7 +172,10 @@ void DeleteOptions::validate() {
   timeout_ = check_wait_after_flags(w, dry_run_);
 }
 
-void DeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+void DeleteOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
+}
 
 bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
   if (dry_run_ == DryRun::Client) return client.get_if_exists(t.gvr, t.ns, t.name).has_value();
@@ -187,7 +191,7 @@ bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
 }
 
 void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
-                              const kube::Informer::TransportFactory& new_transport) const {
+                              const kube::Informer::TransportFactory& new_transport, NamespaceLock& lock) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   kube::Informer informer(new_transport, gone);
   informer.start();
@@ -202,7 +206,13 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
   for (;;) {
     const auto remaining = left();
     if (remaining.empty()) return;
-    if (!informer.wait_for_change(deadline)) {
+    // Woken at least every third of the lock's duration to renew it: the lock is held through the wait.
+    const auto wake = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(kLockDurationSeconds / 3));
+    if (!informer.wait_for_change(wake)) {
+      if (std::chrono::steady_clock::now() < deadline) {
+        lock.before_write();
+        continue;
+      }
       const auto still = left();
       if (still.empty()) return;
       std::string message = "timed out waiting for the deletion of the deployment in namespace " + namespace_flag_ +
@@ -216,10 +226,21 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
 }
 
 void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
+  NamespaceLock lock(client, printer, namespace_flag_, "delete", lock_wait_, dry_run_ == DryRun::None);
+  try {
+    run_once(client, printer, new_transport, lock);
+  } catch (const Replan&) {
+    run_once(client, printer, new_transport, lock);  // another command held the lock since the plan: plan again
+  }
+}
+
+void DeleteOptions::run_once(kube::Client& client, Printer& printer,
+                             const kube::Informer::TransportFactory& new_transport, NamespaceLock& lock) {
   const std::string& ns = namespace_flag_;
   DeletePlan plan = plan_delete(client, ns);
   std::vector<std::string> deleted;
   const auto attempt = [&](const DeleteTarget& t) {
+    lock.before_write();  // outside the try: a Replan is not a failure
     try {
       if (remove(client, t)) {
         printer.mutation(t.gvr, t.name, "deleted", dry_run_);
@@ -246,8 +267,10 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
     attempt(t);
   }
   // The record goes last, after the workload is gone when waiting: a delete that stops early can be re-run.
-  if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport);
+  if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport, lock);
   if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, ""});
+  // The lock's Lease goes with the deployment; it stays while anything of the deployment is left to delete.
+  lock.done(/*remove=*/plan.config_map.has_value());
   if (deleted.empty() && !plan.config_map) printer.out() << "No resources found in " << ns << " namespace.\n";
 }
 

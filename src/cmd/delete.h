@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "kube/watch.h"
 
@@ -22,6 +23,7 @@ struct DeleteFlags {
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
   OutputFlags output{{"name"}, "Output format", " (only kind.group/name)"};  ///< -o
+  LockFlags lock;  ///< --lock-timeout
 };
 
 /// Binds DeleteFlags to `desc`.
@@ -83,18 +85,25 @@ class DeleteOptions {
   /// nothing. Throws PartialFailure (what was deleted, that the record is kept, the command to re-run) when a
   /// delete fails after others succeeded, CommandError on a --wait timeout (naming what is left; motor-config kept),
   /// ApiError / TransportError otherwise.
+  /// Takes the namespace lock (NamespaceLock) before its first delete, unless a dry run, holds it through --wait
+  /// and deletes its Lease with motor-config.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
   /// Deletes one target; false when it was already gone.
   bool remove(kube::Client& client, const DeleteTarget& t) const;
   /// Waits until every collection of `gone` is empty or the timeout passes. Throws CommandError on timeout.
-  void wait_gone(const std::vector<kube::WatchTarget>& gone, const kube::Informer::TransportFactory& new_transport) const;
+  void wait_gone(const std::vector<kube::WatchTarget>& gone, const kube::Informer::TransportFactory& new_transport,
+                 NamespaceLock& lock) const;
+  /// One plan-delete pass of run(), its deletes after lock.before_write().
+  void run_once(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport,
+                NamespaceLock& lock);
 
   DeleteFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
 };
 
 /// The delete command for the command table (cmd/command.h).

@@ -51,12 +51,16 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
        "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
        "records (implies --force-conflicts)");
   add_wait_after_flags(desc, flags.wait);
+  add_lock_flags(desc, flags.lock);
 }
 
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
-void DeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+void DeployOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
+}
 
 void DeployOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
@@ -301,6 +305,21 @@ void DeployOptions::write_output_dir() const {
 
 void DeployOptions::run(kube::Client& client, Printer& printer) {
   read_inputs();  // before any request (when the caller has not): a bad file sends nothing
+  NamespaceLock lock(client, printer, config_->job_id, "deploy", lock_wait_, dry_run_ == DryRun::None);
+  try {
+    run_once(client, printer, lock);
+  } catch (const Replan&) {
+    // Another command held the lock since our first read: what was read may be its half-done change. Plan again
+    // from fresh reads, holding the lock now.
+    DeployOptions fresh(flags_, namespace_flag_);
+    fresh.complete();
+    fresh.read_inputs();
+    fresh.run_once(client, printer, lock);
+  }
+  lock.done();
+}
+
+void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   for (const auto& notice : config_->notices) printer.warning(notice);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
@@ -356,6 +375,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
     apply_object(client, objects_.back(), probe);
   }
 
+  lock.before_write();
   std::vector<std::string> written;
   if (takeover) {
     if (!takeover->empty())
@@ -377,6 +397,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   for (const auto& obj : objects_) {
     json::object stored;
     try {
+      lock.before_write();
       stored = apply_object(client, obj, opts);
     } catch (...) {
       if (written.empty() || opts.dry_run) throw;

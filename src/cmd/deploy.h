@@ -12,6 +12,7 @@
 #include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
@@ -30,6 +31,7 @@ struct DeployFlags {
   std::string overrides;    ///< --overrides: YAML of per-role changes to the pod templates (mindie/overrides.h)
   std::string dry_run = "none";
   OutputFlags output{{"json", "yaml", "name"}, "Print the objects"};  ///< -o
+  LockFlags lock;  ///< --lock-timeout
   std::string output_dir;   ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
@@ -57,6 +59,8 @@ class DeployOptions {
   /// Reads and validates the files (read_inputs) before any request, then writes (or prints) the objects.
   /// Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing sent), ApiError,
   /// TransportError or PartialFailure.
+  /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run; reads and plans again when
+  /// another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
   /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
   /// job_id and renders the objects; once (run() calls it when the caller has not: the Invocation does, before
@@ -99,9 +103,13 @@ class DeployOptions {
   /// The command line that re-runs this deploy (printed when it stops half-way).
   std::string rerun_command() const;
 
+  /// One read-plan-write pass of run(), its writes after lock.before_write().
+  void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+
   DeployFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
   bool inputs_read_ = false;
   std::optional<config::UserConfig> config_;
   std::optional<config::EnvConfig> env_;

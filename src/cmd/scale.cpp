@@ -36,6 +36,7 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
        "object");
   flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
+  add_lock_flags(desc, flags.lock);
 }
 
 ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
@@ -67,6 +68,7 @@ void ScaleOptions::validate() const {
 
 void ScaleOptions::complete(const std::string& context_namespace) {
   dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
 }
 
@@ -168,6 +170,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
     const json::object patch{{"metadata", {{"resourceVersion", cm.at("metadata").at("resourceVersion")}}},
                              {"data", {{baseline::kBaselineKey, raw}}}};
+    before_write();
     try {
       client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
       return;
@@ -180,6 +183,20 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
   read_proposed();  // before any request: a bad -f sends nothing
+  NamespaceLock lock(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
+  lock_ = &lock;
+  try {
+    run_once(client, printer);
+  } catch (const Replan&) {
+    // Another command held the lock since our first read (its change may have been half-done): read and plan
+    // again, holding the lock now.
+    run_once(client, printer);
+  }
+  lock.done();
+  lock_ = nullptr;
+}
+
+void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   const std::string cm_name = baseline::kConfigMapName;
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
   if (!cm) {
@@ -267,6 +284,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   const json::array patch = scale::build_replicas_patch(changes);
   json::object result = *iss;
   if (!patch.empty()) {
+    before_write();
     try {
       result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
     } catch (const kube::ApiError& e) {
@@ -409,6 +427,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     return it->second;
   };
   const auto do_step = [&](const Step& s, bool reverse) {
+    before_write();
     if (s.create != reverse) {
       return client.apply(kube::gvr::kDeployments, object_of(s.name), opts);
     }

@@ -9,6 +9,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
@@ -25,6 +26,7 @@ struct ScaleFlags {
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
+  LockFlags lock;  ///< --lock-timeout
   WaitAfterFlags wait;  ///< --wait, --timeout
 };
 
@@ -55,6 +57,8 @@ class ScaleOptions {
   /// CommandError / validation::ValidationError / UsageError (a bad -f; nothing sent), ApiError, TransportError,
   /// CommandError, baseline::BaselineError (an unusable stored baseline) or PartialFailure (with the state and the
   /// recovery command when an undo failed too).
+  /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run, and plans again from fresh
+  /// reads when another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
   /// The namespace scaled; valid after run().
   const std::string& target_namespace() const { return namespace_; }
@@ -78,10 +82,17 @@ class ScaleOptions {
   void run_multi(kube::Client& client, Printer& printer, const boost::json::object& cm,
                  const baseline::Baseline& stored, const InstanceCounts& target);
 
+  /// One read-plan-write pass of run().
+  void run_once(kube::Client& client, Printer& printer);
+  /// lock_->before_write(): the first takes the namespace lock (may throw Replan), later ones renew it.
+  void before_write() const { lock_->before_write(); }
+
   ScaleFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
+  NamespaceLock* lock_ = nullptr;           ///< during run()
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

@@ -25,12 +25,16 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
        "object");
+  add_lock_flags(desc, flags.lock);
 }
 
 UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
-void UpdateConfigOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+void UpdateConfigOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
+}
 
 void UpdateConfigOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
@@ -167,6 +171,16 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
 
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
   read_inputs();  // before any request (when the caller has not): a bad file sends nothing
+  NamespaceLock lock(client, printer, proposed_->job_id, "update-config", lock_wait_, dry_run_ == DryRun::None);
+  try {
+    run_once(client, printer, lock);
+  } catch (const Replan&) {
+    run_once(client, printer, lock);  // another command held the lock since our read: read again, holding it
+  }
+  lock.done();
+}
+
+void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
   const std::string cm_name = baseline::kConfigMapName;
@@ -189,6 +203,7 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
     // conflict is re-read and re-checked rather than overwritten.
     const json::object patch{{"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
                              {"data", std::move(data)}};
+    lock.before_write();
     try {
       client.patch(kube::gvr::kConfigMaps, ns, cm_name, kube::PatchType::Merge, patch, opts);
       printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);

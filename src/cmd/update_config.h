@@ -10,6 +10,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/lock.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -23,6 +24,7 @@ struct UpdateConfigFlags {
   std::string config_dir;  ///< --config-dir: DIR/user_config.json and, when present, DIR/env.json
   std::string scripts_dir; ///< --scripts-dir: replaces the stored startup/probe scripts (read as deploy reads it)
   std::string dry_run = "none";
+  LockFlags lock;  ///< --lock-timeout
 };
 
 /// Binds UpdateConfigFlags to `desc`.
@@ -45,6 +47,8 @@ class UpdateConfigOptions {
   /// touched. Two requests. Throws UsageError (-n differs from job_id; nothing sent), ApiError, TransportError,
   /// validation::ValidationError or CommandError (a bad file, nothing sent; or listing every path that may not change,
   /// nothing written).
+  /// Takes the namespace lock (NamespaceLock) before its write, unless a dry run, and reads again when another
+  /// command held it since the first read.
   void run(kube::Client& client, Printer& printer);
   /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
   /// the scripts the config's pods run present); once (run() calls it when the caller has not: the Invocation
@@ -63,9 +67,13 @@ class UpdateConfigOptions {
   /// 1 MiB) or CommandError (the stored env.json is invalid).
   void script_keys_from_dir(const baseline::Baseline& stored, boost::json::object& data) const;
 
+  /// One read-check-write pass of run().
+  void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+
   UpdateConfigFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
   bool inputs_read_ = false;
   std::optional<config::UserConfig> proposed_;
   std::optional<config::EnvConfig> env_;

@@ -374,6 +374,21 @@ void Client::remove(const GVR& r, std::string_view ns, std::string_view name, co
   send_json(std::move(req));
 }
 
+void Client::remove_if_unchanged(const GVR& r, std::string_view ns, std::string_view name,
+                                 std::string_view resource_version, const WriteOptions& opts) {
+  Query q;
+  if (opts.dry_run) q.add("dryRun", "All");
+  HttpRequest req;
+  req.method = "DELETE";
+  req.path = path(r, ns, name) + q.str();
+  req.content_type = "application/json";
+  req.body = boost::json::serialize(boost::json::object{
+      {"kind", "DeleteOptions"},
+      {"apiVersion", "v1"},
+      {"preconditions", {{"resourceVersion", std::string(resource_version)}}}});
+  send_json(std::move(req));
+}
+
 bool Client::has_group_version(std::string_view group, std::string_view version) {
   HttpRequest req;
   req.method = "GET";

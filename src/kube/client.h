@@ -161,6 +161,10 @@ class Client {
   boost::json::object create(const GVR& r, const boost::json::object& obj, const WriteOptions& opts = {});
   /// DELETE of one object, [?dryRun=All]; the server's default propagation policy applies.
   void remove(const GVR& r, std::string_view ns, std::string_view name, const WriteOptions& opts = {});
+  /// As remove(), with a DeleteOptions body whose preconditions.resourceVersion is `resource_version`: the server
+  /// answers 409 Conflict, deleting nothing, when the object changed since (API conventions, "Preconditions").
+  void remove_if_unchanged(const GVR& r, std::string_view ns, std::string_view name, std::string_view resource_version,
+                           const WriteOptions& opts = {});
   /// Discovery: true when /apis/{group}/{version} (or /api/{version} for the core group "") answers 2xx, false on
   /// 404; other statuses throw ApiError.
   bool has_group_version(std::string_view group, std::string_view version);

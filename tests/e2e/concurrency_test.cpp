@@ -1,7 +1,7 @@
-// Two scales of the same service started together. Whether they overlap is up to the scheduler, so the assertions
-// hold either way: at least one succeeds, every loser names the conflict it lost, and the final baseline equals
-// the final live replicas — the guarded patches and the baseline's resourceVersion precondition never let one
-// process blind-overwrite the other.
+// Concurrent scales of the same service. Every mutating command takes the namespace lock (a Lease) before its first
+// write and waits for it up to --lock-timeout, so they take turns whatever the scheduler does: every one succeeds
+// (a command that waited reads and plans again once it holds the lock), and the final baseline equals the final
+// live replicas. The guarded patches and the baseline's resourceVersion precondition remain the second line.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,31 +11,18 @@
 using e2e::Cluster;
 using nlohmann::json;
 
-TEST_CASE("two concurrent scales of one service: one wins, a loser names the conflict, baseline equals live") {
-  // Several rounds raise the odds that one of them overlaps; each round is judged on its own.
+TEST_CASE("concurrent scales of one service take turns through the namespace lock: all succeed, baseline equals live") {
+  // Several rounds of five raise the odds that they overlap; each round is judged on its own.
   for (int round = 0; round < 5; ++round) {
     CAPTURE(round);
     Cluster sb;
     const auto deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
     REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
 
-    const auto runs = e2e::run_processes({sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2"}),
-                                          sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "3"})});
-    int winners = 0;
-    for (const auto& run : runs) {
-      if (run.exit_code == 0) {
-        ++winners;
-        continue;
-      }
-      // A loser lost a race on a precondition: the baseline's resourceVersion (409 Conflict), the live replicas its
-      // test op expected (the InferServiceSet "changed since it was read"), or the baseline's counts it re-read
-      // before retrying.
-      const bool conflict = run.err.find("Conflict") != std::string::npos ||
-                            run.err.find("changed since it was read") != std::string::npos ||
-                            run.err.find("at the same time") != std::string::npos;
-      CHECK_MESSAGE(conflict, run.err);
-    }
-    CHECK(winners >= 1);
+    std::vector<std::vector<std::string>> argvs;
+    for (int n = 1; n <= 5; ++n) argvs.push_back(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", std::to_string(n)}));
+    const auto runs = e2e::run_processes(argvs);
+    for (const auto& run : runs) CHECK_MESSAGE(run.exit_code == 0, run.err);
 
     std::string why;
     CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
@@ -44,8 +31,8 @@ TEST_CASE("two concurrent scales of one service: one wins, a loser names the con
     const json report = json::parse(status.out);
     for (const auto& role : report["roles"]) {
       if (role["name"] != "prefill") continue;
-      // The winner's count (or the later one's, when both ran in turn).
-      CHECK((role["baselineInstances"] == 2 || role["baselineInstances"] == 3));
+      CHECK(role["baselineInstances"] >= 1);  // the count of whichever took the lock last
+      CHECK(role["baselineInstances"] <= 5);
     }
   }
 }

@@ -31,6 +31,12 @@ const std::string kScriptsDir = kExampleDir + "/scripts";
 const std::string kNs = "mindie-demo";
 const std::string kCmPath = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
 const std::string kIssPath = "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/";
+const std::string kLeasesPath = "/apis/coordination.k8s.io/v1/namespaces/mindie-demo/leases";
+const std::string kLeasePath = kLeasesPath + "/kubectl-mindie";
+/// The namespace lock's Lease as the server answers its creation (NamespaceLock, cmd/lock.h).
+const std::string kLease =
+    R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","namespace":"mindie-demo","resourceVersion":"7"},)"
+    R"("spec":{"holderIdentity":"me","leaseDurationSeconds":60}})";
 const std::string kNotFound =
     R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"not found"})";
 // A NodeList of one 800I_A2 node with room for the example's engine pods (the node preflight's answer).
@@ -80,6 +86,23 @@ std::string listing(const FakeTransport& t) {
 }
 
 /// The op `op` of a JSON Patch whose path ends with `suffix`; null when there is none.
+/// The requests but the namespace lock's (its Lease), in order.
+std::vector<kube::HttpRequest> without_lease(const FakeTransport& t) {
+  std::vector<kube::HttpRequest> out;
+  for (const auto& r : t.requests)
+    if (r.path.find("/leases") == std::string::npos) out.push_back(r);
+  return out;
+}
+
+/// The namespace lock's requests as "METHOD index, ...": where the lock was read, taken and freed.
+std::string lease_steps(const FakeTransport& t) {
+  std::string out;
+  for (std::size_t i = 0; i < t.requests.size(); ++i)
+    if (t.requests[i].path.find("/leases") != std::string::npos)
+      out += (out.empty() ? "" : ", ") + t.requests[i].method + " " + std::to_string(i);
+  return out;
+}
+
 const json::object* op_at(const json::array& patch, const std::string& op, const std::string& suffix) {
   for (const auto& v : patch) {
     const auto& o = v.as_object();
@@ -105,11 +128,13 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   o.validate();
 
   FakeTransport t;
+  t.reply(404, kNotFound);                                                       // the namespace lock: free
   t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
   t.reply(404, kNotFound);                                                       // no motor-config yet
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
   t.reply(200, kNodeList);                                                       // node preflight: room
-  for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");    // applies
+  t.reply(201, kLease);                                                          // the lock taken
+  for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");    // applies, then the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -117,17 +142,24 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   printer.flush();
   INFO(listing(t));
 
-  REQUIRE(t.requests.size() >= 5);
-  CHECK(t.requests[0].method == "GET");
-  CHECK(t.requests[0].path == "/apis/mindcluster.huawei.com/v1");
+  REQUIRE(t.requests.size() >= 8);
+  CHECK(path_of(t.requests[0]) == kLeasePath);
   CHECK(t.requests[1].method == "GET");
-  CHECK(t.requests[1].path == kCmPath);
+  CHECK(t.requests[1].path == "/apis/mindcluster.huawei.com/v1");
   CHECK(t.requests[2].method == "GET");
-  CHECK(path_of(t.requests[2]) == "/api/v1/services");  // cluster-wide: a nodePort is taken in any namespace
-  CHECK(path_of(t.requests[3]) == "/api/v1/nodes");     // the node preflight
-  // Then only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
+  CHECK(t.requests[2].path == kCmPath);
+  CHECK(t.requests[3].method == "GET");
+  CHECK(path_of(t.requests[3]) == "/api/v1/services");  // cluster-wide: a nodePort is taken in any namespace
+  CHECK(path_of(t.requests[4]) == "/api/v1/nodes");     // the node preflight
+  // The lock is created before the first write and freed (holder cleared) after the last.
+  CHECK(t.requests[5].method == "POST");
+  CHECK(path_of(t.requests[5]) == kLeasesPath);
+  CHECK(t.requests.back().method == "PATCH");
+  CHECK(t.requests.back().content_type == "application/merge-patch+json");
+  CHECK(path_of(t.requests.back()) == kLeasePath);
+  // Between them only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
   std::vector<const kube::HttpRequest*> applies;
-  for (std::size_t i = 4; i < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
+  for (std::size_t i = 6; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
   for (const auto* r : applies) {
     CHECK(r->method == "PATCH");
     CHECK(r->content_type == "application/apply-patch+yaml");
@@ -146,7 +178,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(printed.rfind("configmap/motor-config serverside-applied\n", 0) == 0);
   CHECK(printed.ends_with("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n"));
   CHECK(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\n')) == applies.size());
-  CHECK(t.pending() == 12 - applies.size());
+  CHECK(t.pending() == 12 - applies.size() - 1);
   CHECK(o.target_namespace() == kNs);
 }
 
@@ -266,23 +298,28 @@ TEST_CASE("scale: a JSON Patch guarded by test ops, then the baseline under its 
   const json::object iss = live_service_set();
   const std::string iss_name(iss.at("metadata").at("name").as_string());
   FakeTransport t;
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, json::serialize(stored_config_map()));
   t.reply(200, json::serialize(iss));
+  t.reply(201, kLease);                // the lock taken before the first write
   t.reply(200, json::serialize(iss));  // the patch's answer
   t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+  t.reply(200, kLease);                // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
 
-  REQUIRE(t.requests.size() == 4);
-  CHECK(t.requests[0].method == "GET");
-  CHECK(t.requests[0].path == kCmPath);
-  CHECK(t.requests[1].method == "GET");
-  CHECK(t.requests[1].path == kIssPath + iss_name);
+  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 6");
+  const auto requests = without_lease(t);
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[0].method == "GET");
+  CHECK(requests[0].path == kCmPath);
+  CHECK(requests[1].method == "GET");
+  CHECK(requests[1].path == kIssPath + iss_name);
 
-  const auto& patch = t.requests[2];
+  const auto& patch = requests[2];
   CHECK(patch.method == "PATCH");
   CHECK(patch.path == kIssPath + iss_name + "?fieldManager=kubectl-mindie");
   CHECK(patch.content_type == "application/json-patch+json");
@@ -296,7 +333,7 @@ TEST_CASE("scale: a JSON Patch guarded by test ops, then the baseline under its 
   CHECK(test_replicas->at("path") == set_replicas->at("path"));
   CHECK(op_at(ops, "test", "/name"));  // the role at that index is still prefill
 
-  const auto& baseline = t.requests[3];
+  const auto& baseline = requests[3];
   CHECK(baseline.method == "PATCH");
   CHECK(baseline.path == kCmPath + "?fieldManager=kubectl-mindie");
   CHECK(baseline.content_type == "application/merge-patch+json");
@@ -315,18 +352,23 @@ TEST_CASE("scale: the patch is undone when the baseline cannot be updated") {
   const json::object iss = live_service_set();
   const std::string iss_name(iss.at("metadata").at("name").as_string());
   FakeTransport t;
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, json::serialize(stored_config_map()));
   t.reply(200, json::serialize(iss));
+  t.reply(201, kLease);
   t.reply(200, json::serialize(iss));
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
   t.reply(200, json::serialize(iss));  // the undo's answer
+  t.reply(200, kLease);                // the lock freed on the way out
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("so the scale was undone"), cmd::PartialFailure);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 5);
-  const auto& undo = t.requests[4];
+  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 7");
+  const auto requests = without_lease(t);
+  REQUIRE(requests.size() == 5);
+  const auto& undo = requests[4];
   CHECK(undo.method == "PATCH");
   CHECK(undo.path == kIssPath + iss_name + "?fieldManager=kubectl-mindie");
   CHECK(undo.content_type == "application/json-patch+json");
@@ -342,8 +384,10 @@ TEST_CASE("scale: a stale read (a failed test op) changes nothing and writes no 
   cmd::ScaleOptions o = scale_prefill_2();
   json::object iss = live_service_set();
   FakeTransport t;
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, json::serialize(stored_config_map()));
   t.reply(200, json::serialize(iss));
+  t.reply(201, kLease);
   t.reply(422, R"({"kind":"Status","status":"Failure","reason":"Invalid","code":422,"message":"test failed"})");
   // Re-read: someone else scaled prefill to 3 meanwhile.
   const auto roles = iss.at("spec").at("template").at("roles").as_array();
@@ -351,16 +395,18 @@ TEST_CASE("scale: a stale read (a failed test op) changes nothing and writes no 
     if (roles[i].at("name") == "prefill")
       iss["spec"].as_object()["template"].as_object()["roles"].as_array()[i].as_object()["replicas"] = 3;
   t.reply(200, json::serialize(iss));
+  t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("changed since it was read"), cmd::CommandError);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 4);
-  CHECK(t.requests[3].method == "GET");
-  CHECK(t.requests[2].method == "PATCH");  // the guarded patch, refused: the only write tried
-  for (std::size_t i = 0; i < t.requests.size(); ++i)
-    if (i != 2) CHECK(t.requests[i].method == "GET");
+  const auto requests = without_lease(t);
+  REQUIRE(requests.size() == 4);
+  CHECK(requests[3].method == "GET");
+  CHECK(requests[2].method == "PATCH");  // the guarded patch, refused: the only write tried
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    if (i != 2) CHECK(requests[i].method == "GET");
 }
 
 TEST_CASE("scale -f: a bad file is refused before any request") {
@@ -405,20 +451,25 @@ TEST_CASE("update-config: a whitelisted change is one merge patch of the baselin
   o.complete();
   o.validate();
   FakeTransport t;
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, json::serialize(stored_config_map()));
+  t.reply(201, kLease);  // the lock taken before the write
   t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+  t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 2);
-  CHECK(t.requests[0].method == "GET");
-  CHECK(t.requests[0].path == kCmPath);
-  CHECK(t.requests[1].method == "PATCH");
-  CHECK(t.requests[1].path == kCmPath + "?fieldManager=kubectl-mindie");
-  CHECK(t.requests[1].content_type == "application/merge-patch+json");
-  const json::object merge = json::parse(t.requests[1].body).as_object();
+  CHECK(lease_steps(t) == "GET 0, POST 2, PATCH 4");
+  const auto requests = without_lease(t);
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].method == "GET");
+  CHECK(requests[0].path == kCmPath);
+  CHECK(requests[1].method == "PATCH");
+  CHECK(requests[1].path == kCmPath + "?fieldManager=kubectl-mindie");
+  CHECK(requests[1].content_type == "application/merge-patch+json");
+  const json::object merge = json::parse(requests[1].body).as_object();
   CHECK(merge.at("metadata").at("resourceVersion") == "41");
   const json::object& data = merge.at("data").as_object();
   CHECK(data.at("user_config.json").as_string() == read(flags.filename));
@@ -434,6 +485,7 @@ TEST_CASE("update-config: a changed non-runtime field is refused after one read,
   o.complete();
   o.validate();
   FakeTransport t;
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, json::serialize(stored_config_map()));
   kube::Client client(t);
   std::ostringstream out, err;
@@ -442,8 +494,9 @@ TEST_CASE("update-config: a changed non-runtime field is refused after one read,
                        "update-config may not change these paths (they need a redeploy):\n"
                        "* motor_deploy_config.image_name",
                        cmd::CommandError);
-  REQUIRE(t.requests.size() == 1);
-  CHECK(t.requests[0].method == "GET");
+  CHECK(lease_steps(t) == "GET 0");  // refused before the first write: the lock was never taken
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[1].method == "GET");
   CHECK(out.str().empty());
 }
 
@@ -458,9 +511,10 @@ TEST_CASE("update-config: the same config changes nothing; a conflict is re-read
     cmd::UpdateConfigOptions o(flags, "");
     o.complete();
     o.validate();
+    t.reply(404, kNotFound);  // the namespace lock: free
     t.reply(200, json::serialize(stored_config_map()));
     o.run(client, printer);
-    CHECK(t.requests.size() == 1);
+    CHECK(t.requests.size() == 2);  // nothing to write: the lock is not taken
     CHECK(out.str() == "configmap/motor-config unchanged\n");
   }
   SUBCASE("409 Conflict") {
@@ -474,16 +528,20 @@ TEST_CASE("update-config: the same config changes nothing; a conflict is re-read
     o.validate();
     json::object fresh = stored_config_map();
     fresh["metadata"].as_object()["resourceVersion"] = "42";
+    t.reply(404, kNotFound);
     t.reply(200, json::serialize(stored_config_map()));
+    t.reply(201, kLease);
     t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
     t.reply(200, json::serialize(fresh));
     t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+    t.reply(200, kLease);
     o.run(client, printer);
     INFO(listing(t));
-    REQUIRE(t.requests.size() == 4);
-    CHECK(t.requests[2].method == "GET");
-    CHECK(json::parse(t.requests[1].body).at("metadata").at("resourceVersion") == "41");
-    CHECK(json::parse(t.requests[3].body).at("metadata").at("resourceVersion") == "42");
+    const auto requests = without_lease(t);
+    REQUIRE(requests.size() == 4);
+    CHECK(requests[2].method == "GET");
+    CHECK(json::parse(requests[1].body).at("metadata").at("resourceVersion") == "41");
+    CHECK(json::parse(requests[3].body).at("metadata").at("resourceVersion") == "42");
     CHECK(out.str() == "configmap/motor-config configured\n");
   }
 }

@@ -1,0 +1,192 @@
+#include "cmd/lock.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <random>
+
+#include "cmd/wait.h"
+#include "util/time.h"
+
+namespace mindie::cmd {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+
+void add_lock_flags(po::options_description& desc, LockFlags& flags) {
+  desc.add_options()("lock-timeout", po::value(&flags.lock_timeout)->default_value(flags.lock_timeout),
+                     "How long to wait while another kubectl-mindie command changes the same namespace (0: fail at "
+                     "once)");
+}
+
+std::chrono::milliseconds check_lock_flags(const LockFlags& flags) {
+  return parse_duration(flags.lock_timeout, "--lock-timeout");
+}
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+std::string user_name() {
+  if (const passwd* pw = getpwuid(geteuid()); pw != nullptr && pw->pw_name != nullptr) return pw->pw_name;
+  return "uid " + std::to_string(geteuid());
+}
+
+std::string string_of(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::string clock_time(std::int64_t t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string describe_lock_holder(const kube::LeaseRecord& r) {
+  const std::string command = string_of(r.holder, "command");
+  const std::string user = string_of(r.holder, "user");
+  const std::string host = string_of(r.holder, "host");
+  std::string out = command.empty() ? "holder " + r.identity : command;
+  if (!user.empty() || !host.empty()) out += " by " + user + "@" + host;
+  if (const auto* pid = r.holder.if_contains("pid"); pid != nullptr && pid->is_int64())
+    out += ", pid " + std::to_string(pid->get_int64());
+  if (r.acquired) out += ", since " + clock_time(*r.acquired);
+  return out;
+}
+
+bool lock_holder_gone(const kube::LeaseRecord& r) {
+  if (string_of(r.holder, "host") != host_name()) return false;
+  const auto* pid = r.holder.if_contains("pid");
+  if (pid == nullptr || !pid->is_int64() || pid->get_int64() <= 0 || pid->get_int64() > 1 << 30) return false;
+  const auto p = static_cast<pid_t>(pid->get_int64());
+  if (p == getpid()) return false;
+  return kill(p, 0) != 0 && errno == ESRCH;
+}
+
+NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::string& ns, const std::string& command,
+                             std::chrono::milliseconds wait, bool enabled)
+    : client_(client), printer_(printer), ns_(ns), wait_(wait) {
+  if (!enabled) return;
+  kube::LeaseLockConfig config;
+  config.ns = ns;
+  config.name = kLockLeaseName;
+  std::random_device rd;
+  char nonce[9];
+  std::snprintf(nonce, sizeof nonce, "%08x", rd());
+  config.identity = host_name() + "/" + std::to_string(getpid()) + "/" + nonce;
+  config.holder_annotation = kLockHolderAnnotation;
+  config.holder = {{"format", 1}, {"command", command}, {"user", user_name()}, {"host", host_name()},
+                   {"pid", static_cast<std::int64_t>(getpid())}};
+  config.labels = {{"app.kubernetes.io/managed-by", "kubectl-mindie"}};
+  config.duration_seconds = kLockDurationSeconds;
+  config.wait = wait;
+  lock_ = std::make_unique<kube::LeaseLock>(client, std::move(config), lock_holder_gone);
+  try {
+    lock_->observe();
+  } catch (...) {
+    rethrow_as_command_error(std::current_exception(), "read");
+  }
+  printer_.hold_warnings();
+}
+
+NamespaceLock::~NamespaceLock() {
+  printer_.release_warnings();
+  if (!lock_ || !lock_->held()) return;
+  try {
+    lock_->release();
+  } catch (const std::exception& e) {
+    printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +
+                     "): other kubectl-mindie commands wait for it up to " + std::to_string(kLockDurationSeconds) +
+                     "s");
+  }
+}
+
+void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const {
+  try {
+    std::rethrow_exception(e);
+  } catch (const kube::ApiError& err) {
+    if (err.code() != 403) throw;
+    throw CommandError("kubectl-mindie takes lease.coordination.k8s.io/" + std::string(kLockLeaseName) +
+                       " in namespace " + ns_ + " before it writes, so that two commands never change one "
+                       "deployment at once, but your user may not " + doing + " leases there (" +
+                       err.status_message() + "): it needs get, create and patch on leases.coordination.k8s.io "
+                       "in namespace " + ns_ + " (and delete, for kubectl mindie delete); nothing was changed");
+  }
+}
+
+void NamespaceLock::before_write() {
+  if (!lock_) return;
+  if (lock_->held()) {
+    try {
+      lock_->renew_if_due();
+    } catch (const kube::LeaseLost& e) {
+      throw CommandError(std::string(e.what()) + " while this command ran (it had not renewed it for " +
+                         std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
+    }
+    return;
+  }
+  kube::LeaseLock::Acquired got;
+  try {
+    got = lock_->acquire([&](const kube::LeaseRecord& holder) {
+      printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout) for " +
+                      describe_lock_holder(holder) + " to finish changing namespace " + ns_);
+    });
+  } catch (const kube::LeaseHeld& e) {
+    const auto& h = e.holder();
+    std::string renewed;
+    if (h.renewed) renewed = ", last renewed " + util::human_duration(now_seconds() - *h.renewed) + " ago";
+    throw CommandError("another kubectl-mindie command is changing namespace " + ns_ + ": " + describe_lock_holder(h) +
+                       renewed + " (lease.coordination.k8s.io/" + kLockLeaseName + "); " +
+                       (wait_.count() == 0 ? std::string("--lock-timeout 0 does not wait")
+                                           : "waited " + util::human_duration(wait_.count() / 1000)) +
+                       ". Re-run when it has finished; a lock its holder stops renewing is taken over after " +
+                       std::to_string(h.duration_seconds > 0 ? h.duration_seconds : kLockDurationSeconds) +
+                       "s. Nothing was changed");
+  } catch (...) {
+    rethrow_as_command_error(std::current_exception(), "create or update");
+  }
+  if (got.takeover) {
+    const auto& prev = got.takeover->previous;
+    printer_.notice("Warning: took over the lock of namespace " + ns_ + " from " + describe_lock_holder(prev) +
+                    (got.takeover->expired ? ", which had stopped renewing it"
+                                           : ", whose process on this host is gone"));
+  }
+  if (got.contended) {
+    printer_.drop_warnings();  // what was read may be another command's half-done change
+    throw Replan();
+  }
+  printer_.release_warnings();
+}
+
+void NamespaceLock::done(bool remove) {
+  printer_.release_warnings();
+  if (!lock_ || !lock_->held()) return;
+  try {
+    if (remove) lock_->remove();
+    else lock_->release();
+  } catch (const std::exception& e) {
+    printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +
+                     "): other kubectl-mindie commands wait for it up to " + std::to_string(kLockDurationSeconds) +
+                     "s");
+  }
+}
+
+}  // namespace mindie::cmd

@@ -1,0 +1,226 @@
+#include "kube/lease_lock.h"
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+#include "util/time.h"
+
+namespace mindie::kube {
+
+namespace json = boost::json;
+
+namespace gvr {
+const GVR kLeases{"coordination.k8s.io", "v1", "leases", "Lease", true};
+}
+
+std::string micro_time(std::int64_t seconds_since_epoch) {
+  const std::time_t t = static_cast<std::time_t>(seconds_since_epoch);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+  return buf;
+}
+
+LeaseClock LeaseClock::system() {
+  return {[] { return std::chrono::system_clock::now(); },
+          [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }};
+}
+
+LeaseRecord LeaseRecord::from(const json::object& lease, const std::string& holder_annotation) {
+  LeaseRecord r;
+  const auto string_at = [](const json::object& o, std::string_view key) -> std::string {
+    const json::value* v = o.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  if (const auto* md = lease.if_contains("metadata"); md != nullptr && md->is_object()) {
+    r.resource_version = string_at(md->get_object(), "resourceVersion");
+    if (const auto* a = md->get_object().if_contains("annotations"); a != nullptr && a->is_object()) {
+      const std::string text = string_at(a->get_object(), holder_annotation);
+      json::error_code ec;
+      json::value parsed = json::parse(text, ec);
+      if (!ec && parsed.is_object()) r.holder = std::move(parsed.get_object());
+    }
+  }
+  if (const auto* spec = lease.if_contains("spec"); spec != nullptr && spec->is_object()) {
+    const json::object& s = spec->get_object();
+    r.identity = string_at(s, "holderIdentity");
+    r.acquired = util::parse_rfc3339(string_at(s, "acquireTime"));
+    r.renewed = util::parse_rfc3339(string_at(s, "renewTime"));
+    if (const auto* d = s.if_contains("leaseDurationSeconds"); d != nullptr && d->is_int64())
+      r.duration_seconds = static_cast<int>(std::clamp<std::int64_t>(d->get_int64(), 0, 1 << 30));
+  }
+  return r;
+}
+
+bool LeaseRecord::expired(std::int64_t now) const {
+  if (identity.empty()) return false;
+  if (!renewed || duration_seconds <= 0) return true;
+  return now > *renewed + duration_seconds;
+}
+
+LeaseLock::LeaseLock(Client& client, LeaseLockConfig config, std::function<bool(const LeaseRecord&)> holder_gone,
+                     LeaseClock clock)
+    : client_(client), config_(std::move(config)), holder_gone_(std::move(holder_gone)), clock_(std::move(clock)) {}
+
+std::int64_t LeaseLock::now_seconds() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+}
+
+json::object LeaseLock::new_lease(std::int64_t now) const {
+  json::object metadata{{"name", config_.name}, {"namespace", config_.ns}};
+  if (!config_.labels.empty()) metadata["labels"] = config_.labels;
+  metadata["annotations"] = json::object{{config_.holder_annotation, json::serialize(config_.holder)}};
+  return {{"apiVersion", gvr::kLeases.api_version()},
+          {"kind", gvr::kLeases.kind},
+          {"metadata", std::move(metadata)},
+          {"spec",
+           {{"holderIdentity", config_.identity},
+            {"leaseDurationSeconds", config_.duration_seconds},
+            {"acquireTime", micro_time(now)},
+            {"renewTime", micro_time(now)},
+            {"leaseTransitions", 0}}}};
+}
+
+json::object LeaseLock::take_patch(const LeaseRecord& seen, std::int64_t now) const {
+  // A merge patch carrying the resourceVersion read: the server refuses it (409) if anyone wrote in between.
+  // Annotations other than the holder's (a previous holder's left-overs) are replaced: null removes a key.
+  json::object annotations{{config_.holder_annotation, json::serialize(config_.holder)}};
+  return {{"metadata", {{"resourceVersion", seen.resource_version}, {"annotations", std::move(annotations)}}},
+          {"spec",
+           {{"holderIdentity", config_.identity},
+            {"leaseDurationSeconds", config_.duration_seconds},
+            {"acquireTime", micro_time(now)},
+            {"renewTime", micro_time(now)},
+            {"leaseTransitions", transitions_ + 1}}}};
+}
+
+void LeaseLock::observe() {
+  observed_lease_ = client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
+  observed_ = observed_lease_ ? LeaseRecord::from(*observed_lease_, config_.holder_annotation).resource_version
+                              : std::string();
+}
+
+LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecord&)>& on_wait) {
+  const auto deadline = clock_.now() + config_.wait;
+  bool told = false;
+  bool contended = !observed_.has_value();
+  // The first look is observe()'s read: a guarded write fails (409) if the lease changed since, and we look again.
+  bool first = observed_.has_value();
+  for (;;) {
+    const std::int64_t now = now_seconds();
+    const std::optional<json::object> live =
+        first ? observed_lease_ : client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
+    first = false;
+    const LeaseRecord look = live ? LeaseRecord::from(*live, config_.holder_annotation) : LeaseRecord{};
+    // Changed since observe() by anyone but us (our own write whose reply was lost changes it too).
+    if (observed_ && look.resource_version != *observed_ && look.identity != config_.identity) contended = true;
+    if (!live) {
+      try {
+        record_ = LeaseRecord::from(client_.create(gvr::kLeases, new_lease(now)), config_.holder_annotation);
+      } catch (const ApiError& e) {
+        if (e.reason() == "AlreadyExists" || e.is_conflict()) continue;  // a rival created it first: look again
+        throw;
+      }
+      held_ = true;
+      last_renewal_ = now;
+      return {std::nullopt, contended};
+    }
+    const LeaseRecord& seen = look;
+    if (seen.identity == config_.identity) {  // our own write, whose reply was lost and whose repeat met a 409
+      record_ = seen;
+      held_ = true;
+      last_renewal_ = now;
+      return {std::nullopt, contended};
+    }
+    const bool free = seen.identity.empty();
+    const bool expired = seen.expired(now);
+    if (free || expired || holder_gone_(seen)) {
+      if (const auto* spec = live->if_contains("spec"); spec != nullptr && spec->is_object())
+        if (const auto* t = spec->get_object().if_contains("leaseTransitions"); t != nullptr && t->is_int64())
+          transitions_ = static_cast<int>(std::clamp<std::int64_t>(t->get_int64(), 0, 1 << 30));
+      try {
+        record_ = LeaseRecord::from(
+            client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, take_patch(seen, now)),
+            config_.holder_annotation);
+      } catch (const ApiError& e) {
+        if (e.is_conflict() || e.is_not_found()) continue;  // changed or deleted since read: look again
+        throw;
+      }
+      held_ = true;
+      last_renewal_ = now;
+      if (free) return {std::nullopt, contended};
+      return {TakeOver{seen, expired}, true};
+    }
+    if (clock_.now() >= deadline) throw LeaseHeld("lease " + config_.ns + "/" + config_.name + " is held", seen);
+    if (!told && on_wait) on_wait(seen);
+    told = true;
+    contended = true;
+    clock_.sleep(std::min(config_.poll, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now())));
+  }
+}
+
+void LeaseLock::update(const json::object& annotations) {
+  const std::int64_t now = now_seconds();
+  const json::object patch{{"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", annotations}}},
+                           {"spec", {{"renewTime", micro_time(now)}}}};
+  json::object answer;
+  try {
+    answer = client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, patch);
+  } catch (const ApiError& e) {
+    if (!e.is_conflict() && !e.is_not_found()) throw;
+    // A 409 is also what a repeat of our own applied patch gets (a lost reply retried): ours if the identity is.
+    const auto live = client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
+    const LeaseRecord seen = live ? LeaseRecord::from(*live, config_.holder_annotation) : LeaseRecord{};
+    if (!live || seen.identity != config_.identity) {
+      held_ = false;
+      throw LeaseLost("lease " + config_.ns + "/" + config_.name +
+                      (live ? " was taken over by " + (seen.identity.empty() ? std::string("nobody") : seen.identity)
+                            : std::string(" was deleted")));
+    }
+    record_ = seen;  // ours: apply the change again on what is there now
+    answer = client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge,
+                           json::object{{"metadata", {{"resourceVersion", seen.resource_version},
+                                                      {"annotations", annotations}}},
+                                        {"spec", {{"renewTime", micro_time(now)}}}});
+  }
+  record_ = LeaseRecord::from(answer, config_.holder_annotation);
+  last_renewal_ = now;
+}
+
+void LeaseLock::renew_if_due() {
+  if (!held_) return;
+  if (now_seconds() - last_renewal_ < config_.duration_seconds / 3) return;
+  update({});
+}
+
+bool LeaseLock::release() {
+  if (!held_) return false;
+  held_ = false;
+  const json::object patch{
+      {"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", {{config_.holder_annotation, nullptr}}}}},
+      {"spec", {{"holderIdentity", nullptr}, {"acquireTime", nullptr}, {"renewTime", nullptr}}}};
+  try {
+    record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, patch),
+                                config_.holder_annotation);
+  } catch (const ApiError& e) {
+    if (e.is_not_found() || e.is_conflict()) return true;  // gone, or taken over after we stopped renewing
+    throw;
+  }
+  return true;
+}
+
+bool LeaseLock::remove() {
+  if (!held_) return false;
+  held_ = false;
+  try {
+    client_.remove_if_unchanged(gvr::kLeases, config_.ns, config_.name, record_.resource_version);
+  } catch (const ApiError& e) {
+    if (e.is_not_found() || e.is_conflict()) return true;
+    throw;
+  }
+  return true;
+}
+
+}  // namespace mindie::kube

@@ -1,0 +1,142 @@
+// A mutual-exclusion lock on a coordination.k8s.io/v1 Lease, as client-go's leader election uses one: the holder's
+// identity, acquire and renew times and a duration after which a holder that stopped renewing counts as gone.
+// Knows Leases and nothing of what the lock protects.
+#pragma once
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "kube/client.h"
+
+namespace mindie::kube {
+
+namespace gvr {
+extern const GVR kLeases;  ///< coordination.k8s.io/v1 leases
+}
+
+/// What a Lease says about its holder.
+struct LeaseRecord {
+  std::string identity;         ///< spec.holderIdentity; "" when nobody holds it
+  boost::json::object holder;   ///< the holder's own record (LeaseLockConfig::holder_annotation), {} when absent
+  std::optional<std::int64_t> acquired;  ///< spec.acquireTime, seconds since the epoch
+  std::optional<std::int64_t> renewed;   ///< spec.renewTime, seconds since the epoch
+  int duration_seconds = 0;     ///< spec.leaseDurationSeconds
+  std::string resource_version;
+  /// Decodes a Lease object; fields that are absent or malformed stay empty (a Lease anyone may have written).
+  static LeaseRecord from(const boost::json::object& lease, const std::string& holder_annotation);
+  /// True when held and not renewed for its duration at `now` (seconds since the epoch). A lease without
+  /// renewTime or duration counts as expired: nothing says it is alive. Clocks are assumed to agree to a few
+  /// seconds (client-go's leader election makes the same assumption of renewTime's writers).
+  bool expired(std::int64_t now) const;
+};
+
+/// Which lease and who takes it.
+struct LeaseLockConfig {
+  std::string ns;
+  std::string name;
+  std::string identity;                 ///< unique per process: spec.holderIdentity
+  std::string holder_annotation;        ///< annotation key holding `holder` as JSON text
+  boost::json::object holder;           ///< what waiting commands print about the holder (user, host, pid, ...)
+  boost::json::object labels;           ///< metadata.labels of a lease this lock creates
+  int duration_seconds = 60;            ///< spec.leaseDurationSeconds
+  std::chrono::milliseconds wait{0};    ///< how long acquire() waits for a held lease; 0: not at all
+  std::chrono::milliseconds poll{1000}; ///< between two looks at a held lease while waiting
+};
+
+/// The clock a lock reads and sleeps on (tests pass their own: no real sleeping in unit tests).
+struct LeaseClock {
+  std::function<std::chrono::system_clock::time_point()> now;
+  std::function<void(std::chrono::milliseconds)> sleep;
+  /// The system clock and std::this_thread::sleep_for.
+  static LeaseClock system();
+};
+
+/// acquire() gave up: the lease is held by someone alive. `holder` is the last record seen.
+class LeaseHeld : public std::runtime_error {
+ public:
+  LeaseHeld(const std::string& what, LeaseRecord holder) : std::runtime_error(what), holder_(std::move(holder)) {}
+  const LeaseRecord& holder() const { return holder_; }
+
+ private:
+  LeaseRecord holder_;
+};
+
+/// renew() found the lease taken over (or deleted) by someone else: whoever holds it now may be writing.
+class LeaseLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A Lease taken by one process. Not thread-safe. Requests go through `client` (ApiError / TransportError
+/// propagate, a 403 included: the caller names the permission).
+class LeaseLock {
+ public:
+  /// `holder_gone(record)`: true when the record's holder is known to have stopped (a process of this host that no
+  /// longer runs), so its lease may be taken at once rather than after it expires.
+  LeaseLock(Client& client, LeaseLockConfig config, std::function<bool(const LeaseRecord&)> holder_gone,
+            LeaseClock clock = LeaseClock::system());
+
+  /// Reads the lease (one GET) and remembers it, so that acquire() can tell whether anyone took it in between: a
+  /// caller observes, reads what it is about to change, then acquires before its first write, whose first attempt
+  /// writes against this read (one request when nobody came in between).
+  void observe();
+  /// Why acquire() took a lease someone else held.
+  struct TakeOver {
+    LeaseRecord previous;
+    bool expired = false;  ///< false: holder_gone said so
+  };
+  /// What acquire() found.
+  struct Acquired {
+    std::optional<TakeOver> takeover;  ///< the holder taken over from
+    /// True when the lease changed since observe() (or observe() was not called): someone held it in between, so
+    /// what was read before may be stale.
+    bool contended = false;
+  };
+  /// Takes the lease: creates it when absent, takes it when free (no holderIdentity), expired or its holder is
+  /// gone; otherwise calls `on_wait` once with the holder and looks again every `poll` until `wait` has passed,
+  /// then throws LeaseHeld. A rival's write between a read and ours (409) makes it look again. Every write is
+  /// guarded by the resourceVersion read, so two processes never both hold it.
+  Acquired acquire(const std::function<void(const LeaseRecord&)>& on_wait = {});
+  /// Merges `annotations` into the lease and renews it (resourceVersion-guarded merge patch). Throws LeaseLost
+  /// when the lease is no longer ours.
+  void update(const boost::json::object& annotations);
+  /// Renews when a third of the duration has passed since the last renewal (so a slow command keeps its lease and
+  /// a fast one writes nothing more); throws LeaseLost as update().
+  void renew_if_due();
+  /// Frees the lease: clears its holder (resourceVersion-guarded merge patch), keeping the object, whose changing
+  /// resourceVersion is what observe() compares. A lease taken over meanwhile is left to its new holder. Returns
+  /// false, sending nothing, when not held.
+  bool release();
+  /// Deletes the lease we hold (precondition: the resourceVersion of our last write), for a command that removes
+  /// everything it made in the namespace. As release() when it was taken over meanwhile.
+  bool remove();
+  bool held() const { return held_; }
+  /// The lease as last written or read.
+  const LeaseRecord& record() const { return record_; }
+
+ private:
+  boost::json::object new_lease(std::int64_t now) const;
+  boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now) const;
+  std::int64_t now_seconds() const;
+
+  Client& client_;
+  LeaseLockConfig config_;
+  std::function<bool(const LeaseRecord&)> holder_gone_;
+  LeaseClock clock_;
+  bool held_ = false;
+  LeaseRecord record_;
+  std::int64_t last_renewal_ = 0;
+  std::optional<std::string> observed_;  ///< resourceVersion seen by observe(); "" when the lease was absent
+  std::optional<boost::json::object> observed_lease_;  ///< what observe() read
+  int transitions_ = 0;
+};
+
+/// RFC 3339 with microseconds in UTC, as metav1.MicroTime is written: "2026-12-03T05:40:01.000000Z".
+std::string micro_time(std::int64_t seconds_since_epoch);
+
+}  // namespace mindie::kube

@@ -1,0 +1,261 @@
+// kube::LeaseLock: taking, waiting for, taking over, renewing and freeing a coordination.k8s.io Lease, every write
+// guarded by the resourceVersion read; on a scripted transport and a scripted clock (nothing sleeps).
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include "fake_transport.h"
+#include "kube/lease_lock.h"
+
+using namespace mindie;
+namespace json = boost::json;
+using test::FakeTransport;
+
+namespace {
+
+const std::string kPath = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
+const std::string kNotFound = R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})";
+const std::string kConflict = R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})";
+constexpr std::int64_t kNow = 1'780'000'000;  // 2026-05-28
+
+/// A clock that starts at kNow and moves only when slept on.
+struct FakeClock {
+  std::chrono::system_clock::time_point now = std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
+  std::vector<std::chrono::milliseconds> slept;
+  kube::LeaseClock clock() {
+    return {[this] { return now; },
+            [this](std::chrono::milliseconds d) {
+              slept.push_back(d);
+              now += d;
+            }};
+  }
+};
+
+kube::LeaseLockConfig config(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
+  kube::LeaseLockConfig c;
+  c.ns = "ns";
+  c.name = "lock";
+  c.identity = "me";
+  c.holder_annotation = "example.com/holder";
+  c.holder = {{"command", "scale"}};
+  c.duration_seconds = 60;
+  c.wait = wait;
+  return c;
+}
+
+/// A Lease held by `holder`, renewed `renewed_ago` seconds before kNow.
+std::string lease(const std::string& holder, std::int64_t renewed_ago, const std::string& rv = "10") {
+  json::object spec{{"leaseDurationSeconds", 60}, {"leaseTransitions", 2}};
+  if (!holder.empty()) {
+    spec["holderIdentity"] = holder;
+    spec["acquireTime"] = kube::micro_time(kNow - renewed_ago - 5);
+    spec["renewTime"] = kube::micro_time(kNow - renewed_ago);
+  }
+  return json::serialize(json::object{
+      {"metadata",
+       {{"name", "lock"},
+        {"namespace", "ns"},
+        {"resourceVersion", rv},
+        {"annotations", {{"example.com/holder", R"({"command":"deploy","pid":42})"}}}}},
+      {"spec", spec}});
+}
+
+bool never_gone(const kube::LeaseRecord&) { return false; }
+
+}  // namespace
+
+TEST_CASE("LeaseLock: an absent lease is created with this holder, and freed by clearing the holder") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(404, kNotFound);
+  lock.observe();
+  t.reply(201, lease("me", 0, "11"));
+  const auto got = lock.acquire();
+  CHECK_FALSE(got.takeover);
+  CHECK_FALSE(got.contended);
+  CHECK(lock.held());
+  REQUIRE(t.requests.size() == 2);  // observe's read served as the first look
+  CHECK(t.requests[1].method == "POST");
+  const json::object created = json::parse(t.requests[1].body).as_object();
+  CHECK(created.at("spec").at("holderIdentity") == "me");
+  CHECK(created.at("spec").at("leaseDurationSeconds") == 60);
+  CHECK(created.at("spec").at("renewTime").as_string() == kube::micro_time(kNow));
+  CHECK(created.at("metadata").at("annotations").at("example.com/holder") == R"({"command":"scale"})");
+
+  t.reply(200, lease("", 0, "12"));
+  CHECK(lock.release());
+  CHECK_FALSE(lock.held());
+  REQUIRE(t.requests.size() == 3);
+  CHECK(t.requests[2].method == "PATCH");
+  CHECK(t.requests[2].content_type == "application/merge-patch+json");
+  const json::object freed = json::parse(t.requests[2].body).as_object();
+  CHECK(freed.at("metadata").at("resourceVersion") == "11");  // guarded by our own write's version
+  CHECK(freed.at("spec").at("holderIdentity").is_null());
+  CHECK_FALSE(lock.release());  // not held: nothing sent
+  CHECK(t.requests.size() == 3);
+}
+
+TEST_CASE("LeaseLock: a lease held by a live holder fails at once with --lock-timeout 0, writing nothing") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(200, lease("other", 5));
+  lock.observe();
+  try {
+    lock.acquire();
+    FAIL("acquire() did not throw");
+  } catch (const kube::LeaseHeld& e) {
+    CHECK(e.holder().identity == "other");
+    CHECK(e.holder().holder.at("pid") == 42);
+    CHECK(e.holder().renewed == kNow - 5);
+  }
+  CHECK(t.requests.size() == 1);
+  CHECK_FALSE(lock.held());
+  CHECK(clock.slept.empty());
+}
+
+TEST_CASE("LeaseLock: waits for a held lease, polling, and takes it once freed; the read before is stale") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(std::chrono::seconds(30)), never_gone, clock.clock());
+  t.reply(200, lease("other", 5));
+  lock.observe();
+  t.reply(200, lease("other", 4));      // still held after one poll
+  t.reply(200, lease("", 0, "20"));     // freed
+  t.reply(200, lease("me", 0, "21"));   // taken
+  int waits = 0;
+  const auto got = lock.acquire([&](const kube::LeaseRecord& holder) {
+    ++waits;
+    CHECK(holder.identity == "other");
+  });
+  CHECK(waits == 1);  // one notice, however long the wait
+  CHECK(clock.slept.size() == 2);
+  CHECK_FALSE(got.takeover);
+  CHECK(got.contended);  // someone held it since observe(): what the caller read may be stale
+  REQUIRE(t.requests.size() == 4);
+  const json::object patch = json::parse(t.requests[3].body).as_object();
+  CHECK(patch.at("metadata").at("resourceVersion") == "20");
+  CHECK(patch.at("spec").at("holderIdentity") == "me");
+  CHECK(patch.at("spec").at("leaseTransitions") == 3);
+}
+
+TEST_CASE("LeaseLock: gives up when the wait passes, never sleeping past it") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLockConfig c = config(std::chrono::milliseconds(2500));
+  kube::LeaseLock lock(client, c, never_gone, clock.clock());
+  t.reply(200, lease("other", 1));
+  lock.observe();
+  for (int i = 0; i < 3; ++i) t.reply(200, lease("other", 0));
+  CHECK_THROWS_AS(lock.acquire(), kube::LeaseHeld);
+  CHECK(clock.slept == std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(1000),
+                                                               std::chrono::milliseconds(1000),
+                                                               std::chrono::milliseconds(500)});
+  CHECK(t.pending() == 0);
+}
+
+TEST_CASE("LeaseLock: an expired lease or one whose holder is gone is taken over, saying whose it was") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  SUBCASE("expired: not renewed for its duration") {
+    kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+    t.reply(200, lease("other", 61));
+    lock.observe();
+    t.reply(200, lease("me", 0, "11"));
+    const auto got = lock.acquire();
+    REQUIRE(got.takeover);
+    CHECK(got.takeover->expired);
+    CHECK(got.takeover->previous.identity == "other");
+    CHECK(got.contended);
+  }
+  SUBCASE("renewed within its duration, but its process is gone") {
+    kube::LeaseLock lock(client, config(), [](const kube::LeaseRecord& r) { return r.identity == "other"; },
+                         clock.clock());
+    t.reply(200, lease("other", 1));
+    lock.observe();
+    t.reply(200, lease("me", 0, "11"));
+    const auto got = lock.acquire();
+    REQUIRE(got.takeover);
+    CHECK_FALSE(got.takeover->expired);
+  }
+  REQUIRE(t.requests.size() == 2);
+  CHECK(json::parse(t.requests[1].body).at("metadata").at("resourceVersion") == "10");
+}
+
+TEST_CASE("LeaseLock: a rival's write between our read and ours (409, AlreadyExists) makes it look again") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(404, kNotFound);
+  lock.observe();
+  t.reply(409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists","code":409})");
+  t.reply(200, lease("rival", 0));
+  CHECK_THROWS_AS(lock.acquire(), kube::LeaseHeld);
+  CHECK(t.requests.size() == 3);
+  CHECK_FALSE(lock.held());
+}
+
+TEST_CASE("LeaseLock: a repeat of our own applied write meeting 409 finds the lease ours") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(200, lease("", 0, "10"));
+  lock.observe();
+  t.reply(409, kConflict);           // the retried patch after a lost reply: the first one was stored
+  t.reply(200, lease("me", 0, "11"));
+  const auto got = lock.acquire();
+  CHECK(lock.held());
+  CHECK_FALSE(got.contended);
+  CHECK(lock.record().resource_version == "11");
+}
+
+TEST_CASE("LeaseLock: renews only when a third of the duration has passed; a lease taken meanwhile is lost") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(404, kNotFound);
+  lock.observe();
+  t.reply(201, lease("me", 0, "11"));
+  lock.acquire();
+  clock.now += std::chrono::seconds(19);
+  lock.renew_if_due();
+  CHECK(t.requests.size() == 2);  // not due: nothing sent
+  clock.now += std::chrono::seconds(1);
+  t.reply(200, lease("me", 0, "12"));
+  lock.renew_if_due();
+  REQUIRE(t.requests.size() == 3);
+  const json::object renew = json::parse(t.requests[2].body).as_object();
+  CHECK(renew.at("metadata").at("resourceVersion") == "11");
+  CHECK(renew.at("spec").at("renewTime").as_string() == kube::micro_time(kNow + 20));
+
+  clock.now += std::chrono::seconds(25);
+  t.reply(409, kConflict);
+  t.reply(200, lease("thief", 0, "13"));
+  CHECK_THROWS_WITH_AS(lock.renew_if_due(), doctest::Contains("taken over by thief"), kube::LeaseLost);
+  CHECK_FALSE(lock.held());
+  CHECK_FALSE(lock.release());  // not ours: left to its holder
+}
+
+TEST_CASE("LeaseRecord: decoding tolerates anything a writer may have left") {
+  const auto r = kube::LeaseRecord::from(
+      json::parse(R"({"metadata":{"annotations":{"example.com/holder":"not json"}},"spec":{"holderIdentity":"x",)"
+                  R"("renewTime":"yesterday","leaseDurationSeconds":"60"}})")
+          .as_object(),
+      "example.com/holder");
+  CHECK(r.identity == "x");
+  CHECK(r.holder.empty());
+  CHECK_FALSE(r.renewed);
+  CHECK(r.duration_seconds == 0);
+  CHECK(r.expired(kNow));  // nothing says it is alive
+  CHECK_FALSE(kube::LeaseRecord{}.expired(kNow));  // free, not expired
+  CHECK(kube::micro_time(0) == "1970-01-01T00:00:00.000000Z");
+}
