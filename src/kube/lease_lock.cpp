@@ -102,9 +102,18 @@ void LeaseLock::observe() {
                               : std::string();
 }
 
+namespace {
+
+// A create that failed this way may be tried again after a fresh look (RetryingTransport's statuses).
+bool transient(int code) { return code == 429 || code == 500 || code == 502 || code == 503 || code == 504; }
+constexpr int kCreateRetries = 4;
+
+}  // namespace
+
 LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecord&)>& on_wait) {
   const auto deadline = clock_.now() + config_.wait;
   bool told = false;
+  int create_failures = 0;
   bool contended = !observed_.has_value();
   // The first look is observe()'s read: a guarded write fails (409) if the lease changed since, and we look again.
   bool first = observed_.has_value();
@@ -121,7 +130,13 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
         record_ = LeaseRecord::from(client_.create(gvr::kLeases, new_lease(now)), config_.holder_annotation);
       } catch (const ApiError& e) {
         if (e.reason() == "AlreadyExists" || e.is_conflict()) continue;  // a rival created it first: look again
-        throw;
+        if (!transient(e.code()) || ++create_failures > kCreateRetries) throw;
+        clock_.sleep(std::chrono::milliseconds(250 << create_failures));
+        continue;  // a POST is not repeated blindly: look again (a create whose reply was lost shows as ours)
+      } catch (const TransportError&) {
+        if (++create_failures > kCreateRetries) throw;
+        clock_.sleep(std::chrono::milliseconds(250 << create_failures));
+        continue;
       }
       held_ = true;
       last_renewal_ = now;

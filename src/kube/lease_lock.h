@@ -100,7 +100,9 @@ class LeaseLock {
   /// Takes the lease: creates it when absent, takes it when free (no holderIdentity), expired or its holder is
   /// gone; otherwise calls `on_wait` once with the holder and looks again every `poll` until `wait` has passed,
   /// then throws LeaseHeld. A rival's write between a read and ours (409) makes it look again. Every write is
-  /// guarded by the resourceVersion read, so two processes never both hold it.
+  /// guarded by the resourceVersion read, so two processes never both hold it. The create (a POST, which the
+  /// transport never repeats) is tried again after a fresh look when it fails with 429, 5xx or a connection error,
+  /// up to 4 times with backoff: a create whose reply was lost is found holding our identity.
   Acquired acquire(const std::function<void(const LeaseRecord&)>& on_wait = {});
   /// Merges `annotations` into the lease and renews it (resourceVersion-guarded merge patch). Throws LeaseLost
   /// when the lease is no longer ours.

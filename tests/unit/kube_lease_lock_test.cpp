@@ -259,3 +259,30 @@ TEST_CASE("LeaseRecord: decoding tolerates anything a writer may have left") {
   CHECK_FALSE(kube::LeaseRecord{}.expired(kNow));  // free, not expired
   CHECK(kube::micro_time(0) == "1970-01-01T00:00:00.000000Z");
 }
+
+TEST_CASE("LeaseLock: a create that fails transiently is tried again after a fresh look, a lost one found ours") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  t.reply(404, kNotFound);
+  lock.observe();
+  t.reply(503, R"({"kind":"Status","status":"Failure","reason":"ServiceUnavailable","code":503})");
+  t.reply(404, kNotFound);             // the fresh look: still absent
+  t.fail("connection reset");          // the second create: its outcome unknown
+  t.reply(200, lease("me", 0, "11"));  // the fresh look: it was stored, ours
+  const auto got = lock.acquire();
+  CHECK(lock.held());
+  CHECK_FALSE(got.contended);
+  CHECK(t.requests.size() == 5);
+  CHECK(clock.slept.size() == 2);  // backed off before each fresh look
+
+  FakeTransport t2;
+  kube::Client client2(t2);
+  kube::LeaseLock refused(client2, config(), never_gone, clock.clock());
+  t2.reply(404, kNotFound);
+  refused.observe();
+  t2.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})");
+  CHECK_THROWS_AS(refused.acquire(), kube::ApiError);  // not transient: at once
+  CHECK(t2.requests.size() == 2);
+}
