@@ -107,17 +107,7 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   printer_.hold_warnings();
 }
 
-NamespaceLock::~NamespaceLock() {
-  printer_.release_warnings();
-  if (!lock_ || !lock_->held()) return;
-  try {
-    lock_->release();
-  } catch (const std::exception& e) {
-    printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +
-                     "): other kubectl-mindie commands wait for it up to " + std::to_string(kLockDurationSeconds) +
-                     "s");
-  }
-}
+NamespaceLock::~NamespaceLock() { done(); }
 
 void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const {
   try {

@@ -34,7 +34,13 @@ struct LoggedRequest {
   std::string content_type;
   std::string body;
   int status = 0;  ///< 0: not answered (a hang or drop fault)
-  bool is_write() const { return method != "GET"; }
+  /// Every method but GET, except on the namespace lock's Lease (lease.coordination.k8s.io/kubectl-mindie, which
+  /// every mutating command takes and frees): the writes to the deployment. lock_test.cpp asserts the lock's own.
+  bool is_write() const { return method != "GET" && !is_lock(); }
+  /// A request to the namespace lock's Lease or its collection.
+  bool is_lock() const {
+    return path.find("/apis/coordination.k8s.io/v1/namespaces/") == 0 && path.find("/leases") != std::string::npos;
+  }
 };
 
 /// A fresh temporary directory, removed with its contents on destruction.
