@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <random>
@@ -39,9 +40,15 @@ std::string user_name() {
   return "uid " + std::to_string(geteuid());
 }
 
+// A string field of a holder record, which anyone allowed to write the Lease may have set: control characters
+// become '?', so that printing it cannot move the terminal's cursor; at most 100 bytes.
 std::string string_of(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  if (v == nullptr || !v->is_string()) return {};
+  std::string s(v->get_string().subview(0, std::min<std::size_t>(v->get_string().size(), 100)));
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
 }
 
 std::string clock_time(std::int64_t t) {
@@ -64,7 +71,7 @@ std::string describe_lock_holder(const kube::LeaseRecord& r) {
   const std::string command = string_of(r.holder, "command");
   const std::string user = string_of(r.holder, "user");
   const std::string host = string_of(r.holder, "host");
-  std::string out = command.empty() ? "holder " + r.identity : command;
+  std::string out = command.empty() ? "holder " + string_of(json::object{{"id", r.identity}}, "id") : command;
   if (!user.empty() || !host.empty()) out += " by " + user + "@" + host;
   if (const auto* pid = r.holder.if_contains("pid"); pid != nullptr && pid->is_int64())
     out += ", pid " + std::to_string(pid->get_int64());

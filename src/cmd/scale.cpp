@@ -185,6 +185,10 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   read_proposed();  // before any request: a bad -f sends nothing
   NamespaceLock lock(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
   lock_ = &lock;
+  struct Reset {
+    NamespaceLock*& p;
+    ~Reset() { p = nullptr; }
+  } reset{lock_};  // lock_ never outlives the lock, whatever run_once throws
   try {
     run_once(client, printer);
   } catch (const Replan&) {
@@ -193,7 +197,6 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
     run_once(client, printer);
   }
   lock.done();
-  lock_ = nullptr;
 }
 
 void ScaleOptions::run_once(kube::Client& client, Printer& printer) {

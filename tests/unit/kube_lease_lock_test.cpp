@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "fake_transport.h"
+#include "cmd/lock.h"
 #include "kube/lease_lock.h"
 
 using namespace mindie;
@@ -31,7 +32,7 @@ struct FakeClock {
   }
 };
 
-kube::LeaseLockConfig config(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
+kube::LeaseLockConfig lock_config(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
   kube::LeaseLockConfig c;
   c.ns = "ns";
   c.name = "lock";
@@ -68,7 +69,7 @@ TEST_CASE("LeaseLock: an absent lease is created with this holder, and freed by 
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(404, kNotFound);
   lock.observe();
   t.reply(201, lease("me", 0, "11"));
@@ -101,7 +102,7 @@ TEST_CASE("LeaseLock: a lease held by a live holder fails at once with --lock-ti
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(200, lease("other", 5));
   lock.observe();
   try {
@@ -121,7 +122,7 @@ TEST_CASE("LeaseLock: waits for a held lease, polling, and takes it once freed; 
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(std::chrono::seconds(30)), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(std::chrono::seconds(30)), never_gone, clock.clock());
   t.reply(200, lease("other", 5));
   lock.observe();
   t.reply(200, lease("other", 4));      // still held after one poll
@@ -147,7 +148,7 @@ TEST_CASE("LeaseLock: gives up when the wait passes, never sleeping past it") {
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLockConfig c = config(std::chrono::milliseconds(2500));
+  kube::LeaseLockConfig c = lock_config(std::chrono::milliseconds(2500));
   kube::LeaseLock lock(client, c, never_gone, clock.clock());
   t.reply(200, lease("other", 1));
   lock.observe();
@@ -164,7 +165,7 @@ TEST_CASE("LeaseLock: an expired lease or one whose holder is gone is taken over
   FakeClock clock;
   kube::Client client(t);
   SUBCASE("expired: not renewed for its duration") {
-    kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+    kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
     t.reply(200, lease("other", 61));
     lock.observe();
     t.reply(200, lease("me", 0, "11"));
@@ -175,7 +176,7 @@ TEST_CASE("LeaseLock: an expired lease or one whose holder is gone is taken over
     CHECK(got.contended);
   }
   SUBCASE("renewed within its duration, but its process is gone") {
-    kube::LeaseLock lock(client, config(), [](const kube::LeaseRecord& r) { return r.identity == "other"; },
+    kube::LeaseLock lock(client, lock_config(), [](const kube::LeaseRecord& r) { return r.identity == "other"; },
                          clock.clock());
     t.reply(200, lease("other", 1));
     lock.observe();
@@ -192,7 +193,7 @@ TEST_CASE("LeaseLock: a rival's write between our read and ours (409, AlreadyExi
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(404, kNotFound);
   lock.observe();
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists","code":409})");
@@ -206,7 +207,7 @@ TEST_CASE("LeaseLock: a repeat of our own applied write meeting 409 finds the le
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(200, lease("", 0, "10"));
   lock.observe();
   t.reply(409, kConflict);           // the retried patch after a lost reply: the first one was stored
@@ -221,7 +222,7 @@ TEST_CASE("LeaseLock: renews only when a third of the duration has passed; a lea
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(404, kNotFound);
   lock.observe();
   t.reply(201, lease("me", 0, "11"));
@@ -264,7 +265,7 @@ TEST_CASE("LeaseLock: a create that fails transiently is tried again after a fre
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  kube::LeaseLock lock(client, config(), never_gone, clock.clock());
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(404, kNotFound);
   lock.observe();
   t.reply(503, R"({"kind":"Status","status":"Failure","reason":"ServiceUnavailable","code":503})");
@@ -279,10 +280,25 @@ TEST_CASE("LeaseLock: a create that fails transiently is tried again after a fre
 
   FakeTransport t2;
   kube::Client client2(t2);
-  kube::LeaseLock refused(client2, config(), never_gone, clock.clock());
+  kube::LeaseLock refused(client2, lock_config(), never_gone, clock.clock());
   t2.reply(404, kNotFound);
   refused.observe();
   t2.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403})");
   CHECK_THROWS_AS(refused.acquire(), kube::ApiError);  // not transient: at once
   CHECK(t2.requests.size() == 2);
+}
+
+TEST_CASE("describe_lock_holder: names command, user, host, pid and since; scrubs what a writer may have put in") {
+  kube::LeaseRecord r;
+  r.identity = "h/1/x";
+  r.holder = {{"command", "scale"}, {"user", "alice"}, {"host", "node-1"}, {"pid", 4711}};
+  r.acquired = 0;
+  CHECK(cmd::describe_lock_holder(r) == "scale by alice@node-1, pid 4711, since 00:00:00 UTC");
+  r.holder = {{"command", "scale\x1b[2J"}, {"user", std::string(300, 'u')}};
+  r.acquired.reset();
+  const std::string text = cmd::describe_lock_holder(r);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.rfind("scale?[2J by ", 0) == 0);
+  CHECK(text.size() < 130);  // each field at most 100 bytes
+  CHECK(cmd::describe_lock_holder(kube::LeaseRecord{}).rfind("holder ", 0) == 0);  // no record: the identity
 }
