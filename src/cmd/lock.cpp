@@ -51,15 +51,6 @@ std::string string_of(const json::object& o, std::string_view key) {
   return s;
 }
 
-std::string clock_time(std::int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S UTC", &tm);
-  return buf;
-}
-
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -75,7 +66,7 @@ std::string describe_lock_holder(const kube::LeaseRecord& r) {
   if (!user.empty() || !host.empty()) out += " by " + user + "@" + host;
   if (const auto* pid = r.holder.if_contains("pid"); pid != nullptr && pid->is_int64())
     out += ", pid " + std::to_string(pid->get_int64());
-  if (r.acquired) out += ", since " + clock_time(*r.acquired);
+  if (r.acquired) out += ", since " + util::utc_text(*r.acquired, "%H:%M:%S UTC");
   return out;
 }
 

@@ -15,15 +15,10 @@ const GVR kLeases{"coordination.k8s.io", "v1", "leases", "Lease", true};
 }
 
 std::string micro_time(std::int64_t seconds_since_epoch) {
-  const std::time_t t = static_cast<std::time_t>(seconds_since_epoch);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
-  return buf;
+  return util::utc_text(seconds_since_epoch, "%Y-%m-%dT%H:%M:%S.000000Z");
 }
 
-LeaseClock LeaseClock::system() {
+LeaseClock LeaseClock::wall() {
   return {[] { return std::chrono::system_clock::now(); },
           [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }};
 }

@@ -53,7 +53,7 @@ struct LeaseClock {
   std::function<std::chrono::system_clock::time_point()> now;
   std::function<void(std::chrono::milliseconds)> sleep;
   /// The system clock and std::this_thread::sleep_for.
-  static LeaseClock system();
+  static LeaseClock wall();
 };
 
 /// acquire() gave up: the lease is held by someone alive. `holder` is the last record seen.
@@ -79,7 +79,7 @@ class LeaseLock {
   /// `holder_gone(record)`: true when the record's holder is known to have stopped (a process of this host that no
   /// longer runs), so its lease may be taken at once rather than after it expires.
   LeaseLock(Client& client, LeaseLockConfig config, std::function<bool(const LeaseRecord&)> holder_gone,
-            LeaseClock clock = LeaseClock::system());
+            LeaseClock clock = LeaseClock::wall());
 
   /// Reads the lease (one GET) and remembers it, so that acquire() can tell whether anyone took it in between: a
   /// caller observes, reads what it is about to change, then acquires before its first write, whose first attempt

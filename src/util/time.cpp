@@ -29,6 +29,14 @@ std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
   return c == '+' ? t - offset : t + offset;
 }
 
+std::string utc_text(std::int64_t seconds_since_epoch, const char* format) {
+  const std::time_t t = static_cast<std::time_t>(seconds_since_epoch);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  return std::string(buf, std::strftime(buf, sizeof buf, format, &tm));
+}
+
 std::string human_duration(std::int64_t seconds) {
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";

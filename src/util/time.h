@@ -12,6 +12,9 @@ namespace mindie::util {
 /// dropped. nullopt when `s` is not such a timestamp.
 std::optional<std::int64_t> parse_rfc3339(const std::string& s);
 
+/// `seconds_since_epoch` in UTC formatted by strftime's `format` ("%H:%M:%S UTC"; at most 63 characters out).
+std::string utc_text(std::int64_t seconds_since_epoch, const char* format);
+
 /// kubectl's short age ("45s", "3m20s", "5h", "2d4h") of `seconds`: k8s.io/apimachinery duration.HumanDuration
 /// ("<invalid>" below -1 s, "0s" for -1).
 std::string human_duration(std::int64_t seconds);
