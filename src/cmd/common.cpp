@@ -1,5 +1,7 @@
 #include "cmd/common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -111,7 +113,12 @@ class TransportChain : public kube::HttpTransport {
       logging_ = std::make_unique<kube::LoggingTransport>(*curl_, verbosity, log);
       top = logging_.get();
     }
-    retrying_ = std::make_unique<kube::RetryingTransport>(*top);
+    kube::RetryPolicy policy;
+    policy.budget = rest.request_timeout;
+    // On a terminal a retry says so, so that a slow command is not mistaken for a hung one; a log or a pipe
+    // gets the final outcome only (-v=6 shows every attempt).
+    if (isatty(STDERR_FILENO) != 0) policy.notice = [out = &log](const std::string& line) { *out << line << std::endl; };
+    retrying_ = std::make_unique<kube::RetryingTransport>(*top, std::move(policy));
   }
   kube::HttpResponse send(const kube::HttpRequest& req) override { return retrying_->send(req); }
   using kube::HttpTransport::stream;

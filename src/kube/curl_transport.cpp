@@ -15,8 +15,31 @@
 #include <optional>
 #include <string_view>
 
+#include "kube/retrying_transport.h"
+
 namespace mindie::kube {
 namespace {
+
+// Failures that the same request cannot escape by being sent again: the server's certificate does not verify, the
+// client's certificate or key is unusable (a key that does not match its certificate), the URL or its scheme is
+// wrong. RetryingTransport gives up on them at once.
+bool permanent(CURLcode rc) {
+  switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_CIPHER:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // libcurl's global state must be set up once before any handle exists; curl_easy_init would do it lazily but
 // not thread-safely.
@@ -284,7 +307,8 @@ CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> au
   impl_->base_url = c.server;
   if (!c.tls_server_name.empty()) {
     const auto url = split_url(c.server);
-    if (!url) throw TransportError("Unable to connect to the server " + c.server + ": the server URL cannot be parsed");
+    if (!url)
+      throw TransportError("Unable to connect to the server " + c.server + ": the server URL cannot be parsed", false);
     const auto bracket = [](const std::string& host) {
       return host.find(':') != std::string::npos ? "[" + host + "]" : host;
     };
@@ -298,7 +322,9 @@ CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> au
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_USERAGENT, "kubectl-mindie/" MINDIE_VERSION);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);  // client-go's dial timeout
+  // The connection phase, TCP and TLS handshake together: client-go gives a TLS handshake 10 s
+  // (TLSHandshakeTimeout), and a server that accepts but never completes it must not stall the command longer.
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
   // client-go's dialer keeps TCP keep-alive probes at 30 s, which is what notices a silently dead watch.
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
@@ -374,6 +400,10 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  // libcurl re-sends a request by itself, once, when a kept-alive connection turns out dead after it wrote it
+  // (which cannot be switched off): a write that is not safe to repeat (a POST, a DELETE, an unguarded patch)
+  // goes on a fresh connection, so it is sent exactly as often as RetryingTransport's attempt count says.
+  curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, is_safe_to_retry(req) ? 0L : 1L);
   const bool has_body = !req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
   if (has_body) {
     // Set even for an empty body so that libcurl sends Content-Length: 0 instead of waiting for a read callback.
@@ -423,7 +453,7 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
     const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);
     if (sink != nullptr && t.head_done)
       throw TransportError("The stream from the server " + config.server + " broke: " + detail);
-    throw TransportError("Unable to connect to the server " + config.server + ": " + detail);
+    throw TransportError("Unable to connect to the server " + config.server + ": " + detail, !permanent(rc));
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <thread>
@@ -89,22 +90,57 @@ std::chrono::milliseconds RetryingTransport::backoff(int attempt) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(capped));
 }
 
+bool RetryingTransport::go_on(const HttpRequest& req, std::chrono::milliseconds spent, std::chrono::milliseconds wait,
+                              int attempt, const std::string& why) const {
+  if (policy_.budget.count() > 0 && spent + wait >= policy_.budget) return false;
+  if (policy_.notice) {
+    char secs[32];
+    if (wait.count() < 1000) std::snprintf(secs, sizeof secs, "%lldms", static_cast<long long>(wait.count()));
+    else std::snprintf(secs, sizeof secs, "%.1fs", static_cast<double>(wait.count()) / 1000.0);
+    policy_.notice("retrying " + req.method + " " + req.path.substr(0, req.path.find('?')) + " in " + secs +
+                   " after " + why + " (attempt " + std::to_string(attempt + 1) + "/" +
+                   std::to_string(policy_.max_attempts) + ")");
+  }
+  return true;
+}
+
+namespace {
+
+std::chrono::milliseconds since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t);
+}
+
+std::string gave_up(const TransportError& e, int attempt, bool budget) {
+  return std::string(e.what()) + " (gave up after " + std::to_string(attempt) +
+         (attempt == 1 ? " attempt" : " attempts") + (budget ? ": --request-timeout" : "") + ")";
+}
+
+}  // namespace
+
 HttpResponse RetryingTransport::send(const HttpRequest& req) {
   if (!is_safe_to_retry(req)) return inner_.send(req);
+  // Time spent: the attempts (measured) and the waits (as asked of the sleeper, which tests replace).
+  std::chrono::milliseconds spent{0};
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
+    std::string why;
+    const auto start = std::chrono::steady_clock::now();
     try {
       HttpResponse resp = inner_.send(req);
       resp.attempts = attempt;
       if (!is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
       wait = retry_wait(req, resp, attempt);
+      spent += since(start);
+      if (!go_on(req, spent, wait, attempt, std::to_string(resp.status))) return resp;
     } catch (const TransportError& e) {
-      if (attempt == 1 && policy_.max_attempts == 1) throw;
-      if (attempt >= policy_.max_attempts)
-        throw TransportError(std::string(e.what()) + " (gave up after " + std::to_string(attempt) + " attempts)");
+      if (!e.retryable() || (attempt == 1 && policy_.max_attempts == 1)) throw;
+      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, false));
       wait = backoff(attempt);
+      spent += since(start);
+      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, true));
     }
     sleeper_.sleep(wait);
+    spent += wait;
   }
 }
 
@@ -125,20 +161,26 @@ HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink&
     saw_data = saw_data || !chunk.empty();
     return sink(chunk);
   };
+  std::chrono::milliseconds spent{0};
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
+    const auto start = std::chrono::steady_clock::now();
     try {
       HttpResponse resp = inner_.stream(req, watching, on_head);
       resp.attempts = attempt;
       if (resp.aborted || !is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
       wait = retry_wait(req, resp, attempt);
+      spent += since(start);
+      if (!go_on(req, spent, wait, attempt, std::to_string(resp.status))) return resp;
     } catch (const TransportError& e) {
       // Once the caller has seen part of the body, a second attempt would hand it the body again from the start.
-      if (saw_data || (attempt == 1 && policy_.max_attempts == 1)) throw;
-      if (attempt >= policy_.max_attempts)
-        throw TransportError(std::string(e.what()) + " (gave up after " + std::to_string(attempt) + " attempts)");
+      if (saw_data || !e.retryable() || (attempt == 1 && policy_.max_attempts == 1)) throw;
+      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, false));
       wait = backoff(attempt);
+      spent += since(start);
+      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, true));
     }
+    spent += wait;
     // Waits in slices of at most a second with the sink's idle call in between, so the caller can still stop.
     while (wait.count() > 0) {
       const auto slice = std::min<std::chrono::milliseconds>(wait, std::chrono::seconds(1));

@@ -29,6 +29,10 @@ struct RetryPolicy {
   std::chrono::milliseconds max_backoff{5000};            ///< cap of one wait, jitter included
   double jitter = 0.5;                                    ///< a wait grows by up to this fraction at random
   std::chrono::seconds max_retry_after{10};               ///< cap of one server-requested Retry-After wait
+  /// --request-timeout when given: the attempts and waits of one request never run past it (0: no bound).
+  std::chrono::milliseconds budget{0};
+  /// Told before each wait, e.g. "retrying GET /api/v1/... in 0.4s after 503 (attempt 2/5)" (empty: nobody).
+  std::function<void(const std::string&)> notice;
 };
 
 /// True when sending `req` again cannot change the outcome beyond what one successful send would (the API
@@ -44,7 +48,7 @@ bool is_safe_to_retry(const HttpRequest& req);
 bool is_retryable_status(int status);
 
 /// Wraps `inner`: a request that is safe to retry (is_safe_to_retry) and fails with a retryable status or a
-/// TransportError is sent again, at most policy.max_attempts times in total. Between attempts it waits the
+/// retryable TransportError (TransportError::retryable) is sent again, at most policy.max_attempts times in total. Between attempts it waits the
 /// server's Retry-After (header, else the Status body's details.retryAfterSeconds; capped at
 /// policy.max_retry_after), else the exponential backoff with jitter. When the attempts run out it returns the
 /// last response (its `attempts` field says how many were made) or rethrows the last TransportError with the
@@ -70,6 +74,10 @@ class RetryingTransport : public HttpTransport {
  private:
   // The wait before retrying the retryable answer `resp`: its Retry-After (capped), else backoff(attempt).
   std::chrono::milliseconds retry_wait(const HttpRequest& req, const HttpResponse& resp, int attempt);
+  // True when another attempt after `wait` fits policy_.budget, given `spent` so far (attempts and waits); tells
+  // policy_.notice ("after `why`") when it does.
+  bool go_on(const HttpRequest& req, std::chrono::milliseconds spent, std::chrono::milliseconds wait, int attempt,
+             const std::string& why) const;
 
   HttpTransport& inner_;
   RetryPolicy policy_;

@@ -42,7 +42,14 @@ struct HttpResponse {
 /// stream's connection broke mid-body. The message names the server and the underlying cause.
 class TransportError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  /// `retryable` false: the failure cannot go away by itself (the server's certificate fails verification, a
+  /// client key that does not match its certificate, a URL that cannot be parsed), so retrying is pointless.
+  explicit TransportError(const std::string& what, bool retryable = true)
+      : std::runtime_error(what), retryable_(retryable) {}
+  bool retryable() const { return retryable_; }
+
+ private:
+  bool retryable_;
 };
 
 /// Receives a streamed body (stream()). Called with each piece of a 2xx answer's body as it arrives, and with an

@@ -321,3 +321,57 @@ TEST_CASE("stream: requests that are not safe to retry pass through once") {
   CHECK_THROWS_AS(r.stream(request("POST", "application/json", "{}"), sink.fn()), TransportError);
   CHECK(t.requests.size() == 1);
 }
+
+TEST_CASE("a failure that retrying cannot cure (certificate verification, a bad URL) is not retried") {
+  RecordingSleeper s;
+  struct Permanent : mindie::kube::HttpTransport {
+    int sends = 0;
+    mindie::kube::HttpResponse send(const HttpRequest&) override {
+      ++sends;
+      throw TransportError("Unable to connect to the server https://x: SSL certificate problem", false);
+    }
+    mindie::kube::HttpResponse stream(const HttpRequest&, const mindie::kube::StreamSink&,
+                                      const mindie::kube::StreamHeadObserver&) override {
+      ++sends;
+      throw TransportError("Unable to connect to the server https://x: SSL certificate problem", false);
+    }
+    std::string server() const override { return "https://x"; }
+  } permanent;
+  RetryingTransport direct(permanent, {}, s, [] { return 0.5; });
+  CHECK_THROWS_WITH_AS(direct.send(request("GET")), "Unable to connect to the server https://x: SSL certificate problem",
+                       TransportError);
+  CHECK(permanent.sends == 1);
+  CHECK_THROWS_AS(direct.stream(request("GET"), [](std::string_view) { return true; }, {}), TransportError);
+  CHECK(permanent.sends == 2);
+  CHECK(s.waits.empty());
+}
+
+TEST_CASE("retries stop when the next wait would pass the budget (--request-timeout), and each is announced") {
+  FakeTransport t;
+  for (int i = 0; i < 5; ++i) t.reply(503, kUnavailable);
+  RecordingSleeper s;
+  RetryPolicy p;
+  p.budget = milliseconds(1000);
+  std::vector<std::string> notices;
+  p.notice = [&](const std::string& line) { notices.push_back(line); };
+  RetryingTransport r = retrying(t, s, p);
+  const auto resp = r.send(request("GET"));
+  CHECK(resp.status == 503);
+  // Waits 250 and 500 ms fit in 1 s (the attempts take no time here); the third, 1000 ms, would not.
+  CHECK(s.waits == std::vector<milliseconds>{milliseconds(250), milliseconds(500)});
+  CHECK(resp.attempts == 3);
+  CHECK(t.requests.size() == 3);
+  REQUIRE(notices.size() == 2);
+  CHECK(notices[0] == "retrying GET /api/v1/namespaces/ns/configmaps/motor-config in 250ms after 503 (attempt 2/5)");
+  CHECK(notices[1] == "retrying GET /api/v1/namespaces/ns/configmaps/motor-config in 500ms after 503 (attempt 3/5)");
+
+  // A connection that keeps failing gives up the same way, saying why.
+  FakeTransport u;
+  for (int i = 0; i < 5; ++i) u.fail("Unable to connect to the server: connection refused");
+  RecordingSleeper s2;
+  RetryingTransport r2 = retrying(u, s2, p);
+  CHECK_THROWS_WITH_AS(r2.send(request("GET")),
+                       "Unable to connect to the server: connection refused (gave up after 3 attempts: "
+                       "--request-timeout)",
+                       TransportError);
+}

@@ -224,7 +224,8 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
                                      "application/apply-patch+yaml", R"({"spec":{}})")));
     // A GET after a body-carrying request must not resend the body on the reused handle.
     answers.push_back(t.send(request("GET", "/api/v1/namespaces/ns/pods/p")));
-    answers.push_back(t.send(request("POST", "/api/v1/namespaces/ns/configmaps", "application/json", "")));
+    // An empty body still gets Content-Length: 0 (an apply: safe to repeat, so it keeps the connection).
+    answers.push_back(t.send(request("PATCH", "/api/v1/namespaces/ns/configmaps/c", "application/apply-patch+yaml", "")));
     seen = server.take_requests();
   }
   REQUIRE(seen.size() == 3);
@@ -240,7 +241,7 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
   CHECK_FALSE(contains(seen[1], "Content-Type"));
   CHECK(seen[1].substr(seen[1].size() - 4) == "\r\n\r\n");
 
-  CHECK(seen[2].rfind("POST /api/v1/namespaces/ns/configmaps HTTP/1.1\r\n", 0) == 0);
+  CHECK(seen[2].rfind("PATCH /api/v1/namespaces/ns/configmaps/c HTTP/1.1\r\n", 0) == 0);
   CHECK(contains(seen[2], "Content-Length: 0\r\n"));
 
   REQUIRE(answers.size() == 3);
@@ -251,6 +252,27 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
   CHECK(answers[0].headers.at(1).second == "Value");
   CHECK(answers[1].status == 404);  // an error status is a response, not an exception
   CHECK(answers[2].body == "{\"n\":2}");
+}
+
+TEST_CASE("CurlTransport: a write that is not safe to repeat never rides a kept-alive connection") {
+  // libcurl re-sends a request once by itself when a reused connection turns out dead; a POST must not be sent
+  // twice that way, so it opens a fresh connection, which this server (one connection) never accepts.
+  std::vector<std::string> seen;
+  {
+    OneConnectionServer server(3);
+    RestConfig cfg;
+    cfg.server = server.url();
+    cfg.request_timeout = std::chrono::seconds(1);
+    {
+      CurlTransport t(cfg);
+      CHECK(t.send(request("GET", "/api/v1/namespaces/ns/pods/p")).status == 200);
+      CHECK_THROWS_AS(t.send(request("POST", "/api/v1/namespaces/ns/configmaps", "application/json", "{}")),
+                      TransportError);
+    }  // the kept-alive connection closes: the server stops waiting for its third request
+    seen = server.take_requests();
+  }
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].rfind("GET ", 0) == 0);
 }
 
 TEST_CASE("CurlTransport: no server listening is a TransportError naming the server") {
@@ -268,12 +290,15 @@ TEST_CASE("CurlTransport: no server listening is a TransportError naming the ser
   cfg.request_timeout = std::chrono::seconds(20);
   CurlTransport t(cfg);
   std::string message;
+  bool retryable = false;
   try {
     t.send(request("GET", "/api/v1"));
   } catch (const TransportError& e) {
     message = e.what();
+    retryable = e.retryable();
   }
   close(fd);
+  CHECK(retryable);  // a refused connection may be a server restarting
   CHECK(contains(message, cfg.server));
   CHECK(contains(message, "Unable to connect"));
   CHECK(message.size() > std::string("Unable to connect to the server " + cfg.server + ": ").size());
@@ -352,6 +377,21 @@ struct Collected {
 };
 
 }  // namespace
+
+TEST_CASE("CurlTransport: a server certificate that does not verify fails for good (not retryable)") {
+  TlsServer server;
+  RestConfig c;
+  c.server = server.url();  // no CA given: the fresh CA of the server is unknown
+  c.request_timeout = std::chrono::seconds(20);
+  CurlTransport t(c);
+  try {
+    t.send(request("GET", "/api/v1"));
+    FAIL("an unverifiable certificate was accepted");
+  } catch (const TransportError& e) {
+    CHECK_FALSE(e.retryable());
+    CHECK(contains(e.what(), "Unable to connect to the server " + c.server));
+  }
+}
 
 TEST_CASE("CurlTransport::stream hands each chunk to the sink as it arrives, over TLS") {
   TlsServer server;
