@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cmd/common.h"
+#include "cmd/interrupt.h"
 #include "commands.h"
 #include "completion.h"
 #include "kube/client.h"
@@ -52,7 +53,7 @@ void print_help(const cmd::Command& c, const po::options_description& desc) {
             << c.synopsis << "\n";
 }
 
-/// Prints `e` the way kubectl does and returns the exit code.
+/// Prints `e` the way kubectl does and returns the exit code: 1, or 128 + the signal of an interrupted command.
 int report(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -66,7 +67,7 @@ int report(const std::exception_ptr& error) {
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << '\n';
   }
-  return 1;
+  return cmd::exit_code_of(error);
 }
 
 int run(const std::vector<std::string>& all_args) {

@@ -206,8 +206,12 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
   for (;;) {
     const auto remaining = left();
     if (remaining.empty()) return;
-    // Woken at least every third of the lock's duration to renew it: the lock is held through the wait.
-    const auto wake = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(kLockDurationSeconds / 3));
+    // Woken every second to see a noted Ctrl-C (the namespace lock's InterruptGuard holds signals back) and to
+    // renew the lock when due: it is held through the wait.
+    check_interrupt("while waiting for the deletion of the deployment in namespace " + namespace_flag_ +
+                    ": the deletions were sent; configmap/" + baseline::kConfigMapName + " (the record) is kept: "
+                    "re-run kubectl mindie delete -n " + namespace_flag_ + " --wait to finish");
+    const auto wake = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
     if (!informer.wait_for_change(wake)) {
       if (std::chrono::steady_clock::now() < deadline) {
         lock.before_write();

@@ -70,6 +70,57 @@ std::string describe_lock_holder(const kube::LeaseRecord& r) {
   return out;
 }
 
+std::string intent_change_text(const json::object& intent) {
+  const auto count = [&](std::string_view side, std::string_view role) -> std::string {
+    const auto* counts = intent.if_contains(side);
+    if (counts == nullptr || !counts->is_object()) return "?";
+    const auto* n = counts->get_object().if_contains(role == "union" ? "hybrid" : role);
+    return n != nullptr && n->is_int64() && n->get_int64() >= 0 && n->get_int64() <= 16
+               ? std::to_string(n->get_int64())
+               : "?";
+  };
+  std::string out;
+  if (const auto* roles = intent.if_contains("roles"); roles != nullptr && roles->is_array())
+    for (const auto& v : roles->get_array())
+      for (const char* role : {"prefill", "decode", "union", "encode"})  // only known names reach the terminal
+        if (v == role) out += (out.empty() ? "" : ", ") + std::string(role) + " " + count("from", role) + " \u2192 " +
+                              count("to", role);
+  return out;
+}
+
+LockNotes lock_notes(const json::object& lease, std::int64_t now) {
+  LockNotes notes;
+  const kube::LeaseRecord r = kube::LeaseRecord::from(lease, kLockHolderAnnotation);
+  const json::value* text = r.annotations.if_contains(kLockIntentAnnotation);
+  if (text == nullptr || !text->is_string()) return notes;
+  json::error_code ec;
+  const json::value intent = json::parse(text->get_string(), ec);
+  if (ec || !intent.is_object()) {
+    notes.drift.push_back("lease/" + std::string(kLockLeaseName) + " holds an unreadable record of an unfinished "
+                          "change; the next mutating kubectl-mindie command in this namespace removes it");
+    return notes;
+  }
+  const json::object& o = intent.get_object();
+  std::string command = "change";
+  if (const auto* c = o.if_contains("command"); c != nullptr && c->is_string())
+    for (const char* known : {"scale", "deploy", "update-config", "delete"})
+      if (c->get_string() == known) command = known;
+  std::string when;
+  if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
+    when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC") + " (" +
+           util::human_duration(std::max<std::int64_t>(0, now - at->get_int64())) + " ago)";
+  const std::string change = intent_change_text(o);
+  const std::string what = command + when + (change.empty() ? "" : ": " + change);
+  if (!r.identity.empty() && !r.expired(now) && !lock_holder_gone(r)) {
+    notes.converging.push_back(what + ", under way (" + describe_lock_holder(r) + ")");
+    return notes;
+  }
+  notes.drift.push_back("unfinished " + what + " (left by " + describe_lock_holder(r) + "): the baseline and the "
+                        "workload may disagree until the next mutating kubectl-mindie command in this namespace "
+                        "finishes or reverts it");
+  return notes;
+}
+
 bool lock_holder_gone(const kube::LeaseRecord& r) {
   if (string_of(r.holder, "host") != host_name()) return false;
   const auto* pid = r.holder.if_contains("pid");
@@ -81,8 +132,9 @@ bool lock_holder_gone(const kube::LeaseRecord& r) {
 
 NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::string& ns, const std::string& command,
                              std::chrono::milliseconds wait, bool enabled)
-    : client_(client), printer_(printer), ns_(ns), wait_(wait) {
+    : client_(client), printer_(printer), ns_(ns), command_(command), wait_(wait) {
   if (!enabled) return;
+  interrupts_ = std::make_unique<InterruptGuard>();
   kube::LeaseLockConfig config;
   config.ns = ns;
   config.name = kLockLeaseName;
@@ -105,7 +157,38 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   printer_.hold_warnings();
 }
 
-NamespaceLock::~NamespaceLock() { done(); }
+NamespaceLock::~NamespaceLock() { unlock(false, settled_); }
+
+std::string NamespaceLock::intent_text(const json::object& intent) const {
+  json::object all{{"format", 1}, {"command", command_}, {"at", now_seconds()}};
+  for (const auto& [k, v] : intent) all[k] = v;
+  return json::serialize(all);
+}
+
+void NamespaceLock::recover(const kube::LeaseRecord& previous, const std::string& text) {
+  json::error_code ec;
+  json::value intent = json::parse(text, ec);
+  std::string line;
+  try {
+    line = ec || !intent.is_object()
+               ? "Warning: removed an unreadable record of an interrupted command from lease/" +
+                     std::string(kLockLeaseName) + " (left by " + describe_lock_holder(previous) + ")"
+               : recover_interrupted_change(client_, *this, ns_, intent.get_object(), previous);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (...) {
+    throw PartialFailure(std::current_exception(),
+                         "kubectl-mindie found a change that " + describe_lock_holder(previous) +
+                             " began in namespace " + ns_ + " and never ended, and could not finish or revert it; "
+                             "its record stays in lease/" + kLockLeaseName + " for the next command to try again; to drop it "
+                             "instead, once you have checked the deployment (kubectl mindie status -n " + ns_ +
+                             "): kubectl annotate lease " + kLockLeaseName + " -n " + ns_ + " " +
+                             kLockIntentAnnotation + "-");
+  }
+  lock_->update({{kLockIntentAnnotation, nullptr}});
+  recorded_.clear();
+  printer_.notice(line);
+}
 
 void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const {
   try {
@@ -120,11 +203,18 @@ void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const 
   }
 }
 
-void NamespaceLock::before_write() {
+void NamespaceLock::before_write(const json::object& intent) {
   if (!lock_) return;
+  check_interrupt(lock_->held() ? "before its next write" : "before its first write: nothing was changed");
+  const std::string wanted = intent.empty() ? "" : json::serialize(intent);
   if (lock_->held()) {
     try {
-      lock_->renew_if_due();
+      if (wanted != recorded_) {  // a new plan (or a recovery's steps, recorded over the intent they recover)
+        lock_->update({{kLockIntentAnnotation, wanted.empty() ? json::value(nullptr) : json::value(intent_text(intent))}});
+        recorded_ = wanted;
+      } else {
+        lock_->renew_if_due();
+      }
     } catch (const kube::LeaseLost& e) {
       throw CommandError(std::string(e.what()) + " while this command ran (it had not renewed it for " +
                          std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
@@ -133,10 +223,12 @@ void NamespaceLock::before_write() {
   }
   kube::LeaseLock::Acquired got;
   try {
-    got = lock_->acquire([&](const kube::LeaseRecord& holder) {
-      printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout) for " +
-                      describe_lock_holder(holder) + " to finish changing namespace " + ns_);
-    });
+    got = lock_->acquire(
+        [&](const kube::LeaseRecord& holder) {
+          printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout) for " +
+                          describe_lock_holder(holder) + " to finish changing namespace " + ns_);
+        },
+        wanted.empty() ? json::object() : json::object{{kLockIntentAnnotation, intent_text(intent)}});
   } catch (const kube::LeaseHeld& e) {
     const auto& h = e.holder();
     std::string renewed;
@@ -157,6 +249,14 @@ void NamespaceLock::before_write() {
                     (got.takeover->expired ? ", which had stopped renewing it"
                                            : ", whose process on this host is gone"));
   }
+  const json::value* left = got.previous.annotations.if_contains(kLockIntentAnnotation);
+  if (left != nullptr && left->is_string()) {
+    // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
+    printer_.drop_warnings();
+    recover(got.previous, std::string(left->get_string()));
+    throw Replan();
+  }
+  recorded_ = wanted;
   if (got.contended) {
     printer_.drop_warnings();  // what was read may be another command's half-done change
     throw Replan();
@@ -164,11 +264,14 @@ void NamespaceLock::before_write() {
   printer_.release_warnings();
 }
 
-void NamespaceLock::done(bool remove) {
+void NamespaceLock::done(bool remove) { unlock(remove, true); }
+
+void NamespaceLock::unlock(bool remove, bool clear_intent) {
   printer_.release_warnings();
   if (!lock_ || !lock_->held()) return;
   try {
     if (remove) lock_->remove();
+    else if (clear_intent || recorded_.empty()) lock_->release({kLockIntentAnnotation});
     else lock_->release();
   } catch (const std::exception& e) {
     printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +

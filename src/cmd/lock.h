@@ -8,8 +8,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cmd/common.h"
+#include "cmd/interrupt.h"
 #include "kube/lease_lock.h"
 
 namespace mindie::cmd {
@@ -18,6 +20,11 @@ namespace mindie::cmd {
 inline constexpr const char* kLockLeaseName = "kubectl-mindie";
 /// Annotation on the Lease with the holder's record: {"format":1,"command","user","host","pid"}.
 inline constexpr const char* kLockHolderAnnotation = "kubectl-mindie/holder";
+/// Annotation on the Lease with the holder's intent: what its command is about to change, written with the lock's
+/// take before the first write and removed when the command ends with a consistent state; left behind by a command
+/// that was killed or could not undo a half-done change, for the next command to finish or revert
+/// (recover_interrupted_change). JSON: {"format":1,"command","at" (seconds since the epoch), ...the command's}.
+inline constexpr const char* kLockIntentAnnotation = "kubectl-mindie/intent";
 /// Seconds a holder that stops renewing keeps the lock. Long enough for the slowest step between two renewals
 /// (one request with its retries, bounded by --request-timeout, or a server dry run of a large InferServiceSet).
 inline constexpr int kLockDurationSeconds = 60;
@@ -45,6 +52,8 @@ class Replan : public std::exception {
 /// then the next command takes it over at once on this host (the pid is gone) or after kLockDurationSeconds.
 /// Warnings the command prints before its first write are held back until the lock is taken, and dropped when it
 /// must plan again.
+/// While enabled, SIGINT/SIGTERM/SIGHUP are noted (InterruptGuard) and before_write() throws Interrupted at the next
+/// write, so the command reverts the step under way.
 class NamespaceLock {
  public:
   /// `command`: the subcommand's name, recorded for whoever waits. `wait`: --lock-timeout. `enabled` false (a dry
@@ -59,22 +68,62 @@ class NamespaceLock {
   /// takes over an expired lease or one whose process is gone (a warning naming it), then throws Replan when anyone
   /// held it since construction. Later calls renew it when due. Throws CommandError naming the holder when it stays
   /// held, naming the permission when RBAC forbids Leases, and when the lock was taken over meanwhile.
-  void before_write();
-  /// Frees the lock (after the command's last write); a failure to free it is a warning, not an error: the lease
-  /// expires. `remove`: delete the Lease instead (delete, which removes everything in the namespace).
+  /// `intent` (the command's own fields; {} for none): what the command is about to change, recorded in the lease
+  /// by the same request that takes it, or by one update when it differs from what was recorded. A lease that
+  /// carries an intent left by an earlier holder is recovered first (recover_interrupted_change prints one line),
+  /// then Replan is thrown. Throws Interrupted when a signal was noted.
+  void before_write(const boost::json::object& intent = {});
+  /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
+  /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
+  /// namespace).
   void done(bool remove = false);
+  /// The command failed but left the cluster as it found it (nothing was applied, or it was undone): the intent is
+  /// cleared when the lock is freed. Without it, a failing command frees the lock and leaves its intent for the next
+  /// command to recover.
+  void settle() { settled_ = true; }
+  /// True while the lock is held.
+  bool held() const { return lock_ && lock_->held(); }
 
  private:
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
+  /// The intent annotation's text for `intent`.
+  std::string intent_text(const boost::json::object& intent) const;
+  /// Finishes or reverts the intent an earlier holder left in `previous`, then clears it; prints one line.
+  void recover(const kube::LeaseRecord& previous, const std::string& text);
+  /// Frees the lock; `clear_intent`: remove the intent annotation too.
+  void unlock(bool remove, bool clear_intent);
   kube::Client& client_;
   Printer& printer_;
   std::string ns_;
+  std::string command_;
   std::chrono::milliseconds wait_;
   std::unique_ptr<kube::LeaseLock> lock_;  // null when disabled
+  std::unique_ptr<InterruptGuard> interrupts_;  // null when disabled
+  std::string recorded_;  ///< the command fields of the intent in the lease ("" none)
+  bool settled_ = false;
 };
+
+/// Finishes or reverts the change `intent` (a kLockIntentAnnotation record that `holder` left unfinished; the
+/// caller holds `lock`) and returns the line that says which and why, e.g. "recovered an interrupted scale from
+/// 14:02 UTC (scale by root@host-1, pid 4711): prefill 1 → 3, completed". Intents of commands this version cannot
+/// recover are reported, not changed. Throws what the recovering writes throw.
+std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                       const boost::json::object& intent, const kube::LeaseRecord& holder);
 
 /// One-line description of a lock holder's record ("scale by root@host-1, pid 4711").
 std::string describe_lock_holder(const kube::LeaseRecord& record);
+
+/// The change an intent records, as "prefill 1 → 3, decode 1 → 2" (its roles' from → to counts; "" when it names
+/// none readable).
+std::string intent_change_text(const boost::json::object& intent);
+
+/// What the namespace lock's Lease tells status (one GET of lease/kubectl-mindie, absent: nothing).
+struct LockNotes {
+  std::vector<std::string> drift;       ///< an intent left by a command that is gone, with its age
+  std::vector<std::string> converging;  ///< a change that a live holder is making now
+};
+/// Reads `lease` (a Lease object) at `now` (seconds since the epoch).
+LockNotes lock_notes(const boost::json::object& lease, std::int64_t now);
 
 /// True when `record` names a process of this host (same host name) that no longer runs: its lease can be taken
 /// at once.

@@ -106,6 +106,29 @@ int baseline_count(const config::UserConfig& b, std::string_view role) {
                             : b.hybrid_instances;
 }
 
+json::object counts_json(const InstanceCounts& c) {
+  return {{"prefill", c.prefill}, {"decode", c.decode}, {"hybrid", c.hybrid}, {"encode", c.encode}};
+}
+
+// Counts of an intent someone could have written: each 0..16, else nullopt.
+std::optional<InstanceCounts> counts_from_json(const json::object& intent, std::string_view key) {
+  const json::value* v = intent.if_contains(key);
+  if (v == nullptr || !v->is_object()) return std::nullopt;
+  InstanceCounts c;
+  for (auto [name, field] : {std::pair{"prefill", &c.prefill}, std::pair{"decode", &c.decode},
+                             std::pair{"hybrid", &c.hybrid}, std::pair{"encode", &c.encode}}) {
+    const json::value* n = v->get_object().if_contains(name);
+    if (n == nullptr || !n->is_int64() || n->get_int64() < 0 || n->get_int64() > 16) return std::nullopt;
+    *field = static_cast<int>(n->get_int64());
+  }
+  return c;
+}
+
+// The count of `role` (prefill, decode, encode or union) in `c`.
+int count_of(const InstanceCounts& c, std::string_view role) {
+  return role == "prefill" ? c.prefill : role == "decode" ? c.decode : role == "encode" ? c.encode : c.hybrid;
+}
+
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
   std::map<std::string, int> targets;
@@ -152,6 +175,38 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, cons
   if (target.encode != base.e_instances)  // base.encode: the key is there (checked in run)
     raw = util::replace_json_number(raw, policy::kEncodeInstancesPath, target.encode);
   return raw;
+}
+
+void ScaleOptions::plan_intent(const std::string& mode, const std::string& workload,
+                               const std::vector<std::string>& roles, const config::UserConfig& base,
+                               const InstanceCounts& target, const json::object& cm) {
+  json::array names;
+  for (const auto& r : roles) names.emplace_back(r);
+  intent_ = {{"mode", mode},
+             {"workload", workload},
+             {"roles", std::move(names)},
+             {"from", counts_json(counts_of(base))},
+             {"to", counts_json(target)},
+             {"baseline_resource_version", cm.at("metadata").at("resourceVersion")}};
+}
+
+bool ScaleOptions::baseline_written(kube::Client& client, const std::exception_ptr& cause,
+                                    const InstanceCounts& target) const {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const kube::ApiError& e) {
+    if (e.code() < 500) return false;  // refused: not applied
+  } catch (const kube::TransportError&) {
+  } catch (...) {
+    return false;  // ours (a rival's counts, an interrupt): nothing was sent
+  }
+  try {
+    const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
+    const config::UserConfig now = baseline::read_baseline(cm, namespace_).user();
+    return counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
@@ -281,6 +336,10 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
     }
   }
 
+  std::vector<std::string> roles;
+  for (const auto& [role, n] : targets) roles.push_back(role);
+  plan_intent(mode, iss_name, roles, base, target, *cm);
+
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
@@ -296,6 +355,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
       if (!e.is_invalid()) throw;
       json::object live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
       if (!already_applied(live, changes)) {
+        lock_->settle();
         throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
                            " changed since it was read (another scale or an edit of its roles): nothing was "
                            "changed; run the command again (server said: " + e.status_message() + ")");
@@ -309,21 +369,43 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   } catch (...) {
     if (patch.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
-    const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
-    try {
-      client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
-                   scale::build_undo_patch(changes), opts);
-    } catch (const std::exception& undo) {
-      throw PartialFailure(
-          cause, "the baseline was not updated and undoing the scale failed too (" + std::string(undo.what()) +
-                     "):\n  " + live + " now runs " + counts_text(target) + "\n  configmap/" + cm_name +
-                     " (the baseline) still says " + counts_text(counts_of(base)) +
-                     "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
-                     counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
-                     namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline");
+    if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
+      const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
+      std::string undo_error;
+      try {
+        client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
+                     scale::build_undo_patch(changes), opts);
+      } catch (const std::exception& undo) {
+        undo_error = undo.what();
+      }
+      // An undo whose outcome is unknown is re-read: what is printed is what was observed.
+      std::string observed = "is in an unknown state (it could not be read back)";
+      if (!undo_error.empty()) {
+        try {
+          const json::object now = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
+          std::map<std::string, int> back;
+          for (const auto& c : changes) back[c.role] = static_cast<int>(c.from);
+          if (already_applied(now, scale::plan_role_changes(*iss, back))) undo_error.clear();
+          else observed = "now runs " + counts_text(target);
+        } catch (const std::exception&) {
+        }
+      }
+      if (!undo_error.empty()) {
+        // The intent stays in the namespace lock: the next kubectl-mindie command here finishes or reverts it.
+        throw PartialFailure(
+            cause, "the baseline was not updated and undoing the scale failed too (" + undo_error + "):\n  " + live +
+                       " " + observed + "\n  configmap/" + cm_name + " (the baseline) still says " +
+                       counts_text(counts_of(base)) +
+                       "\nthe next kubectl-mindie command in namespace " + namespace_ +
+                       " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ +
+                       " " + counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
+                       namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline");
+      }
+      lock_->settle();
+      throw PartialFailure(cause, (exit_code_of(cause) != 1 ? "stopped before the baseline write, so the scale was undone: "
+                                                            : "the baseline could not be updated, so the scale was undone: ") +
+                                      live + " is back at its previous counts; nothing changed");
     }
-    throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone: " + live +
-                                    " is back at its previous counts; nothing changed");
   }
 
   // infer-operator leaves the PodGroups of removed gang instances behind and would reuse them unchanged on a later
@@ -421,6 +503,10 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     for (const auto* d : extra) steps.push_back({d->name, false});
   }
 
+  std::vector<std::string> roles;
+  for (const auto& [role, n] : targets) roles.push_back(role);
+  plan_intent(stored.deploy_mode(), workload, roles, base, target, cm);
+
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
@@ -442,7 +528,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     return json::object();
   };
   const auto recovery = [&] {
-    return "\nto recover, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target, base.encode) +
+    return "\nthe next kubectl-mindie command in namespace " + namespace_ +
+           " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target, base.encode) +
            "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
            counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
   };
@@ -453,6 +540,19 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       return "";
     } catch (const std::exception& e) {
       return e.what();
+    }
+  };
+  // What runs now, read back after an undo failed half-way (what is printed is what was observed).
+  const auto observed = [&]() -> std::string {
+    try {
+      std::map<std::string, int> n;
+      for (const auto& d : list_workload_deployments(client, namespace_, workload, true)) ++n[d.role];
+      std::string out;
+      for (const auto& [role, count] : targets)
+        out += (out.empty() ? "" : ", ") + role + " " + std::to_string(n[role]);
+      return "the engine Deployments now run " + out;
+    } catch (const std::exception&) {
+      return "the engine Deployments are in an unknown state (they could not be listed)";
     }
   };
   const auto describe = [](const std::vector<Step>& done) {
@@ -471,9 +571,10 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       if (done.empty() || opts.dry_run) throw;
       const auto cause = std::current_exception();
       if (const std::string why = undo(done); !why.empty())
-        throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); changed:" +
-                                        describe(done) + "\nconfigmap/" + cm_name + " (the baseline) still says " +
+        throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); " +
+                                        observed() + "\nconfigmap/" + cm_name + " (the baseline) still says " +
                                         counts_text(counts_of(base)) + recovery());
+      lock_->settle();
       throw PartialFailure(cause, "scale stopped half-way and was undone: nothing changed");
     }
     done.push_back(s);
@@ -484,13 +585,17 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   } catch (...) {
     if (done.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
-    if (const std::string why = undo(done); !why.empty())
-      throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
-                                      "); the engine Deployments now run " + counts_text(target) +
-                                      ", configmap/" + cm_name + " (the baseline) still says " +
-                                      counts_text(counts_of(base)) + recovery());
-    throw PartialFailure(cause, "the baseline could not be updated, so the scale was undone (these changes were "
-                                "reverted):" + describe(done) + "\nnothing changed");
+    if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
+      if (const std::string why = undo(done); !why.empty())
+        throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
+                                        "); " + observed() + ", configmap/" + cm_name + " (the baseline) still says " +
+                                        counts_text(counts_of(base)) + recovery());
+      lock_->settle();
+      throw PartialFailure(cause, std::string(exit_code_of(cause) != 1 ? "stopped before the baseline write"
+                                                                       : "the baseline could not be updated") +
+                                      ", so the scale was undone (these changes were reverted):" + describe(done) +
+                                      "\nnothing changed");
+    }
   }
 
   if (printer.format() == "json" || printer.format() == "yaml") {
@@ -503,6 +608,69 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     printer.mutation(kube::gvr::kConfigMaps, cm_name,
                      target != counts_of(base) ? "configured" : "unchanged",
                      dry_run_);
+}
+
+std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                  const json::object& intent, const std::string& what) {
+  const auto from = counts_from_json(intent, "from");
+  const auto to = counts_from_json(intent, "to");
+  std::vector<std::string> roles;
+  if (const auto* r = intent.if_contains("roles"); r != nullptr && r->is_array())
+    for (const auto& v : r->get_array())
+      if (v.is_string() && (v == "prefill" || v == "decode" || v == "union" || v == "encode"))
+        roles.emplace_back(v.get_string());
+  const json::value* rv = intent.if_contains("baseline_resource_version");
+  if (!from || !to || roles.empty() || rv == nullptr || !rv->is_string())
+    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
+  const std::string head = "recovered " + what + ": " + intent_change_text(intent) + ", ";
+
+  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
+  const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
+  const InstanceCounts now = counts_of(stored.user());
+  const bool unmoved = now == *from && cm->at("metadata").at("resourceVersion") == *rv;
+
+  // How much of the scale the live workload shows: all roles still at `from` means nothing was applied.
+  bool untouched = true;
+  if (unmoved) {
+    if (stored.deploy_mode() == config::to_string(config::DeployMode::MultiDeployment)) {
+      std::map<std::string, int> n;
+      for (const auto& d : list_workload_deployments(client, ns, stored.workload_name(), true)) ++n[d.role];
+      for (const auto& role : roles) untouched = untouched && n[role] == count_of(*from, role);
+    } else {
+      const auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, stored.workload_name());
+      if (!iss) return head + "nothing to do: its inferserviceset is gone";
+      std::map<std::string, int> back;
+      for (const auto& role : roles) back[role] = count_of(*from, role);
+      try {
+        untouched = already_applied(*iss, scale::plan_role_changes(*iss, back));
+      } catch (const scale::PlanError&) {
+        untouched = false;
+      }
+    }
+    if (untouched) return head + "dropped: nothing of it had been applied";
+  }
+
+  // Finish when the baseline already says the target, or has not moved and part of the scale is live; else the
+  // baseline moved (someone changed it since): the live roles return to what it says.
+  const bool finish = now == *to || unmoved;
+  const InstanceCounts goal = finish ? *to : now;
+  ScaleFlags flags;
+  for (const auto& role : roles) {
+    const int n = count_of(goal, role);
+    if (role == "prefill") flags.prefill = n;
+    else if (role == "decode") flags.decode = n;
+    else if (role == "union") flags.hybrid = n;
+    else flags.encode = n;
+  }
+  ScaleOptions o(flags, ns);
+  o.complete(ns);
+  o.validate();
+  o.lock_ = &lock;
+  std::ostream quiet(nullptr);  // the line returned says what happened; the scale's own output would repeat it
+  Printer printer(quiet, quiet, "");
+  o.run_once(client, printer);
+  return head + (finish ? "completed" : "reverted: the baseline changed since (it says " + counts_text(now) + ")");
 }
 
 namespace {

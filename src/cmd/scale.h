@@ -63,6 +63,14 @@ class ScaleOptions {
   /// The namespace scaled; valid after run().
   const std::string& target_namespace() const { return namespace_; }
 
+  /// Finishes or reverts a scale that `intent` (its NamespaceLock intent: mode, roles, from/to counts and the
+  /// baseline's resourceVersion when it was read) records as begun and never ended; `lock` is held. Finishes it
+  /// when the baseline says the target already, or has not moved since and something of the scale was applied;
+  /// reverts the live roles to the baseline when the baseline moved since; drops it when nothing was applied.
+  /// `what` names the scale ("an interrupted scale from 14:02 UTC (...)"). Returns the line to print. Throws as run().
+  static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const boost::json::object& intent, const std::string& what);
+
  private:
   /// Reads and validates -f when given and takes the namespace from its job_id (checked against -n). Throws
   /// CommandError / validation::ValidationError / UsageError.
@@ -84,8 +92,15 @@ class ScaleOptions {
 
   /// One read-plan-write pass of run().
   void run_once(kube::Client& client, Printer& printer);
-  /// lock_->before_write(): the first takes the namespace lock (may throw Replan), later ones renew it.
-  void before_write() const { lock_->before_write(); }
+  /// lock_->before_write(intent_): the first takes the namespace lock (may throw Replan) and records the intent,
+  /// later ones renew it.
+  void before_write() const { lock_->before_write(intent_); }
+  /// Records in intent_ what the scale is about to change: `roles` from the baseline's counts to `target`.
+  void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
+                   const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm);
+  /// After a write failed with `cause`: true when the stored baseline says `target` (the write was applied and its
+  /// reply lost). Re-reads only when the outcome is unknown (a transport error or a 5xx); false when it cannot tell.
+  bool baseline_written(kube::Client& client, const std::exception_ptr& cause, const InstanceCounts& target) const;
 
   ScaleFlags flags_;
   std::string namespace_flag_;
@@ -93,6 +108,7 @@ class ScaleOptions {
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
   NamespaceLock* lock_ = nullptr;           ///< during run()
+  boost::json::object intent_;              ///< what this pass changes (plan_intent)
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

@@ -32,6 +32,8 @@ LeaseRecord LeaseRecord::from(const json::object& lease, const std::string& hold
   if (const auto* md = lease.if_contains("metadata"); md != nullptr && md->is_object()) {
     r.resource_version = string_at(md->get_object(), "resourceVersion");
     if (const auto* a = md->get_object().if_contains("annotations"); a != nullptr && a->is_object()) {
+      for (const auto& [k, v] : a->get_object())
+        if (v.is_string()) r.annotations[k] = v;
       const std::string text = string_at(a->get_object(), holder_annotation);
       json::error_code ec;
       json::value parsed = json::parse(text, ec);
@@ -63,10 +65,12 @@ std::int64_t LeaseLock::now_seconds() const {
   return std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
 }
 
-json::object LeaseLock::new_lease(std::int64_t now) const {
+json::object LeaseLock::new_lease(std::int64_t now, const json::object& annotations) const {
   json::object metadata{{"name", config_.name}, {"namespace", config_.ns}};
   if (!config_.labels.empty()) metadata["labels"] = config_.labels;
-  metadata["annotations"] = json::object{{config_.holder_annotation, json::serialize(config_.holder)}};
+  json::object all = annotations;
+  all[config_.holder_annotation] = json::serialize(config_.holder);
+  metadata["annotations"] = std::move(all);
   return {{"apiVersion", gvr::kLeases.api_version()},
           {"kind", gvr::kLeases.kind},
           {"metadata", std::move(metadata)},
@@ -78,10 +82,13 @@ json::object LeaseLock::new_lease(std::int64_t now) const {
             {"leaseTransitions", 0}}}};
 }
 
-json::object LeaseLock::take_patch(const LeaseRecord& seen, std::int64_t now) const {
+json::object LeaseLock::take_patch(const LeaseRecord& seen, std::int64_t now, const json::object& extra) const {
   // A merge patch carrying the resourceVersion read: the server refuses it (409) if anyone wrote in between.
-  // Annotations other than the holder's (a previous holder's left-overs) are replaced: null removes a key.
-  json::object annotations{{config_.holder_annotation, json::serialize(config_.holder)}};
+  // Annotations a previous holder left (a record of unfinished work) are kept for the caller to read.
+  json::object annotations;
+  for (const auto& [k, v] : extra)
+    if (!seen.annotations.contains(k)) annotations[k] = v;
+  annotations[config_.holder_annotation] = json::serialize(config_.holder);
   return {{"metadata", {{"resourceVersion", seen.resource_version}, {"annotations", std::move(annotations)}}},
           {"spec",
            {{"holderIdentity", config_.identity},
@@ -105,7 +112,8 @@ constexpr int kCreateRetries = 4;
 
 }  // namespace
 
-LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecord&)>& on_wait) {
+LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecord&)>& on_wait,
+                                       const json::object& annotations) {
   const auto deadline = clock_.now() + config_.wait;
   bool told = false;
   int create_failures = 0;
@@ -122,7 +130,8 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
     if (observed_ && look.resource_version != *observed_ && look.identity != config_.identity) contended = true;
     if (!live) {
       try {
-        record_ = LeaseRecord::from(client_.create(gvr::kLeases, new_lease(now)), config_.holder_annotation);
+        record_ = LeaseRecord::from(client_.create(gvr::kLeases, new_lease(now, annotations)),
+                                    config_.holder_annotation);
       } catch (const ApiError& e) {
         if (e.reason() == "AlreadyExists" || e.is_conflict()) continue;  // a rival created it first: look again
         if (!transient(e.code()) || ++create_failures > kCreateRetries) throw;
@@ -135,14 +144,14 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
       }
       held_ = true;
       last_renewal_ = now;
-      return {std::nullopt, contended};
+      return {std::nullopt, {}, contended};
     }
     const LeaseRecord& seen = look;
     if (seen.identity == config_.identity) {  // our own write, whose reply was lost and whose repeat met a 409
       record_ = seen;
       held_ = true;
       last_renewal_ = now;
-      return {std::nullopt, contended};
+      return {std::nullopt, {}, contended};
     }
     const bool free = seen.identity.empty();
     const bool expired = seen.expired(now);
@@ -152,7 +161,8 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
           transitions_ = static_cast<int>(std::clamp<std::int64_t>(t->get_int64(), 0, 1 << 30));
       try {
         record_ = LeaseRecord::from(
-            client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, take_patch(seen, now)),
+            client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge,
+                          take_patch(seen, now, annotations)),
             config_.holder_annotation);
       } catch (const ApiError& e) {
         if (e.is_conflict() || e.is_not_found()) continue;  // changed or deleted since read: look again
@@ -160,8 +170,8 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
       }
       held_ = true;
       last_renewal_ = now;
-      if (free) return {std::nullopt, contended};
-      return {TakeOver{seen, expired}, true};
+      if (free) return {std::nullopt, seen, contended};
+      return {TakeOver{seen, expired}, seen, true};
     }
     if (clock_.now() >= deadline) throw LeaseHeld("lease " + config_.ns + "/" + config_.name + " is held", seen);
     if (!told && on_wait) on_wait(seen);
@@ -205,11 +215,13 @@ void LeaseLock::renew_if_due() {
   update({});
 }
 
-bool LeaseLock::release() {
+bool LeaseLock::release(const std::vector<std::string>& clear) {
   if (!held_) return false;
   held_ = false;
+  json::object annotations{{config_.holder_annotation, nullptr}};
+  for (const auto& k : clear) annotations[k] = nullptr;
   const json::object patch{
-      {"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", {{config_.holder_annotation, nullptr}}}}},
+      {"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", std::move(annotations)}}},
       {"spec", {{"holderIdentity", nullptr}, {"acquireTime", nullptr}, {"renewTime", nullptr}}}};
   try {
     record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, patch),

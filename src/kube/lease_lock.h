@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kube/client.h"
 
@@ -23,6 +24,7 @@ extern const GVR kLeases;  ///< coordination.k8s.io/v1 leases
 struct LeaseRecord {
   std::string identity;         ///< spec.holderIdentity; "" when nobody holds it
   boost::json::object holder;   ///< the holder's own record (LeaseLockConfig::holder_annotation), {} when absent
+  boost::json::object annotations;  ///< metadata.annotations with string values (a holder's other records)
   std::optional<std::int64_t> acquired;  ///< spec.acquireTime, seconds since the epoch
   std::optional<std::int64_t> renewed;   ///< spec.renewTime, seconds since the epoch
   int duration_seconds = 0;     ///< spec.leaseDurationSeconds
@@ -93,6 +95,9 @@ class LeaseLock {
   /// What acquire() found.
   struct Acquired {
     std::optional<TakeOver> takeover;  ///< the holder taken over from
+    /// The lease as found before it was taken (empty when created): its annotations may hold a record that an
+    /// earlier holder left unfinished.
+    LeaseRecord previous;
     /// True when the lease changed since observe() (or observe() was not called): someone held it in between, so
     /// what was read before may be stale.
     bool contended = false;
@@ -103,7 +108,11 @@ class LeaseLock {
   /// guarded by the resourceVersion read, so two processes never both hold it. The create (a POST, which the
   /// transport never repeats) is tried again after a fresh look when it fails with 429, 5xx or a connection error,
   /// up to 4 times with backoff: a create whose reply was lost is found holding our identity.
-  Acquired acquire(const std::function<void(const LeaseRecord&)>& on_wait = {});
+  /// `annotations` (string values) are written by the same request, except keys the lease found already carries:
+  /// those are an earlier holder's left-overs, which the caller reads from Acquired::previous and replaces with
+  /// update().
+  Acquired acquire(const std::function<void(const LeaseRecord&)>& on_wait = {},
+                   const boost::json::object& annotations = {});
   /// Merges `annotations` into the lease and renews it (resourceVersion-guarded merge patch). Throws LeaseLost
   /// when the lease is no longer ours.
   void update(const boost::json::object& annotations);
@@ -112,8 +121,9 @@ class LeaseLock {
   void renew_if_due();
   /// Frees the lease: clears its holder (resourceVersion-guarded merge patch), keeping the object, whose changing
   /// resourceVersion is what observe() compares. A lease taken over meanwhile is left to its new holder. Returns
-  /// false, sending nothing, when not held.
-  bool release();
+  /// false, sending nothing, when not held. `clear`: annotations removed by the same request; others stay for
+  /// the next holder (a record of unfinished work).
+  bool release(const std::vector<std::string>& clear = {});
   /// Deletes the lease we hold (precondition: the resourceVersion of our last write), for a command that removes
   /// everything it made in the namespace. As release() when it was taken over meanwhile.
   bool remove();
@@ -122,8 +132,8 @@ class LeaseLock {
   const LeaseRecord& record() const { return record_; }
 
  private:
-  boost::json::object new_lease(std::int64_t now) const;
-  boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now) const;
+  boost::json::object new_lease(std::int64_t now, const boost::json::object& annotations) const;
+  boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now, const boost::json::object& annotations) const;
   std::int64_t now_seconds() const;
 
   Client& client_;

@@ -471,9 +471,9 @@ void Cluster::wait_pods_gone(const std::string& ns, const std::string& selector)
     throw std::runtime_error("pods " + selector + " in " + ns + " are still there: " + run.err);
 }
 
-Run Cluster::control(const std::string& path) const {
+Run Cluster::control(const std::string& path, const std::string& body) const {
   static std::atomic<int> serial{0};
-  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", "{}");
+  const std::string file = dir_.write("control-" + std::to_string(++serial) + ".json", body);
   return kubectl({"create", "--raw", path, "-f", file});
 }
 
@@ -484,6 +484,17 @@ void control_ok(const Run& run, const std::string& what) {
 }  // namespace
 
 void Cluster::close_watches() const { control_ok(control("/proxy/close-watches"), "closing the watches"); }
+
+void Cluster::wait_held(std::size_t count) const {
+  control_ok(kubectl({"get", "--raw", "/proxy/held?min=" + std::to_string(count) + "&timeoutSeconds=60"}),
+             "waiting for " + std::to_string(count) + " held request(s)");
+}
+
+void Cluster::add_fault(const std::string& spec) const {
+  control_ok(control("/proxy/faults", nlohmann::json{{"spec", spec}}.dump()), "adding fault " + spec);
+}
+
+void Cluster::release_held() const { control_ok(control("/proxy/release"), "releasing the held requests"); }
 
 void Cluster::compact() const {
   // One write first: a watch resumes from the revision of the last event it saw, and a compaction exactly there

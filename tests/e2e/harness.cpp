@@ -157,18 +157,32 @@ bool Background::read_some(int timeout_ms) {
 }
 
 std::string Background::wait_for_output(const std::string& needle, int cap_seconds) {
+  return wait_for(false, needle, cap_seconds);
+}
+
+std::string Background::wait_for_error(const std::string& needle, int cap_seconds) {
+  return wait_for(true, needle, cap_seconds);
+}
+
+std::string Background::wait_for(bool err, const std::string& needle, int cap_seconds) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(cap_seconds);
+  std::string& text = err ? run_.err : run_.out;
+  std::size_t& consumed = err ? consumed_err_ : consumed_;
   for (;;) {
-    const auto at = run_.out.find(needle, consumed_);
+    const auto at = text.find(needle, consumed);
     if (at != std::string::npos) {
-      consumed_ = at + needle.size();
-      return run_.out;
+      consumed = at + needle.size();
+      return text;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || out_fd_ < 0 || !read_some(static_cast<int>(left.count()))) {
+    if (left.count() <= 0 || (err ? err_fd_ : out_fd_) < 0 || !read_some(static_cast<int>(left.count()))) {
       throw std::runtime_error("\"" + needle + "\" never appeared; stdout:\n" + run_.out + "\nstderr:\n" + run_.err);
     }
   }
+}
+
+void Background::signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
 }
 
 Run Background::finish() {

@@ -138,12 +138,19 @@ class Cluster : public Target {
   void wait_pods_gone(const std::string& ns, const std::string& selector) const;
   /// Cuts every watch open through the proxy, without its final chunk.
   void close_watches() const;
+  /// Waits (the proxy's GET /proxy/held, at most 60 s) until at least `count` requests are held by hold/hold-reply
+  /// faults. Throws std::runtime_error when they are not.
+  void wait_held(std::size_t count) const;
+  /// Releases every held request (POST /proxy/release {}).
+  void release_held() const;
+  /// Adds a fault rule to this test's proxy from now on (POST /proxy/faults; the --fault syntax).
+  void add_fault(const std::string& spec) const;
   /// Compacts etcd at its current revision: lists and watches from older resourceVersions answer 410 Expired.
   void compact() const;
 
  private:
   /// POSTs {} to a control endpoint of the proxy (`/proxy/...`), through kubectl with this test's kubeconfig.
-  Run control(const std::string& path) const;
+  Run control(const std::string& path, const std::string& body = "{}") const;
   TempDir dir_;
   std::string kubeconfig_;
   std::string log_;
@@ -175,6 +182,10 @@ class Background {
   /// read so far. Throws std::runtime_error (quoting stdout and stderr) when the process exits first or
   /// `cap_seconds` pass: a bound against hanging the suite, not a synchronisation.
   std::string wait_for_output(const std::string& needle, int cap_seconds = 120);
+  /// The same for stderr.
+  std::string wait_for_error(const std::string& needle, int cap_seconds = 120);
+  /// Sends `sig` to the process (SIGINT, SIGKILL, ...); finish() collects it.
+  void signal(int sig);
   /// Waits for the process to exit on its own and returns its whole output and exit code.
   Run finish();
   /// Sends SIGTERM, then finish().
@@ -182,11 +193,13 @@ class Background {
 
  private:
   bool read_some(int timeout_ms);
+  std::string wait_for(bool err, const std::string& needle, int cap_seconds);
   int pid_ = -1;
   int out_fd_ = -1;
   int err_fd_ = -1;
   Run run_;
   std::size_t consumed_ = 0;
+  std::size_t consumed_err_ = 0;
 };
 
 /// Runs `argv[0]` with `argv`, capturing stdout and stderr; no shell involved.

@@ -1,0 +1,26 @@
+// recover_interrupted_change (cmd/lock.h): which command's intent is finished or reverted how.
+#include "cmd/lock.h"
+#include "cmd/scale.h"
+#include "util/time.h"
+
+namespace mindie::cmd {
+
+namespace json = boost::json;
+
+std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                       const json::object& intent, const kube::LeaseRecord& holder) {
+  std::string command;
+  // Only names this product writes: the lease is anyone's to write, and its text reaches the terminal.
+  if (const auto* c = intent.if_contains("command"); c != nullptr && c->is_string())
+    for (const char* known : {"scale", "deploy", "update-config", "delete"})
+      if (c->get_string() == known) command = known;
+  std::string what = "an interrupted " + (command.empty() ? std::string("command") : command);
+  if (const auto* at = intent.if_contains("at"); at != nullptr && at->is_int64())
+    what += " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
+  what += " (" + describe_lock_holder(holder) + ")";
+  if (command == "scale") return ScaleOptions::recover(client, lock, ns, intent, what);
+  return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
+         "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
+}
+
+}  // namespace mindie::cmd

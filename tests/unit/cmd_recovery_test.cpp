@@ -1,0 +1,439 @@
+// The intent scale records in the namespace lock, its recovery by the next command, a lost baseline reply and
+// signals (issue 17): against FakeTransport, request by request.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cmd/interrupt.h"
+#include "cmd/lock.h"
+#include "cmd/scale.h"
+#include "fake_transport.h"
+#include "mindie/baseline.h"
+#include "mindie/baseline_policy.h"
+#include "mindie/config.h"
+#include "mindie/render.h"
+#include "util/json_text.h"
+
+using namespace mindie;
+namespace json = boost::json;
+using test::FakeTransport;
+
+namespace {
+
+const std::string kExampleDir = std::string(MINDIE_SOURCE_DIR) + "/examples";
+const std::string kNs = "mindie-demo";
+const std::string kLeasePath = "/apis/coordination.k8s.io/v1/namespaces/mindie-demo/leases/kubectl-mindie";
+const std::string kCmPath = "/api/v1/namespaces/mindie-demo/configmaps/motor-config";
+const std::string kLease =
+    R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","namespace":"mindie-demo","resourceVersion":"7"},)"
+    R"("spec":{"holderIdentity":"me","leaseDurationSeconds":60}})";
+const std::string kNotFound =
+    R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"not found"})";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+config::UserConfig example_config() {
+  return config::parse_user_config(read(kExampleDir + "/user_config.json"), "user_config.json");
+}
+
+/// The example's motor-config with `prefill` prefill instances at resourceVersion `rv`.
+json::object config_map(int prefill, const std::string& rv) {
+  const config::EnvConfig env = config::parse_env_config(read(kExampleDir + "/env.json"), "env.json");
+  json::object cm = render::render_config_map(example_config(), &env, {});
+  auto& data = cm["data"].as_object();
+  data[baseline::kBaselineKey] = util::replace_json_number(std::string(data[baseline::kBaselineKey].as_string()),
+                                                           policy::kPrefillInstancesPath, prefill);
+  cm["metadata"].as_object()["resourceVersion"] = rv;
+  return cm;
+}
+
+/// The example's InferServiceSet with `prefill` prefill replicas.
+json::object service_set(int prefill) {
+  json::object iss = render::render_infer_service_set(example_config(), nullptr, {}).back();
+  iss["metadata"].as_object()["resourceVersion"] = "7";
+  for (auto& role : iss["spec"].as_object()["template"].as_object()["roles"].as_array())
+    if (role.at("name") == "prefill") role.as_object()["replicas"] = prefill;
+  return iss;
+}
+
+std::string iss_path() {
+  return "/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/" +
+         std::string(service_set(1).at("metadata").at("name").as_string());
+}
+
+cmd::ScaleOptions scale_prefill(int n) {
+  cmd::ScaleFlags flags;
+  flags.prefill = n;
+  cmd::ScaleOptions o(flags, kNs);
+  o.complete("default");
+  o.validate();
+  return o;
+}
+
+/// A Lease freed by a holder that left `intent` (from prefill `from` to `to`, the baseline read at `rv`).
+std::string lease_left_with_intent(int from, int to, const std::string& rv) {
+  const json::object counts_from{{"prefill", from}, {"decode", 1}, {"hybrid", 0}, {"encode", 0}};
+  const json::object counts_to{{"prefill", to}, {"decode", 1}, {"hybrid", 0}, {"encode", 0}};
+  const json::object intent{{"format", 1}, {"command", "scale"}, {"at", 1764748920},  // 2025-12-03 08:02 UTC
+                            {"mode", "infer_service_set"}, {"workload", "x"}, {"roles", json::array{"prefill"}},
+                            {"from", counts_from}, {"to", counts_to}, {"baseline_resource_version", rv}};
+  const json::object holder{{"format", 1}, {"command", "scale"}, {"user", "ops"}, {"host", "elsewhere"}, {"pid", 4711}};
+  return json::serialize(json::object{
+      {"kind", "Lease"},
+      {"metadata",
+       {{"name", "kubectl-mindie"},
+        {"namespace", kNs},
+        {"resourceVersion", "5"},
+        {"annotations",
+         {{cmd::kLockIntentAnnotation, json::serialize(intent)}, {cmd::kLockHolderAnnotation, json::serialize(holder)}}}}},
+      {"spec", {{"leaseDurationSeconds", 60}}}});
+}
+
+/// The annotations a lease write sent (a create's or a merge patch's), {} when none.
+json::object annotations_of(const kube::HttpRequest& r) {
+  const json::value body = json::parse(r.body);
+  const auto* md = body.as_object().if_contains("metadata");
+  if (md == nullptr) return {};
+  const auto* a = md->as_object().if_contains("annotations");
+  return a != nullptr ? a->as_object() : json::object();
+}
+
+std::string listing(const FakeTransport& t) {
+  std::string out;
+  for (const auto& r : t.requests) out += "\n  " + r.method + " " + r.path;
+  return out;
+}
+
+/// The counts of a baseline merge patch.
+int written_prefill(const kube::HttpRequest& r) {
+  const json::value body = json::parse(r.body);
+  return config::parse_user_config(std::string(body.at("data").at(baseline::kBaselineKey).as_string()), "written")
+      .p_instances;
+}
+
+/// Forwards to a FakeTransport and raises `sig` once the request numbered `after` (0-based) was answered: a
+/// signal arriving while the command waits on that request.
+class SignalAfter : public kube::HttpTransport {
+ public:
+  SignalAfter(FakeTransport& inner, std::size_t after, int sig) : inner_(inner), after_(after), sig_(sig) {}
+  kube::HttpResponse send(const kube::HttpRequest& req) override {
+    auto r = inner_.send(req);
+    if (count_++ == after_) raise(sig_);
+    return r;
+  }
+  kube::HttpResponse stream(const kube::HttpRequest& req, const kube::StreamSink& sink,
+                            const kube::StreamHeadObserver& on_head) override {
+    return inner_.stream(req, sink, on_head);
+  }
+  std::string server() const override { return inner_.server(); }
+
+ private:
+  FakeTransport& inner_;
+  std::size_t after_;
+  int sig_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("scale records its intent with the lock's take and clears it as it frees the lock") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 7);
+  CHECK(t.requests[3].method == "POST");
+  const json::object taken = annotations_of(t.requests[3]);
+  REQUIRE(taken.contains(cmd::kLockIntentAnnotation));
+  const json::value intent = json::parse(taken.at(cmd::kLockIntentAnnotation).as_string());
+  CHECK(intent.at("command") == "scale");
+  CHECK(intent.at("roles") == json::array{"prefill"});
+  CHECK(intent.at("from").at("prefill") == 1);
+  CHECK(intent.at("to").at("prefill") == 2);
+  CHECK(intent.at("baseline_resource_version") == "41");
+  CHECK(t.requests[6].method == "PATCH");
+  CHECK(annotations_of(t.requests[6]).at(cmd::kLockIntentAnnotation).is_null());
+}
+
+TEST_CASE("scale: a baseline write whose reply was lost is read back, not undone") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));
+  t.fail("Unable to connect to the server: connection reset by peer");  // applied, its reply lost
+  t.reply(200, json::serialize(config_map(2, "42")));                  // the read-back shows it
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 8);
+  CHECK(t.requests[6].method == "GET");
+  CHECK(t.requests[6].path == kCmPath);
+  for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
+                                               &r != &t.requests[4]));  // no undo
+  CHECK(out.str().find("scaled") != std::string::npos);
+}
+
+TEST_CASE("scale: when the undo fails too, what is printed is read back and the intent stays in the lease") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.fail("Unable to connect to the server: connection reset by peer");  // the undo: outcome unknown
+  t.reply(200, json::serialize(service_set(2)));                       // read back: not undone
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  std::string message;
+  try {
+    o.run(client, printer);
+    FAIL("run() did not throw");
+  } catch (const cmd::PartialFailure& e) {
+    message = e.what();
+  }
+  INFO(listing(t));
+  CHECK(message.find("now runs prefill 2, decode 1") != std::string::npos);
+  CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts it") !=
+        std::string::npos);
+  REQUIRE(t.requests.size() == 9);
+  CHECK(t.requests[7].method == "GET");
+  CHECK(t.requests[8].method == "PATCH");  // the lock freed, its intent kept
+  CHECK_FALSE(annotations_of(t.requests[8]).contains(cmd::kLockIntentAnnotation));
+}
+
+TEST_CASE("scale: an undo whose reply was lost but that was applied counts as undone") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.fail("Unable to connect to the server: connection reset by peer");
+  t.reply(200, json::serialize(service_set(1)));  // read back: undone after all
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("so the scale was undone"), cmd::PartialFailure);
+  REQUIRE(t.requests.size() == 9);
+  CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());  // settled: intent cleared
+}
+
+TEST_CASE("the next command finishes an interrupted scale whose workload write was applied") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(200, lease_left_with_intent(1, 2, "41"));  // observe: freed, its intent left
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(2)));     // the workload says 2 already
+  t.reply(200, kLease);                              // the take (write_baseline's before_write)
+  // recovery: baseline unmoved, workload at the target: finish
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);                              // the recovery's intent recorded
+  t.reply(200, json::serialize(config_map(2, "42"))); // the baseline written
+  t.reply(200, kLease);                              // the intent cleared
+  // the command's own pass, planned again
+  t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);                              // freed
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  INFO(err.str());
+  REQUIRE(t.requests.size() == 14);
+  CHECK(t.requests[9].path.rfind(kCmPath, 0) == 0);
+  CHECK(written_prefill(t.requests[9]) == 2);
+  CHECK_FALSE(annotations_of(t.requests[3]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
+  CHECK(annotations_of(t.requests[10]).at(cmd::kLockIntentAnnotation).is_null());
+  CHECK(err.str() == "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
+                     "prefill 1 \u2192 2, completed\n");
+}
+
+TEST_CASE("the next command reverts an interrupted scale when the baseline moved since") {
+  cmd::ScaleOptions o = scale_prefill(1);
+  FakeTransport t;
+  t.reply(200, lease_left_with_intent(1, 3, "40"));  // read at 40; the baseline is at 41 now
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(3)));
+  t.reply(200, kLease);                              // the take (before the ISS patch)
+  t.reply(200, json::serialize(config_map(1, "41")));  // recovery: moved → live back to the baseline's 1
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(3)));
+  t.reply(200, kLease);                              // the recovery's intent
+  t.reply(200, json::serialize(service_set(1)));     // the patch back to 1
+  t.reply(200, kLease);                              // the intent cleared
+  t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing left to do
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 13);
+  CHECK(t.requests[8].path.rfind(iss_path(), 0) == 0);
+  CHECK(t.requests[8].method == "PATCH");
+  CHECK(err.str().find("prefill 1 \u2192 3, reverted: the baseline changed since (it says prefill 1, decode 1)") !=
+        std::string::npos);
+}
+
+TEST_CASE("the next command drops an interrupted scale of which nothing was applied") {
+  cmd::ScaleOptions o = scale_prefill(1);
+  FakeTransport t;
+  t.reply(200, lease_left_with_intent(1, 3, "41"));
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  // scale --prefill 1 on prefill 1: no write, so no lock is taken and nothing is recovered
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  CHECK(t.requests.size() == 3);
+
+  cmd::ScaleOptions again = scale_prefill(2);
+  FakeTransport u;
+  u.reply(200, lease_left_with_intent(1, 3, "41"));
+  u.reply(200, json::serialize(config_map(1, "41")));
+  u.reply(200, json::serialize(service_set(1)));
+  u.reply(200, kLease);                                // the take
+  u.reply(200, json::serialize(config_map(1, "41")));  // recovery: unmoved, live untouched
+  u.reply(200, json::serialize(service_set(1)));
+  u.reply(200, kLease);                                // the intent cleared
+  u.reply(200, json::serialize(config_map(1, "41")));  // own pass
+  u.reply(200, json::serialize(service_set(1)));
+  u.reply(200, kLease);                                // own intent recorded
+  u.reply(200, json::serialize(service_set(2)));
+  u.reply(200, json::serialize(config_map(2, "42")));
+  u.reply(200, kLease);
+  kube::Client client2(u);
+  std::ostringstream out2, err2;
+  cmd::Printer printer2(out2, err2, "");
+  again.run(client2, printer2);
+  INFO(listing(u));
+  CHECK(u.requests.size() == 13);
+  CHECK(err2.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
+}
+
+TEST_CASE("SIGINT between the workload patch and the baseline write: the patch is undone, exit 130") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));  // the signal arrives while this answer comes
+  t.reply(200, json::serialize(service_set(1)));  // the undo
+  t.reply(200, kLease);
+  SignalAfter signalling(t, 4, SIGINT);
+  kube::Client client(signalling);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  std::exception_ptr failure;
+  try {
+    o.run(client, printer);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  INFO(listing(t));
+  REQUIRE(failure);
+  CHECK(cmd::exit_code_of(failure) == 130);
+  try {
+    std::rethrow_exception(failure);
+  } catch (const cmd::PartialFailure& e) {
+    CHECK(std::string(e.what()).find("so the scale was undone") != std::string::npos);
+  }
+  REQUIRE(t.requests.size() == 7);
+  CHECK(t.requests[5].method == "PATCH");  // the undo, no baseline write
+  CHECK(t.requests[5].path.rfind(iss_path(), 0) == 0);
+  CHECK(annotations_of(t.requests[6]).at(cmd::kLockIntentAnnotation).is_null());
+  CHECK(cmd::pending_interrupt() == 0);  // the guard is gone with the lock: a later command starts clean
+}
+
+TEST_CASE("SIGTERM before the first write: nothing is sent, exit 143") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  SignalAfter signalling(t, 2, SIGTERM);
+  kube::Client client(signalling);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  std::exception_ptr failure;
+  try {
+    o.run(client, printer);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  REQUIRE(failure);
+  CHECK(cmd::exit_code_of(failure) == 143);
+  CHECK(t.requests.size() == 3);
+}
+
+TEST_CASE("status: an intent left in the lock is drift with its age; one a live holder records is converging") {
+  json::object lease = json::parse(lease_left_with_intent(1, 2, "41")).as_object();
+  const std::int64_t at = 1764748920;
+  auto notes = cmd::lock_notes(lease, at + 180);
+  REQUIRE(notes.drift.size() == 1);
+  CHECK(notes.converging.empty());
+  CHECK(notes.drift[0] == "unfinished scale from 08:02 UTC (3m ago): prefill 1 \u2192 2 (left by scale by "
+                          "ops@elsewhere, pid 4711): the baseline and the workload may disagree until the next "
+                          "mutating kubectl-mindie command in this namespace finishes or reverts it");
+
+  // Held and renewed just now by a process elsewhere: a change in progress, not drift.
+  auto& spec = lease["spec"].as_object();
+  spec["holderIdentity"] = "elsewhere/4711/0000abcd";
+  spec["renewTime"] = kube::micro_time(at + 170);
+  spec["acquireTime"] = kube::micro_time(at);
+  notes = cmd::lock_notes(lease, at + 180);
+  CHECK(notes.drift.empty());
+  REQUIRE(notes.converging.size() == 1);
+  CHECK(notes.converging[0].find("scale from 08:02 UTC (3m ago): prefill 1 \u2192 2, under way (scale by "
+                                 "ops@elsewhere, pid 4711, since 08:02:00 UTC)") == 0);
+
+  // Nothing recorded: nothing to say; a record that is not JSON is drift, its text never printed.
+  lease["metadata"].as_object()["annotations"].as_object().erase(cmd::kLockIntentAnnotation);
+  notes = cmd::lock_notes(lease, at);
+  CHECK(notes.drift.empty());
+  CHECK(notes.converging.empty());
+  lease["metadata"].as_object()["annotations"].as_object()[cmd::kLockIntentAnnotation] = "\x1b[2J{not json";
+  notes = cmd::lock_notes(lease, at);
+  REQUIRE(notes.drift.size() == 1);
+  CHECK(notes.drift[0].find('\x1b') == std::string::npos);
+}
