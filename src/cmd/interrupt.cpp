@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 namespace mindie::cmd {
@@ -22,12 +23,18 @@ void write_err(const char* s) {
 }
 
 extern "C" void on_signal(int sig) {
+  const int saved = errno;  // the interrupted code may be about to read it
+  struct Restore {
+    int e;
+    ~Restore() { errno = e; }
+  } restore{saved};
+  static_assert(std::atomic<int>::is_always_lock_free, "the handler's flag must be lock-free");
   int expected = 0;
   if (g_pending.compare_exchange_strong(expected, sig)) {
     write_err("\ninterrupted: finishing or reverting the step under way (interrupt again to leave at once)\n");
     return;
   }
-  write_err("\nleft at once: the change under way is recorded in lease/kubectl-mindie; the next kubectl-mindie "
+  write_err("\nleft at once: a change under way stays recorded in lease/kubectl-mindie, and the next kubectl-mindie "
             "command in this namespace finishes or reverts it\n");
   ::_exit(128 + sig);
 }

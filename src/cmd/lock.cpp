@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 #include "cmd/wait.h"
 #include "util/time.h"
@@ -115,7 +116,8 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
     notes.converging.push_back(what + ", under way (" + describe_lock_holder(r) + ")");
     return notes;
   }
-  notes.drift.push_back("unfinished " + what + " (left by " + describe_lock_holder(r) + "): the baseline and the "
+  notes.drift.push_back("unfinished " + what + " (left by " + describe_lock_holder(intent_left_by(r, o)) +
+                        "): the baseline and the "
                         "workload may disagree until the next mutating kubectl-mindie command in this namespace "
                         "finishes or reverts it");
   return notes;
@@ -148,7 +150,15 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   config.labels = {{"app.kubernetes.io/managed-by", "kubectl-mindie"}};
   config.duration_seconds = kLockDurationSeconds;
   config.wait = wait;
-  lock_ = std::make_unique<kube::LeaseLock>(client, std::move(config), lock_holder_gone);
+  // Waiting for the lock (or between create attempts) ends at a noted signal: nothing was written yet.
+  kube::LeaseClock clock = kube::LeaseClock::wall();
+  clock.sleep = [](std::chrono::milliseconds d) {
+    for (auto left = d; left.count() > 0; left -= std::chrono::milliseconds(100)) {
+      check_interrupt("while waiting for the namespace lock: nothing was changed");
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(100)));
+    }
+  };
+  lock_ = std::make_unique<kube::LeaseLock>(client, std::move(config), lock_holder_gone, std::move(clock));
   try {
     lock_->observe();
   } catch (...) {
@@ -160,14 +170,27 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
 NamespaceLock::~NamespaceLock() { unlock(false, settled_); }
 
 std::string NamespaceLock::intent_text(const json::object& intent) const {
-  json::object all{{"format", 1}, {"command", command_}, {"at", now_seconds()}};
+  // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record).
+  json::object by{{"user", user_name()}, {"host", host_name()}, {"pid", static_cast<std::int64_t>(getpid())},
+                  {"command", command_}};
+  json::object all{{"format", 1}, {"command", command_}, {"at", now_seconds()}, {"by", std::move(by)}};
   for (const auto& [k, v] : intent) all[k] = v;
   return json::serialize(all);
 }
 
-void NamespaceLock::recover(const kube::LeaseRecord& previous, const std::string& text) {
+kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const json::object& intent) {
+  kube::LeaseRecord r = lease;
+  if (const auto* by = intent.if_contains("by"); r.holder.empty() && by != nullptr && by->is_object())
+    r.holder = by->get_object();
+  return r;
+}
+
+void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& text) {
   json::error_code ec;
   json::value intent = json::parse(text, ec);
+  const kube::LeaseRecord previous =
+      intent_left_by(lease, intent.is_object() ? intent.get_object() : json::object());
+  foreign_intent_ = true;  // whatever happens now, it stays until recovered
   std::string line;
   try {
     line = ec || !intent.is_object()
@@ -187,7 +210,19 @@ void NamespaceLock::recover(const kube::LeaseRecord& previous, const std::string
   }
   lock_->update({{kLockIntentAnnotation, nullptr}});
   recorded_.clear();
+  foreign_intent_ = false;
+  settled_ = false;  // the recovery's own, not the command's
   printer_.notice(line);
+}
+
+void NamespaceLock::renew() {
+  if (!lock_ || !lock_->held()) return;
+  try {
+    lock_->renew_if_due();
+  } catch (const kube::LeaseLost& e) {
+    throw LockLost(std::string(e.what()) + " while this command ran (it had not renewed it for " +
+                   std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
+  }
 }
 
 void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const {
@@ -216,11 +251,12 @@ void NamespaceLock::before_write(const json::object& intent) {
         lock_->renew_if_due();
       }
     } catch (const kube::LeaseLost& e) {
-      throw CommandError(std::string(e.what()) + " while this command ran (it had not renewed it for " +
-                         std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
+      throw LockLost(std::string(e.what()) + " while this command ran (it had not renewed it for " +
+                     std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
     }
     return;
   }
+  const std::string text = wanted.empty() ? "" : intent_text(intent);
   kube::LeaseLock::Acquired got;
   try {
     got = lock_->acquire(
@@ -228,7 +264,7 @@ void NamespaceLock::before_write(const json::object& intent) {
           printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout) for " +
                           describe_lock_holder(holder) + " to finish changing namespace " + ns_);
         },
-        wanted.empty() ? json::object() : json::object{{kLockIntentAnnotation, intent_text(intent)}});
+        text.empty() ? json::object() : json::object{{kLockIntentAnnotation, text}});
   } catch (const kube::LeaseHeld& e) {
     const auto& h = e.holder();
     std::string renewed;
@@ -249,8 +285,9 @@ void NamespaceLock::before_write(const json::object& intent) {
                     (got.takeover->expired ? ", which had stopped renewing it"
                                            : ", whose process on this host is gone"));
   }
+  // Our own text is there when a take whose reply was lost was found ours: nothing left by anyone else.
   const json::value* left = got.previous.annotations.if_contains(kLockIntentAnnotation);
-  if (left != nullptr && left->is_string()) {
+  if (left != nullptr && left->is_string() && left->get_string() != text) {
     // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
     printer_.drop_warnings();
     recover(got.previous, std::string(left->get_string()));
@@ -271,7 +308,7 @@ void NamespaceLock::unlock(bool remove, bool clear_intent) {
   if (!lock_ || !lock_->held()) return;
   try {
     if (remove) lock_->remove();
-    else if (clear_intent || recorded_.empty()) lock_->release({kLockIntentAnnotation});
+    else if (!foreign_intent_ && (clear_intent || recorded_.empty())) lock_->release({kLockIntentAnnotation});
     else lock_->release();
   } catch (const std::exception& e) {
     printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +

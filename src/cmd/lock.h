@@ -46,6 +46,13 @@ class Replan : public std::exception {
   const char* what() const noexcept override { return "the namespace lock was contended: plan again"; }
 };
 
+/// Thrown by NamespaceLock when the lock was taken over while the command ran (it stalled longer than the
+/// lease's duration): whoever holds it now may be writing, so the command must not write, not even to undo.
+class LockLost : public CommandError {
+ public:
+  using CommandError::CommandError;
+};
+
 /// The lock one command run takes. Construct it before the command's first read; call before_write() before
 /// every write (the first call takes the lock, later ones renew it when due) and done() after the last. The
 /// destructor frees a lock still held (a failure): the lease never outlives the process unless it is killed, and
@@ -73,6 +80,9 @@ class NamespaceLock {
   /// carries an intent left by an earlier holder is recovered first (recover_interrupted_change prints one line),
   /// then Replan is thrown. Throws Interrupted when a signal was noted.
   void before_write(const boost::json::object& intent = {});
+  /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
+  /// after an interrupt. Throws LockLost.
+  void renew();
   /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
   /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
   /// namespace).
@@ -101,7 +111,13 @@ class NamespaceLock {
   std::unique_ptr<InterruptGuard> interrupts_;  // null when disabled
   std::string recorded_;  ///< the command fields of the intent in the lease ("" none)
   bool settled_ = false;
+  /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
+  bool foreign_intent_ = false;
 };
+
+/// Who left `intent`: `lease`'s holder record, or when the lease was freed since (its holder cleared) the record the
+/// intent carries ("by").
+kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const boost::json::object& intent);
 
 /// Finishes or reverts the change `intent` (a kLockIntentAnnotation record that `holder` left unfinished; the
 /// caller holds `lock`) and returns the line that says which and why, e.g. "recovered an interrupted scale from

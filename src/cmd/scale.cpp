@@ -129,6 +129,31 @@ int count_of(const InstanceCounts& c, std::string_view role) {
   return role == "prefill" ? c.prefill : role == "decode" ? c.decode : role == "encode" ? c.encode : c.hybrid;
 }
 
+// A write failed because the namespace lock was taken over (this command stalled past the lease): whoever holds it
+// now may be recovering this very change, so an undo would race it. Throws PartialFailure saying `state`.
+void lost_lock_guard(const std::exception_ptr& cause, const std::string& state) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const LockLost&) {
+    throw PartialFailure(cause, state + "; the lock was taken over, so this command leaves it: the command holding "
+                                "the lock now finishes or reverts the change");
+  } catch (...) {
+  }
+}
+
+// True when the outcome of a write that failed with `cause` is unknown: no answer, or a 5xx.
+bool outcome_unknown(const std::exception_ptr& cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const kube::TransportError&) {
+    return true;
+  } catch (const kube::ApiError& e) {
+    return e.code() >= 500;
+  } catch (...) {
+    return false;
+  }
+}
+
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
   std::map<std::string, int> targets;
@@ -179,12 +204,16 @@ std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, cons
 
 void ScaleOptions::plan_intent(const std::string& mode, const std::string& workload,
                                const std::vector<std::string>& roles, const config::UserConfig& base,
-                               const InstanceCounts& target, const json::object& cm) {
+                               const InstanceCounts& target, const json::object& cm,
+                               const std::map<std::string, int>& live) {
   json::array names;
   for (const auto& r : roles) names.emplace_back(r);
+  json::object live_from;
+  for (const auto& [role, n] : live) live_from[role] = n;
   intent_ = {{"mode", mode},
              {"workload", workload},
              {"roles", std::move(names)},
+             {"live_from", std::move(live_from)},
              {"from", counts_json(counts_of(base))},
              {"to", counts_json(target)},
              {"baseline_resource_version", cm.at("metadata").at("resourceVersion")}};
@@ -337,14 +366,26 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   }
 
   std::vector<std::string> roles;
+  std::map<std::string, int> live_counts;
   for (const auto& [role, n] : targets) roles.push_back(role);
-  plan_intent(mode, iss_name, roles, base, target, *cm);
+  for (const auto& c : changes) live_counts[c.role] = static_cast<int>(c.from);
+  plan_intent(mode, iss_name, roles, base, target, *cm, live_counts);
 
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
   const json::array patch = scale::build_replicas_patch(changes);
   json::object result = *iss;
+  // The live roles as read, for telling whether a write of unknown outcome (or its undo) was applied.
+  std::map<std::string, int> back;
+  for (const auto& c : changes) back[c.role] = static_cast<int>(c.from);
+  const auto untouched = [&](const json::object& live) {
+    try {
+      return already_applied(live, scale::plan_role_changes(*iss, back));
+    } catch (const scale::PlanError&) {
+      return false;
+    }
+  };
   if (!patch.empty()) {
     before_write();
     try {
@@ -352,15 +393,50 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
     } catch (const kube::ApiError& e) {
       // A failed test op (422 Invalid): the roles moved or someone scaled since the read — or a retried patch
       // whose first try was stored. Nothing was applied by this answer, so re-read to tell which.
-      if (!e.is_invalid()) throw;
-      json::object live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-      if (!already_applied(live, changes)) {
+      if (!e.is_invalid() && e.code() < 500) {
+        lock_->settle();  // refused: nothing was applied
+        throw;
+      }
+      const auto cause = std::current_exception();
+      std::optional<json::object> live;
+      try {
+        live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
+      } catch (const std::exception&) {
+      }
+      if (e.is_invalid() && live && !already_applied(*live, changes)) {
         lock_->settle();
         throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
                            " changed since it was read (another scale or an edit of its roles): nothing was "
                            "changed; run the command again (server said: " + e.status_message() + ")");
       }
-      result = std::move(live);
+      if (!e.is_invalid() && live && untouched(*live)) {  // a 5xx that was not applied
+        lock_->settle();
+        throw;
+      }
+      if (!live || !already_applied(*live, changes))
+        throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group +
+                                        "/" + iss_name + " was applied is unknown (it could not be read back); the "
+                                        "next kubectl-mindie command in namespace " + namespace_ +
+                                        " finishes or reverts it");
+      result = std::move(*live);  // applied, its answer lost: go on to the baseline
+    } catch (const kube::TransportError&) {
+      // No answer (a timeout, a broken connection): applied or not, only a read tells.
+      const auto cause = std::current_exception();
+      std::optional<json::object> live;
+      try {
+        live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
+      } catch (const std::exception&) {
+      }
+      if (live && untouched(*live)) {
+        lock_->settle();
+        throw;
+      }
+      if (!live || !already_applied(*live, changes))
+        throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group +
+                                        "/" + iss_name + " was applied is unknown (it could not be read back); the "
+                                        "next kubectl-mindie command in namespace " + namespace_ +
+                                        " finishes or reverts it");
+      result = std::move(*live);
     }
   }
 
@@ -371,6 +447,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
     const auto cause = std::current_exception();
     if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
       const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
+      lost_lock_guard(cause, live + " runs " + counts_text(target));
       std::string undo_error;
       try {
         client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
@@ -383,9 +460,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
       if (!undo_error.empty()) {
         try {
           const json::object now = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-          std::map<std::string, int> back;
-          for (const auto& c : changes) back[c.role] = static_cast<int>(c.from);
-          if (already_applied(now, scale::plan_role_changes(*iss, back))) undo_error.clear();
+          if (untouched(now)) undo_error.clear();
           else observed = "now runs " + counts_text(target);
         } catch (const std::exception&) {
         }
@@ -407,6 +482,8 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
                                       live + " is back at its previous counts; nothing changed");
     }
   }
+
+  lock_->settle();  // the workload and the baseline agree from here: nothing left to recover
 
   // infer-operator leaves the PodGroups of removed gang instances behind and would reuse them unchanged on a later
   // scale-out (infer-operator-rules.md D1): remove them now that the scale is recorded.
@@ -504,8 +581,14 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   }
 
   std::vector<std::string> roles;
-  for (const auto& [role, n] : targets) roles.push_back(role);
-  plan_intent(stored.deploy_mode(), workload, roles, base, target, cm);
+  std::map<std::string, int> live_counts;
+  for (const auto& [role, n] : targets) {
+    roles.push_back(role);
+    live_counts[role] = 0;
+  }
+  for (const auto& d : live)
+    if (live_counts.count(d.role)) ++live_counts[d.role];
+  plan_intent(stored.deploy_mode(), workload, roles, base, target, cm, live_counts);
 
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
@@ -516,7 +599,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     return it->second;
   };
   const auto do_step = [&](const Step& s, bool reverse) {
-    before_write();
+    if (reverse) lock_->renew();  // an undo runs after an interrupt too
+    else before_write();
     if (s.create != reverse) {
       return client.apply(kube::gvr::kDeployments, object_of(s.name), opts);
     }
@@ -568,8 +652,16 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       json::object r = do_step(s, false);
       if (s.create) results.push_back(std::move(r));
     } catch (...) {
-      if (done.empty() || opts.dry_run) throw;
+      if (opts.dry_run) throw;
       const auto cause = std::current_exception();
+      // A step without an answer may have been applied: it is undone with the others (each undo step is
+      // idempotent: a Deployment already gone, or applied as it is).
+      if (outcome_unknown(cause)) done.push_back(s);
+      if (done.empty()) {
+        lock_->settle();  // refused before anything was applied
+        throw;
+      }
+      lost_lock_guard(cause, "scale stopped half-way; " + observed());
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); " +
                                         observed() + "\nconfigmap/" + cm_name + " (the baseline) still says " +
@@ -586,6 +678,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     if (done.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
     if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
+      lost_lock_guard(cause, "the baseline was not updated; " + observed());
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
                                         "); " + observed() + ", configmap/" + cm_name + " (the baseline) still says " +
@@ -597,6 +690,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
                                       "\nnothing changed");
     }
   }
+
+  lock_->settle();  // the engine Deployments and the baseline agree
 
   if (printer.format() == "json" || printer.format() == "yaml") {
     for (auto& r : results) printer.object(std::move(r));
@@ -630,18 +725,28 @@ std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, con
   const InstanceCounts now = counts_of(stored.user());
   const bool unmoved = now == *from && cm->at("metadata").at("resourceVersion") == *rv;
 
-  // How much of the scale the live workload shows: all roles still at `from` means nothing was applied.
+  // How much of the scale the live workload shows: every role still at what was live when the intent was
+  // recorded (live_from; the baseline's counts when absent) means nothing was applied.
+  const json::object* live_from = nullptr;
+  if (const auto* v = intent.if_contains("live_from"); v != nullptr && v->is_object()) live_from = &v->get_object();
+  const auto was_live = [&](const std::string& role) -> int {
+    if (live_from != nullptr)
+      if (const auto* n = live_from->if_contains(role); n != nullptr && n->is_int64() && n->get_int64() >= 0 &&
+                                                        n->get_int64() <= 1 << 20)
+        return static_cast<int>(n->get_int64());
+    return count_of(*from, role);
+  };
   bool untouched = true;
   if (unmoved) {
     if (stored.deploy_mode() == config::to_string(config::DeployMode::MultiDeployment)) {
       std::map<std::string, int> n;
       for (const auto& d : list_workload_deployments(client, ns, stored.workload_name(), true)) ++n[d.role];
-      for (const auto& role : roles) untouched = untouched && n[role] == count_of(*from, role);
+      for (const auto& role : roles) untouched = untouched && n[role] == was_live(role);
     } else {
       const auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, stored.workload_name());
       if (!iss) return head + "nothing to do: its inferserviceset is gone";
       std::map<std::string, int> back;
-      for (const auto& role : roles) back[role] = count_of(*from, role);
+      for (const auto& role : roles) back[role] = was_live(role);
       try {
         untouched = already_applied(*iss, scale::plan_role_changes(*iss, back));
       } catch (const scale::PlanError&) {

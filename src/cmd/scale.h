@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -52,8 +53,11 @@ class ScaleOptions {
   void complete(const std::string& context_namespace);
   /// Flag combinations and ranges; no I/O. Throws UsageError.
   void validate() const;
-  /// Reads -f (if given) before any request, then the baseline and the live object, then patches. At most 4
-  /// requests, plus one DELETE per removed instance of a gang-scheduled role (its Volcano PodGroup). Throws
+  /// Reads -f (if given) before any request, then the baseline and the live object, then patches. In the usual
+  /// case 4 requests and the namespace lock's 3 (read, take with the intent, free), plus one DELETE per removed
+  /// instance of a gang-scheduled role (its Volcano PodGroup); more when it waits, plans again, recovers an
+  /// interrupted change or reads back a write whose answer was lost. Interrupted at the next write by a signal
+  /// (the step under way undone). Throws
   /// CommandError / validation::ValidationError / UsageError (a bad -f; nothing sent), ApiError, TransportError,
   /// CommandError, baseline::BaselineError (an unusable stored baseline) or PartialFailure (with the state and the
   /// recovery command when an undo failed too).
@@ -96,8 +100,10 @@ class ScaleOptions {
   /// later ones renew it.
   void before_write() const { lock_->before_write(intent_); }
   /// Records in intent_ what the scale is about to change: `roles` from the baseline's counts to `target`.
+  /// `live`: each role's live count as read (replicas, or engine Deployments).
   void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
-                   const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm);
+                   const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm,
+                   const std::map<std::string, int>& live);
   /// After a write failed with `cause`: true when the stored baseline says `target` (the write was applied and its
   /// reply lost). Re-reads only when the outcome is unknown (a transport error or a 5xx); false when it cannot tell.
   bool baseline_written(kube::Client& client, const std::exception_ptr& cause, const InstanceCounts& target) const;

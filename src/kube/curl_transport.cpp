@@ -426,9 +426,14 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   // --request-timeout bounds a whole request, but a watch is meant to outlive it (client-go leaves the watch's
   // length to the server's timeoutSeconds): for a stream it bounds only the wait up to the answer's headers,
   // which on_progress enforces.
-  const long whole_timeout = sink == nullptr ? static_cast<long>(config.request_timeout.count()) : 0L;
+  // A retry gets what is left of --request-timeout (HttpRequest::timeout), so that all attempts fit in it.
+  const std::chrono::milliseconds bound =
+      req.timeout.count() > 0 && (config.request_timeout.count() == 0 || req.timeout < config.request_timeout)
+          ? req.timeout
+          : config.request_timeout;
+  const long whole_timeout = sink == nullptr ? static_cast<long>(bound.count()) : 0L;
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, whole_timeout);
-  t.head_timeout = config.request_timeout;
+  t.head_timeout = bound;
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, sink == nullptr ? 1L : 0L);
   // Offer gzip, which the API server uses for large lists, but not for a stream: a compressor that does not
   // flush after each event would hold events back.

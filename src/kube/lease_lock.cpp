@@ -151,7 +151,7 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
       record_ = seen;
       held_ = true;
       last_renewal_ = now;
-      return {std::nullopt, {}, contended};
+      return {std::nullopt, seen, contended};  // its annotations may hold what an earlier holder left
     }
     const bool free = seen.identity.empty();
     const bool expired = seen.expired(now);
@@ -195,8 +195,12 @@ void LeaseLock::update(const json::object& annotations) {
     const LeaseRecord seen = live ? LeaseRecord::from(*live, config_.holder_annotation) : LeaseRecord{};
     if (!live || seen.identity != config_.identity) {
       held_ = false;
+      // The identity is anyone's to write and reaches the terminal: control characters become '?', 100 bytes.
+      std::string who = seen.identity.substr(0, 100);
+      for (char& c : who)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
       throw LeaseLost("lease " + config_.ns + "/" + config_.name +
-                      (live ? " was taken over by " + (seen.identity.empty() ? std::string("nobody") : seen.identity)
+                      (live ? " was taken over by " + (who.empty() ? std::string("nobody") : who)
                             : std::string(" was deleted")));
     }
     record_ = seen;  // ours: apply the change again on what is there now
@@ -226,10 +230,22 @@ bool LeaseLock::release(const std::vector<std::string>& clear) {
   try {
     record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, patch),
                                 config_.holder_annotation);
+    return true;
   } catch (const ApiError& e) {
-    if (e.is_not_found() || e.is_conflict()) return true;  // gone, or taken over after we stopped renewing
-    throw;
+    if (e.is_not_found()) return true;  // gone
+    if (!e.is_conflict() && e.code() < 500) throw;
+  } catch (const TransportError&) {
   }
+  // A 409 (changed since our last write: taken over, or our own applied patch repeated) or no answer: look, and
+  // free it again if it is still ours, so that what it records (an intent) does not outlive the command.
+  const auto live = client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
+  if (!live) return true;
+  const LeaseRecord seen = LeaseRecord::from(*live, config_.holder_annotation);
+  if (seen.identity != config_.identity) return true;  // freed by the first try, or taken over
+  json::object again = patch;
+  again["metadata"].as_object()["resourceVersion"] = seen.resource_version;
+  record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, again),
+                              config_.holder_annotation);
   return true;
 }
 

@@ -95,8 +95,8 @@ class LeaseLock {
   /// What acquire() found.
   struct Acquired {
     std::optional<TakeOver> takeover;  ///< the holder taken over from
-    /// The lease as found before it was taken (empty when created): its annotations may hold a record that an
-    /// earlier holder left unfinished.
+    /// The lease as found before it was taken (empty when created; as found holding our identity after a take
+    /// whose reply was lost): its annotations may hold a record that an earlier holder left unfinished.
     LeaseRecord previous;
     /// True when the lease changed since observe() (or observe() was not called): someone held it in between, so
     /// what was read before may be stale.

@@ -121,12 +121,14 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
   if (!is_safe_to_retry(req)) return inner_.send(req);
   // Time spent: the attempts (measured) and the waits (as asked of the sleeper, which tests replace).
   std::chrono::milliseconds spent{0};
+  HttpRequest next = req;
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
-    std::string why;
+    // A retry is bounded by what is left of the budget (go_on made sure something is).
+    if (attempt > 1 && policy_.budget.count() > 0) next.timeout = policy_.budget - spent;
     const auto start = std::chrono::steady_clock::now();
     try {
-      HttpResponse resp = inner_.send(req);
+      HttpResponse resp = inner_.send(next);
       resp.attempts = attempt;
       if (!is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
       wait = retry_wait(req, resp, attempt);
@@ -162,11 +164,13 @@ HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink&
     return sink(chunk);
   };
   std::chrono::milliseconds spent{0};
+  HttpRequest next = req;
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
+    if (attempt > 1 && policy_.budget.count() > 0) next.timeout = policy_.budget - spent;
     const auto start = std::chrono::steady_clock::now();
     try {
-      HttpResponse resp = inner_.stream(req, watching, on_head);
+      HttpResponse resp = inner_.stream(next, watching, on_head);
       resp.attempts = attempt;
       if (resp.aborted || !is_retryable_status(resp.status) || attempt >= policy_.max_attempts) return resp;
       wait = retry_wait(req, resp, attempt);

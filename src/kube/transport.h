@@ -2,6 +2,7 @@
 // (as ninja hides the disk behind DiskInterface) while the product uses libcurl.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,9 @@ struct HttpRequest {
   std::string content_type;           ///< empty when there is no body
   std::string body;
   std::string accept = "application/json";
+  /// A bound of this request shorter than the transport's own (--request-timeout): what is left of it after earlier
+  /// attempts (RetryingTransport). 0: the transport's own.
+  std::chrono::milliseconds timeout{0};
 };
 
 /// The answer to one request. Header names are stored lower-case.

@@ -437,3 +437,119 @@ TEST_CASE("status: an intent left in the lock is drift with its age; one a live 
   REQUIRE(notes.drift.size() == 1);
   CHECK(notes.drift[0].find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("a recovery that fails keeps the intent it could not recover in the lease") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(200, lease_left_with_intent(1, 2, "41"));
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(200, kLease);  // the take
+  t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.reply(200, kLease);  // freed on the way out
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("its record stays in lease/kubectl-mindie"),
+                       cmd::PartialFailure);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 6);
+  CHECK(t.requests[5].method == "PATCH");
+  CHECK_FALSE(annotations_of(t.requests[5]).contains(cmd::kLockIntentAnnotation));  // kept
+}
+
+TEST_CASE("a scale refused outright (409 on the workload patch) clears its intent: nothing was applied") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"no"})");
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  CHECK_THROWS_AS(o.run(client, printer), kube::ApiError);
+  REQUIRE(t.requests.size() == 6);
+  CHECK(annotations_of(t.requests[5]).at(cmd::kLockIntentAnnotation).is_null());
+}
+
+TEST_CASE("a workload patch without an answer is read back: applied, the scale goes on to the baseline") {
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.fail("Unable to connect to the server: Operation timed out");
+  t.reply(200, json::serialize(service_set(2)));  // read back: it was applied
+  t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 8);
+  CHECK(written_prefill(t.requests[6]) == 2);
+  CHECK(annotations_of(t.requests[7]).at(cmd::kLockIntentAnnotation).is_null());
+
+  // Not applied: the error stands and the intent goes (nothing changed).
+  cmd::ScaleOptions again = scale_prefill(2);
+  FakeTransport u;
+  u.reply(404, kNotFound);
+  u.reply(200, json::serialize(config_map(1, "41")));
+  u.reply(200, json::serialize(service_set(1)));
+  u.reply(201, kLease);
+  u.fail("Unable to connect to the server: Operation timed out");
+  u.reply(200, json::serialize(service_set(1)));
+  u.reply(200, kLease);
+  kube::Client client2(u);
+  cmd::Printer printer2(out, err, "");
+  CHECK_THROWS_AS(again.run(client2, printer2), kube::TransportError);
+  REQUIRE(u.requests.size() == 7);
+  CHECK(annotations_of(u.requests[6]).at(cmd::kLockIntentAnnotation).is_null());
+}
+
+TEST_CASE("recovery compares with what was live when the intent was recorded, not with the baseline") {
+  // Prefill had drifted to 2 (baseline 1) when scale --prefill 3 was killed before its patch: nothing applied.
+  json::object lease = json::parse(lease_left_with_intent(1, 3, "41")).as_object();
+  auto& annotations = lease["metadata"].as_object()["annotations"].as_object();
+  json::object intent = json::parse(annotations[cmd::kLockIntentAnnotation].as_string()).as_object();
+  intent["live_from"] = json::object{{"prefill", 2}};
+  annotations[cmd::kLockIntentAnnotation] = json::serialize(intent);
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(200, json::serialize(lease));
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);                                // the take (the baseline write: prefill 2 live already)
+  t.reply(200, json::serialize(config_map(1, "41")));  // recovery
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);                                // intent cleared
+  t.reply(200, json::serialize(config_map(1, "41")));  // own pass
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);
+  t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kLease);
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  CHECK(err.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
+  CHECK(t.requests.size() == 12);
+}
+
+TEST_CASE("an intent left in a freed lease names who left it from its own record") {
+  json::object lease = json::parse(lease_left_with_intent(1, 2, "41")).as_object();
+  auto& annotations = lease["metadata"].as_object()["annotations"].as_object();
+  annotations.erase(cmd::kLockHolderAnnotation);  // freed: the holder record cleared
+  json::object intent = json::parse(annotations[cmd::kLockIntentAnnotation].as_string()).as_object();
+  intent["by"] = json::object{{"command", "scale"}, {"user", "bob"}, {"host", "h2"}, {"pid", 77}};
+  annotations[cmd::kLockIntentAnnotation] = json::serialize(intent);
+  const auto notes = cmd::lock_notes(lease, 1764748920 + 60);
+  REQUIRE(notes.drift.size() == 1);
+  CHECK(notes.drift[0].find("(left by scale by bob@h2, pid 77)") != std::string::npos);
+}

@@ -302,3 +302,28 @@ TEST_CASE("describe_lock_holder: names command, user, host, pid and since; scrub
   CHECK(text.size() < 130);  // each field at most 100 bytes
   CHECK(cmd::describe_lock_holder(kube::LeaseRecord{}).rfind("holder ", 0) == 0);  // no record: the identity
 }
+
+TEST_CASE("LeaseLock: a release refused (409) or unanswered is looked at and done again while the lease is ours") {
+  for (const bool lost : {false, true}) {
+    CAPTURE(lost);
+    FakeTransport t;
+    FakeClock clock;
+    kube::Client client(t);
+    kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
+    t.reply(404, kNotFound);
+    lock.observe();
+    t.reply(201, lease("me", 0, "11"));
+    lock.acquire();
+    if (lost) t.fail("Unable to connect to the server: Operation timed out");
+    else t.reply(409, kConflict);
+    t.reply(200, lease("me", 0, "14"));  // still ours (someone annotated it, or the reply was lost)
+    t.reply(200, lease("", 0, "15"));
+    CHECK(lock.release({"example.com/intent"}));
+    REQUIRE(t.requests.size() == 5);
+    CHECK(t.requests[3].method == "GET");
+    const json::object again = json::parse(t.requests[4].body).as_object();
+    CHECK(again.at("metadata").at("resourceVersion") == "14");
+    CHECK(again.at("metadata").at("annotations").at("example.com/intent").is_null());
+    CHECK(again.at("spec").at("holderIdentity").is_null());
+  }
+}

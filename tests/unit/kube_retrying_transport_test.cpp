@@ -360,7 +360,13 @@ TEST_CASE("retries stop when the next wait would pass the budget (--request-time
   // Waits 250 and 500 ms fit in 1 s (the attempts take no time here); the third, 1000 ms, would not.
   CHECK(s.waits == std::vector<milliseconds>{milliseconds(250), milliseconds(500)});
   CHECK(resp.attempts == 3);
-  CHECK(t.requests.size() == 3);
+  REQUIRE(t.requests.size() == 3);
+  // Each retry is bounded by what is left of the budget (the waits; the fake's attempts take no measurable time).
+  CHECK(t.requests[0].timeout.count() == 0);
+  CHECK(t.requests[1].timeout <= milliseconds(750));
+  CHECK(t.requests[1].timeout > milliseconds(500));
+  CHECK(t.requests[2].timeout <= milliseconds(250));
+  CHECK(t.requests[2].timeout > milliseconds(0));
   REQUIRE(notices.size() == 2);
   CHECK(notices[0] == "retrying GET /api/v1/namespaces/ns/configmaps/motor-config in 250ms after 503 (attempt 2/5)");
   CHECK(notices[1] == "retrying GET /api/v1/namespaces/ns/configmaps/motor-config in 500ms after 503 (attempt 3/5)");
