@@ -9,6 +9,7 @@
 #include "aibrix/storm_config.h"
 #include "aibrix/storm_render.h"
 #include "aibrix/storm_status.h"
+#include "cmd/lock.h"
 #include "cmd/wait.h"
 #include "kube/names.h"
 #include "mindie/render.h"
@@ -147,7 +148,24 @@ void wait_storm_ready(const std::string& ns, const std::string& app, std::chrono
 StormDeployOptions::StormDeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
-void StormDeployOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+namespace {
+
+// Takes the namespace lock (NamespaceLock) at once: a Storm command reads what it plans from only after this, so
+// a Replan (someone held the lock since it was observed, or an interrupted change was recovered) has nothing to
+// redo.
+void take_lock(NamespaceLock& lock) {
+  try {
+    lock.before_write();
+  } catch (const Replan&) {
+  }
+}
+
+}  // namespace
+
+void StormDeployOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
+}
 
 void StormDeployOptions::validate() {
   if (flags_.filename.empty()) throw UsageError("must specify -f stormservice.yaml with --framework aibrix");
@@ -196,6 +214,9 @@ void StormDeployOptions::run(kube::Client& client, Printer& printer,
   opts.force = flags_.force_conflicts;
   opts.field_manager = render::kFieldManager;
 
+  std::optional<NamespaceLock> lock;
+  lock.emplace(client, printer, app_namespace_, "deploy", lock_wait_, dry_run_ == DryRun::None);
+  take_lock(*lock);
   const json::object stored = apply_taking_back_own_fields(client, kStormServices, storm, opts);
   if (print_objects) printer.object(stored);
   else printer.mutation(kStormServices, app_, "serverside-applied", dry_run_);
@@ -209,6 +230,8 @@ void StormDeployOptions::run(kube::Client& client, Printer& printer,
                              " was applied but its Services were not all applied or pruned; fix the cause above "
                              "and re-run: kubectl mindie deploy --framework aibrix -f " + flags_.filename);
   }
+  lock->done();
+  lock.reset();  // a Ctrl-C during the wait ends it at once
   if (flags_.wait.wait) {
     printer.flush();
     printer.out() << std::flush;
@@ -244,6 +267,7 @@ void StormScaleOptions::validate() {
 void StormScaleOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
   dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
 }
 
 void StormScaleOptions::run(kube::Client& client, Printer& printer,
@@ -256,6 +280,9 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
+  std::optional<NamespaceLock> lock;
+  lock.emplace(client, printer, ns, "scale", lock_wait_, dry_run_ == DryRun::None);
+  take_lock(*lock);
 
   // Read, plan, patch with test guards; a 422 means the object changed between the read and the patch (a test op
   // failed): nothing was applied, so re-read and re-plan, a bounded number of times (never a blind overwrite).
@@ -299,6 +326,8 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
                              " but its Services were not all applied or pruned; re-run the same command to "
                              "converge");
   }
+  lock->done();
+  lock.reset();  // a Ctrl-C during the wait ends it at once
   if (flags_.wait.wait) {
     printer.flush();
     printer.out() << std::flush;
@@ -373,7 +402,10 @@ void StormDeleteOptions::validate() {
   timeout_ = parse_duration(flags_.timeout, "--timeout");
 }
 
-void StormDeleteOptions::complete() { dry_run_ = parse_dry_run(flags_.dry_run); }
+void StormDeleteOptions::complete() {
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  lock_wait_ = check_lock_flags(flags_.lock);
+}
 
 void StormDeleteOptions::run(kube::Client& client, Printer& printer,
                              const kube::Informer::TransportFactory& new_transport) {
@@ -382,6 +414,9 @@ void StormDeleteOptions::run(kube::Client& client, Printer& printer,
   require_crd(client, "nothing was deleted");
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
+  std::optional<NamespaceLock> lock;
+  lock.emplace(client, printer, ns, "delete", lock_wait_, dry_run_ == DryRun::None);
+  take_lock(*lock);
   const auto exists = client.get_if_exists(kStormServices, ns, app);
   const json::array services = take(client.list(kube::gvr::kServices, ns, ab::services_selector(app)));
   if (!exists && services.empty())
@@ -407,6 +442,8 @@ void StormDeleteOptions::run(kube::Client& client, Printer& printer,
   // The StormService first: its pods go with it (ownerReferences); the Services are plain objects of ours.
   if (exists) remove(kStormServices, app);
   for (const auto& svc : services) remove(kube::gvr::kServices, str(find(&svc, {"metadata", "name"})));
+  lock->done();  // the Lease stays: other apps of the namespace may use it
+  lock.reset();  // a Ctrl-C during the wait ends it at once
   if (!flags_.wait || dry_run_ != DryRun::None) return;
   printer.flush();
   printer.out() << std::flush;

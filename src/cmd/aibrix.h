@@ -59,6 +59,8 @@ class StormDeployOptions {
   /// StormService is ready. Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing
   /// sent), ApiError, TransportError, CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the
   /// StormService applied, its Services not all).
+  /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
+  /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
   /// Reads and validates -f, checks -n against its app_namespace and renders the objects; once (run() calls it
   /// when the caller has not: the Invocation does, before loading the kubeconfig). Throws CommandError,
@@ -71,6 +73,7 @@ class StormDeployOptions {
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
   std::string app_;
   std::string app_namespace_;
   std::vector<boost::json::object> objects_;  ///< the StormService, then its Services
@@ -90,6 +93,8 @@ class StormScaleOptions {
   /// Patches and applies; with --wait, waits as StormDeployOptions::run does. Throws ApiError, TransportError,
   /// CommandError (no CRD, an unscalable object, an object that kept changing, a --wait timeout) or PartialFailure
   /// (the scale applied, its Services not all).
+  /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
+  /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
@@ -99,6 +104,7 @@ class StormScaleOptions {
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
 };
 
 /// status --framework aibrix [--app NAME]: the StormService report (ab::build_storm_status) of --app, or of the
@@ -132,6 +138,8 @@ class StormDeleteOptions {
   /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
   /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
   /// (no CRD, nothing to delete, a --wait timeout) or PartialFailure (a delete failed after others succeeded).
+  /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
+  /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
@@ -140,6 +148,7 @@ class StormDeleteOptions {
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
 };
 
 }  // namespace mindie::cmd

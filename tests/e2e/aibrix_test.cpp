@@ -5,6 +5,8 @@
 // Services applied and pruned, nothing written without the CRD, nothing sent for a bad config.
 #include <doctest/doctest.h>
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -256,4 +258,44 @@ TEST_CASE("aibrix: a bad config or bad flags send no request; --dry-run=client p
   CHECK(dry.out.find("kind: StormService") != std::string::npos);
   CHECK(dry.out.find("kind: Service\n") != std::string::npos);
   CHECK(sb.requests().empty());
+}
+
+TEST_CASE("aibrix: deploy, scale and delete take the namespace lock; a live holder stops them, named") {
+  Cluster sb(storm_args());
+  const auto dep = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
+  REQUIRE_MESSAGE(dep.exit_code == 0, dep.err);
+  const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", "vllm-test", "-o", "json"}));
+  CHECK_FALSE(lease["spec"].contains("holderIdentity"));  // taken and freed
+
+  // Someone else's live hold (renewed now, another host): each command stops before its first write.
+  e2e::TempDir dir;
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char now[40];
+  std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+  const json holder = {{"format", 1}, {"command", "scale"}, {"user", "alice"}, {"host", "elsewhere"}, {"pid", 4711}};
+  const json held = {
+      {"apiVersion", "coordination.k8s.io/v1"},
+      {"kind", "Lease"},
+      {"metadata",
+       {{"name", "kubectl-mindie"}, {"namespace", "vllm-test"}, {"annotations", {{"kubectl-mindie/holder", holder.dump()}}}}},
+      {"spec", {{"holderIdentity", "elsewhere/4711/0000abcd"}, {"leaseDurationSeconds", 3600},
+                {"renewTime", now}}}};
+  sb.admin_ok({"apply", "--server-side", "--force-conflicts", "-f", dir.write("lease.json", held.dump())});
+  const std::size_t mark = sb.requests().size();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
+                                 "decode", "--replicas", "2", "--lock-timeout", "0"},
+        std::vector<std::string>{"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp,
+                                 "--lock-timeout", "0"},
+        std::vector<std::string>{"deploy", "--framework", "aibrix", "-f", kStormExample, "--lock-timeout", "0"}}) {
+    CAPTURE(args[0]);
+    const auto run = sb.mindie(args);
+    CHECK(run.exit_code == 1);
+    CHECK_MESSAGE(run.err.find("another kubectl-mindie command is changing namespace vllm-test: scale by "
+                               "alice@elsewhere, pid 4711") != std::string::npos,
+                  run.err);
+  }
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
 }
