@@ -225,6 +225,15 @@ void NamespaceLock::renew() {
   }
 }
 
+void NamespaceLock::confirm() {
+  if (!lock_ || !lock_->held()) return;
+  try {
+    lock_->update({});
+  } catch (const kube::LeaseLost& e) {
+    throw LockLost(std::string(e.what()) + " while this command waited for the server");
+  }
+}
+
 void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const {
   try {
     std::rethrow_exception(e);

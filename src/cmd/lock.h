@@ -83,6 +83,9 @@ class NamespaceLock {
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
   /// after an interrupt. Throws LockLost.
   void renew();
+  /// Renews the lock now (one guarded write) to make sure it is still ours before an undo. Throws LockLost when it
+  /// was taken over; does nothing when not held.
+  void confirm();
   /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
   /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
   /// namespace).

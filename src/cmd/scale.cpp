@@ -129,15 +129,22 @@ int count_of(const InstanceCounts& c, std::string_view role) {
   return role == "prefill" ? c.prefill : role == "decode" ? c.decode : role == "encode" ? c.encode : c.hybrid;
 }
 
-// A write failed because the namespace lock was taken over (this command stalled past the lease): whoever holds it
-// now may be recovering this very change, so an undo would race it. Throws PartialFailure saying `state`.
-void lost_lock_guard(const std::exception_ptr& cause, const std::string& state) {
+// Before an undo: when the namespace lock was taken over (this command stalled past the lease, e.g. in a request
+// that hung), whoever holds it now may have recovered this very change, and an undo would undo that. The lease is
+// confirmed ours first (one guarded renewal). Throws PartialFailure saying `state` when it is not.
+void lost_lock_guard(NamespaceLock& lock, const std::exception_ptr& cause, const std::string& state) {
+  const std::string left = state + "; the lock was taken over while this command waited, so it leaves the change "
+                                   "to the command holding the lock now, which finishes or reverts it";
   try {
     std::rethrow_exception(cause);
   } catch (const LockLost&) {
-    throw PartialFailure(cause, state + "; the lock was taken over, so this command leaves it: the command holding "
-                                "the lock now finishes or reverts the change");
+    throw PartialFailure(cause, left);
   } catch (...) {
+  }
+  try {
+    lock.confirm();
+  } catch (const LockLost&) {
+    throw PartialFailure(cause, left);
   }
 }
 
@@ -447,7 +454,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
     const auto cause = std::current_exception();
     if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
       const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
-      lost_lock_guard(cause, live + " runs " + counts_text(target));
+      lost_lock_guard(*lock_, cause, live + " runs " + counts_text(target));
       std::string undo_error;
       try {
         client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
@@ -661,7 +668,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
         lock_->settle();  // refused before anything was applied
         throw;
       }
-      lost_lock_guard(cause, "scale stopped half-way; " + observed());
+      lost_lock_guard(*lock_, cause, "scale stopped half-way; " + observed());
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); " +
                                         observed() + "\nconfigmap/" + cm_name + " (the baseline) still says " +
@@ -678,7 +685,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     if (done.empty() || opts.dry_run) throw;
     const auto cause = std::current_exception();
     if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
-      lost_lock_guard(cause, "the baseline was not updated; " + observed());
+      lost_lock_guard(*lock_, cause, "the baseline was not updated; " + observed());
       if (const std::string why = undo(done); !why.empty())
         throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
                                         "); " + observed() + ", configmap/" + cm_name + " (the baseline) still says " +

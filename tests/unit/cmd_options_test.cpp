@@ -358,6 +358,7 @@ TEST_CASE("scale: the patch is undone when the baseline cannot be updated") {
   t.reply(201, kLease);
   t.reply(200, json::serialize(iss));
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.reply(200, kLease);                // the lock confirmed ours before the undo
   t.reply(200, json::serialize(iss));  // the undo's answer
   t.reply(200, kLease);                // the lock freed on the way out
   kube::Client client(t);
@@ -365,7 +366,7 @@ TEST_CASE("scale: the patch is undone when the baseline cannot be updated") {
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("so the scale was undone"), cmd::PartialFailure);
   INFO(listing(t));
-  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 7");
+  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 6, PATCH 8");
   const auto requests = without_lease(t);
   REQUIRE(requests.size() == 5);
   const auto& undo = requests[4];

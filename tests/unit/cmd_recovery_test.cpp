@@ -208,6 +208,7 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.reply(200, kLease);                                                 // the lock confirmed ours
   t.fail("Unable to connect to the server: connection reset by peer");  // the undo: outcome unknown
   t.reply(200, json::serialize(service_set(2)));                       // read back: not undone
   t.reply(200, kLease);
@@ -225,10 +226,10 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   CHECK(message.find("now runs prefill 2, decode 1") != std::string::npos);
   CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts it") !=
         std::string::npos);
-  REQUIRE(t.requests.size() == 9);
-  CHECK(t.requests[7].method == "GET");
-  CHECK(t.requests[8].method == "PATCH");  // the lock freed, its intent kept
-  CHECK_FALSE(annotations_of(t.requests[8]).contains(cmd::kLockIntentAnnotation));
+  REQUIRE(t.requests.size() == 10);
+  CHECK(t.requests[8].method == "GET");
+  CHECK(t.requests[9].method == "PATCH");  // the lock freed, its intent kept
+  CHECK_FALSE(annotations_of(t.requests[9]).contains(cmd::kLockIntentAnnotation));
 }
 
 TEST_CASE("scale: an undo whose reply was lost but that was applied counts as undone") {
@@ -240,6 +241,7 @@ TEST_CASE("scale: an undo whose reply was lost but that was applied counts as un
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
+  t.reply(200, kLease);  // the lock confirmed ours
   t.fail("Unable to connect to the server: connection reset by peer");
   t.reply(200, json::serialize(service_set(1)));  // read back: undone after all
   t.reply(200, kLease);
@@ -247,8 +249,8 @@ TEST_CASE("scale: an undo whose reply was lost but that was applied counts as un
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("so the scale was undone"), cmd::PartialFailure);
-  REQUIRE(t.requests.size() == 9);
-  CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());  // settled: intent cleared
+  REQUIRE(t.requests.size() == 10);
+  CHECK(annotations_of(t.requests[9]).at(cmd::kLockIntentAnnotation).is_null());  // settled: intent cleared
 }
 
 TEST_CASE("the next command finishes an interrupted scale whose workload write was applied") {
@@ -358,6 +360,7 @@ TEST_CASE("SIGINT between the workload patch and the baseline write: the patch i
   t.reply(200, json::serialize(service_set(1)));
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));  // the signal arrives while this answer comes
+  t.reply(200, kLease);                           // the lock confirmed ours
   t.reply(200, json::serialize(service_set(1)));  // the undo
   t.reply(200, kLease);
   SignalAfter signalling(t, 4, SIGINT);
@@ -378,10 +381,10 @@ TEST_CASE("SIGINT between the workload patch and the baseline write: the patch i
   } catch (const cmd::PartialFailure& e) {
     CHECK(std::string(e.what()).find("so the scale was undone") != std::string::npos);
   }
-  REQUIRE(t.requests.size() == 7);
-  CHECK(t.requests[5].method == "PATCH");  // the undo, no baseline write
-  CHECK(t.requests[5].path.rfind(iss_path(), 0) == 0);
-  CHECK(annotations_of(t.requests[6]).at(cmd::kLockIntentAnnotation).is_null());
+  REQUIRE(t.requests.size() == 8);
+  CHECK(t.requests[6].method == "PATCH");  // the undo, no baseline write
+  CHECK(t.requests[6].path.rfind(iss_path(), 0) == 0);
+  CHECK(annotations_of(t.requests[7]).at(cmd::kLockIntentAnnotation).is_null());
   CHECK(cmd::pending_interrupt() == 0);  // the guard is gone with the lock: a later command starts clean
 }
 
@@ -552,4 +555,31 @@ TEST_CASE("an intent left in a freed lease names who left it from its own record
   const auto notes = cmd::lock_notes(lease, 1764748920 + 60);
   REQUIRE(notes.drift.size() == 1);
   CHECK(notes.drift[0].find("(left by scale by bob@h2, pid 77)") != std::string::npos);
+}
+
+TEST_CASE("no undo once the lock was taken over while a request hung: the new holder's recovery stands") {
+  // The baseline write came back 409 after a rival took the lock (this command stalled past the lease) and
+  // recovered the scale; undoing now would undo that recovery.
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(404, kNotFound);
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(201, kLease);
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
+  t.reply(200, json::serialize(config_map(3, "50")));  // re-read: someone else's counts now
+  // The confirmation: 409, and the lease names another holder.
+  t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
+  t.reply(200, R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","resourceVersion":"60"},)"
+               R"("spec":{"holderIdentity":"rival","leaseDurationSeconds":60}})");
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("the lock was taken over while this command waited"),
+                       cmd::PartialFailure);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 9);  // no undo, and the lost lock is not freed
+  for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
+                                               &r != &t.requests[4]));
 }
