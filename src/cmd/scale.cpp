@@ -393,57 +393,43 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
       return false;
     }
   };
+  // After the patch failed with `cause` (`invalid`: a 422's message, else ""): a failed test op means the roles
+  // moved or someone scaled since the read, or a retried patch whose first try was stored; no answer or a 5xx
+  // means applied or not. Only a read tells: the live object when the patch was applied (go on to the baseline),
+  // else the error, or PartialFailure when it cannot be read back.
+  const auto read_back = [&](const std::exception_ptr& cause, const std::string& invalid) -> json::object {
+    std::optional<json::object> live;
+    try {
+      live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
+    } catch (const std::exception&) {
+    }
+    if (live && already_applied(*live, changes)) return std::move(*live);
+    if (live && !invalid.empty()) {
+      lock_->settle();
+      throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
+                         " changed since it was read (another scale or an edit of its roles): nothing was "
+                         "changed; run the command again (server said: " + invalid + ")");
+    }
+    if (live && untouched(*live)) {  // not applied
+      lock_->settle();
+      std::rethrow_exception(cause);
+    }
+    throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group + "/" +
+                                    iss_name + " was applied is unknown (it could not be read back); the next "
+                                    "kubectl-mindie command in namespace " + namespace_ + " finishes or reverts it");
+  };
   if (!patch.empty()) {
     before_write();
     try {
       result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
     } catch (const kube::ApiError& e) {
-      // A failed test op (422 Invalid): the roles moved or someone scaled since the read — or a retried patch
-      // whose first try was stored. Nothing was applied by this answer, so re-read to tell which.
       if (!e.is_invalid() && e.code() < 500) {
         lock_->settle();  // refused: nothing was applied
         throw;
       }
-      const auto cause = std::current_exception();
-      std::optional<json::object> live;
-      try {
-        live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-      } catch (const std::exception&) {
-      }
-      if (e.is_invalid() && live && !already_applied(*live, changes)) {
-        lock_->settle();
-        throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
-                           " changed since it was read (another scale or an edit of its roles): nothing was "
-                           "changed; run the command again (server said: " + e.status_message() + ")");
-      }
-      if (!e.is_invalid() && live && untouched(*live)) {  // a 5xx that was not applied
-        lock_->settle();
-        throw;
-      }
-      if (!live || !already_applied(*live, changes))
-        throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group +
-                                        "/" + iss_name + " was applied is unknown (it could not be read back); the "
-                                        "next kubectl-mindie command in namespace " + namespace_ +
-                                        " finishes or reverts it");
-      result = std::move(*live);  // applied, its answer lost: go on to the baseline
+      result = read_back(std::current_exception(), e.is_invalid() ? e.status_message() : "");
     } catch (const kube::TransportError&) {
-      // No answer (a timeout, a broken connection): applied or not, only a read tells.
-      const auto cause = std::current_exception();
-      std::optional<json::object> live;
-      try {
-        live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-      } catch (const std::exception&) {
-      }
-      if (live && untouched(*live)) {
-        lock_->settle();
-        throw;
-      }
-      if (!live || !already_applied(*live, changes))
-        throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group +
-                                        "/" + iss_name + " was applied is unknown (it could not be read back); the "
-                                        "next kubectl-mindie command in namespace " + namespace_ +
-                                        " finishes or reverts it");
-      result = std::move(*live);
+      result = read_back(std::current_exception(), "");
     }
   }
 
