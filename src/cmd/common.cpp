@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "kube/curl_transport.h"
+#include "kube/deadline_transport.h"
 #include "kube/logging_transport.h"
 #include "kube/names.h"
 #include "kube/retrying_transport.h"
@@ -120,18 +121,24 @@ class TransportChain : public kube::HttpTransport {
     if (isatty(STDERR_FILENO) != 0) policy.notice = [out = &log](const std::string& line) { *out << line << std::endl; };
     retrying_ = std::make_unique<kube::RetryingTransport>(*top, std::move(policy));
   }
-  kube::HttpResponse send(const kube::HttpRequest& req) override { return retrying_->send(req); }
+  /// From now on every request ends by `deadline` (Session::set_deadline).
+  void set_deadline(std::chrono::steady_clock::time_point deadline, const std::string& what) {
+    deadline_ = std::make_unique<kube::DeadlineTransport>(*retrying_, deadline, what);
+  }
+  kube::HttpResponse send(const kube::HttpRequest& req) override { return top().send(req); }
   using kube::HttpTransport::stream;
   kube::HttpResponse stream(const kube::HttpRequest& req, const kube::StreamSink& sink,
                             const kube::StreamHeadObserver& on_head) override {
-    return retrying_->stream(req, sink, on_head);
+    return top().stream(req, sink, on_head);
   }
   std::string server() const override { return retrying_->server(); }
 
  private:
+  kube::HttpTransport& top() { return deadline_ ? *deadline_ : *retrying_; }
   std::unique_ptr<kube::HttpTransport> curl_;
   std::unique_ptr<kube::HttpTransport> logging_;
   std::unique_ptr<kube::HttpTransport> retrying_;
+  std::unique_ptr<kube::HttpTransport> deadline_;  // null: no deadline
 };
 
 }  // namespace
@@ -143,7 +150,14 @@ Session::Session(const GlobalFlags& flags, std::ostream& log)
 }
 
 std::unique_ptr<kube::HttpTransport> Session::new_transport() const {
-  return std::make_unique<TransportChain>(rest_, verbosity_, log_);
+  auto chain = std::make_unique<TransportChain>(rest_, verbosity_, log_);
+  if (deadline_) chain->set_deadline(deadline_->first, deadline_->second);
+  return chain;
+}
+
+void Session::set_deadline(std::chrono::steady_clock::time_point deadline, const std::string& what) {
+  deadline_.emplace(deadline, what);
+  static_cast<TransportChain&>(*transport_).set_deadline(deadline, what);
 }
 
 Session::~Session() = default;

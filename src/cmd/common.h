@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <exception>
 #include <iosfwd>
 #include <map>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kube/client.h"
@@ -124,6 +126,10 @@ class Session {
   /// its own connection and credentials, for use on another thread (a watch): transports are not thread-safe.
   /// It logs to the Session's log stream, which must outlive it. Sends nothing when created.
   std::unique_ptr<kube::HttpTransport> new_transport() const;
+  /// From now on every request of client() and of the transports new_transport() makes ends by `deadline`
+  /// (kube::DeadlineTransport; `what` heads the error of one that does not, e.g. "timed out waiting for the
+  /// condition (--timeout 5s)"): for commands whose --timeout bounds the whole of what they do.
+  void set_deadline(std::chrono::steady_clock::time_point deadline, const std::string& what);
 
  private:
   int verbosity_;
@@ -131,6 +137,7 @@ class Session {
   kube::RestConfig rest_;
   std::unique_ptr<kube::HttpTransport> transport_;  // the chain under client_
   std::unique_ptr<kube::Client> client_;
+  std::optional<std::pair<std::chrono::steady_clock::time_point, std::string>> deadline_;
 };
 
 /// The config files a command reads: -f FILE [-e FILE], or --config-dir DIR (DIR/user_config.json and, when it

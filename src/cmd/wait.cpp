@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cmd/command.h"
+#include "cmd/interrupt.h"
 #include "cmd/status.h"
 
 namespace mindie::cmd {
@@ -66,8 +67,20 @@ std::string progress_line(const status::Report& report) {
 
 }  // namespace
 
+namespace {
+
+// --timeout bounds the requests of a wait too (a LIST that hangs); 0 ("check once") leaves them to --request-timeout.
+void bound_requests(Session& session, std::chrono::milliseconds timeout, const std::string& text) {
+  if (timeout.count() > 0)
+    session.set_deadline(std::chrono::steady_clock::now() + timeout,
+                         "timed out waiting for the condition (--timeout " + text + ")");
+}
+
+}  // namespace
+
 std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
-                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress) {
+                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
+                             const std::function<void()>& check) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   status::StatusInputs inputs = read_status_inputs(client, ns);
   status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
@@ -93,7 +106,10 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
       report = status::build_report(ns, current(), std::chrono::system_clock::now());
       show(report);
       if (report.ready) break;
-      if (!informer.wait_for_change(deadline)) {
+      if (check) check();
+      // With a check, woken at least once a second to make it again.
+      const auto wake = check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline;
+      if (!informer.wait_for_change(wake) && std::chrono::steady_clock::now() >= deadline) {
         report = status::build_report(ns, current(), std::chrono::system_clock::now());
         if (report.ready) break;
         if (progress && !shown.empty()) *progress << '\n';
@@ -152,8 +168,17 @@ void wait_after(Session& session, const WaitAfterFlags& flags, const std::string
   printer.flush();
   printer.out() << std::flush;  // what changed is visible before the wait begins
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
+  const auto timeout = parse_duration(flags.timeout, "--timeout");
+  bound_requests(session, timeout, flags.timeout);
+  InterruptGuard interrupts;
+  const auto check = [&] {
+    if (progress != nullptr && pending_interrupt() != 0) *progress << '\n';
+    check_interrupt("while waiting for the deployment in namespace " + ns + " to be ready: the change itself is done "
+                    "(the baseline and the workload agree); only the wait stopped: kubectl mindie wait -n " + ns +
+                    " --for=ready");
+  };
   const std::string subject = wait_until_ready(session.client(), [&session] { return session.new_transport(); }, ns,
-                                               parse_duration(flags.timeout, "--timeout"), progress);
+                                               timeout, progress, check);
   if (printer.format().empty()) printer.out() << subject << " ready\n";
 }
 
@@ -168,6 +193,7 @@ class WaitInvocation : public Invocation {
     WaitOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
     o.validate();
+    bound_requests(session, parse_duration(flags_.timeout, "--timeout"), flags_.timeout);
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 

@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -23,9 +24,12 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
 /// be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns what was waited for, as
 /// messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "deployments/NAME" (the
 /// status tree's name for the engine Deployments of NAME). Throws CommandError on timeout, naming every pod that is
-/// not ready and why, and the errors of read_status_inputs.
+/// not ready and why, and the errors of read_status_inputs. `check` (may be empty) is called at least once a
+/// second while it waits, e.g. to throw Interrupted after a noted Ctrl-C. The caller bounds its requests by the
+/// same timeout (Session::set_deadline), so that a request that hangs cannot outlast it.
 std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
-                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress);
+                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
+                             const std::function<void()>& check = {});
 
 /// --wait and --timeout of commands that change a deployment (deploy, scale), as kubectl apply names them.
 struct WaitAfterFlags {
@@ -70,7 +74,8 @@ class WaitOptions {
 
 /// --wait after deploy or scale: once `printer` has shown the changes, waits (wait_until_ready, per `flags`) for
 /// the deployment in `ns`, with progress on a terminal's stderr, and prints "SUBJECT ready" in the human format.
-/// Nothing when --wait was not given. Throws what wait_until_ready throws.
+/// Nothing when --wait was not given. --timeout bounds its requests too. A Ctrl-C (SIGINT, SIGTERM, SIGHUP) ends
+/// it with Interrupted saying that the change itself is done. Throws what wait_until_ready throws.
 void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer);
 
 /// The wait command for the command table (cmd/command.h).

@@ -90,9 +90,15 @@ std::chrono::milliseconds RetryingTransport::backoff(int attempt) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(capped));
 }
 
+std::chrono::milliseconds RetryingTransport::budget_of(const HttpRequest& req) const {
+  if (req.timeout.count() > 0 && (policy_.budget.count() == 0 || req.timeout < policy_.budget)) return req.timeout;
+  return policy_.budget;
+}
+
 bool RetryingTransport::go_on(const HttpRequest& req, std::chrono::milliseconds spent, std::chrono::milliseconds wait,
                               int attempt, const std::string& why) const {
-  if (policy_.budget.count() > 0 && spent + wait >= policy_.budget) return false;
+  const auto budget = budget_of(req);
+  if (budget.count() > 0 && spent + wait >= budget) return false;
   if (policy_.notice) {
     char secs[32];
     if (wait.count() < 1000) std::snprintf(secs, sizeof secs, "%lldms", static_cast<long long>(wait.count()));
@@ -125,7 +131,7 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
     // A retry is bounded by what is left of the budget (go_on made sure something is).
-    if (attempt > 1 && policy_.budget.count() > 0) next.timeout = policy_.budget - spent;
+    if (attempt > 1 && budget_of(req).count() > 0) next.timeout = budget_of(req) - spent;
     const auto start = std::chrono::steady_clock::now();
     try {
       HttpResponse resp = inner_.send(next);
@@ -167,7 +173,7 @@ HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink&
   HttpRequest next = req;
   for (int attempt = 1;; ++attempt) {
     std::chrono::milliseconds wait{0};
-    if (attempt > 1 && policy_.budget.count() > 0) next.timeout = policy_.budget - spent;
+    if (attempt > 1 && budget_of(req).count() > 0) next.timeout = budget_of(req) - spent;
     const auto start = std::chrono::steady_clock::now();
     try {
       HttpResponse resp = inner_.stream(next, watching, on_head);

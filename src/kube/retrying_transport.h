@@ -29,7 +29,8 @@ struct RetryPolicy {
   std::chrono::milliseconds max_backoff{5000};            ///< cap of one wait, jitter included
   double jitter = 0.5;                                    ///< a wait grows by up to this fraction at random
   std::chrono::seconds max_retry_after{10};               ///< cap of one server-requested Retry-After wait
-  /// --request-timeout when given: the attempts and waits of one request never run past it (0: no bound).
+  /// --request-timeout when given: the attempts and waits of one request never run past it (0: no bound). A
+  /// request's own shorter HttpRequest::timeout (a caller's deadline, DeadlineTransport) bounds it the same way.
   std::chrono::milliseconds budget{0};
   /// Told before each wait, e.g. "retrying GET /api/v1/... in 0.4s after 503 (attempt 2/5)" (empty: nobody).
   std::function<void(const std::string&)> notice;
@@ -74,7 +75,9 @@ class RetryingTransport : public HttpTransport {
  private:
   // The wait before retrying the retryable answer `resp`: its Retry-After (capped), else backoff(attempt).
   std::chrono::milliseconds retry_wait(const HttpRequest& req, const HttpResponse& resp, int attempt);
-  // True when another attempt after `wait` fits policy_.budget, given `spent` so far (attempts and waits); tells
+  // The bound of all attempts of `req`: its own timeout when shorter than policy_.budget (0: none).
+  std::chrono::milliseconds budget_of(const HttpRequest& req) const;
+  // True when another attempt after `wait` fits budget_of(req), given `spent` so far (attempts and waits); tells
   // policy_.notice ("after `why`") when it does.
   bool go_on(const HttpRequest& req, std::chrono::milliseconds spent, std::chrono::milliseconds wait, int attempt,
              const std::string& why) const;

@@ -3,6 +3,7 @@
 // the real scheduler, whose watches are cut by the fault proxy (close_watches) and whose etcd history is compacted
 // (compact, so a re-watch gets 410 Expired). Synchronisation is by reading the watcher's output.
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <nlohmann/json.hpp>
 
@@ -196,4 +197,33 @@ TEST_CASE("status -o json --watch writes each document whole as it happens (a pi
   set_state(sb, "decode", "NotReady");
   watch.wait_for_output("readiness probe failing");
   watch.stop();
+}
+
+TEST_CASE("wait --timeout bounds a request that hangs (issue 17: it never returned while a LIST hung)") {
+  Cluster sb;
+  deploy_example(sb);
+  sb.add_fault("GET:/api/v1/namespaces/mindie-demo/pods.*:hang");
+  const auto run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "3s"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("error: timed out waiting for the condition (--timeout 3s): no answer to GET "
+                             "/api/v1/namespaces/mindie-demo/pods in time") != std::string::npos,
+                run.err);
+}
+
+TEST_CASE("Ctrl-C during scale --wait says the scale itself is done and how to wait again, exit 130") {
+  Cluster sb;
+  // Prefill's new instance is never scheduled, so the wait cannot end by itself.
+  e2e::TempDir dir;
+  deploy_example(sb, {"--overrides", unschedulable(dir, "prefill"), "--skip-node-check"});
+  Background scale(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2", "--wait", "--timeout", "10m"}));
+  scale.wait_for_output("scaled");
+  scale.signal(SIGINT);
+  const auto run = scale.finish();
+  CHECK(run.exit_code == 130);
+  CHECK_MESSAGE(run.err.find("error: interrupted by SIGINT while waiting for the deployment in namespace mindie-demo "
+                             "to be ready: the change itself is done") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("kubectl mindie wait -n mindie-demo --for=ready") != std::string::npos);
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
 }

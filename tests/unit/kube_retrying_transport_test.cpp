@@ -381,3 +381,18 @@ TEST_CASE("retries stop when the next wait would pass the budget (--request-time
                        "--request-timeout)",
                        TransportError);
 }
+
+TEST_CASE("a request's own timeout (a caller's deadline) bounds its retries like --request-timeout") {
+  FakeTransport t;
+  for (int i = 0; i < 5; ++i) t.reply(503, kUnavailable);
+  RecordingSleeper s;
+  RetryingTransport r = retrying(t, s, RetryPolicy{});  // no --request-timeout
+  HttpRequest req = request("GET");
+  req.timeout = milliseconds(1000);
+  const auto resp = r.send(req);
+  CHECK(resp.status == 503);
+  CHECK(s.waits == std::vector<milliseconds>{milliseconds(250), milliseconds(500)});
+  REQUIRE(t.requests.size() == 3);
+  CHECK(t.requests[0].timeout == milliseconds(1000));
+  CHECK(t.requests[2].timeout <= milliseconds(250));
+}

@@ -1,0 +1,44 @@
+#include "kube/deadline_transport.h"
+
+namespace mindie::kube {
+
+DeadlineTransport::DeadlineTransport(HttpTransport& inner, std::chrono::steady_clock::time_point deadline,
+                                     std::string what)
+    : inner_(inner), deadline_(deadline), what_(std::move(what)) {}
+
+void DeadlineTransport::late(const HttpRequest& req) const {
+  throw TransportError(what_ + ": no answer to " + req.method + " " + req.path.substr(0, req.path.find('?')) +
+                           " in time",
+                       false);
+}
+
+HttpRequest DeadlineTransport::bounded(const HttpRequest& req) const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+  if (left.count() <= 0) late(req);
+  HttpRequest r = req;
+  if (r.timeout.count() == 0 || left < r.timeout) r.timeout = left;
+  return r;
+}
+
+HttpResponse DeadlineTransport::send(const HttpRequest& req) {
+  const HttpRequest r = bounded(req);
+  try {
+    return inner_.send(r);
+  } catch (const TransportError&) {
+    if (std::chrono::steady_clock::now() >= deadline_) late(req);
+    throw;
+  }
+}
+
+HttpResponse DeadlineTransport::stream(const HttpRequest& req, const StreamSink& sink,
+                                       const StreamHeadObserver& on_head) {
+  const HttpRequest r = bounded(req);
+  try {
+    return inner_.stream(r, sink, on_head);
+  } catch (const TransportError&) {
+    if (std::chrono::steady_clock::now() >= deadline_) late(req);
+    throw;
+  }
+}
+
+}  // namespace mindie::kube
