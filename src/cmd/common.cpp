@@ -365,7 +365,8 @@ json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR&
   try {
     return client.apply(r, obj, opts);
   } catch (const kube::ApiError& e) {
-    if (!e.is_conflict() || opts.force) throw;
+    // A conflict without causes is a failed resourceVersion precondition, not a field conflict: the caller's.
+    if (!e.is_conflict() || opts.force || e.causes().empty()) throw;
     if (conflicts_only_with_own_updates(e)) {
       kube::WriteOptions forced = opts;
       forced.force = true;

@@ -231,20 +231,56 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
 
 void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   NamespaceLock lock(client, printer, namespace_flag_, "delete", lock_wait_, dry_run_ == DryRun::None);
+  lock.recover_first();
+  Deleted done;
   try {
-    run_once(client, printer, new_transport, lock);
+    done = run_once(client, printer, new_transport, lock);
   } catch (const Replan&) {
-    run_once(client, printer, new_transport, lock);  // another command held the lock since the plan: plan again
+    done = run_once(client, printer, new_transport, lock);  // another command held the lock since the plan: again
   }
+  // The lock's Lease goes with the deployment: nothing of it is left (a failure above keeps the Lease and the
+  // intent, for the next command to finish the delete).
+  lock.done(/*remove=*/true);
+  if (done.objects == 0 && !done.config_map) printer.out() << "No resources found in " << namespace_flag_ << " namespace.\n";
 }
 
-void DeleteOptions::run_once(kube::Client& client, Printer& printer,
-                             const kube::Informer::TransportFactory& new_transport, NamespaceLock& lock) {
+std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                   const json::object& /*intent*/, const std::string& what) {
+  DeleteOptions o(DeleteFlags{}, ns);
+  o.complete();
+  o.validate();
+  std::ostream quiet(nullptr);  // the line returned says what happened
+  Printer printer(quiet, quiet, "");
+  const Deleted d = o.run_once(client, printer, {}, lock);
+  if (d.objects == 0 && !d.config_map) return "recovered " + what + ": nothing was left to delete";
+  return "recovered " + what + ": finished, deleted what was left of the deployment (" +
+         std::to_string(d.objects) + (d.objects == 1 ? " object" : " objects") + ")";
+}
+
+DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& printer,
+                                               const kube::Informer::TransportFactory& new_transport,
+                                               NamespaceLock& lock) {
   const std::string& ns = namespace_flag_;
   DeletePlan plan = plan_delete(client, ns);
+  // Recorded before the first delete: a delete stopped half-way is finished by the next command (recover()).
+  const json::object intent{{"workload", plan.workload}, {"mode", plan.deploy_mode}};
   std::vector<std::string> deleted;
+  const auto stopped = [&](bool nothing) {
+    std::string state = nothing ? "nothing was deleted" : "deleted before the failure:";
+    for (const auto& d : deleted) state += "\n  " + d;
+    state += "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the record of the deployment) is kept";
+    if (!nothing)
+      state += "; the record of this delete stays in lease/" + std::string(kLockLeaseName) +
+               ": the next kubectl-mindie command in namespace " + ns + " finishes it (a deploy supersedes it)";
+    return state + "; fix the cause above and re-run: kubectl mindie delete -n " + ns;
+  };
   const auto attempt = [&](const DeleteTarget& t) {
-    lock.before_write();  // outside the try: a Replan is not a failure
+    try {
+      lock.before_write(intent);  // a Replan is not a failure
+    } catch (const Interrupted&) {
+      if (deleted.empty()) throw;  // nothing was deleted
+      throw PartialFailure(std::current_exception(), stopped(false));
+    }
     try {
       if (remove(client, t)) {
         printer.mutation(t.gvr, t.name, "deleted", dry_run_);
@@ -255,12 +291,18 @@ void DeleteOptions::run_once(kube::Client& client, Printer& printer,
       if (dry_run_ == DryRun::Server) {
         throw PartialFailure(std::current_exception(), "(server dry run: no changes were made)");
       }
-      std::string state = deleted.empty() ? "nothing was deleted" : "deleted before the failure:";
-      for (const auto& d : deleted) state += "\n  " + d;
-      state += "\nconfigmap/" + std::string(baseline::kConfigMapName) +
-               " (the record of the deployment) is kept; fix the cause above and re-run: kubectl mindie delete -n " +
-               ns;
-      throw PartialFailure(std::current_exception(), state);
+      // Nothing deleted, and the first target still there (the outcome may be unknown): nothing to recover.
+      bool nothing = false;
+      if (deleted.empty()) {
+        try {
+          const auto still = client.get_if_exists(t.gvr, t.ns, t.name);
+          const auto* md = still ? object_at(*still, "metadata") : nullptr;
+          nothing = md != nullptr && !md->contains("deletionTimestamp");
+        } catch (const std::exception&) {
+        }
+      }
+      if (nothing) lock.settle();
+      throw PartialFailure(std::current_exception(), stopped(nothing));
     }
   };
   for (const auto& t : plan.targets) {
@@ -273,9 +315,7 @@ void DeleteOptions::run_once(kube::Client& client, Printer& printer,
   // The record goes last, after the workload is gone when waiting: a delete that stops early can be re-run.
   if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport, lock);
   if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, ""});
-  // The lock's Lease goes with the deployment; it stays while anything of the deployment is left to delete.
-  lock.done(/*remove=*/plan.config_map.has_value());
-  if (deleted.empty() && !plan.config_map) printer.out() << "No resources found in " << ns << " namespace.\n";
+  return {deleted.size(), plan.config_map.has_value()};
 }
 
 namespace {

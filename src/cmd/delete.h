@@ -88,6 +88,13 @@ class DeleteOptions {
   /// Takes the namespace lock (NamespaceLock) before its first delete, unless a dry run, holds it through --wait
   /// and deletes its Lease with motor-config.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+  /// Finishes the delete `intent` records (a kLockIntentAnnotation record of "delete" that a command left
+  /// unfinished; the caller holds `lock`): deletes what is left of the deployment, motor-config last, without
+  /// waiting and without deleting the Lease. A delete cannot be reverted, and it had begun (the intent is recorded
+  /// before the first delete). Returns the line that says so ("recovered `what`: finished, ..."). Throws what the
+  /// deletes throw.
+  static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const boost::json::object& intent, const std::string& what);
 
  private:
   /// Deletes one target; false when it was already gone.
@@ -95,9 +102,14 @@ class DeleteOptions {
   /// Waits until every collection of `gone` is empty or the timeout passes. Throws CommandError on timeout.
   void wait_gone(const std::vector<kube::WatchTarget>& gone, const kube::Informer::TransportFactory& new_transport,
                  NamespaceLock& lock) const;
-  /// One plan-delete pass of run(), its deletes after lock.before_write().
-  void run_once(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport,
-                NamespaceLock& lock);
+  /// What one pass deleted.
+  struct Deleted {
+    std::size_t objects = 0;     ///< objects deleted (those already gone not counted)
+    bool config_map = false;     ///< motor-config was there (and is deleted now)
+  };
+  /// One plan-delete pass of run(), its deletes after lock.before_write() with the intent {"workload", "mode"}.
+  Deleted run_once(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport,
+                   NamespaceLock& lock);
 
   DeleteFlags flags_;
   std::string namespace_flag_;

@@ -11,6 +11,7 @@
 #include "cmd/command.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
+#include "cmd/scale.h"
 #include "hardware/profile.h"
 #include "kube/names.h"
 #include "mindie/baseline_policy.h"
@@ -375,7 +376,8 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     apply_object(client, objects_.back(), probe);
   }
 
-  lock.before_write();
+  const json::object intent = plan_intent(existing);
+  lock.before_write(intent);
   std::vector<std::string> written;
   if (takeover) {
     if (!takeover->empty())
@@ -396,17 +398,29 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
   }
   for (const auto& obj : objects_) {
     json::object stored;
+    const bool is_baseline = obj.at("kind") == "ConfigMap";
     try {
-      lock.before_write();
-      stored = apply_object(client, obj, opts);
+      lock.before_write(intent);
+      stored = is_baseline ? apply_baseline(client, obj, existing, opts) : apply_object(client, obj, opts);
     } catch (...) {
-      if (written.empty() || opts.dry_run) throw;
+      if (opts.dry_run) throw;
+      if (written.empty()) {
+        // The baseline is the first write: unless it was applied after all (a reply lost), nothing changed.
+        if (!is_baseline || !baseline_written(client)) {
+          lock.settle();
+          throw;
+        }
+        written.push_back("configmap/" + std::string(baseline::kConfigMapName) +
+                          " (its reply was lost: read back)");
+      }
       // The ConfigMap (the baseline) is written first, so it may now describe a workload that was not
-      // written. Every apply is idempotent: re-running deploy converges.
+      // written. Every apply is idempotent: re-running deploy converges, and so does the next command's recovery.
       std::string state = "deploy stopped after writing:";
       for (const auto& w : written) state += "\n  " + w;
       state += "\nthe baseline in configmap/" + std::string(baseline::kConfigMapName) +
-               " may describe a workload that is not (yet) live; fix the cause above and re-run: " + rerun_command();
+               " may describe a workload that is not (yet) live; its record stays in lease/" + kLockLeaseName +
+               ": the next kubectl-mindie command in namespace " + config_->job_id + " applies the workload from "
+               "the baseline first; or fix the cause above and re-run: " + rerun_command();
       throw PartialFailure(std::current_exception(), state);
     }
     const kube::GVR& r = gvr_of(obj);
@@ -598,6 +612,121 @@ std::optional<AdoptionPlan> DeployOptions::plan_takeover(kube::Client& client,
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
                                          const kube::WriteOptions& opts) const {
   return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
+}
+
+json::object DeployOptions::plan_intent(const std::optional<json::object>& existing) const {
+  const json::object& cm = objects_.front();  // render: motor-config comes first
+  json::object intent{
+      {"mode", config::to_string(config_->deploy_mode)},
+      {"workload", render::workload_name(*config_, render_options_)},
+      {"baseline_resource_version",
+       existing ? existing->at("metadata").at("resourceVersion") : json::value(json::string())},
+      {"baseline_digest", baseline::data_digest(cm.at("data").as_object())},
+      {"adopt", flags_.adopt}};
+  // The counts it changes, for status and the recovery line ("prefill 1 → 2").
+  if (existing) {
+    const baseline::Baseline stored = baseline::read_baseline(*existing, config_->job_id);
+    if (stored.config && stored.config->hybrid() == config_->hybrid()) {
+      const json::object from = instance_counts_json(*stored.config), to = instance_counts_json(*config_);
+      json::array roles;
+      for (const auto& [role, key] : {std::pair{"prefill", "prefill"}, std::pair{"decode", "decode"},
+                                      std::pair{"union", "hybrid"}, std::pair{"encode", "encode"}})
+        if (from.at(key) != to.at(key)) roles.emplace_back(role);
+      if (!roles.empty()) {
+        intent["roles"] = std::move(roles);
+        intent["from"] = from;
+        intent["to"] = to;
+      }
+    }
+  }
+  return intent;
+}
+
+json::object DeployOptions::apply_baseline(kube::Client& client, const json::object& obj,
+                                           const std::optional<json::object>& existing,
+                                           const kube::WriteOptions& opts) const {
+  if (!existing) return apply_object(client, obj, opts);
+  json::object guarded = obj;
+  const json::value read_rv = existing->at("metadata").at("resourceVersion");
+  guarded["metadata"].as_object()["resourceVersion"] = read_rv;
+  try {
+    return apply_object(client, guarded, opts);
+  } catch (const kube::ApiError& e) {
+    // A conflict without causes is the resourceVersion precondition (field conflicts name their fields).
+    if (!e.is_conflict() || !e.causes().empty()) throw;
+  }
+  const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
+  const json::value* live_data = live ? live->if_contains("data") : nullptr;
+  if (live_data != nullptr && live_data->is_object() &&
+      baseline::data_digest(live_data->as_object()) == baseline::data_digest(obj.at("data").as_object()))
+    return *live;  // what this deploy writes: its own apply, retried after a lost reply, met itself
+  throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
+                     " was changed by someone else since this deploy read it (resourceVersion " +
+                     std::string(read_rv.as_string()) + ", now " +
+                     (live ? std::string(live->at("metadata").at("resourceVersion").as_string()) : "deleted") +
+                     "), outside kubectl-mindie's lock: the baseline was not written; re-run deploy to plan against "
+                     "what it holds now");
+}
+
+bool DeployOptions::baseline_written(kube::Client& client) const {
+  try {
+    const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
+    const json::value* data = live ? live->if_contains("data") : nullptr;
+    return data != nullptr && data->is_object() &&
+           baseline::data_digest(data->as_object()) == baseline::data_digest(objects_.front().at("data").as_object());
+  } catch (const std::exception&) {
+    return false;  // unknown: the intent stays in the lock for the next command (never settled)
+  }
+}
+
+void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
+  config_ = stored.user();
+  env_ = stored.env();
+  if (stored.overrides_raw)
+    render_options_.overrides = overrides::parse_overrides(
+        *stored.overrides_raw, "configmap/" + std::string(baseline::kConfigMapName) + " " + baseline::kOverridesKey);
+  render_options_.scripts = stored.scripts;
+  render_options_.service_id = stored.service_id.empty() ? config_->job_id : stored.service_id;
+  render_options_.service_set_name = stored.recorded_workload;
+  render_objects();
+  inputs_read_ = true;
+}
+
+std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                   const json::object& intent, const std::string& what) {
+  const json::value* digest = intent.if_contains("baseline_digest");
+  const json::value* rv = intent.if_contains("baseline_resource_version");
+  if (digest == nullptr || !digest->is_string() || rv == nullptr || !rv->is_string())
+    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
+  const std::string change = intent_change_text(intent);
+  const std::string head = "recovered " + what + ": " + (change.empty() ? "" : change + ", ");
+  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  const json::value* supersedes = intent.if_contains("supersedes");
+  const bool stands_for_earlier = supersedes != nullptr && supersedes->is_string();
+  const json::value* data = cm ? cm->if_contains("data") : nullptr;
+  const bool written = data != nullptr && data->is_object() && baseline::data_digest(data->as_object()) == digest->get_string();
+  if (!written && !stands_for_earlier) {
+    if (!cm && rv->get_string().empty()) return head + "dropped: nothing of it had been written";
+    if (cm && cm->at("metadata").at("resourceVersion") == *rv)
+      return head + "dropped: the baseline had not been written, and the workload is written after it";
+  }
+  if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
+  if (!has_our_records(*cm))
+    return "Warning: found the record of " + what + ", but configmap/" + baseline::kConfigMapName +
+           " is not kubectl-mindie's (no label " + render::kManagedByLabel + "); removed the record, changed nothing";
+  // Whatever was written, the workload made from the baseline as it is now agrees with it.
+  DeployFlags flags;
+  flags.skip_node_check = true;  // it runs already, or was checked by the deploy that wrote the baseline
+  if (const auto* adopt = intent.if_contains("adopt"); adopt != nullptr && adopt->is_bool()) flags.adopt = adopt->get_bool();
+  DeployOptions o(flags, ns);
+  o.complete();
+  o.read_baseline_inputs(baseline::read_baseline(*cm, ns));
+  std::ostream quiet(nullptr);  // the line returned says what happened; the deploy's own output would repeat it
+  Printer printer(quiet, quiet, "");
+  o.run_once(client, printer, lock);
+  return head + (written ? "completed: the workload was applied from the baseline it had written"
+                         : "completed: the workload was applied from the baseline in configmap/" +
+                               std::string(baseline::kConfigMapName));
 }
 
 namespace {

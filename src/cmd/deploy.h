@@ -62,6 +62,15 @@ class DeployOptions {
   /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run; reads and plans again when
   /// another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
+  /// Finishes the deploy `intent` records (a kLockIntentAnnotation record of "deploy" that a command left
+  /// unfinished; the caller holds `lock`): the workload is rendered again from motor-config as it is now (the
+  /// user_config.json, env.json, overrides and scripts it stores) and applied, as a deploy of those files would,
+  /// so that the workload and the baseline agree. Dropped, with nothing sent, when the baseline was not written
+  /// (motor-config's data digest is not the intent's and its resourceVersion is the one read) and the intent does
+  /// not stand for an earlier one ("supersedes"). Returns the line that says which ("recovered `what`: ...").
+  /// Throws what the writes throw.
+  static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const boost::json::object& intent, const std::string& what);
   /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
   /// job_id and renders the objects; once (run() calls it when the caller has not: the Invocation does, before
   /// loading the kubeconfig, so a bad file is reported as such whatever the kubeconfig holds). Local files only.
@@ -102,6 +111,25 @@ class DeployOptions {
   void render_objects();
   /// The command line that re-runs this deploy (printed when it stops half-way).
   std::string rerun_command() const;
+
+  /// The inputs of a deploy of what motor-config `stored` holds (for recover()): its config, env.json, overrides,
+  /// scripts, SERVICE_ID and workload name; renders objects_. Throws baseline::BaselineError,
+  /// validation::ValidationError (a stored file that no longer validates).
+  void read_baseline_inputs(const baseline::Baseline& stored);
+  /// The intent deploy records before its first write: {"mode", "workload", "baseline_resource_version" (of
+  /// `existing`, "" when absent), "baseline_digest" (baseline::data_digest of the motor-config it writes), "adopt",
+  /// and "roles", "from", "to" for the instance counts it changes}.
+  boost::json::object plan_intent(const std::optional<boost::json::object>& existing) const;
+  /// Server-side apply of motor-config `obj` guarded by the resourceVersion of `existing` (when there is one), so
+  /// that a baseline someone wrote since this deploy read it is never overwritten. A conflict is read back: the
+  /// live ConfigMap holding what `obj` holds (a retried apply whose first reply was lost) is this deploy's write;
+  /// otherwise throws CommandError saying it was changed meanwhile.
+  boost::json::object apply_baseline(kube::Client& client, const boost::json::object& obj,
+                                     const std::optional<boost::json::object>& existing,
+                                     const kube::WriteOptions& opts) const;
+  /// After a failure of the first write, whose outcome may be unknown: true when motor-config holds what this
+  /// deploy writes (one GET; false when it cannot be read).
+  bool baseline_written(kube::Client& client) const;
 
   /// One read-plan-write pass of run(), its writes after lock.before_write().
   void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -129,7 +130,13 @@ bool lock_holder_gone(const kube::LeaseRecord& r) {
   if (pid == nullptr || !pid->is_int64() || pid->get_int64() <= 0 || pid->get_int64() > 1 << 30) return false;
   const auto p = static_cast<pid_t>(pid->get_int64());
   if (p == getpid()) return false;
-  return kill(p, 0) != 0 && errno == ESRCH;
+  if (kill(p, 0) != 0) return errno == ESRCH;
+  // A zombie (killed, not yet reaped by its parent: a shell job, a test harness) runs no more code either.
+  std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto paren = line.rfind(')');  // the command name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
 }
 
 NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::string& ns, const std::string& command,
@@ -175,6 +182,7 @@ std::string NamespaceLock::intent_text(const json::object& intent) const {
                   {"command", command_}};
   json::object all{{"format", 1}, {"command", command_}, {"at", now_seconds()}, {"by", std::move(by)}};
   for (const auto& [k, v] : intent) all[k] = v;
+  if (!superseded_.empty()) all["supersedes"] = superseded_;
   return json::serialize(all);
 }
 
@@ -213,6 +221,27 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   foreign_intent_ = false;
   settled_ = false;  // the recovery's own, not the command's
   printer_.notice(line);
+}
+
+void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string& text, const json::object& intent) {
+  json::error_code ec;
+  const json::value left = json::parse(text, ec);
+  const json::object none;
+  const json::object& o = !ec && left.is_object() ? left.get_object() : none;
+  std::string command = "command";
+  if (const auto* c = o.if_contains("command"); c != nullptr && c->is_string())
+    for (const char* known : {"scale", "deploy", "update-config", "delete"})
+      if (c->get_string() == known) command = known;
+  std::string when;
+  if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
+    when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
+  superseded_ = command;
+  // From here the lease records this deploy's intent, which stands for the earlier one too: its recovery applies
+  // the workload from the baseline as it is then, whatever either wrote.
+  lock_->update({{kLockIntentAnnotation, intent_text(intent)}});
+  recorded_ = json::serialize(intent);
+  printer_.notice("found an interrupted " + command + when + " (" + describe_lock_holder(intent_left_by(lease, o)) +
+                  "): this deploy supersedes it (it writes the baseline and the whole workload again)");
 }
 
 void NamespaceLock::renew() {
@@ -299,7 +328,8 @@ void NamespaceLock::before_write(const json::object& intent) {
   if (left != nullptr && left->is_string() && left->get_string() != text) {
     // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
     printer_.drop_warnings();
-    recover(got.previous, std::string(left->get_string()));
+    if (command_ == "deploy" && !text.empty()) supersede(got.previous, std::string(left->get_string()), intent);
+    else recover(got.previous, std::string(left->get_string()));
     throw Replan();
   }
   recorded_ = wanted;
@@ -308,6 +338,17 @@ void NamespaceLock::before_write(const json::object& intent) {
     throw Replan();
   }
   printer_.release_warnings();
+}
+
+void NamespaceLock::recover_first() {
+  if (!lock_ || lock_->held() || !lock_->observed()) return;
+  if (!kube::LeaseRecord::from(*lock_->observed(), kLockHolderAnnotation).annotations.contains(kLockIntentAnnotation))
+    return;
+  try {
+    before_write();
+  } catch (const Replan&) {
+    // Recovered, or held by someone meanwhile: either way nothing was read yet, so there is nothing to plan again.
+  }
 }
 
 void NamespaceLock::done(bool remove) { unlock(remove, true); }

@@ -23,7 +23,9 @@ inline constexpr const char* kLockHolderAnnotation = "kubectl-mindie/holder";
 /// Annotation on the Lease with the holder's intent: what its command is about to change, written with the lock's
 /// take before the first write and removed when the command ends with a consistent state; left behind by a command
 /// that was killed or could not undo a half-done change, for the next command to finish or revert
-/// (recover_interrupted_change). JSON: {"format":1,"command","at" (seconds since the epoch), ...the command's}.
+/// (recover_interrupted_change). JSON: {"format":1,"command","at" (seconds since the epoch), "by", ...the command's}.
+/// scale, deploy and delete record one; update-config does not: its change is one compare-and-swap merge patch of
+/// motor-config, which happened whole or not at all.
 inline constexpr const char* kLockIntentAnnotation = "kubectl-mindie/intent";
 /// Seconds a holder that stops renewing keeps the lock. Long enough for the slowest step between two renewals
 /// (one request with its retries, bounded by --request-timeout, or a server dry run of a large InferServiceSet).
@@ -78,7 +80,7 @@ class NamespaceLock {
   /// `intent` (the command's own fields; {} for none): what the command is about to change, recorded in the lease
   /// by the same request that takes it, or by one update when it differs from what was recorded. A lease that
   /// carries an intent left by an earlier holder is recovered first (recover_interrupted_change prints one line),
-  /// then Replan is thrown. Throws Interrupted when a signal was noted.
+  /// then Replan is thrown; a deploy supersedes it instead (supersede()). Throws Interrupted when a signal was noted.
   void before_write(const boost::json::object& intent = {});
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
   /// after an interrupt. Throws LockLost.
@@ -92,10 +94,15 @@ class NamespaceLock {
   void done(bool remove = false);
   /// The command failed but left the cluster as it found it (nothing was applied, or it was undone): the intent is
   /// cleared when the lock is freed. Without it, a failing command frees the lock and leaves its intent for the next
-  /// command to recover.
-  void settle() { settled_ = true; }
+  /// command to recover. Ignored after a deploy superseded an earlier intent: what that one left stays to recover.
+  void settle() { settled_ = superseded_.empty(); }
   /// True while the lock is held.
   bool held() const { return lock_ && lock_->held(); }
+  /// When the lease as read at construction records an intent (a change left unfinished, or one a live holder is
+  /// making), takes the lock now, before the command's own reads: the unfinished change is recovered (or the live
+  /// holder waited for) first, so that no command plans from, fails on, or reports "unchanged" over a half-done
+  /// change. Call it once, right after construction; does nothing otherwise. Throws as before_write().
+  void recover_first();
 
  private:
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
@@ -103,6 +110,10 @@ class NamespaceLock {
   std::string intent_text(const boost::json::object& intent) const;
   /// Finishes or reverts the intent an earlier holder left in `previous`, then clears it; prints one line.
   void recover(const kube::LeaseRecord& previous, const std::string& text);
+  /// deploy found `text`, an intent an earlier holder left in `lease`: a deploy writes the baseline and the whole
+  /// workload again, so rather than recovering it first (which could fail the same way, e.g. a stored config the
+  /// server refuses) it records its own `intent` marked "supersedes" in its place; prints one line.
+  void supersede(const kube::LeaseRecord& lease, const std::string& text, const boost::json::object& intent);
   /// Frees the lock; `clear_intent`: remove the intent annotation too.
   void unlock(bool remove, bool clear_intent);
   kube::Client& client_;
@@ -116,6 +127,8 @@ class NamespaceLock {
   bool settled_ = false;
   /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
   bool foreign_intent_ = false;
+  /// The command of the earlier intent a deploy superseded ("" none): recorded as "supersedes" in its own.
+  std::string superseded_;
 };
 
 /// Who left `intent`: `lease`'s holder record, or when the lease was freed since (its holder cleared) the record the

@@ -1,5 +1,7 @@
 // recover_interrupted_change (cmd/lock.h): which command's intent is finished or reverted how.
 #include "cmd/lock.h"
+#include "cmd/delete.h"
+#include "cmd/deploy.h"
 #include "cmd/scale.h"
 #include "util/time.h"
 
@@ -19,6 +21,8 @@ std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock
     what += " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
   what += " (" + describe_lock_holder(holder) + ")";
   if (command == "scale") return ScaleOptions::recover(client, lock, ns, intent, what);
+  if (command == "deploy") return DeployOptions::recover(client, lock, ns, intent, what);
+  if (command == "delete") return DeleteOptions::recover(client, lock, ns, intent, what);
   return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
          "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
 }

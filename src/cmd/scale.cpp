@@ -81,6 +81,18 @@ void ScaleOptions::read_proposed() {
 
 namespace {
 
+json::object counts_json(const InstanceCounts& c) {
+  return {{"prefill", c.prefill}, {"decode", c.decode}, {"hybrid", c.hybrid}, {"encode", c.encode}};
+}
+
+}  // namespace
+
+json::object instance_counts_json(const config::UserConfig& c) {
+  return counts_json({c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances});
+}
+
+namespace {
+
 InstanceCounts counts_of(const config::UserConfig& c) {
   return {c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances};
 }
@@ -106,9 +118,6 @@ int baseline_count(const config::UserConfig& b, std::string_view role) {
                             : b.hybrid_instances;
 }
 
-json::object counts_json(const InstanceCounts& c) {
-  return {{"prefill", c.prefill}, {"decode", c.decode}, {"hybrid", c.hybrid}, {"encode", c.encode}};
-}
 
 // Counts of an intent someone could have written: each 0..16, else nullopt.
 std::optional<InstanceCounts> counts_from_json(const json::object& intent, std::string_view key) {
@@ -275,6 +284,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
   read_proposed();  // before any request: a bad -f sends nothing
   NamespaceLock lock(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
+  lock.recover_first();
   lock_ = &lock;
   struct Reset {
     NamespaceLock*& p;

@@ -41,6 +41,9 @@ struct InstanceCounts {
   bool operator==(const InstanceCounts&) const = default;
 };
 
+/// The instance counts of `c` as an intent records them: {"prefill", "decode", "hybrid", "encode"}.
+boost::json::object instance_counts_json(const config::UserConfig& c);
+
 /// Binds ScaleFlags to `desc`.
 void add_scale_flags(boost::program_options::options_description& desc, ScaleFlags& flags);
 

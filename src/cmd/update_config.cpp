@@ -172,6 +172,7 @@ void UpdateConfigOptions::script_keys_from_dir(const baseline::Baseline& stored,
 void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
   read_inputs();  // before any request (when the caller has not): a bad file sends nothing
   NamespaceLock lock(client, printer, proposed_->job_id, "update-config", lock_wait_, dry_run_ == DryRun::None);
+  lock.recover_first();
   try {
     run_once(client, printer, lock);
   } catch (const Replan&) {

@@ -130,6 +130,8 @@ class LeaseLock {
   bool held() const { return held_; }
   /// The lease as last written or read.
   const LeaseRecord& record() const { return record_; }
+  /// The lease as observe() read it (nullopt: absent, or observe() was not called).
+  const std::optional<boost::json::object>& observed() const { return observed_lease_; }
 
  private:
   boost::json::object new_lease(std::int64_t now, const boost::json::object& annotations) const;

@@ -1,13 +1,29 @@
 #include "mindie/baseline.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "kube/names.h"
 #include "mindie/render.h"
+#include "util/digest.h"
 #include "util/json_path.h"
 #include "validation/problem.h"
 
 namespace mindie::baseline {
 
 namespace json = boost::json;
+
+std::string data_digest(const json::object& data) {
+  std::vector<std::pair<std::string_view, std::string>> entries;
+  for (const auto& [k, v] : data) entries.emplace_back(k, v.is_string() ? std::string(v.get_string()) : json::serialize(v));
+  std::sort(entries.begin(), entries.end());
+  std::string all;
+  for (const auto& [k, v] : entries) {
+    all.append(k).push_back('\0');
+    all.append(v).push_back('\0');
+  }
+  return util::sha256_hex(all);
+}
 
 Baseline read_baseline(const json::object& cm, const std::string& ns) {
   Baseline b;

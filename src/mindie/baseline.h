@@ -67,6 +67,12 @@ struct Baseline {
   std::optional<config::EnvConfig> env() const;
 };
 
+/// The digest of a ConfigMap's `data` (an object of strings; other values count by their JSON text): SHA-256 over
+/// the keys in order, each "key NUL value NUL", so key order and JSON formatting do not matter. deploy records the
+/// digest of the motor-config it is about to write in its intent, and the next command compares it with the live
+/// one to tell whether that write happened.
+std::string data_digest(const boost::json::object& data);
+
 /// Reads motor-config `config_map` of namespace `ns`. Never throws.
 Baseline read_baseline(const boost::json::object& config_map, const std::string& ns);
 

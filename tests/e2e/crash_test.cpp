@@ -1,7 +1,7 @@
-// Crash and interrupt safety of scale on the real control plane (issue 17): the command is stopped with SIGKILL,
-// SIGINT or two SIGINTs while one of its requests is held by the fault proxy (before the server sees it, or after
-// the server applied it with the reply held back), then the next command must leave the baseline and the live
-// workload agreeing and say truly what it did about the interrupted change.
+// Crash and interrupt safety of scale, deploy, update-config and delete on the real control plane (issue 17): the
+// command is stopped with SIGKILL, SIGINT or two SIGINTs while one of its requests is held by the fault proxy (before
+// the server sees it, or after the server applied it with the reply held back), then the next command must leave the
+// baseline and the live workload agreeing and say truly what it did about the interrupted change.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -45,6 +45,22 @@ void check_agrees(const Cluster& sb) {
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }
+
+/// The example's user_config.json with `prefill` prefill instances, in `dir`.
+std::string example_with_prefill(const e2e::TempDir& dir, int prefill) {
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["p_instances_num"] = prefill;
+  return dir.write("user_config.json", cfg.dump(2));
+}
+
+/// deploy's arguments for `file` (the example's env.json and scripts).
+std::vector<std::string> deploy_args(const std::string& file) {
+  return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts};
+}
+
+const std::string kDeleteWorkload =
+    "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
+const std::string kDeleteBaseline = "DELETE:/api/v1/namespaces/" + kNs + "/configmaps/motor-config";
 
 }  // namespace
 
@@ -131,4 +147,222 @@ TEST_CASE("interrupt: a second Ctrl-C leaves at once with the intent recorded; t
   CHECK_MESSAGE(next.err.find("prefill 1 \u2192 2, completed") != std::string::npos, next.err);
   CHECK(baseline_count(sb, "prefill") == 2);
   check_agrees(sb);
+}
+
+TEST_CASE("crash: deploy killed (SIGKILL) at each request position; the next command recovers and says how") {
+  // A redeploy from prefill 1 to 2. Its writes: motor-config (the baseline) first, the RBAC, the InferServiceSet
+  // (after a server dry run of it, before the lock's take: AFTER 1 skips that one), the lock's release.
+  struct Position {
+    std::string fault;
+    std::string outcome;
+    int prefill;
+  };
+  const std::vector<Position> positions = {
+      {kBaselineWrite + ":hold:1", "prefill 1 \u2192 2, dropped: the baseline had not been written", 1},
+      {kBaselineWrite + ":hold-reply:1", "prefill 1 \u2192 2, completed: the workload was applied from the baseline "
+                                         "it had written", 2},
+      {kWorkloadWrite + ":hold:1:1", "prefill 1 \u2192 2, completed", 2},
+      {kWorkloadWrite + ":hold-reply:1:1", "prefill 1 \u2192 2, completed", 2},
+      {kLeaseWrite + ":hold:1:1", "prefill 1 \u2192 2, completed", 2},
+  };
+  for (const auto& p : positions) {
+    CAPTURE(p.fault);
+    Cluster sb;
+    deploy(sb);
+    e2e::TempDir dir;
+    const std::string file = example_with_prefill(dir, 2);
+    sb.add_fault(p.fault);
+    e2e::Background run(sb.mindie_argv(deploy_args(file)));
+    sb.wait_held(1);
+    run.signal(SIGKILL);
+    CHECK(run.finish().exit_code == 128 + SIGKILL);
+    REQUIRE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+    const auto status = sb.mindie({"status", "-n", kNs});
+    CHECK_MESSAGE(status.out.find("unfinished deploy") != std::string::npos, status.out);
+
+    const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+    REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+    CHECK_MESSAGE(next.err.find("recovered an interrupted deploy from ") != std::string::npos, next.err);
+    CHECK_MESSAGE(next.err.find(p.outcome) != std::string::npos, next.err);
+    CHECK(baseline_count(sb, "prefill") == p.prefill);
+    CHECK(baseline_count(sb, "decode") == 2);
+    CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+    check_agrees(sb);
+  }
+}
+
+TEST_CASE("crash: a first deploy killed before or after its baseline write; the next command drops or completes it") {
+  for (const bool applied : {false, true}) {
+    CAPTURE(applied);
+    Cluster sb;
+    sb.add_fault(kBaselineWrite + (applied ? ":hold-reply:1" : ":hold:1"));
+    e2e::Background run(sb.mindie_argv({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts}));
+    sb.wait_held(1);
+    run.signal(SIGKILL);
+    run.finish();
+    const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+    CHECK_MESSAGE(next.err.find(applied ? "completed: the workload was applied from the baseline it had written"
+                                        : "dropped: nothing of it had been written") != std::string::npos,
+                  next.err);
+    if (applied) {
+      CHECK_MESSAGE(next.exit_code == 0, next.err);
+      CHECK(baseline_count(sb, "decode") == 2);
+    } else {
+      CHECK(next.exit_code == 1);  // nothing was deployed: the scale finds no deployment
+      CHECK_MESSAGE(next.err.find("configmap/motor-config") != std::string::npos, next.err);
+    }
+    check_agrees(sb);
+  }
+}
+
+TEST_CASE("deploy supersedes an interrupted deploy instead of recovering it first") {
+  Cluster sb;
+  deploy(sb);
+  e2e::TempDir dir;
+  const std::string file = example_with_prefill(dir, 2);
+  sb.add_fault(kBaselineWrite + ":hold-reply:1");
+  e2e::Background run(sb.mindie_argv(deploy_args(file)));
+  sb.wait_held(1);
+  run.signal(SIGKILL);
+  run.finish();
+
+  const std::string file3 = example_with_prefill(dir, 3);
+  const auto next = sb.mindie(deploy_args(file3));
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("found an interrupted deploy from ") != std::string::npos, next.err);
+  CHECK(next.err.find("this deploy supersedes it") != std::string::npos);
+  CHECK(next.err.find("recovered") == std::string::npos);
+  CHECK(baseline_count(sb, "prefill") == 3);
+  CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+  check_agrees(sb);
+}
+
+TEST_CASE("deploy whose workload is refused after the baseline was written leaves its intent; the next command "
+          "applies the workload from the baseline") {
+  Cluster sb;
+  deploy(sb);
+  e2e::TempDir dir;
+  const std::string file = example_with_prefill(dir, 2);
+  sb.add_fault(kWorkloadWrite + ":422:1:1");  // the real apply, after the server dry run
+  const auto run = sb.mindie(deploy_args(file));
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("the next kubectl-mindie command in namespace " + kNs +
+                             " applies the workload from the baseline first") != std::string::npos,
+                run.err);
+  REQUIRE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+
+  const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("completed: the workload was applied from the baseline it had written") !=
+                    std::string::npos,
+                next.err);
+  CHECK(baseline_count(sb, "prefill") == 2);
+  check_agrees(sb);
+}
+
+TEST_CASE("deploy's baseline write carries the resourceVersion it read: a change made meanwhile is not overwritten") {
+  Cluster sb;
+  deploy(sb);
+  e2e::TempDir dir;
+  const std::string file = example_with_prefill(dir, 2);
+  sb.add_fault(kBaselineWrite + ":hold:1");
+  e2e::Background run(sb.mindie_argv(deploy_args(file)));
+  sb.wait_held(1);
+  sb.admin_ok({"annotate", "configmap", "motor-config", "-n", kNs, "someone/edited=yes"});  // outside the lock
+  sb.release_held();
+  const auto out = run.finish();
+  CHECK(out.exit_code == 1);
+  CHECK_MESSAGE(out.err.find("was changed by someone else since this deploy read it") != std::string::npos, out.err);
+  CHECK(out.err.find("the baseline was not written") != std::string::npos);
+  CHECK(baseline_count(sb, "prefill") == 1);
+  CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));  // nothing to recover
+  check_agrees(sb);
+}
+
+TEST_CASE("deploy: a baseline write applied whose reply was lost is recognised on the retry's conflict") {
+  Cluster sb;
+  deploy(sb);
+  e2e::TempDir dir;
+  const std::string file = example_with_prefill(dir, 2);
+  sb.add_fault(kBaselineWrite + ":lose-reply:1");
+  const auto run = sb.mindie(deploy_args(file));
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(baseline_count(sb, "prefill") == 2);
+  CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+  check_agrees(sb);
+}
+
+TEST_CASE("crash: delete killed at its first and last deletes; the next delete finishes it and says so") {
+  struct Position {
+    std::string fault;
+    std::string outcome;
+  };
+  const std::vector<Position> positions = {
+      {kDeleteWorkload + ":hold:1", "finished, deleted what was left of the deployment ("},
+      {kDeleteBaseline + ":hold:1", "finished, deleted what was left of the deployment (1 object)"},
+      {kDeleteBaseline + ":hold-reply:1", "nothing was left to delete"},
+  };
+  for (const auto& p : positions) {
+    CAPTURE(p.fault);
+    Cluster sb;
+    deploy(sb);
+    sb.add_fault(p.fault);
+    e2e::Background run(sb.mindie_argv({"delete", "-n", kNs}));
+    sb.wait_held(1);
+    run.signal(SIGKILL);
+    run.finish();
+    REQUIRE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+    const auto next = sb.mindie({"delete", "-n", kNs});
+    REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+    CHECK_MESSAGE(next.err.find("recovered an interrupted delete from ") != std::string::npos, next.err);
+    CHECK_MESSAGE(next.err.find(p.outcome) != std::string::npos, next.err);
+    CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
+    CHECK(e2e::kubectl_items(sb, "inferservicesets.mindcluster.huawei.com", kNs).empty());
+    CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);  // gone with the deployment
+  }
+}
+
+TEST_CASE("interrupt: SIGINT during a delete stops before the next delete, says what was deleted and that the next "
+          "command finishes it") {
+  Cluster sb;
+  deploy(sb);
+  sb.add_fault(kDeleteWorkload + ":hold:1");
+  e2e::Background run(sb.mindie_argv({"delete", "-n", kNs}));
+  sb.wait_held(1);
+  run.signal(SIGINT);
+  run.wait_for_error("interrupt again to leave at once");
+  sb.release_held();
+  const auto out = run.finish();
+  CHECK(out.exit_code == 130);
+  CHECK_MESSAGE(out.err.find("deleted before the failure:") != std::string::npos, out.err);
+  CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " finishes it") != std::string::npos);
+  const auto next = sb.mindie({"delete", "-n", kNs});
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("recovered an interrupted delete from ") != std::string::npos, next.err);
+  CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
+}
+
+TEST_CASE("crash: update-config killed before or after its one write leaves the old or the new baseline whole") {
+  for (const bool applied : {false, true}) {
+    CAPTURE(applied);
+    Cluster sb;
+    deploy(sb);
+    e2e::TempDir dir;
+    json cfg = json::parse(e2e::read_file(e2e::kExample));
+    cfg["motor_coordinator_config"]["logging_config"]["log_level"] = "DEBUG";
+    const auto file = dir.write("user_config.json", cfg.dump(2));
+    sb.add_fault(kBaselineWrite + (applied ? ":hold-reply:1" : ":hold:1"));
+    e2e::Background run(sb.mindie_argv({"update-config", "-f", file}));
+    sb.wait_held(1);
+    run.signal(SIGKILL);
+    run.finish();
+    CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));  // one write: nothing to recover
+    const json cm = json::parse(sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o", "json"}));
+    const std::string stored = cm["data"]["user_config.json"];
+    CHECK(stored == (applied ? cfg.dump(2) : e2e::read_file(e2e::kExample)));
+    const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+    REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+    CHECK(next.err.find("recovered") == std::string::npos);
+    check_agrees(sb);
+  }
 }

@@ -2,6 +2,8 @@
 // signals (issue 17): against FakeTransport, request by request.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <fstream>
@@ -257,10 +259,8 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   cmd::ScaleOptions o = scale_prefill(2);
   FakeTransport t;
   t.reply(200, lease_left_with_intent(1, 2, "41"));  // observe: freed, its intent left
-  t.reply(200, json::serialize(config_map(1, "41")));
-  t.reply(200, json::serialize(service_set(2)));     // the workload says 2 already
-  t.reply(200, kLease);                              // the take (write_baseline's before_write)
-  // recovery: baseline unmoved, workload at the target: finish
+  t.reply(200, kLease);                              // the take, at once (recover_first)
+  // recovery: baseline unmoved, workload at the target (2 already): finish
   t.reply(200, json::serialize(config_map(1, "41")));
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, json::serialize(config_map(1, "41")));
@@ -278,11 +278,11 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   o.run(client, printer);
   INFO(listing(t));
   INFO(err.str());
-  REQUIRE(t.requests.size() == 14);
-  CHECK(t.requests[9].path.rfind(kCmPath, 0) == 0);
-  CHECK(written_prefill(t.requests[9]) == 2);
-  CHECK_FALSE(annotations_of(t.requests[3]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
-  CHECK(annotations_of(t.requests[10]).at(cmd::kLockIntentAnnotation).is_null());
+  REQUIRE(t.requests.size() == 12);
+  CHECK(t.requests[7].path.rfind(kCmPath, 0) == 0);
+  CHECK(written_prefill(t.requests[7]) == 2);
+  CHECK_FALSE(annotations_of(t.requests[1]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
+  CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());
   CHECK(err.str() == "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
                      "prefill 1 \u2192 2, completed\n");
 }
@@ -290,10 +290,8 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
 TEST_CASE("the next command reverts an interrupted scale when the baseline moved since") {
   cmd::ScaleOptions o = scale_prefill(1);
   FakeTransport t;
-  t.reply(200, lease_left_with_intent(1, 3, "40"));  // read at 40; the baseline is at 41 now
-  t.reply(200, json::serialize(config_map(1, "41")));
-  t.reply(200, json::serialize(service_set(3)));
-  t.reply(200, kLease);                              // the take (before the ISS patch)
+  t.reply(200, lease_left_with_intent(1, 3, "40"));  // read at 40; the baseline is at 41 now (live: 3)
+  t.reply(200, kLease);                              // the take, at once (recover_first)
   t.reply(200, json::serialize(config_map(1, "41")));  // recovery: moved → live back to the baseline's 1
   t.reply(200, json::serialize(config_map(1, "41")));
   t.reply(200, json::serialize(service_set(3)));
@@ -308,9 +306,9 @@ TEST_CASE("the next command reverts an interrupted scale when the baseline moved
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 13);
-  CHECK(t.requests[8].path.rfind(iss_path(), 0) == 0);
-  CHECK(t.requests[8].method == "PATCH");
+  REQUIRE(t.requests.size() == 11);
+  CHECK(t.requests[6].path.rfind(iss_path(), 0) == 0);
+  CHECK(t.requests[6].method == "PATCH");
   CHECK(err.str().find("prefill 1 \u2192 3, reverted: the baseline changed since (it says prefill 1, decode 1)") !=
         std::string::npos);
 }
@@ -319,20 +317,26 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   cmd::ScaleOptions o = scale_prefill(1);
   FakeTransport t;
   t.reply(200, lease_left_with_intent(1, 3, "41"));
-  t.reply(200, json::serialize(config_map(1, "41")));
+  // scale --prefill 1 on prefill 1 writes nothing of its own, but the intent it saw is recovered first (it
+  // must never say "unchanged" over a half-done change, nor plan from it).
+  t.reply(200, kLease);                                // the take, at once (recover_first)
+  t.reply(200, json::serialize(config_map(1, "41")));  // recovery: unmoved, live untouched
   t.reply(200, json::serialize(service_set(1)));
-  // scale --prefill 1 on prefill 1: no write, so no lock is taken and nothing is recovered
+  t.reply(200, kLease);                                // the intent cleared
+  t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing to write
+  t.reply(200, json::serialize(service_set(1)));
+  t.reply(200, kLease);                                // the release
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
-  CHECK(t.requests.size() == 3);
+  INFO(listing(t));
+  CHECK(t.requests.size() == 8);
+  CHECK(err.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
 
   cmd::ScaleOptions again = scale_prefill(2);
   FakeTransport u;
   u.reply(200, lease_left_with_intent(1, 3, "41"));
-  u.reply(200, json::serialize(config_map(1, "41")));
-  u.reply(200, json::serialize(service_set(1)));
   u.reply(200, kLease);                                // the take
   u.reply(200, json::serialize(config_map(1, "41")));  // recovery: unmoved, live untouched
   u.reply(200, json::serialize(service_set(1)));
@@ -348,7 +352,7 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   cmd::Printer printer2(out2, err2, "");
   again.run(client2, printer2);
   INFO(listing(u));
-  CHECK(u.requests.size() == 13);
+  CHECK(u.requests.size() == 11);
   CHECK(err2.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
 }
 
@@ -445,9 +449,7 @@ TEST_CASE("a recovery that fails keeps the intent it could not recover in the le
   cmd::ScaleOptions o = scale_prefill(2);
   FakeTransport t;
   t.reply(200, lease_left_with_intent(1, 2, "41"));
-  t.reply(200, json::serialize(config_map(1, "41")));
-  t.reply(200, json::serialize(service_set(1)));
-  t.reply(200, kLease);  // the take
+  t.reply(200, kLease);  // the take, at once (recover_first)
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
   t.reply(200, kLease);  // freed on the way out
   kube::Client client(t);
@@ -456,9 +458,9 @@ TEST_CASE("a recovery that fails keeps the intent it could not recover in the le
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("its record stays in lease/kubectl-mindie"),
                        cmd::PartialFailure);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 6);
-  CHECK(t.requests[5].method == "PATCH");
-  CHECK_FALSE(annotations_of(t.requests[5]).contains(cmd::kLockIntentAnnotation));  // kept
+  REQUIRE(t.requests.size() == 4);
+  CHECK(t.requests[3].method == "PATCH");
+  CHECK_FALSE(annotations_of(t.requests[3]).contains(cmd::kLockIntentAnnotation));  // kept
 }
 
 TEST_CASE("a scale refused outright (409 on the workload patch) clears its intent: nothing was applied") {
@@ -525,15 +527,13 @@ TEST_CASE("recovery compares with what was live when the intent was recorded, no
   cmd::ScaleOptions o = scale_prefill(2);
   FakeTransport t;
   t.reply(200, json::serialize(lease));
-  t.reply(200, json::serialize(config_map(1, "41")));
-  t.reply(200, json::serialize(service_set(2)));
-  t.reply(200, kLease);                                // the take (the baseline write: prefill 2 live already)
-  t.reply(200, json::serialize(config_map(1, "41")));  // recovery
+  t.reply(200, kLease);                                // the take, at once (recover_first)
+  t.reply(200, json::serialize(config_map(1, "41")));  // recovery (prefill 2 live)
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, kLease);                                // intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass
   t.reply(200, json::serialize(service_set(2)));
-  t.reply(200, kLease);
+  t.reply(200, kLease);                                // own intent (the baseline write: prefill 2 live already)
   t.reply(200, json::serialize(config_map(2, "42")));
   t.reply(200, kLease);
   kube::Client client(t);
@@ -542,7 +542,7 @@ TEST_CASE("recovery compares with what was live when the intent was recorded, no
   o.run(client, printer);
   INFO(listing(t));
   CHECK(err.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
-  CHECK(t.requests.size() == 12);
+  CHECK(t.requests.size() == 10);
 }
 
 TEST_CASE("an intent left in a freed lease names who left it from its own record") {
@@ -582,4 +582,31 @@ TEST_CASE("no undo once the lock was taken over while a request hung: the new ho
   REQUIRE(t.requests.size() == 9);  // no undo, and the lost lock is not freed
   for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
                                                &r != &t.requests[4]));
+}
+
+TEST_CASE("a holder of this host that is a zombie (killed, not yet reaped) is gone; a living one is not") {
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof host - 1) == 0);
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // lives until the pipe closes
+    char c;
+    close(pipe_fds[1]);
+    (void)!read(pipe_fds[0], &c, 1);
+    _exit(0);
+  }
+  close(pipe_fds[0]);
+  kube::LeaseRecord r;
+  r.holder = {{"host", host}, {"pid", static_cast<std::int64_t>(child)}};
+  CHECK_FALSE(cmd::lock_holder_gone(r));
+  close(pipe_fds[1]);  // the child exits
+  siginfo_t info{};
+  REQUIRE(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);  // exited, not reaped
+  CHECK(cmd::lock_holder_gone(r));
+  REQUIRE(waitpid(child, nullptr, 0) == child);
+  CHECK(cmd::lock_holder_gone(r));
+  r.holder["host"] = "another-host";
+  CHECK_FALSE(cmd::lock_holder_gone(r));  // only this host's processes can be looked at
 }
