@@ -214,7 +214,7 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
     const auto wake = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
     if (!informer.wait_for_change(wake)) {
       if (std::chrono::steady_clock::now() < deadline) {
-        lock.before_write();
+        lock.renew();  // held through the wait, its intent kept (the record is deleted after it)
         continue;
       }
       const auto still = left();
@@ -231,7 +231,6 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
 
 void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   NamespaceLock lock(client, printer, namespace_flag_, "delete", lock_wait_, dry_run_ == DryRun::None);
-  lock.recover_first();
   Deleted done;
   try {
     done = run_once(client, printer, new_transport, lock);
@@ -264,6 +263,10 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
   DeletePlan plan = plan_delete(client, ns);
   // Recorded before the first delete: a delete stopped half-way is finished by the next command (recover()).
   const json::object intent{{"workload", plan.workload}, {"mode", plan.deploy_mode}};
+  // An unfinished change is superseded (a delete removes it all) before anything else, even with nothing to delete;
+  // a Lease left with nothing else of the deployment is taken to be deleted with it.
+  if (lock.unfinished_change_seen() || (plan.targets.empty() && !plan.config_map && lock.lease_seen()))
+    lock.before_write(intent);
   std::vector<std::string> deleted;
   const auto stopped = [&](bool nothing) {
     std::string state = nothing ? "nothing was deleted" : "deleted before the failure:";
@@ -278,7 +281,10 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
     try {
       lock.before_write(intent);  // a Replan is not a failure
     } catch (const Interrupted&) {
-      if (deleted.empty()) throw;  // nothing was deleted
+      if (deleted.empty()) {  // nothing was deleted
+        lock.settle();
+        throw;
+      }
       throw PartialFailure(std::current_exception(), stopped(false));
     }
     try {

@@ -79,6 +79,19 @@ std::string object_name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
 
+/// True when the failure `e` of a write leaves its outcome unknown: no answer, or a 5xx (applied or not).
+bool outcome_unknown(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const kube::TransportError&) {
+    return true;
+  } catch (const kube::ApiError& a) {
+    return a.code() >= 500;
+  } catch (...) {
+    return false;
+  }
+}
+
 const kube::GVR& gvr_of(const json::object& obj) {
   const auto* r = kube::gvr::for_kind(obj.at("apiVersion").as_string(), obj.at("kind").as_string());
   if (!r) throw std::logic_error("rendered an object of unknown kind " + std::string(obj.at("kind").as_string()));
@@ -376,7 +389,9 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     apply_object(client, objects_.back(), probe);
   }
 
-  const json::object intent = plan_intent(existing);
+  // The baseline as read: its resourceVersion guards the baseline write and is recorded in the intent.
+  std::optional<json::object> baseline_read = existing;
+  json::object intent = plan_intent(baseline_read);
   lock.before_write(intent);
   std::vector<std::string> written;
   if (takeover) {
@@ -388,8 +403,20 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
         written.push_back(o.text() + " (field ownership)");
         if (!print_objects) printer.mutation(*o.gvr, o.name, "adopted", dry_run_);
       });
+      // The hand-over patched motor-config's field ownership (a new resourceVersion): guard against the state it
+      // left, provided its data is still what was read.
+      if (existing && !opts.dry_run) {
+        baseline_read = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
+        const json::value* was = existing->if_contains("data");
+        const json::value* now = baseline_read ? baseline_read->if_contains("data") : nullptr;
+        if (now == nullptr || was == nullptr || *now != *was)
+          throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " +
+                             config_->job_id + " was changed by someone else while deploy --adopt took it over");
+        intent = plan_intent(baseline_read);
+      }
     } catch (...) {
       if (written.empty() || opts.dry_run) throw;
+      lock.settle();  // field ownership only: the baseline and the workload are deploy.py's still, and agree
       std::string state = "deploy --adopt stopped after handing over the fields of:";
       for (const auto& w : written) state += "\n  " + w;
       state += "\nnothing else was changed; fix the cause above and re-run: " + rerun_command();
@@ -401,14 +428,18 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     const bool is_baseline = obj.at("kind") == "ConfigMap";
     try {
       lock.before_write(intent);
-      stored = is_baseline ? apply_baseline(client, obj, existing, opts) : apply_object(client, obj, opts);
+      stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts) : apply_object(client, obj, opts);
     } catch (...) {
       if (opts.dry_run) throw;
-      if (written.empty()) {
-        // The baseline is the first write: unless it was applied after all (a reply lost), nothing changed.
-        if (!is_baseline || !baseline_written(client)) {
+      if (written.empty() || (takeover && is_baseline)) {
+        // The baseline is the first write (after an adoption's hand-over): unless its outcome is unknown (no
+        // answer, a 5xx) and a read shows it applied, nothing of the config changed.
+        if (!is_baseline || !outcome_unknown(std::current_exception()) || !baseline_written(client, baseline_read)) {
           lock.settle();
-          throw;
+          if (written.empty()) throw;
+          throw PartialFailure(std::current_exception(), "deploy --adopt handed over the fields of what deploy.py "
+                                                         "made, then stopped; nothing else was changed; re-run: " +
+                                                             rerun_command());
         }
         written.push_back("configmap/" + std::string(baseline::kConfigMapName) +
                           " (its reply was lost: read back)");
@@ -614,15 +645,27 @@ json::object DeployOptions::apply_object(kube::Client& client, const json::objec
   return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
 }
 
+std::vector<std::string> DeployOptions::baseline_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : objects_.front().at("data").as_object()) keys.emplace_back(k);  // motor-config first
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 json::object DeployOptions::plan_intent(const std::optional<json::object>& existing) const {
   const json::object& cm = objects_.front();  // render: motor-config comes first
+  json::array keys;
+  for (const auto& k : baseline_keys()) keys.emplace_back(k);
   json::object intent{
       {"mode", config::to_string(config_->deploy_mode)},
       {"workload", render::workload_name(*config_, render_options_)},
       {"baseline_resource_version",
        existing ? existing->at("metadata").at("resourceVersion") : json::value(json::string())},
       {"baseline_digest", baseline::data_digest(cm.at("data").as_object())},
-      {"adopt", flags_.adopt}};
+      {"baseline_keys", std::move(keys)},
+      {"adopt", flags_.adopt},
+      {"force_conflicts", flags_.force_conflicts}};
+  if (stands_for_) intent["supersedes"] = *stands_for_;
   // The counts it changes, for status and the recovery line ("prefill 1 → 2").
   if (existing) {
     const baseline::Baseline stored = baseline::read_baseline(*existing, config_->job_id);
@@ -658,7 +701,8 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
   const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
   const json::value* live_data = live ? live->if_contains("data") : nullptr;
   if (live_data != nullptr && live_data->is_object() &&
-      baseline::data_digest(live_data->as_object()) == baseline::data_digest(obj.at("data").as_object()))
+      baseline::data_digest(live_data->as_object(), baseline_keys()) ==
+          baseline::data_digest(obj.at("data").as_object()))
     return *live;  // what this deploy writes: its own apply, retried after a lost reply, met itself
   throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
                      " was changed by someone else since this deploy read it (resourceVersion " +
@@ -668,14 +712,17 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
                      "what it holds now");
 }
 
-bool DeployOptions::baseline_written(kube::Client& client) const {
+bool DeployOptions::baseline_written(kube::Client& client, const std::optional<json::object>& read) const {
   try {
     const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
     const json::value* data = live ? live->if_contains("data") : nullptr;
-    return data != nullptr && data->is_object() &&
-           baseline::data_digest(data->as_object()) == baseline::data_digest(objects_.front().at("data").as_object());
+    if (data == nullptr || !data->is_object()) return false;
+    // Written: it holds what this deploy writes, and it is not the object read (which may hold the same data).
+    return baseline::data_digest(data->as_object(), baseline_keys()) ==
+               baseline::data_digest(objects_.front().at("data").as_object()) &&
+           (!read || live->at("metadata").at("resourceVersion") != read->at("metadata").at("resourceVersion"));
   } catch (const std::exception&) {
-    return false;  // unknown: the intent stays in the lock for the next command (never settled)
+    return true;  // unknown: say so, and keep the intent for the next command (never settled)
   }
 }
 
@@ -702,13 +749,26 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
   const std::string head = "recovered " + what + ": " + (change.empty() ? "" : change + ", ");
   const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   const json::value* supersedes = intent.if_contains("supersedes");
-  const bool stands_for_earlier = supersedes != nullptr && supersedes->is_string();
   const json::value* data = cm ? cm->if_contains("data") : nullptr;
-  const bool written = data != nullptr && data->is_object() && baseline::data_digest(data->as_object()) == digest->get_string();
-  if (!written && !stands_for_earlier) {
-    if (!cm && rv->get_string().empty()) return head + "dropped: nothing of it had been written";
-    if (cm && cm->at("metadata").at("resourceVersion") == *rv)
-      return head + "dropped: the baseline had not been written, and the workload is written after it";
+  std::vector<std::string> keys;  // the keys it wrote (all of motor-config's when the intent does not say)
+  if (const auto* k = intent.if_contains("baseline_keys"); k != nullptr && k->is_array()) {
+    for (const auto& v : k->get_array())
+      if (v.is_string()) keys.emplace_back(v.get_string());
+  } else if (data != nullptr && data->is_object()) {
+    for (const auto& [key, v] : data->get_object()) keys.emplace_back(key);
+  }
+  const bool written = data != nullptr && data->is_object() &&
+                       baseline::data_digest(data->as_object(), keys) == digest->get_string();
+  const bool unmoved = cm ? cm->at("metadata").at("resourceVersion") == *rv : rv->get_string().empty();
+  if (!written && unmoved) {
+    // It stood for an earlier intent (it superseded one, or it is a recovery's): that one is still to recover.
+    if (supersedes != nullptr && supersedes->is_object()) {
+      const json::object& earlier = supersedes->get_object();
+      return head + "its baseline had not been written; " +
+             recover_interrupted_change(client, lock, ns, earlier, intent_left_by({}, earlier));
+    }
+    if (!cm) return head + "dropped: nothing of it had been written";
+    return head + "dropped: the baseline had not been written, and the workload is written after it";
   }
   if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
   if (!has_our_records(*cm))
@@ -718,9 +778,14 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
   DeployFlags flags;
   flags.skip_node_check = true;  // it runs already, or was checked by the deploy that wrote the baseline
   if (const auto* adopt = intent.if_contains("adopt"); adopt != nullptr && adopt->is_bool()) flags.adopt = adopt->get_bool();
+  if (const auto* force = intent.if_contains("force_conflicts"); force != nullptr && force->is_bool())
+    flags.force_conflicts = force->get_bool();
   DeployOptions o(flags, ns);
   o.complete();
   o.read_baseline_inputs(baseline::read_baseline(*cm, ns));
+  // Its own intent stands for this one: cut short before its baseline write, this one is recovered again.
+  o.stands_for_ = intent;
+  if (json::serialize(intent).size() > 16 * 1024) o.stands_for_->erase("supersedes");
   std::ostream quiet(nullptr);  // the line returned says what happened; the deploy's own output would repeat it
   Printer printer(quiet, quiet, "");
   o.run_once(client, printer, lock);

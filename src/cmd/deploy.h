@@ -117,8 +117,9 @@ class DeployOptions {
   /// validation::ValidationError (a stored file that no longer validates).
   void read_baseline_inputs(const baseline::Baseline& stored);
   /// The intent deploy records before its first write: {"mode", "workload", "baseline_resource_version" (of
-  /// `existing`, "" when absent), "baseline_digest" (baseline::data_digest of the motor-config it writes), "adopt",
-  /// and "roles", "from", "to" for the instance counts it changes}.
+  /// `existing`, "" when absent), "baseline_digest" (baseline::data_digest of the motor-config it writes) and
+  /// "baseline_keys" (its keys), "adopt", "force_conflicts", "supersedes" (stands_for_, when set), and "roles",
+  /// "from", "to" for the instance counts it changes}.
   boost::json::object plan_intent(const std::optional<boost::json::object>& existing) const;
   /// Server-side apply of motor-config `obj` guarded by the resourceVersion of `existing` (when there is one), so
   /// that a baseline someone wrote since this deploy read it is never overwritten. A conflict is read back: the
@@ -127,9 +128,12 @@ class DeployOptions {
   boost::json::object apply_baseline(kube::Client& client, const boost::json::object& obj,
                                      const std::optional<boost::json::object>& existing,
                                      const kube::WriteOptions& opts) const;
-  /// After a failure of the first write, whose outcome may be unknown: true when motor-config holds what this
-  /// deploy writes (one GET; false when it cannot be read).
-  bool baseline_written(kube::Client& client) const;
+  /// After a failure of the baseline write whose outcome is unknown: true when motor-config holds what this deploy
+  /// writes (its keys, baseline_keys()) and is not `read` (the object read before, which may hold the same data);
+  /// true as well when it cannot be read (unknown stays unknown). One GET.
+  bool baseline_written(kube::Client& client, const std::optional<boost::json::object>& read) const;
+  /// The keys of the motor-config this deploy writes, sorted.
+  std::vector<std::string> baseline_keys() const;
 
   /// One read-plan-write pass of run(), its writes after lock.before_write().
   void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
@@ -146,6 +150,8 @@ class DeployOptions {
   std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
   /// Gang roles whose live InstanceSets have more instances than this deploy renders: role -> instances wanted.
   std::map<std::string, int> gang_scale_in_;
+  /// recover(): the intent this deploy puts right, recorded under "supersedes" in its own.
+  std::optional<boost::json::object> stands_for_;
 };
 
 /// The deploy command for the command table (cmd/command.h).

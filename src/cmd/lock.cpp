@@ -180,10 +180,23 @@ std::string NamespaceLock::intent_text(const json::object& intent) const {
   // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record).
   json::object by{{"user", user_name()}, {"host", host_name()}, {"pid", static_cast<std::int64_t>(getpid())},
                   {"command", command_}};
-  json::object all{{"format", 1}, {"command", command_}, {"at", now_seconds()}, {"by", std::move(by)}};
+  // A recovery's steps are recorded as the command they recover (recover_interrupted_change), so that if they are
+  // cut short too, the next command recovers the same kind of change.
+  json::object all{{"format", 1}, {"command", acting_for_.empty() ? command_ : acting_for_}, {"at", now_seconds()},
+                   {"by", std::move(by)}};
   for (const auto& [k, v] : intent) all[k] = v;
-  if (!superseded_.empty()) all["supersedes"] = superseded_;
+  if (superseded_ && acting_for_.empty()) {
+    json::object earlier = *superseded_;
+    // A chain of superseded intents stays small: beyond a few, the oldest is dropped (it is stood for anyway).
+    if (json::serialize(earlier).size() > 16 * 1024) earlier.erase("supersedes");
+    all["supersedes"] = std::move(earlier);
+  }
   return json::serialize(all);
+}
+
+std::string NamespaceLock::act_for(std::string command) {
+  std::swap(acting_for_, command);
+  return command;
 }
 
 kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const json::object& intent) {
@@ -235,13 +248,24 @@ void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string&
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
-  superseded_ = command;
-  // From here the lease records this deploy's intent, which stands for the earlier one too: its recovery applies
-  // the workload from the baseline as it is then, whatever either wrote.
-  lock_->update({{kLockIntentAnnotation, intent_text(intent)}});
+  // The earlier intent as it was ("by" included, which names who left it once the holder record is gone).
+  superseded_ = o;
+  if (!superseded_->contains("by") && !lease.holder.empty()) (*superseded_)["by"] = lease.holder;
+  // From here the lease records this command's intent, which carries the earlier one: its recovery puts right
+  // whatever either wrote (DeployOptions::recover, DeleteOptions::recover).
+  try {
+    lock_->update({{kLockIntentAnnotation, intent_text(intent)}});
+  } catch (const kube::LeaseLost& e) {
+    throw LockLost(std::string(e.what()) + " while this command began: nothing was changed");
+  } catch (...) {
+    rethrow_as_command_error(std::current_exception(), "update");
+  }
   recorded_ = json::serialize(intent);
   printer_.notice("found an interrupted " + command + when + " (" + describe_lock_holder(intent_left_by(lease, o)) +
-                  "): this deploy supersedes it (it writes the baseline and the whole workload again)");
+                  "): this " + command_ + " supersedes it (" +
+                  (command_ == "delete" ? "it deletes the whole deployment"
+                                        : "it writes the baseline and the whole workload again") +
+                  ")");
 }
 
 void NamespaceLock::renew() {
@@ -328,7 +352,8 @@ void NamespaceLock::before_write(const json::object& intent) {
   if (left != nullptr && left->is_string() && left->get_string() != text) {
     // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
     printer_.drop_warnings();
-    if (command_ == "deploy" && !text.empty()) supersede(got.previous, std::string(left->get_string()), intent);
+    if ((command_ == "deploy" || command_ == "delete") && !text.empty())
+      supersede(got.previous, std::string(left->get_string()), intent);
     else recover(got.previous, std::string(left->get_string()));
     throw Replan();
   }
@@ -340,10 +365,13 @@ void NamespaceLock::before_write(const json::object& intent) {
   printer_.release_warnings();
 }
 
+bool NamespaceLock::unfinished_change_seen() const {
+  if (!lock_ || lock_->held() || !lock_->observed()) return false;
+  return kube::LeaseRecord::from(*lock_->observed(), kLockHolderAnnotation).annotations.contains(kLockIntentAnnotation);
+}
+
 void NamespaceLock::recover_first() {
-  if (!lock_ || lock_->held() || !lock_->observed()) return;
-  if (!kube::LeaseRecord::from(*lock_->observed(), kLockHolderAnnotation).annotations.contains(kLockIntentAnnotation))
-    return;
+  if (!unfinished_change_seen()) return;
   try {
     before_write();
   } catch (const Replan&) {
@@ -351,15 +379,26 @@ void NamespaceLock::recover_first() {
   }
 }
 
-void NamespaceLock::done(bool remove) { unlock(remove, true); }
+void NamespaceLock::done(bool remove) {
+  clear_all_ = true;
+  unlock(remove, true);
+}
 
 void NamespaceLock::unlock(bool remove, bool clear_intent) {
   printer_.release_warnings();
   if (!lock_ || !lock_->held()) return;
   try {
-    if (remove) lock_->remove();
-    else if (!foreign_intent_ && (clear_intent || recorded_.empty())) lock_->release({kLockIntentAnnotation});
-    else lock_->release();
+    if (remove) {
+      lock_->remove();
+    } else if (superseded_ && settled_ && !clear_all_) {
+      // This command changed nothing after all: what the superseded intent stood for is still to be put right.
+      lock_->update({{kLockIntentAnnotation, json::serialize(*superseded_)}});
+      lock_->release();
+    } else if (!foreign_intent_ && (clear_intent || recorded_.empty())) {
+      lock_->release({kLockIntentAnnotation});
+    } else {
+      lock_->release();
+    }
   } catch (const std::exception& e) {
     printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +
                      "): other kubectl-mindie commands wait for it up to " + std::to_string(kLockDurationSeconds) +

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -94,15 +95,24 @@ class NamespaceLock {
   void done(bool remove = false);
   /// The command failed but left the cluster as it found it (nothing was applied, or it was undone): the intent is
   /// cleared when the lock is freed. Without it, a failing command frees the lock and leaves its intent for the next
-  /// command to recover. Ignored after a deploy superseded an earlier intent: what that one left stays to recover.
-  void settle() { settled_ = superseded_.empty(); }
+  /// command to recover. After superseding an earlier intent, that one is put back instead: what it stood for is
+  /// still to be put right.
+  void settle() { settled_ = true; }
   /// True while the lock is held.
   bool held() const { return lock_ && lock_->held(); }
-  /// When the lease as read at construction records an intent (a change left unfinished, or one a live holder is
-  /// making), takes the lock now, before the command's own reads: the unfinished change is recovered (or the live
-  /// holder waited for) first, so that no command plans from, fails on, or reports "unchanged" over a half-done
-  /// change. Call it once, right after construction; does nothing otherwise. Throws as before_write().
+  /// True when the lease as read at construction records an intent (a change left unfinished, or one a live holder
+  /// is making) and the lock is not held yet.
+  bool unfinished_change_seen() const;
+  /// True when the Lease existed when read at construction and the lock is not held yet.
+  bool lease_seen() const { return lock_ && !lock_->held() && lock_->observed().has_value(); }
+  /// When unfinished_change_seen(), takes the lock now, before the command's own reads: the unfinished change is
+  /// recovered (or the live holder waited for) first, so that no command plans from, fails on, or reports
+  /// "unchanged" over a half-done change. Call it right after construction (scale, update-config; deploy and delete
+  /// supersede instead, at their first before_write). Throws as before_write() but Replan.
   void recover_first();
+  /// Records the intents of the writes that follow as `command`'s (a recovery's steps, recover_interrupted_change;
+  /// "" the lock's own command) and returns the previous setting.
+  std::string act_for(std::string command);
 
  private:
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
@@ -110,9 +120,10 @@ class NamespaceLock {
   std::string intent_text(const boost::json::object& intent) const;
   /// Finishes or reverts the intent an earlier holder left in `previous`, then clears it; prints one line.
   void recover(const kube::LeaseRecord& previous, const std::string& text);
-  /// deploy found `text`, an intent an earlier holder left in `lease`: a deploy writes the baseline and the whole
-  /// workload again, so rather than recovering it first (which could fail the same way, e.g. a stored config the
-  /// server refuses) it records its own `intent` marked "supersedes" in its place; prints one line.
+  /// deploy or delete found `text`, an intent an earlier holder left in `lease`: a deploy writes the baseline and the
+  /// whole workload again, a delete removes it all, so rather than recovering it first (which could fail the same
+  /// way, e.g. a stored config the server refuses) it records its own `intent` with the earlier one under
+  /// "supersedes" in its place; prints one line. Throws LockLost, CommandError (RBAC).
   void supersede(const kube::LeaseRecord& lease, const std::string& text, const boost::json::object& intent);
   /// Frees the lock; `clear_intent`: remove the intent annotation too.
   void unlock(bool remove, bool clear_intent);
@@ -127,8 +138,12 @@ class NamespaceLock {
   bool settled_ = false;
   /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
   bool foreign_intent_ = false;
-  /// The command of the earlier intent a deploy superseded ("" none): recorded as "supersedes" in its own.
-  std::string superseded_;
+  /// The earlier intent a deploy or delete superseded: recorded under "supersedes" in its own, and put back when the
+  /// command settles (changed nothing).
+  std::optional<boost::json::object> superseded_;
+  /// act_for(): the command whose intent the writes under way record ("" command_).
+  std::string acting_for_;
+  bool clear_all_ = false;  ///< done() was called: the command finished
 };
 
 /// Who left `intent`: `lease`'s holder record, or when the lease was freed since (its holder cleared) the record the

@@ -20,6 +20,12 @@ std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock
   if (const auto* at = intent.if_contains("at"); at != nullptr && at->is_int64())
     what += " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
   what += " (" + describe_lock_holder(holder) + ")";
+  // The recovery's own writes are recorded as this command's, should they be cut short too.
+  struct Restore {
+    NamespaceLock& lock;
+    std::string previous;
+    ~Restore() { lock.act_for(previous); }
+  } restore{lock, lock.act_for(command)};
   if (command == "scale") return ScaleOptions::recover(client, lock, ns, intent, what);
   if (command == "deploy") return DeployOptions::recover(client, lock, ns, intent, what);
   if (command == "delete") return DeleteOptions::recover(client, lock, ns, intent, what);

@@ -165,12 +165,12 @@ void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Inform
 
 void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer) {
   if (!flags.wait) return;
+  InterruptGuard interrupts;  // before what changed is shown: a Ctrl-C from then on is the wait's
   printer.flush();
   printer.out() << std::flush;  // what changed is visible before the wait begins
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   const auto timeout = parse_duration(flags.timeout, "--timeout");
   bound_requests(session, timeout, flags.timeout);
-  InterruptGuard interrupts;
   const auto check = [&] {
     if (progress != nullptr && pending_interrupt() != 0) *progress << '\n';
     check_interrupt("while waiting for the deployment in namespace " + ns + " to be ready: the change itself is done "

@@ -20,12 +20,19 @@ HttpRequest DeadlineTransport::bounded(const HttpRequest& req) const {
   return r;
 }
 
+bool DeadlineTransport::ran_out(const HttpRequest& req, const HttpRequest& bounded) const {
+  // The deadline was the tighter bound and (nearly) passed: retries give up a backoff (at most ~10 s) early, when
+  // the next one would not fit.
+  const bool deadline_bound = req.timeout.count() == 0 || bounded.timeout < req.timeout;
+  return deadline_bound && std::chrono::steady_clock::now() + std::chrono::seconds(10) >= deadline_;
+}
+
 HttpResponse DeadlineTransport::send(const HttpRequest& req) {
   const HttpRequest r = bounded(req);
   try {
     return inner_.send(r);
   } catch (const TransportError&) {
-    if (std::chrono::steady_clock::now() >= deadline_) late(req);
+    if (ran_out(req, r)) late(req);
     throw;
   }
 }
@@ -36,7 +43,7 @@ HttpResponse DeadlineTransport::stream(const HttpRequest& req, const StreamSink&
   try {
     return inner_.stream(r, sink, on_head);
   } catch (const TransportError&) {
-    if (std::chrono::steady_clock::now() >= deadline_) late(req);
+    if (ran_out(req, r)) late(req);
     throw;
   }
 }

@@ -25,6 +25,17 @@ std::string data_digest(const json::object& data) {
   return util::sha256_hex(all);
 }
 
+std::string data_digest(const json::object& data, const std::vector<std::string>& keys) {
+  json::object picked;
+  std::string absent;
+  for (const auto& k : keys) {
+    if (const auto* v = data.if_contains(k)) picked[k] = *v;
+    else absent.append(k).push_back('\0');
+  }
+  // A key missing from `data` must not digest like a key holding "" (or like no key at all).
+  return absent.empty() ? data_digest(picked) : util::sha256_hex(data_digest(picked) + '\x01' + absent);
+}
+
 Baseline read_baseline(const json::object& cm, const std::string& ns) {
   Baseline b;
   b.where = std::string("configmap/") + kConfigMapName + " in namespace " + ns;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <map>
+#include <vector>
 
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -72,6 +73,9 @@ struct Baseline {
 /// digest of the motor-config it is about to write in its intent, and the next command compares it with the live
 /// one to tell whether that write happened.
 std::string data_digest(const boost::json::object& data);
+/// data_digest over `keys` of `data` only (a key absent counts as absent, not as empty): what one writer's keys hold,
+/// whatever keys other field managers added to the ConfigMap.
+std::string data_digest(const boost::json::object& data, const std::vector<std::string>& keys);
 
 /// Reads motor-config `config_map` of namespace `ns`. Never throws.
 Baseline read_baseline(const boost::json::object& config_map, const std::string& ns);

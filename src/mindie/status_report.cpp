@@ -266,7 +266,7 @@ std::string service_selector(const std::string& name, std::int64_t services) {
 }
 
 std::int64_t service_count(const std::optional<json::object>& iss) {
-  return iss ? std::max<std::int64_t>(1, num(find(*iss, {"spec", "replicas"}), 1)) : 1;
+  return iss ? std::clamp<std::int64_t>(num(find(*iss, {"spec", "replicas"}), 1), 1, kMaxServices) : 1;
 }
 
 json::object slim_pod(const json::object& pod) {
@@ -311,7 +311,7 @@ std::int64_t desired_pods(const json::object& iss) {
       // Clamped: a hand-edited count must not overflow (only a comparison with the pods listed needs it).
       per_service += std::clamp<std::int64_t>(num(find(&r, {"replicas"}), 0), 0, 1 << 20) *
                      std::clamp<std::int64_t>(num(find(&r, {"spec", "replicas"}), 0), 0, 1 << 20);
-  return per_service * std::min<std::int64_t>(service_count(iss), 1 << 10);
+  return per_service * service_count(iss);
 }
 
 Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::system_clock::time_point now_tp) {
@@ -383,6 +383,10 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
   // multi_deployment has no InferServices: its instances are listed as of one (index 0, name ""), so the role
   // and instance logic below is the same for both modes.
   const std::int64_t services = multi ? 1 : iss ? service_count(in.service_set) : 0;
+  if (const std::int64_t asked = iss ? num(find(*iss, {"spec", "replicas"}), 1) : 1; !multi && asked > kMaxServices)
+    drift.push_back("inferserviceset " + iss_name + " asks for " + std::to_string(asked) + " InferServices "
+                    "(spec.replicas), beyond what kubectl-mindie deploys (1); only the first " +
+                    std::to_string(kMaxServices) + " are shown");
 
   for (std::int64_t i = 0; i < (multi ? 0 : services); ++i) {
     InferService service;
@@ -474,10 +478,12 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
     std::int64_t wanted_total = 0;
     for (const auto& [sv, n] : wanted_of) {
       wanted_total += n;
-      if (n > kMaxListedInstances)
-        drift.push_back("role " + name + ": " + std::to_string(n) + " instances wanted, far beyond "
-                        "kubectl-mindie's limit of 16; only the first " + std::to_string(kMaxListedInstances) +
-                        " are shown");
+      if (n > kMaxInstancesPerRole)
+        drift.push_back("role " + name + ": " + std::to_string(n) + " instances wanted, beyond kubectl-mindie's "
+                        "limit of " + std::to_string(kMaxInstancesPerRole) + " per role" +
+                        (n > kMaxListedInstances ? "; only the first " + std::to_string(kMaxListedInstances) +
+                                                       " are shown"
+                                                 : std::string()));
     }
     const auto& role_deployments = deployments[name];
     if (multi) {
@@ -488,6 +494,9 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       // Every live Deployment is a wanted instance (there are no InferServices to count per).
       wanted_total = spec;
     }
+    if (pods_per_instance > kMaxPodsPerInstance)
+      drift.push_back("role " + name + ": " + std::to_string(pods_per_instance) + " pods per instance wanted, beyond "
+                      "kubectl-mindie's limit of " + std::to_string(kMaxPodsPerInstance));
     // Only the master of a master/standby pair passes readiness (infer-operator behaviour).
     const bool master_standby = is_control_role(name) && pods_per_instance == 2;
     const std::int64_t needed_ready = master_standby ? 1 : pods_per_instance;

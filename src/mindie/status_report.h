@@ -188,7 +188,17 @@ Report build_report(const std::string& ns, const StatusInputs& inputs, std::chro
 /// on pods, and name prefixes are ambiguous (infer-operator behaviour).
 std::string service_selector(const std::string& name, std::int64_t services);
 
-/// How many InferServices InferServiceSet `iss` asks for (spec.replicas, at least 1; 1 when absent).
+/// The product's limits (config validation: 1..16 instances per role, at most 64 pods per instance; deploy renders
+/// one InferService): a live object asking for more is flagged as drift by build_report.
+inline constexpr std::int64_t kMaxInstancesPerRole = 16;
+inline constexpr std::int64_t kMaxPodsPerInstance = 64;
+/// The most InferServices of one InferServiceSet that status looks at (spec.replicas beyond it is flagged): its
+/// selectors and per-service rows never grow with a hand-edited count (issue 17: replicas 10000000 made status use
+/// 9 GB).
+inline constexpr std::int64_t kMaxServices = 16;
+
+/// How many InferServices InferServiceSet `iss` asks for (spec.replicas, at least 1; 1 when absent), at most
+/// kMaxServices.
 std::int64_t service_count(const std::optional<boost::json::object>& iss);
 
 /// Pods InferServiceSet `iss` asks for: InferServices × the roles' instances × pods per instance (clamped: only a

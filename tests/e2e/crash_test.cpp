@@ -292,14 +292,14 @@ TEST_CASE("deploy: a baseline write applied whose reply was lost is recognised o
   check_agrees(sb);
 }
 
-TEST_CASE("crash: delete killed at its first and last deletes; the next delete finishes it and says so") {
+TEST_CASE("crash: delete killed at its first and last deletes; the next command finishes it and says so") {
   struct Position {
     std::string fault;
     std::string outcome;
   };
   const std::vector<Position> positions = {
       {kDeleteWorkload + ":hold:1", "finished, deleted what was left of the deployment ("},
-      {kDeleteBaseline + ":hold:1", "finished, deleted what was left of the deployment (1 object)"},
+      {kDeleteBaseline + ":hold:1", "finished, deleted what was left of the deployment ("},
       {kDeleteBaseline + ":hold-reply:1", "nothing was left to delete"},
   };
   for (const auto& p : positions) {
@@ -312,13 +312,19 @@ TEST_CASE("crash: delete killed at its first and last deletes; the next delete f
     run.signal(SIGKILL);
     run.finish();
     REQUIRE(lease_annotations(sb).contains("kubectl-mindie/intent"));
-    const auto next = sb.mindie({"delete", "-n", kNs});
-    REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+    // A scale recovers it first (a delete cannot be reverted), then finds nothing to scale.
+    const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+    CHECK(next.exit_code == 1);
     CHECK_MESSAGE(next.err.find("recovered an interrupted delete from ") != std::string::npos, next.err);
     CHECK_MESSAGE(next.err.find(p.outcome) != std::string::npos, next.err);
+    CHECK(next.err.find("no deployment found in namespace " + kNs) != std::string::npos);
     CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
     CHECK(e2e::kubectl_items(sb, "inferservicesets.mindcluster.huawei.com", kNs).empty());
-    CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);  // gone with the deployment
+    CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));
+    // A delete then removes the Lease too.
+    const auto done = sb.mindie({"delete", "-n", kNs});
+    CHECK_MESSAGE(done.exit_code == 0, done.err);
+    CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
   }
 }
 
@@ -336,10 +342,13 @@ TEST_CASE("interrupt: SIGINT during a delete stops before the next delete, says 
   CHECK(out.exit_code == 130);
   CHECK_MESSAGE(out.err.find("deleted before the failure:") != std::string::npos, out.err);
   CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " finishes it") != std::string::npos);
+  // Another delete supersedes it: it deletes whatever is left.
   const auto next = sb.mindie({"delete", "-n", kNs});
   REQUIRE_MESSAGE(next.exit_code == 0, next.err);
-  CHECK_MESSAGE(next.err.find("recovered an interrupted delete from ") != std::string::npos, next.err);
+  CHECK_MESSAGE(next.err.find("found an interrupted delete from ") != std::string::npos, next.err);
+  CHECK(next.err.find("this delete supersedes it") != std::string::npos);
   CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
+  CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
 }
 
 TEST_CASE("crash: update-config killed before or after its one write leaves the old or the new baseline whole") {
@@ -365,4 +374,68 @@ TEST_CASE("crash: update-config killed before or after its one write leaves the 
     CHECK(next.err.find("recovered") == std::string::npos);
     check_agrees(sb);
   }
+}
+
+TEST_CASE("crash: a redeploy that changes the image, killed after its baseline write, is completed template and all") {
+  Cluster sb;
+  deploy(sb);
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["image_name"] = "registry.example/mindie:2.0";
+  const std::string file = dir.write("user_config.json", cfg.dump(2));
+  sb.add_fault(kBaselineWrite + ":hold-reply:1");
+  e2e::Background run(sb.mindie_argv(deploy_args(file)));
+  sb.wait_held(1);
+  run.signal(SIGKILL);
+  run.finish();
+  const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("completed: the workload was applied from the baseline it had written") !=
+                    std::string::npos,
+                next.err);
+  const json iss = e2e::kubectl_items(sb, "inferservicesets.mindcluster.huawei.com", kNs).at(0);
+  for (const auto& role : iss["spec"]["template"]["roles"]) {
+    CAPTURE(role["name"].get<std::string>());
+    CHECK(role["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/mindie:2.0");
+  }
+}
+
+TEST_CASE("a deploy that supersedes an interrupted scale but writes nothing puts the scale's intent back") {
+  Cluster sb;
+  deploy(sb);
+  sb.add_fault(kWorkloadWrite + ":hold-reply:1");
+  e2e::Background scale(sb.mindie_argv({"scale", "-n", kNs, "--prefill", "2"}));
+  sb.wait_held(1);
+  scale.signal(SIGKILL);
+  scale.finish();
+
+  sb.add_fault(kBaselineWrite + ":422:1");  // the deploy's first write is refused
+  const auto refused = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(refused.err.find("this deploy supersedes it") != std::string::npos, refused.err);
+  const json left = json::parse(lease_annotations(sb).at("kubectl-mindie/intent").get<std::string>());
+  CHECK(left["command"] == "scale");  // put back: the scale is still to be put right
+
+  const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("recovered an interrupted scale from ") != std::string::npos, next.err);
+  CHECK(next.err.find("prefill 1 \u2192 2, completed") != std::string::npos);
+  CHECK(baseline_count(sb, "prefill") == 2);
+  check_agrees(sb);
+}
+
+TEST_CASE("delete supersedes an interrupted scale: it deletes everything, Lease included") {
+  Cluster sb;
+  deploy(sb);
+  sb.add_fault(kWorkloadWrite + ":hold-reply:1");
+  e2e::Background scale(sb.mindie_argv({"scale", "-n", kNs, "--prefill", "2"}));
+  sb.wait_held(1);
+  scale.signal(SIGKILL);
+  scale.finish();
+  const auto run = sb.mindie({"delete", "-n", kNs});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("found an interrupted scale from ") != std::string::npos, run.err);
+  CHECK(run.err.find("this delete supersedes it (it deletes the whole deployment)") != std::string::npos);
+  CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
+  CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
 }

@@ -84,3 +84,15 @@ TEST_CASE("read_baseline: a hand-edited workload name never reaches a request pa
   CHECK(b.deploy_mode() == "infer_service_set");
   CHECK(baseline::read_baseline(json::object{}, "x").problem.find("has no data key") != std::string::npos);
 }
+
+TEST_CASE("data_digest: the SHA-256 of the keys in order, whatever order the server sends them in") {
+  const json::object a{{"user_config.json", "{}"}, {"env.json", "[]"}};
+  const json::object b{{"env.json", "[]"}, {"user_config.json", "{}"}};
+  CHECK(baseline::data_digest(a) == baseline::data_digest(b));
+  CHECK(baseline::data_digest(a).size() == 64);
+  // Moving a byte between a key and its value, or between two values, changes it.
+  CHECK(baseline::data_digest({{"ab", "c"}}) != baseline::data_digest({{"a", "bc"}}));
+  CHECK(baseline::data_digest({{"a", "x"}, {"b", ""}}) != baseline::data_digest({{"a", ""}, {"b", "x"}}));
+  // The empty data: SHA-256 of nothing.
+  CHECK(baseline::data_digest({}) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}

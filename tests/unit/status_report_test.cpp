@@ -374,7 +374,30 @@ TEST_CASE("a huge replicas count in a live object is reported, not listed instan
     if (r.at("name").as_string() == "prefill") r.as_object()["replicas"] = 2'000'000'000;
   const auto report = build("team-a", in, kNow);
   CHECK(role_of(report, "prefill").at("instances").as_array().size() == 1024);
-  CHECK(json::serialize(report.at("drift")).find("2000000000 instances wanted, far beyond") != std::string::npos);
+  CHECK(json::serialize(report.at("drift")).find("role prefill: 2000000000 instances wanted, beyond kubectl-mindie's "
+                                                 "limit of 16 per role; only the first 1024 are shown") !=
+        std::string::npos);
+}
+
+TEST_CASE("counts beyond the product's limits are flagged: 17 instances, 65 pods, 10000000 InferServices") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  for (auto& r : in.service_set->at("spec").as_object()["template"].as_object()["roles"].as_array()) {
+    if (r.at("name").as_string() == "prefill") r.as_object()["replicas"] = 17;
+    if (r.at("name").as_string() == "decode") r.as_object()["spec"].as_object()["replicas"] = 65;
+  }
+  in.service_set->at("spec").as_object()["replicas"] = 10'000'000;
+  const auto report = build("team-a", in, kNow);
+  const std::string drift = json::serialize(report.at("drift"));
+  CHECK(drift.find("role prefill: 17 instances wanted, beyond kubectl-mindie's limit of 16 per role\"") !=
+        std::string::npos);
+  CHECK(drift.find("role decode: 65 pods per instance wanted, beyond kubectl-mindie's limit of 64") !=
+        std::string::npos);
+  CHECK(drift.find("asks for 10000000 InferServices (spec.replicas), beyond what kubectl-mindie deploys (1); only "
+                   "the first 16 are shown") != std::string::npos);
+  CHECK(status::service_count(in.service_set) == 16);
+  CHECK(status::service_selector("x", status::service_count(in.service_set)).size() < 200);
+  CHECK(role_of(report, "prefill").at("instances").as_array().size() == 16 * 17);  // per InferService shown
 }
 
 TEST_CASE("status lists the deployment's Services like kubectl get service, headless per-instance ones left out") {
