@@ -39,7 +39,8 @@ std::optional<std::pair<int, int>> last_baseline_write(const std::vector<e2e::Lo
 
 }  // namespace
 
-TEST_CASE("storm: 5 concurrent mutating commands x 50 rounds take turns through the namespace lock; nothing is lost") {
+TEST_CASE("storm: 5 concurrent mutating commands (3 scales, 2 deploys) x 50 rounds take turns through the namespace "
+          "lock; nothing is lost") {
   Cluster sb;
   const auto deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
   REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
@@ -47,19 +48,23 @@ TEST_CASE("storm: 5 concurrent mutating commands x 50 rounds take turns through 
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   cfg["motor_deploy_config"]["p_instances_num"] = 2;
   const std::string redeploy = dir.write("user_config.json", cfg.dump(2));
+  cfg["motor_deploy_config"]["p_instances_num"] = 3;
+  cfg["motor_deploy_config"]["d_instances_num"] = 2;
+  const std::string redeploy3 = dir.write("user_config_3.json", cfg.dump(2));
 
   int inconsistent = 0;
   for (int round = 0; round < 50; ++round) {
     CAPTURE(round);
     const std::size_t mark = sb.requests().size();
-    // Three scales of prefill and decode, a redeploy (prefill 2, decode 1) and a scale of both, in one burst.
+    // Scales of prefill, decode and both, and two redeploys (prefill 2 / decode 1, prefill 3 / decode 2: two
+    // deploys at once once left baseline and workload from different ones), in one burst.
     const std::vector<std::vector<std::string>> argvs = {
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + round % 3)}),
         sb.mindie_argv({"scale", "-n", kNs, "--decode", std::to_string(1 + round % 2)}),
         sb.mindie_argv({"deploy", "-f", redeploy, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + (round + 1) % 3), "--decode",
                         std::to_string(1 + (round + 1) % 2)}),
-        sb.mindie_argv({"scale", "-n", kNs, "--decode", std::to_string(1 + (round + 1) % 2)}),
+        sb.mindie_argv({"deploy", "-f", redeploy3, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
     };
     const auto runs = e2e::run_processes(argvs);
     for (const auto& run : runs) {

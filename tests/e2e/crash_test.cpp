@@ -439,3 +439,32 @@ TEST_CASE("delete supersedes an interrupted scale: it deletes everything, Lease 
   CHECK(sb.admin({"get", "configmap", "motor-config", "-n", kNs}).exit_code != 0);
   CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
 }
+
+TEST_CASE("interrupt: SIGINT or SIGTERM while deploy writes its RBAC stops it before its next write; the next "
+          "command completes it") {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    CAPTURE(sig);
+    Cluster sb;
+    deploy(sb);
+    e2e::TempDir dir;
+    const std::string file = example_with_prefill(dir, 2);
+    // The ServiceAccount comes after motor-config and before the cluster RBAC and the InferServiceSet.
+    sb.add_fault("PATCH:/api/v1/namespaces/" + kNs + "/serviceaccounts/.*:hold:1");
+    e2e::Background run(sb.mindie_argv(deploy_args(file)));
+    sb.wait_held(1);
+    run.signal(sig);
+    run.wait_for_error("interrupt again to leave at once");
+    sb.release_held();  // the apply reaches the server; the deploy stops before its next write
+    const auto out = run.finish();
+    CHECK(out.exit_code == 128 + sig);
+    CHECK_MESSAGE(out.err.find("interrupted by SIG") != std::string::npos, out.err);
+    CHECK(out.err.find("deploy stopped after writing:") != std::string::npos);
+    CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " applies the workload from the "
+                       "baseline first") != std::string::npos);
+    const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
+    REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+    CHECK_MESSAGE(next.err.find("recovered an interrupted deploy from ") != std::string::npos, next.err);
+    CHECK(baseline_count(sb, "prefill") == 2);
+    check_agrees(sb);
+  }
+}
