@@ -143,8 +143,11 @@ class TransportChain : public kube::HttpTransport {
 
 }  // namespace
 
-Session::Session(const GlobalFlags& flags, std::ostream& log)
+Session::Session(const GlobalFlags& flags, std::ostream& log, std::chrono::milliseconds max_request_timeout)
     : verbosity_(flags.verbosity), log_(log), rest_(kube::load_rest_config(flags.kube)) {
+  if (max_request_timeout.count() > 0 &&
+      (rest_.request_timeout.count() == 0 || rest_.request_timeout > max_request_timeout))
+    rest_.request_timeout = max_request_timeout;
   transport_ = std::make_unique<TransportChain>(rest_, verbosity_, log_);
   client_ = std::make_unique<kube::Client>(*transport_);
 }

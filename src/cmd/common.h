@@ -117,8 +117,11 @@ class OfflineTransport : public kube::HttpTransport {
 /// the REST client over it.
 class Session {
  public:
-  /// Loads the kubeconfig per `flags`; throws kube::KubeconfigError. Sends nothing.
-  explicit Session(const GlobalFlags& flags, std::ostream& log);
+  /// Loads the kubeconfig per `flags`; throws kube::KubeconfigError. Sends nothing. `max_request_timeout` (> 0):
+  /// every request, its retries included, ends within it even when --request-timeout is longer or unset (the
+  /// mutating commands pass kLockRequestBound).
+  explicit Session(const GlobalFlags& flags, std::ostream& log,
+                   std::chrono::milliseconds max_request_timeout = std::chrono::milliseconds(0));
   ~Session();
   kube::Client& client() { return *client_; }
   const kube::RestConfig& rest_config() const { return rest_; }

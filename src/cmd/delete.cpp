@@ -244,7 +244,33 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
 }
 
 std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                   const json::object& /*intent*/, const std::string& what) {
+                                   const json::object& intent, const std::string& what) {
+  // Nothing deleted yet (every target it named is there, none being deleted): a delete killed before its first
+  // delete is dropped, not carried out by whatever command comes next.
+  if (const auto* t = intent.if_contains("targets"); t != nullptr && t->is_array() && !t->get_array().empty()) {
+    bool untouched = true;
+    for (const auto& v : t->get_array()) {
+      const json::object* o = v.if_object();
+      const auto field = [&](const char* k) {
+        const json::value* f = o != nullptr ? o->if_contains(k) : nullptr;
+        return f != nullptr && f->is_string() ? std::string(f->get_string()) : std::string();
+      };
+      const kube::GVR* r = kube::gvr::for_kind(field("apiVersion"), field("kind"));
+      const std::string name = field("name"), target_ns = field("namespace");
+      // Only this deployment's namespace (or cluster-scoped RBAC) and valid names reach a request path.
+      if (r == nullptr || !kube::is_dns1123_subdomain(name) || (!target_ns.empty() && target_ns != ns)) {
+        untouched = false;
+        break;
+      }
+      const auto live = client.get_if_exists(*r, target_ns, name);
+      const auto* md = live ? object_at(*live, "metadata") : nullptr;
+      if (md == nullptr || md->contains("deletionTimestamp")) {
+        untouched = false;
+        break;
+      }
+    }
+    if (untouched) return "recovered " + what + ": dropped: nothing of it had been deleted";
+  }
   DeleteOptions o(DeleteFlags{}, ns);
   o.complete();
   o.validate();
@@ -261,8 +287,15 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
                                                NamespaceLock& lock) {
   const std::string& ns = namespace_flag_;
   DeletePlan plan = plan_delete(client, ns);
-  // Recorded before the first delete: a delete stopped half-way is finished by the next command (recover()).
-  const json::object intent{{"workload", plan.workload}, {"mode", plan.deploy_mode}};
+  // Recorded before the first delete: a delete stopped half-way is finished by the next command (recover()), one
+  // that deleted nothing yet is dropped (what it would delete, all of which is still there).
+  json::array targets;
+  for (const auto& t : plan.targets)
+    if (t.kept_reason.empty())
+      targets.push_back({{"apiVersion", t.gvr.api_version()}, {"kind", t.gvr.kind}, {"namespace", t.ns}, {"name", t.name}});
+  if (plan.config_map)
+    targets.push_back({{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"namespace", ns}, {"name", baseline::kConfigMapName}});
+  const json::object intent{{"workload", plan.workload}, {"mode", plan.deploy_mode}, {"targets", std::move(targets)}};
   // An unfinished change is superseded (a delete removes it all) before anything else, even with nothing to delete;
   // a Lease left with nothing else of the deployment is taken to be deleted with it.
   if (lock.unfinished_change_seen() || (plan.targets.empty() && !plan.config_map && lock.lease_seen()))
@@ -339,14 +372,14 @@ class DeleteInvocation : public Invocation {
       StormDeleteOptions o(framework_, flags_, global.kube.namespace_);
       o.complete();
       o.validate();
-      Session session(global, std::cerr);
+      Session session(global, std::cerr, kLockRequestBound);
       o.run(session.client(), printer, [&session] { return session.new_transport(); });
       return;
     }
     DeleteOptions o(flags_, global.kube.namespace_);
     o.complete();
     o.validate();
-    Session session(global, std::cerr);
+    Session session(global, std::cerr, kLockRequestBound);
     o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 

@@ -817,7 +817,7 @@ class DeployInvocation : public Invocation {
         o.run(client, printer, [] { return std::make_unique<OfflineTransport>(); });
         return;
       }
-      Session session(global, std::cerr);
+      Session session(global, std::cerr, kLockRequestBound);
       o.run(session.client(), printer, [&session] { return session.new_transport(); });
       return;
     }
@@ -831,7 +831,7 @@ class DeployInvocation : public Invocation {
       o.run(client, printer);
       return;
     }
-    Session session(global, std::cerr);
+    Session session(global, std::cerr, kLockRequestBound);
     o.run(session.client(), printer);
     wait_after(session, flags_.wait, o.target_namespace(), printer);
   }

@@ -13,6 +13,7 @@ namespace {
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 std::atomic<int> g_pending{0};
+std::atomic<bool> g_waiting{false};  // interrupt_while_waiting(): the change is done, only a wait runs
 struct sigaction g_previous[3];
 int g_depth = 0;
 
@@ -30,12 +31,15 @@ extern "C" void on_signal(int sig) {
   } restore{saved};
   static_assert(std::atomic<int>::is_always_lock_free, "the handler's flag must be lock-free");
   int expected = 0;
+  const bool waiting = g_waiting.load();
   if (g_pending.compare_exchange_strong(expected, sig)) {
-    write_err("\ninterrupted: finishing or reverting the step under way (interrupt again to leave at once)\n");
+    write_err(waiting ? "\ninterrupted: stopping the wait (interrupt again to leave at once)\n"
+                      : "\ninterrupted: finishing or reverting the step under way (interrupt again to leave at once)\n");
     return;
   }
-  write_err("\nleft at once: a change under way stays recorded in lease/kubectl-mindie, and the next kubectl-mindie "
-            "command in this namespace finishes or reverts it\n");
+  write_err(waiting ? "\nleft at once: the change itself is done; only the wait stopped\n"
+                    : "\nleft at once: a change under way stays recorded in lease/kubectl-mindie, and the next "
+                      "kubectl-mindie command in this namespace finishes or reverts it\n");
   ::_exit(128 + sig);
 }
 
@@ -67,6 +71,8 @@ InterruptGuard::~InterruptGuard() {
 }
 
 int pending_interrupt() { return g_pending.load(); }
+
+void interrupt_while_waiting(bool waiting) { g_waiting = waiting; }
 
 void check_interrupt(const std::string& where) {
   if (const int sig = g_pending.load(); sig != 0)

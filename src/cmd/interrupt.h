@@ -34,6 +34,9 @@ class InterruptGuard {
 
 /// The signal noted since the guard was installed, 0 when none.
 int pending_interrupt();
+/// `waiting` true: the command's change is done and only a wait (--wait) runs, so the lines a signal prints say
+/// that instead of speaking of a step under way.
+void interrupt_while_waiting(bool waiting);
 /// Throws Interrupted when a signal was noted: "interrupted by SIGINT " + `where` (e.g. "before writing the
 /// baseline").
 void check_interrupt(const std::string& where);

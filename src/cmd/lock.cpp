@@ -37,6 +37,14 @@ std::string host_name() {
   return buf;
 }
 
+// This process's PID namespace ("pid:[4026531836]"), "" when unknown: a pid means this process only within it (a
+// container sharing the host's network has the host's name but its own pids).
+std::string pid_namespace() {
+  char buf[64] = {};
+  const ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
 std::string user_name() {
   if (const passwd* pw = getpwuid(geteuid()); pw != nullptr && pw->pw_name != nullptr) return pw->pw_name;
   return "uid " + std::to_string(geteuid());
@@ -126,6 +134,8 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
 
 bool lock_holder_gone(const kube::LeaseRecord& r) {
   if (string_of(r.holder, "host") != host_name()) return false;
+  // Its pid is only ours to look up in our PID namespace (a holder that recorded none is from an older version).
+  if (const std::string ns = string_of(r.holder, "pidns"); !ns.empty() && ns != pid_namespace()) return false;
   const auto* pid = r.holder.if_contains("pid");
   if (pid == nullptr || !pid->is_int64() || pid->get_int64() <= 0 || pid->get_int64() > 1 << 30) return false;
   const auto p = static_cast<pid_t>(pid->get_int64());
@@ -153,7 +163,7 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   config.identity = host_name() + "/" + std::to_string(getpid()) + "/" + nonce;
   config.holder_annotation = kLockHolderAnnotation;
   config.holder = {{"format", 1}, {"command", command}, {"user", user_name()}, {"host", host_name()},
-                   {"pid", static_cast<std::int64_t>(getpid())}};
+                   {"pid", static_cast<std::int64_t>(getpid())}, {"pidns", pid_namespace()}};
   config.labels = {{"app.kubernetes.io/managed-by", "kubectl-mindie"}};
   config.duration_seconds = kLockDurationSeconds;
   config.wait = wait;
@@ -273,8 +283,8 @@ void NamespaceLock::renew() {
   try {
     lock_->renew_if_due();
   } catch (const kube::LeaseLost& e) {
-    throw LockLost(std::string(e.what()) + " while this command ran (it had not renewed it for " +
-                   std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
+    throw LockLost(std::string(e.what()) + " while this command ran (it had stopped renewing it for " +
+                   std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone): stopped before its next write");
   }
 }
 
@@ -313,8 +323,9 @@ void NamespaceLock::before_write(const json::object& intent) {
         lock_->renew_if_due();
       }
     } catch (const kube::LeaseLost& e) {
-      throw LockLost(std::string(e.what()) + " while this command ran (it had not renewed it for " +
-                     std::to_string(kLockDurationSeconds) + "s): stopped before its next write");
+      throw LockLost(std::string(e.what()) + " while this command ran (it had stopped renewing it for " +
+                     std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone): stopped before "
+                     "its next write");
     }
     return;
   }

@@ -19,7 +19,8 @@ namespace mindie::cmd {
 
 /// The Lease's name in the deployment namespace.
 inline constexpr const char* kLockLeaseName = "kubectl-mindie";
-/// Annotation on the Lease with the holder's record: {"format":1,"command","user","host","pid"}.
+/// Annotation on the Lease with the holder's record: {"format":1,"command","user","host","pid","pidns"}
+/// ("pidns": its PID namespace, so that a holder is taken for gone only where its pid can be looked up).
 inline constexpr const char* kLockHolderAnnotation = "kubectl-mindie/holder";
 /// Annotation on the Lease with the holder's intent: what its command is about to change, written with the lock's
 /// take before the first write and removed when the command ends with a consistent state; left behind by a command
@@ -31,6 +32,14 @@ inline constexpr const char* kLockIntentAnnotation = "kubectl-mindie/intent";
 /// Seconds a holder that stops renewing keeps the lock. Long enough for the slowest step between two renewals
 /// (one request with its retries, bounded by --request-timeout, or a server dry run of a large InferServiceSet).
 inline constexpr int kLockDurationSeconds = 60;
+
+/// The longest one request of a command holding the lock may take, its retries included (Session's
+/// max_request_timeout for deploy, scale, update-config and delete): shorter than the lease's duration less the
+/// renewal interval (kLockDurationSeconds / 3, LeaseLock::renew_if_due), so that a write stalled in the network is
+/// given up — and a request whose client is gone is not carried out — before another command can take the lock over;
+/// otherwise a stalled write could land after the new holder's recovery (a new-user trial: a scale patch held 62 s
+/// landed after the next command had dropped its intent).
+inline constexpr std::chrono::milliseconds kLockRequestBound{30'000};
 
 /// --lock-timeout as given.
 struct LockFlags {
@@ -172,8 +181,8 @@ struct LockNotes {
 /// Reads `lease` (a Lease object) at `now` (seconds since the epoch).
 LockNotes lock_notes(const boost::json::object& lease, std::int64_t now);
 
-/// True when `record` names a process of this host (same host name) that no longer runs: its lease can be taken
-/// at once.
+/// True when `record` names a process of this host (same host name and PID namespace) that no longer runs, or is
+/// a zombie: its lease can be taken at once.
 bool lock_holder_gone(const kube::LeaseRecord& record);
 
 }  // namespace mindie::cmd

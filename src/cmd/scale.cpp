@@ -463,8 +463,15 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
       if (!undo_error.empty()) {
         try {
           const json::object now = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-          if (untouched(now)) undo_error.clear();
-          else observed = "now runs " + counts_text(target);
+          if (untouched(now)) {
+            undo_error.clear();
+          } else {
+            // What the roles read back run (someone else may have changed them meanwhile), not what was asked.
+            std::string live_text;
+            for (const auto& c : scale::plan_role_changes(now, back))
+              live_text += (live_text.empty() ? "" : ", ") + c.role + " " + std::to_string(c.from);
+            observed = "now runs " + live_text;
+          }
         } catch (const std::exception&) {
         }
       }
@@ -793,7 +800,7 @@ class ScaleInvocation : public Invocation {
   std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
-      Session session(global, std::cerr);
+      Session session(global, std::cerr, kLockRequestBound);
       StormScaleOptions o(framework_, flags_, global.kube.namespace_);
       o.complete(session.rest_config().namespace_);
       o.validate();
@@ -802,7 +809,7 @@ class ScaleInvocation : public Invocation {
     }
     // The kubeconfig first: complete() takes its namespace (so a broken kubeconfig is reported before a bad flag,
     // as kubectl scale does). Loading it sends nothing.
-    Session session(global, std::cerr);
+    Session session(global, std::cerr, kLockRequestBound);
     ScaleOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
     o.validate();

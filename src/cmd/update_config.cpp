@@ -226,7 +226,7 @@ class UpdateConfigInvocation : public Invocation {
     o.complete();
     o.validate();
     o.read_inputs();
-    Session session(global, std::cerr);
+    Session session(global, std::cerr, kLockRequestBound);
     o.run(session.client(), printer);
   }
 

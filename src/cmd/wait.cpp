@@ -166,6 +166,10 @@ void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Inform
 void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer) {
   if (!flags.wait) return;
   InterruptGuard interrupts;  // before what changed is shown: a Ctrl-C from then on is the wait's
+  interrupt_while_waiting(true);
+  struct Done {
+    ~Done() { interrupt_while_waiting(false); }
+  } done;
   printer.flush();
   printer.out() << std::flush;  // what changed is visible before the wait begins
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;

@@ -200,7 +200,8 @@ void LeaseLock::update(const json::object& annotations) {
       for (char& c : who)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
       throw LeaseLost("lease " + config_.ns + "/" + config_.name +
-                      (live ? " was taken over by " + (who.empty() ? std::string("nobody") : who)
+                      (live ? (who.empty() ? std::string(" was taken over (and freed since)")
+                                           : " was taken over by " + who)
                             : std::string(" was deleted")));
     }
     record_ = seen;  // ours: apply the change again on what is there now

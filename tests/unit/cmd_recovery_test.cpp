@@ -212,7 +212,7 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   t.reply(403, R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"no"})");
   t.reply(200, kLease);                                                 // the lock confirmed ours
   t.fail("Unable to connect to the server: connection reset by peer");  // the undo: outcome unknown
-  t.reply(200, json::serialize(service_set(2)));                       // read back: not undone
+  t.reply(200, json::serialize(service_set(5)));  // read back: not undone, and someone else set 5 meanwhile
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
@@ -225,7 +225,10 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
     message = e.what();
   }
   INFO(listing(t));
-  CHECK(message.find("now runs prefill 2, decode 1") != std::string::npos);
+  INFO(message);
+  // What was read back, not the scale's target (a new-user trial: "now runs prefill 3" while prefill was 5).
+  CHECK(message.find("now runs prefill 5") != std::string::npos);
+  CHECK(message.find("now runs prefill 2") == std::string::npos);
   CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts it") !=
         std::string::npos);
   REQUIRE(t.requests.size() == 10);
@@ -606,6 +609,12 @@ TEST_CASE("a holder of this host that is a zombie (killed, not yet reaped) is go
   REQUIRE(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);  // exited, not reaped
   CHECK(cmd::lock_holder_gone(r));
   REQUIRE(waitpid(child, nullptr, 0) == child);
+  CHECK(cmd::lock_holder_gone(r));
+  r.holder["pidns"] = "pid:[1]";  // another PID namespace of this host (a container with the host's network)
+  CHECK_FALSE(cmd::lock_holder_gone(r));
+  char ns[64] = {};
+  REQUIRE(readlink("/proc/self/ns/pid", ns, sizeof ns - 1) > 0);
+  r.holder["pidns"] = ns;
   CHECK(cmd::lock_holder_gone(r));
   r.holder["host"] = "another-host";
   CHECK_FALSE(cmd::lock_holder_gone(r));  // only this host's processes can be looked at
