@@ -116,6 +116,7 @@ class TransportChain : public kube::HttpTransport {
     }
     kube::RetryPolicy policy;
     policy.budget = rest.request_timeout;
+    policy.budget_name = rest.request_timeout_name;
     // On a terminal a retry says so, so that a slow command is not mistaken for a hung one; a log or a pipe
     // gets the final outcome only (-v=6 shows every attempt).
     if (isatty(STDERR_FILENO) != 0) policy.notice = [out = &log](const std::string& line) { *out << line << std::endl; };
@@ -146,8 +147,11 @@ class TransportChain : public kube::HttpTransport {
 Session::Session(const GlobalFlags& flags, std::ostream& log, std::chrono::milliseconds max_request_timeout)
     : verbosity_(flags.verbosity), log_(log), rest_(kube::load_rest_config(flags.kube)) {
   if (max_request_timeout.count() > 0 &&
-      (rest_.request_timeout.count() == 0 || rest_.request_timeout > max_request_timeout))
+      (rest_.request_timeout.count() == 0 || rest_.request_timeout > max_request_timeout)) {
     rest_.request_timeout = max_request_timeout;
+    rest_.request_timeout_name = "the " + std::to_string(max_request_timeout.count() / 1000) +
+                                 "s bound on each request of a command holding the namespace lock";
+  }
   transport_ = std::make_unique<TransportChain>(rest_, verbosity_, log_);
   client_ = std::make_unique<kube::Client>(*transport_);
 }

@@ -434,7 +434,10 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
       if (written.empty() || (takeover && is_baseline)) {
         // The baseline is the first write (after an adoption's hand-over): unless its outcome is unknown (no
         // answer, a 5xx) and a read shows it applied, nothing of the config changed.
-        if (!is_baseline || !outcome_unknown(std::current_exception()) || !baseline_written(client, baseline_read)) {
+        const std::optional<bool> applied =
+            is_baseline && outcome_unknown(std::current_exception()) ? baseline_written(client, baseline_read)
+                                                                     : std::optional<bool>(false);
+        if (applied == false) {
           lock.settle();
           if (written.empty()) throw;
           throw PartialFailure(std::current_exception(), "deploy --adopt handed over the fields of what deploy.py "
@@ -442,7 +445,8 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
                                                              rerun_command());
         }
         written.push_back("configmap/" + std::string(baseline::kConfigMapName) +
-                          " (its reply was lost: read back)");
+                          (applied.has_value() ? " (its reply was lost; read back: written)"
+                                   : " (no answer, and it could not be read back: it may have been written)"));
       }
       // The ConfigMap (the baseline) is written first, so it may now describe a workload that was not
       // written. Every apply is idempotent: re-running deploy converges, and so does the next command's recovery.
@@ -712,7 +716,8 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
                      "what it holds now");
 }
 
-bool DeployOptions::baseline_written(kube::Client& client, const std::optional<json::object>& read) const {
+std::optional<bool> DeployOptions::baseline_written(kube::Client& client,
+                                                   const std::optional<json::object>& read) const {
   try {
     const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
     const json::value* data = live ? live->if_contains("data") : nullptr;
@@ -722,7 +727,7 @@ bool DeployOptions::baseline_written(kube::Client& client, const std::optional<j
                baseline::data_digest(objects_.front().at("data").as_object()) &&
            (!read || live->at("metadata").at("resourceVersion") != read->at("metadata").at("resourceVersion"));
   } catch (const std::exception&) {
-    return true;  // unknown: say so, and keep the intent for the next command (never settled)
+    return std::nullopt;  // unknown: say so, and keep the intent for the next command (never settled)
   }
 }
 

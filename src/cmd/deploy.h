@@ -130,8 +130,8 @@ class DeployOptions {
                                      const kube::WriteOptions& opts) const;
   /// After a failure of the baseline write whose outcome is unknown: true when motor-config holds what this deploy
   /// writes (its keys, baseline_keys()) and is not `read` (the object read before, which may hold the same data);
-  /// true as well when it cannot be read (unknown stays unknown). One GET.
-  bool baseline_written(kube::Client& client, const std::optional<boost::json::object>& read) const;
+  /// nullopt when it cannot be read (unknown stays unknown). One GET.
+  std::optional<bool> baseline_written(kube::Client& client, const std::optional<boost::json::object>& read) const;
   /// The keys of the motor-config this deploy writes, sorted.
   std::vector<std::string> baseline_keys() const;
 

@@ -452,7 +452,7 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   }
   if (t.head_timed_out) {
     throw TransportError("Unable to connect to the server " + config.server + ": no answer within " +
-                         std::to_string(config.request_timeout.count()) + " ms (--request-timeout)");
+                         std::to_string(t.head_timeout.count()) + " ms (" + config.request_timeout_name + ")");
   }
   if (rc != CURLE_OK) {
     const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);

@@ -43,6 +43,7 @@ struct RestConfig {
   bool namespace_from_flag = false;  ///< true when -n/--namespace was given explicitly
   std::string context;             ///< name of the context in use ("" for in-cluster or flags-only configs)
   std::chrono::milliseconds request_timeout{0};  ///< whole-request limit from --request-timeout; 0 = none
+  std::string request_timeout_name = "--request-timeout";  ///< what set request_timeout, as messages name it
 };
 
 }  // namespace mindie::kube

@@ -116,9 +116,9 @@ std::chrono::milliseconds since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t);
 }
 
-std::string gave_up(const TransportError& e, int attempt, bool budget) {
+std::string gave_up(const TransportError& e, int attempt, const std::string& budget) {
   return std::string(e.what()) + " (gave up after " + std::to_string(attempt) +
-         (attempt == 1 ? " attempt" : " attempts") + (budget ? ": --request-timeout" : "") + ")";
+         (attempt == 1 ? " attempt" : " attempts") + (budget.empty() ? "" : ": " + budget) + ")";
 }
 
 }  // namespace
@@ -142,10 +142,10 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
       if (!go_on(req, spent, wait, attempt, std::to_string(resp.status))) return resp;
     } catch (const TransportError& e) {
       if (!e.retryable() || (attempt == 1 && policy_.max_attempts == 1)) throw;
-      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, false));
+      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, ""));
       wait = backoff(attempt);
       spent += since(start);
-      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, true));
+      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, policy_.budget_name));
     }
     sleeper_.sleep(wait);
     spent += wait;
@@ -185,10 +185,10 @@ HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink&
     } catch (const TransportError& e) {
       // Once the caller has seen part of the body, a second attempt would hand it the body again from the start.
       if (saw_data || !e.retryable() || (attempt == 1 && policy_.max_attempts == 1)) throw;
-      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, false));
+      if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, ""));
       wait = backoff(attempt);
       spent += since(start);
-      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, true));
+      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, policy_.budget_name));
     }
     spent += wait;
     // Waits in slices of at most a second with the sink's idle call in between, so the caller can still stop.

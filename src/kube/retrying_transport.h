@@ -32,6 +32,7 @@ struct RetryPolicy {
   /// --request-timeout when given: the attempts and waits of one request never run past it (0: no bound). A
   /// request's own shorter HttpRequest::timeout (a caller's deadline, DeadlineTransport) bounds it the same way.
   std::chrono::milliseconds budget{0};
+  std::string budget_name = "--request-timeout";  ///< what set `budget`, as the give-up message names it
   /// Told before each wait, e.g. "retrying GET /api/v1/... in 0.4s after 503 (attempt 2/5)" (empty: nobody).
   std::function<void(const std::string&)> notice;
 };
