@@ -161,6 +161,11 @@ TEST_CASE("crash: deploy killed (SIGKILL) at each request position; the next com
       {kBaselineWrite + ":hold:1", "prefill 1 \u2192 2, dropped: the baseline had not been written", 1},
       {kBaselineWrite + ":hold-reply:1", "prefill 1 \u2192 2, completed: the workload was applied from the baseline "
                                          "it had written", 2},
+      // The controller's RBAC, between the baseline and the workload.
+      {"PATCH:/api/v1/namespaces/" + kNs + "/serviceaccounts/.*:hold:1", "prefill 1 \u2192 2, completed", 2},
+      {"PATCH:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:hold:1", "prefill 1 \u2192 2, completed", 2},
+      {"PATCH:/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/.*:hold-reply:1", "prefill 1 \u2192 2, completed",
+       2},
       {kWorkloadWrite + ":hold:1:1", "prefill 1 \u2192 2, completed", 2},
       {kWorkloadWrite + ":hold-reply:1:1", "prefill 1 \u2192 2, completed", 2},
       {kLeaseWrite + ":hold:1:1", "prefill 1 \u2192 2, completed", 2},
@@ -301,6 +306,8 @@ TEST_CASE("crash: delete killed at its first and last deletes; the next command 
   const std::vector<Position> positions = {
       // Killed while its first delete is held: nothing was deleted, so the next command must not delete anything.
       {kDeleteWorkload + ":hold:1", "dropped: nothing of it had been deleted", false},
+      {"DELETE:/api/v1/namespaces/" + kNs + "/serviceaccounts/.*:hold:1",
+       "finished, deleted what was left of the deployment (", true},
       {kDeleteBaseline + ":hold:1", "finished, deleted what was left of the deployment (", true},
       {kDeleteBaseline + ":hold-reply:1", "nothing was left to delete", true},
   };
