@@ -466,11 +466,16 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
           if (untouched(now)) {
             undo_error.clear();
           } else {
-            // What the roles read back run (someone else may have changed them meanwhile), not what was asked.
-            std::string live_text;
-            for (const auto& c : scale::plan_role_changes(now, back))
-              live_text += (live_text.empty() ? "" : ", ") + c.role + " " + std::to_string(c.from);
-            observed = "now runs " + live_text;
+            // What the scaled roles read back run (someone else may have changed them meanwhile), not the target.
+            InstanceCounts live = target;
+            for (const auto& c : scale::plan_role_changes(now, back)) {
+              const int n = static_cast<int>(std::clamp<std::int64_t>(c.from, 0, 1 << 20));
+              if (c.role == "prefill") live.prefill = n;
+              else if (c.role == "decode") live.decode = n;
+              else if (c.role == "encode") live.encode = n;
+              else live.hybrid = n;
+            }
+            observed = "now runs " + counts_text(live);
           }
         } catch (const std::exception&) {
         }
