@@ -367,6 +367,18 @@ bool conflicts_only_with_own_updates(const kube::ApiError& e) {
 
 }  // namespace
 
+bool outcome_unknown(const std::exception_ptr& cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const kube::TransportError&) {
+    return true;
+  } catch (const kube::ApiError& e) {
+    return e.code() >= 500;
+  } catch (...) {
+    return false;
+  }
+}
+
 json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r, const json::object& obj,
                                           const kube::WriteOptions& opts) {
   try {

@@ -197,6 +197,10 @@ std::string read_file(const std::string& path);
 /// values (never a silent choice). `namespace_flag` is the -n value as given ("" = not given). Throws UsageError.
 void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id);
 
+/// True when the outcome of a write that failed with `cause` is unknown: no answer (TransportError) or a 5xx, after
+/// which it may or may not have been applied; a read tells.
+bool outcome_unknown(const std::exception_ptr& cause);
+
 /// Server-side apply of `obj` as `r` for deploy. A conflict only with the tool's own earlier patches (scale and
 /// update-config write with field manager kubectl-mindie as an Update) is taken over with force; any other
 /// conflict fails with kubectl apply --server-side's advice (PartialFailure carrying the ApiError). Other errors

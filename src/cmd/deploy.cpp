@@ -79,19 +79,6 @@ std::string object_name(const json::object& obj) {
   return std::string(obj.at("metadata").at("name").as_string());
 }
 
-/// True when the failure `e` of a write leaves its outcome unknown: no answer, or a 5xx (applied or not).
-bool outcome_unknown(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const kube::TransportError&) {
-    return true;
-  } catch (const kube::ApiError& a) {
-    return a.code() >= 500;
-  } catch (...) {
-    return false;
-  }
-}
-
 const kube::GVR& gvr_of(const json::object& obj) {
   const auto* r = kube::gvr::for_kind(obj.at("apiVersion").as_string(), obj.at("kind").as_string());
   if (!r) throw std::logic_error("rendered an object of unknown kind " + std::string(obj.at("kind").as_string()));

@@ -98,6 +98,13 @@ std::string intent_change_text(const json::object& intent) {
   return out;
 }
 
+std::string intent_command(const json::object& intent, const std::string& fallback) {
+  if (const auto* c = intent.if_contains("command"); c != nullptr && c->is_string())
+    for (const char* known : {"scale", "deploy", "update-config", "delete"})
+      if (c->get_string() == known) return known;
+  return fallback;
+}
+
 LockNotes lock_notes(const json::object& lease, std::int64_t now) {
   LockNotes notes;
   const kube::LeaseRecord r = kube::LeaseRecord::from(lease, kLockHolderAnnotation);
@@ -111,10 +118,7 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
     return notes;
   }
   const json::object& o = intent.get_object();
-  std::string command = "change";
-  if (const auto* c = o.if_contains("command"); c != nullptr && c->is_string())
-    for (const char* known : {"scale", "deploy", "update-config", "delete"})
-      if (c->get_string() == known) command = known;
+  const std::string command = intent_command(o, "change");
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC") + " (" +
@@ -251,10 +255,7 @@ void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string&
   const json::value left = json::parse(text, ec);
   const json::object none;
   const json::object& o = !ec && left.is_object() ? left.get_object() : none;
-  std::string command = "command";
-  if (const auto* c = o.if_contains("command"); c != nullptr && c->is_string())
-    for (const char* known : {"scale", "deploy", "update-config", "delete"})
-      if (c->get_string() == known) command = known;
+  const std::string command = intent_command(o, "command");
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC");

@@ -166,6 +166,10 @@ kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const boost::js
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                        const boost::json::object& intent, const kube::LeaseRecord& holder);
 
+/// The "command" of an intent when it is one this product records (scale, deploy, update-config, delete), else
+/// `fallback`: the lease is anyone's to write, and the name reaches the terminal.
+std::string intent_command(const boost::json::object& intent, const std::string& fallback);
+
 /// One-line description of a lock holder's record ("scale by root@host-1, pid 4711").
 std::string describe_lock_holder(const kube::LeaseRecord& record);
 

@@ -11,11 +11,7 @@ namespace json = boost::json;
 
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                        const json::object& intent, const kube::LeaseRecord& holder) {
-  std::string command;
-  // Only names this product writes: the lease is anyone's to write, and its text reaches the terminal.
-  if (const auto* c = intent.if_contains("command"); c != nullptr && c->is_string())
-    for (const char* known : {"scale", "deploy", "update-config", "delete"})
-      if (c->get_string() == known) command = known;
+  const std::string command = intent_command(intent, "");
   std::string what = "an interrupted " + (command.empty() ? std::string("command") : command);
   if (const auto* at = intent.if_contains("at"); at != nullptr && at->is_int64())
     what += " from " + util::utc_text(at->get_int64(), "%H:%M UTC");

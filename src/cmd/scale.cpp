@@ -157,19 +157,6 @@ void lost_lock_guard(NamespaceLock& lock, const std::exception_ptr& cause, const
   }
 }
 
-// True when the outcome of a write that failed with `cause` is unknown: no answer, or a 5xx.
-bool outcome_unknown(const std::exception_ptr& cause) {
-  try {
-    std::rethrow_exception(cause);
-  } catch (const kube::TransportError&) {
-    return true;
-  } catch (const kube::ApiError& e) {
-    return e.code() >= 500;
-  } catch (...) {
-    return false;
-  }
-}
-
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
   std::map<std::string, int> targets;
