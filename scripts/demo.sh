@@ -3,11 +3,12 @@
 # real Kubernetes cluster on loopback (tests/cluster/cluster.sh: etcd, kube-apiserver, controller-manager,
 # scheduler, KWOK Atlas nodes) with the fake infer-operator, then deploy -> wait -> status -> scale -> wait -> status
 # -> update-config -> delete with the example under examples/.
-# The first run builds the control plane from Go modules: about 30 minutes on 2 cores (tests/cluster/README.md);
-# later runs reuse it and take about a minute.
+# The first run builds the control plane from Go modules: about 6 minutes on 2 cores (tests/cluster/README.md), and
+# the plugin about 3 more; later runs reuse them and take about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+echo "building the control plane (the first time: about 6 minutes on 2 cores; then reused) and the plugin"
 bin=$(bash tests/cluster/build.sh)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # Only what the demo runs: the plugin and the fake operator (not the test targets).

@@ -19,6 +19,8 @@
 # namespace $MINDIE_CLUSTER_NAMESPACE only), logs/*.log, pki/, env.
 # Environment:
 #   MINDIE_CLUSTER_BIN               folder of the binaries (default: what tests/cluster/build.sh builds; never built here)
+#   MINDIE_CLUSTER_RELEASE           current (default) or oldest: which Kubernetes build.sh's folder holds (1.37 or
+#                                    1.19, the oldest the product supports); flags and configuration follow it
 #   MINDIE_CLUSTER_CRDS              CRD folder (default: ../shared/reference/crds beside the clone)
 #   MINDIE_CLUSTER_PROFILES          hardware profiles (default: manifests/hardware_profiles.yaml)
 #   MINDIE_CLUSTER_NODES_PER_PROFILE fake nodes per hardware profile (default 2)
@@ -195,6 +197,9 @@ cmd_run() {
   [[ -f $profiles ]] || fail "missing hardware profiles $profiles"
   kversion=$(awk '$1 == "kubernetes" {print $2}' "$bin/VERSIONS" 2>/dev/null || true)
   : "${kversion:=v0.0.0}"
+  # the minor version: flags and configuration that changed since the oldest release supported (1.19)
+  kminor=99
+  [[ $kversion =~ ^v1\.([0-9]+)\. ]] && kminor=${BASH_REMATCH[1]}
   timeout=${MINDIE_CLUSTER_TIMEOUT:-90}
   rns=${MINDIE_CLUSTER_NAMESPACE:-mindie}
 
@@ -236,7 +241,7 @@ cmd_run() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true --profiling=false \
-    --cert-dir="$dir/certs/kube-apiserver"
+    --cert-dir="$dir/certs/kube-apiserver" "${api_insecure_off[@]}"
   wait_for kube-apiserver 60 "kube-apiserver did not get ready (/readyz)" \
     curl -sf --max-time 2 --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $admin_token" "$url/readyz"
 
@@ -247,19 +252,31 @@ cmd_run() {
     --leader-elect=false --use-service-account-credentials=true \
     --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
     --controllers="$(IFS=,; echo "${kcm_controllers[*]}")" \
-    --kube-api-qps=100 --kube-api-burst=200 --profiling=false
+    --kube-api-qps=100 --kube-api-burst=200 --profiling=false "${insecure_off[@]}"
   start kube-scheduler "$bin/kube-scheduler" --config="$dir/kube-scheduler.yaml" \
-    --bind-address=127.0.0.1 --secure-port="$sched_port" --cert-dir="$dir/certs/kube-scheduler"
+    --bind-address=127.0.0.1 --secure-port="$sched_port" --cert-dir="$dir/certs/kube-scheduler" \
+    "${insecure_off[@]}"
   start kwok "$bin/kwok" --kubeconfig="$dir/kwok.kubeconfig" --config="$here/kwok-stages.yaml" \
     --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-ip=127.0.10.254 --cidr=10.64.0.0/10 --node-lease-duration-seconds=40
-  kubectl_admin create -f "$dir/rbac.yaml" -f "$crds" -f "$dir/nodes.yaml" > "$dir/logs/create.log" 2>&1 ||
+  # AIBrix's published StormService CRD (controller-gen v0.16: `default: ""` on 33 fields) is refused by
+  # kube-apiserver 1.19 ("default: Invalid value: \"null\": in body must be of type string"): AIBrix needs a newer
+  # release, and a cluster of 1.19 goes without it.
+  local crd_files=() f
+  for f in "$crds"/*.yaml; do
+    if ((kminor <= 19)) && [[ $(basename "$f") == orchestration.aibrix.ai_* ]]; then
+      log "left out $(basename "$f"): kube-apiserver $kversion refuses it"
+      continue
+    fi
+    crd_files+=(-f "$f")
+  done
+  kubectl_admin create -f "$dir/rbac.yaml" "${crd_files[@]}" -f "$dir/nodes.yaml" > "$dir/logs/create.log" 2>&1 ||
     fail "creating the RBAC objects, CRDs and nodes failed" create
   log "objects created"
 
   local ncrds nnodes
-  ncrds=$(grep -h '^kind: CustomResourceDefinition' "$crds"/*.yaml | wc -l)
+  ncrds=$(for f in "${crd_files[@]}"; do [[ $f == -f ]] || cat "$f"; done | grep -c '^kind: CustomResourceDefinition')
   nnodes=$(grep -c '^kind: Node$' "$dir/nodes.yaml")
   wait_for kube-controller-manager 30 "kube-controller-manager did not get healthy" \
     curl -sfk --max-time 1 "https://127.0.0.1:$kcm_port/healthz"
@@ -464,10 +481,30 @@ make_configs() {
     endpointslice-mirroring-controller disruption-controller pod-garbage-collector-controller
     resourcequota-controller clusterrole-aggregation-controller node-lifecycle-controller
     taint-eviction-controller)
+  # Before 1.28 the controllers had short names; taint-based eviction was part of node-lifecycle before 1.29.
+  ((kminor >= 28)) || kcm_controllers=(deployment replicaset statefulset daemonset job cronjob ttl-after-finished
+    garbagecollector namespace serviceaccount serviceaccount-token root-ca-cert-publisher endpoint endpointslice
+    endpointslicemirroring disruption podgc resourcequota clusterrole-aggregation nodelifecycle)
+  # Before 1.24 kube-apiserver, kube-controller-manager and kube-scheduler also served plain HTTP without
+  # authentication (8080, 10252, 10251) unless told not to.
+  api_insecure_off=() insecure_off=()
+  ((kminor >= 24)) || { api_insecure_off=(--insecure-port=0); insecure_off=(--port=0); }
+  # KubeSchedulerConfiguration: v1 since 1.25, v1beta2 since 1.22, v1beta1 before. Before v1beta3 (1.23) the
+  # scheduler's plain-HTTP healthz and metrics address comes from it (0.0.0.0:10251 unless set, --port=0
+  # notwithstanding; port 0 is refused): loopback and a free port
+  local sched_api=v1 sched_plain=""
+  ((kminor >= 25)) || sched_api=v1beta2
+  ((kminor >= 22)) || sched_api=v1beta1
+  if ((kminor < 23)); then
+    local plain_port
+    plain_port=$(free_port "$etcd_port" "$etcd_peer_port" "$api_port" "$kcm_port" "$sched_port")
+    sched_plain="healthzBindAddress: 127.0.0.1:$plain_port"$'\n'"metricsBindAddress: 127.0.0.1:$plain_port"
+  fi
 
   cat > "$dir/kube-scheduler.yaml" <<EOF
-apiVersion: kubescheduler.config.k8s.io/v1
+apiVersion: kubescheduler.config.k8s.io/$sched_api
 kind: KubeSchedulerConfiguration
+$sched_plain
 clientConnection:
   kubeconfig: $dir/kube-scheduler.kubeconfig
   qps: 100

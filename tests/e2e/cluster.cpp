@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -108,10 +109,21 @@ std::string tail_of(const std::string& path, std::size_t lines = 15) {
   return out;
 }
 
-/// The folder of the control plane's binaries (tests/cluster/build.sh --bin-dir; it may not exist yet).
+/// The folder of the control plane's binaries (tests/cluster/build.sh --bin-dir; it may not exist yet): of the
+/// release MINDIE_CLUSTER_RELEASE names (current unless set; oldest: the oldest release the product supports).
 const std::string& bin_dir() {
   static const std::string dir =
       trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
+  return dir;
+}
+
+/// The folder of the current release's binaries, whose kubectl the tests use whatever release the cluster runs:
+/// the tests need its features (patch --subresource, wait --for=jsonpath and --for=create, create token), all
+/// client-side or served by every supported release.
+const std::string& current_bin_dir() {
+  static const std::string dir = trim(run_process({"/usr/bin/env", "MINDIE_CLUSTER_RELEASE=current", "/bin/bash",
+                                                   kSource + "/tests/cluster/build.sh", "--bin-dir"})
+                                          .out);
   return dir;
 }
 
@@ -120,10 +132,12 @@ class World {
  public:
   World() {
     bin_ = bin_dir();
-    kubectl_ = bin_ + "/kubectl";
-    if (!fs::exists(bin_ + "/kube-apiserver"))
-      throw std::runtime_error("the control plane is not built (" + bin_ +
-                               "): run `bash tests/cluster/build.sh` (scripts/test.sh does)");
+    kubectl_ = current_bin_dir() + "/kubectl";
+    for (const auto& need : {bin_ + "/kube-apiserver", kubectl_})
+      if (!fs::exists(need))
+        throw std::runtime_error("the control plane is not built (no " + need +
+                                 "): run `bash tests/cluster/build.sh` (scripts/test.sh does; with "
+                                 "MINDIE_CLUSTER_RELEASE=oldest for the oldest release)");
     if (const char* given = std::getenv("MINDIE_E2E_CLUSTER"); given != nullptr && *given != '\0') {
       dir_ = given;
     } else {
@@ -147,6 +161,7 @@ class World {
       vars_[line.substr(7, eq - 7)] = line.substr(eq + 1);
     }
     admin_kubeconfig_ = dir_ + "/kubeconfig";
+    check_release();
     // What the cluster brings is kept; everything a test (of this run or of an earlier one on a cluster that
     // MINDIE_E2E_CLUSTER names) made goes before the next test.
     keep_namespaces_ = {"default", "kube-system", "kube-public", "kube-node-lease",
@@ -201,6 +216,23 @@ class World {
     for (const auto& ns : keep_namespaces_) argv.insert(argv.end(), {"--keep", ns});
     const Run run = run_process(argv);
     if (run.exit_code != 0) throw std::runtime_error("resetting the cluster failed: " + run.err);
+  }
+
+  /// The API server must run the release whose binaries the run asked for (MINDIE_CLUSTER_RELEASE; a cluster that
+  /// MINDIE_E2E_CLUSTER names may run another): the release built, from bin/VERSIONS, against /version. Prints it.
+  void check_release() const {
+    std::ifstream versions(bin_ + "/VERSIONS");
+    std::string built;
+    for (std::string line; std::getline(versions, line);)
+      if (line.rfind("kubernetes ", 0) == 0) built = trim(line.substr(11));
+    const Run run = admin({"get", "--raw", "/version"});
+    if (run.exit_code != 0) throw std::runtime_error("GET /version failed: " + run.err);
+    const std::string serving = nlohmann::json::parse(run.out).value("gitVersion", "");
+    if (built.empty() || serving != built)
+      throw std::runtime_error("the cluster in " + dir_ + " runs Kubernetes " + serving + ", not " +
+                               (built.empty() ? "the release of " + bin_ : built) +
+                               " (MINDIE_CLUSTER_RELEASE and MINDIE_E2E_CLUSTER disagree?)");
+    std::fprintf(stderr, "[e2e] cluster: Kubernetes %s in %s\n", serving.c_str(), dir_.c_str());
   }
 
   void start_operator() {
@@ -273,7 +305,7 @@ bool discovery_lists(const World& w, const std::string& name) {
 }  // namespace
 
 const std::string& kubectl_binary() {
-  static const std::string path = bin_dir() + "/kubectl";
+  static const std::string path = current_bin_dir() + "/kubectl";
   return path;
 }
 

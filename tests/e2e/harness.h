@@ -80,8 +80,9 @@ class Target {
   virtual Run kubectl(std::vector<std::string> args) const;
 };
 
-/// The path of the kubectl tests use as a second client: the one built with the control plane (the machine's
-/// /usr/bin/kubectl may be outside the supported version skew).
+/// The path of the kubectl tests use as a second client: the one built with the current release's control plane
+/// (the machine's /usr/bin/kubectl may be outside the supported version skew), also when the cluster runs the
+/// oldest release (MINDIE_CLUSTER_RELEASE=oldest).
 const std::string& kubectl_binary();
 
 /// A test's view of the run's one local cluster (tests/cluster/cluster.sh: etcd, kube-apiserver,

@@ -89,6 +89,9 @@ func main() {
 	if err != nil {
 		fail("cannot read the cluster's CRDs: %v", err)
 	}
+	if features.HPA, err = hpaServed(cfg); err != nil {
+		fail("cannot read the cluster's APIs: %v", err)
+	}
 	if err := run(ctx, cfg, scheme, features, storm); err != nil {
 		fail("%v", err)
 	}
@@ -107,6 +110,17 @@ func detect(ctx context.Context, c client.Reader) (operator.Features, bool, erro
 	return features, storm, err
 }
 
+// hpaServed asks discovery whether autoscaling/v2 HorizontalPodAutoscalers are served, within 15 s.
+func hpaServed(cfg *rest.Config) (bool, error) {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 15 * time.Second
+	d, err := discovery.NewDiscoveryClientForConfig(c)
+	if err != nil {
+		return false, err
+	}
+	return operator.HPAServed(d)
+}
+
 // reachable asks the API server for its version, within 15 s.
 func reachable(cfg *rest.Config) error {
 	c := rest.CopyConfig(cfg)
@@ -122,7 +136,8 @@ func reachable(cfg *rest.Config) error {
 // run starts the manager, prints "ready" once its caches are synced and its controllers started, and returns when
 // it stops: nil after a signal.
 func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operator.Features, storm bool) error {
-	klog.Infof("infer-operator: %v (PodGroup CRD: %v); AIBrix StormService: %v", f.MindCluster, f.PodGroup, storm)
+	klog.Infof("infer-operator: %v (PodGroup CRD: %v, autoscaling/v2: %v); AIBrix StormService: %v", f.MindCluster,
+		f.PodGroup, f.HPA, storm)
 
 	byObject := map[client.Object]cache.ByObject{}
 	maps.Copy(byObject, operator.CacheByObject(f))

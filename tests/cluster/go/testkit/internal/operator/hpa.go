@@ -22,9 +22,12 @@ func hpaName(ist *unstructured.Unstructured) string { return ist.GetName() + "-s
 // policy's spec with scaleTargetRef the InstanceSet (through its scale subresource). The HPA then owns the
 // InstanceSet's spec.replicas; the InferService controller keeps them on updates. The cluster runs no HPA
 // controller, so nothing scales by itself. It returns the status the InstanceSet reports for it; an InstanceSet
-// without the policy loses its HPA.
+// without the policy loses its HPA. Without autoscaling/v2 (before Kubernetes 1.23) there is no HPA path at all.
 func (r *instanceSetReconciler) reconcileHPA(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec,
 	service, roleName string) (*scalingStatus, error) {
+	if !r.hpaServed {
+		return nil, nil
+	}
 	key := client.ObjectKey{Namespace: ist.GetNamespace(), Name: hpaName(ist)}
 	existing := &autoscalingv2.HorizontalPodAutoscaler{}
 	err := r.client.Get(ctx, key, existing)

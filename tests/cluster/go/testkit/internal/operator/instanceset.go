@@ -53,6 +53,8 @@ type instanceSetReconciler struct {
 	recorder  record.EventRecorder
 	// supportPodGroup: Volcano's PodGroup CRD was established when the operator started (A3).
 	supportPodGroup bool
+	// hpaServed: autoscaling/v2 HorizontalPodAutoscalers were served when the operator started.
+	hpaServed bool
 }
 
 func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,11 +33,31 @@ const (
 	crdPodGroup        = "podgroups.scheduling.volcano.sh"
 )
 
-// Features are the CRDs established when the operator starts. Like the real operator, it decides once: a CRD
-// installed later needs a restart (A3).
+// Features are the CRDs established, and the APIs served, when the operator starts. Like the real operator, it
+// decides once: a CRD installed later needs a restart (A3).
 type Features struct {
 	MindCluster bool // InferServiceSet, InferService and InstanceSet
 	PodGroup    bool // Volcano's PodGroup: gang roles are refused without it
+	// HPA: autoscaling/v2 HorizontalPodAutoscalers are served (Kubernetes 1.23 and later). The real operator takes
+	// its HPA path only then (infer-operator-rules.md C1); without it an HPA role gets no HPA.
+	HPA bool
+}
+
+// HPAServed reports whether the API server serves horizontalpodautoscalers in autoscaling/v2 (discovery).
+func HPAServed(d discovery.DiscoveryInterface) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion("autoscaling/v2")
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovery of autoscaling/v2: %w", err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "horizontalpodautoscalers" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // CRDEstablished reports whether CustomResourceDefinition `name` exists with condition Established True.
@@ -89,10 +110,12 @@ func CacheByObject(f Features) map[client.Object]cache.ByObject {
 		return nil
 	}
 	out := map[client.Object]cache.ByObject{
-		&appsv1.StatefulSet{}:                    {Label: operatorSelector},
-		&appsv1.Deployment{}:                     {Label: operatorSelector},
-		&corev1.Service{}:                        {Label: operatorSelector},
-		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: operatorSelector},
+		&appsv1.StatefulSet{}: {Label: operatorSelector},
+		&appsv1.Deployment{}:  {Label: operatorSelector},
+		&corev1.Service{}:     {Label: operatorSelector},
+	}
+	if f.HPA {
+		out[&autoscalingv2.HorizontalPodAutoscaler{}] = cache.ByObject{Label: operatorSelector}
 	}
 	if f.PodGroup {
 		out[New(PodGroupGVK)] = cache.ByObject{Label: operatorSelector}
@@ -108,7 +131,10 @@ func Watched(f Features) []client.Object {
 	}
 	out := []client.Object{
 		New(InferServiceSetGVK), New(InferServiceGVK), New(InstanceSetGVK),
-		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{},
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{},
+	}
+	if f.HPA {
+		out = append(out, &autoscalingv2.HorizontalPodAutoscaler{})
 	}
 	if f.PodGroup {
 		out = append(out, New(PodGroupGVK))
@@ -145,8 +171,10 @@ func Setup(mgr ctrl.Manager, f Features, recorder record.EventRecorder) error {
 		For(New(InstanceSetGVK)).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{})
+		Owns(&corev1.Service{})
+	if f.HPA {
+		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
+	}
 	if f.PodGroup {
 		b = b.Owns(New(PodGroupGVK))
 	}
@@ -155,5 +183,6 @@ func Setup(mgr ctrl.Manager, f Features, recorder record.EventRecorder) error {
 		apiReader:       mgr.GetAPIReader(),
 		recorder:        recorder,
 		supportPodGroup: f.PodGroup,
+		hpaServed:       f.HPA,
 	})
 }
