@@ -41,7 +41,7 @@ X509Ptr new_cert(EVP_PKEY* key, const char* common_name, X509* issuer, EVP_PKEY*
   X509Ptr cert(X509_new());
   if (!cert) fail("X509_new");
   X509_set_version(cert.get(), 2);
-  // A random serial: several sandboxes may run at once and clients cache nothing, but duplicates look odd.
+  // A random serial: several test servers may run at once and clients cache nothing, but duplicates look odd.
   unsigned char serial[16];
   if (RAND_bytes(serial, sizeof serial) != 1) fail("RAND_bytes");
   serial[0] &= 0x7F;
@@ -86,9 +86,9 @@ std::string TlsMaterial::ca_pem() const {
 TlsMaterial generate_tls() {
   TlsMaterial m;
   m.ca_key = new_key();
-  m.ca_cert = new_cert(m.ca_key.get(), "mindie-sandbox-ca", nullptr, nullptr, true);
+  m.ca_cert = new_cert(m.ca_key.get(), "mindie-test-ca", nullptr, nullptr, true);
   m.server_key = new_key();
-  m.server_cert = new_cert(m.server_key.get(), "mindie-sandbox", m.ca_cert.get(), m.ca_key.get(), false);
+  m.server_cert = new_cert(m.server_key.get(), "mindie-test-server", m.ca_cert.get(), m.ca_key.get(), false);
   return m;
 }
 
