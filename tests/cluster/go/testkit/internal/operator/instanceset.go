@@ -345,7 +345,8 @@ func (r *instanceSetReconciler) ensureInstance(ctx context.Context, ist *unstruc
 }
 
 // writeStatus (C1): replicas = spec.replicas, readyReplicas = the ready workloads carrying the InstanceSet's labels,
-// Ready when readyReplicas ≥ replicas; for an HPA role also labelSelector and scalingResourceStatus.
+// Ready when readyReplicas ≥ replicas; for an HPA role, where autoscaling/v2 is served (the HPA path), also
+// labelSelector and scalingResourceStatus.
 func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec,
 	service, roleName string, replicas int, scaling *scalingStatus) error {
 	list := newWorkloadList(role.Workload.Kind)
@@ -364,7 +365,7 @@ func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructur
 	st.Replicas = int32(replicas)
 	st.ReadyReplicas = readyCount
 	st.ObservedGeneration = ist.GetGeneration()
-	if role.hpa() {
+	if role.hpa() && r.hpaServed {
 		st.LabelSelector = LabelInferService + "=" + service + "," + LabelInstanceSet + "=" + roleName
 		st.ScalingResourceStatus = scaling
 	}
