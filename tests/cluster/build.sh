@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the real control-plane binaries for the local test cluster from the Go modules pinned in
-# tests/cluster/go/{kubernetes,etcd,kwok}/go.{mod,sum}:
+# tests/cluster/go/{kubernetes,etcd,kwok}/go.{mod,sum} (go/kubernetes-oldest instead of go/kubernetes for the oldest
+# release supported, whose openapi_inputs.go also names the packages of its generated OpenAPI definitions):
 #   kube-apiserver kube-controller-manager kube-scheduler kubectl   (k8s.io/kubernetes)
 #   etcd etcdctl                                                    (go.etcd.io/etcd/{server,etcdctl}/v3)
 #   kwok                                                            (sigs.k8s.io/kwok/cmd/kwok)
-# into ${MINDIE_CLUSTER_CACHE:-$HOME/.cache/kubectl-mindie/cluster}/<key>/bin, where <key> is a hash of the pins,
-# the Go version, the platform and the build recipe. A complete folder is reused as it is. Prints the bin folder
+# into ${MINDIE_CLUSTER_CACHE:-$HOME/.cache/kubectl-mindie/cluster}/<key>/bin, where <key> is a hash of the pins
+# (every file of the modules' folders), the Go version, the platform and the build recipe. A complete folder is reused as it is. Prints the bin folder
 # (the only line on stdout); progress goes to stderr.
 #
 # Usage: tests/cluster/build.sh [--key | --bin-dir]
@@ -34,8 +35,11 @@ command -v go >/dev/null || { echo "build.sh: go not found (Go 1.26 or later is 
 local goversion goos goarch
 { read -r goversion; read -r goos; read -r goarch; } < <(go env GOVERSION GOOS GOARCH)
 
+local f
 key=$( { echo "recipe $recipe $goversion $goos/$goarch"
-         for m in "${mods[@]}"; do cat "$here/go/$m/go.mod" "$here/go/$m/go.sum"; done; } | sha256sum | cut -c1-16)
+         for m in "${mods[@]}"; do
+           for f in "$here/go/$m"/*; do if [[ -f $f ]]; then cat "$f"; fi; done
+         done; } | sha256sum | cut -c1-16)
 cache=${MINDIE_CLUSTER_CACHE:-$HOME/.cache/kubectl-mindie/cluster}
 out=$cache/$key
 bin=$out/bin
@@ -59,7 +63,7 @@ fi
 if complete; then echo "$bin"; exit 0; fi
 
 tmp=$out/bin.tmp.$$
-rm -rf "$out"/bin.tmp.* "$bin" "$out/.complete"
+rm -rf "$out"/bin.tmp.* "$out"/gen.* "$out"/src.* "$bin" "$out/.complete"
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
@@ -87,7 +91,9 @@ if ((kminor < 24)); then
   # openapi-gen the release pins, into a copy of the module, and build from that copy. The API rule violations found
   # must equal the release's api/api-rules/violation_exceptions.list, as its Makefile demands: the same inputs.
   # GODEBUG=gotypesalias=0: that openapi-gen's gengo predates go/types' Alias nodes (Go 1.23 made them the default).
-  local kdir gen=$out/gen.$$ src=$out/src.$$
+  # gen and src are not local: the EXIT trap runs after main has returned (set -e), when its locals are gone
+  local kdir
+  gen=$out/gen.$$ src=$out/src.$$
   trap 'rm -rf "$tmp" "$gen" "$src"' EXIT
   kdir=$(go mod download -json k8s.io/kubernetes | sed -n 's/^\s*"Dir": "\(.*\)",*$/\1/p')
   [[ -d $kdir ]] || { echo "build.sh: k8s.io/kubernetes $kv could not be downloaded" >&2; exit 1; }

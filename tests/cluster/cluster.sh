@@ -20,8 +20,9 @@
 # Environment:
 #   MINDIE_CLUSTER_BIN               folder of the binaries (default: what tests/cluster/build.sh builds; never built here)
 #   MINDIE_CLUSTER_RELEASE           current (default) or oldest: which Kubernetes build.sh's folder holds (1.37 or
-#                                    1.19, the oldest the product supports); flags and configuration follow it
-#   MINDIE_CLUSTER_CRDS              CRD folder (default: ../shared/reference/crds beside the clone)
+#                                    1.19, the oldest the product supports); flags and configuration follow the
+#                                    version the binaries' VERSIONS file names
+#   MINDIE_CLUSTER_CRDS              CRD folder, its *.yaml files (default: ../shared/reference/crds beside the clone)
 #   MINDIE_CLUSTER_PROFILES          hardware profiles (default: manifests/hardware_profiles.yaml)
 #   MINDIE_CLUSTER_NODES_PER_PROFILE fake nodes per hardware profile (default 2)
 #   MINDIE_CLUSTER_NAMESPACE         namespace of the restricted user (default mindie)
@@ -264,6 +265,7 @@ cmd_run() {
   # kube-apiserver 1.19 ("default: Invalid value: \"null\": in body must be of type string"): AIBrix needs a newer
   # release, and a cluster of 1.19 goes without it.
   local crd_files=() f
+  shopt -s nullglob
   for f in "$crds"/*.yaml; do
     if ((kminor <= 19)) && [[ $(basename "$f") == orchestration.aibrix.ai_* ]]; then
       log "left out $(basename "$f"): kube-apiserver $kversion refuses it"
@@ -271,6 +273,8 @@ cmd_run() {
     fi
     crd_files+=(-f "$f")
   done
+  shopt -u nullglob
+  ((${#crd_files[@]})) || fail "no CRD (*.yaml) in $crds"
   kubectl_admin create -f "$dir/rbac.yaml" "${crd_files[@]}" -f "$dir/nodes.yaml" > "$dir/logs/create.log" 2>&1 ||
     fail "creating the RBAC objects, CRDs and nodes failed" create
   log "objects created"
