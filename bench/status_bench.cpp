@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
   setenv("MINDIE_CLUSTER_NODES_PER_PROFILE", std::to_string(fleet / 110 + 2).c_str(), 0);
   e2e::Cluster sb;
   // The rendered objects, with the engine roles blown up, applied as kubectl would: the fleet exists before the
-  // first status call, so only status is measured. The engines ask for no NPUs here (2,000 of them would need 250
-  // fake servers); what status reads does not change.
+  // first status call, so only status is measured. The engines ask for no NPUs here (at 4 NPUs a pod, 2,000 of them
+  // would need 1,000 8-NPU servers); what status reads does not change.
   const auto rendered = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts,
                                    "--dry-run=client", "-o", "json"});
   if (rendered.exit_code != 0) {

@@ -5,7 +5,7 @@
 #                                             and its other replaces as they are (releases before 1.22 pin every
 #                                             dependency that way; a replace only counts in the main module)
 #   tests/cluster/pin.sh kubernetes-oldest v1.19.16   the same into go/kubernetes-oldest: the oldest release the
-#                                             product supports (build.sh --release oldest)
+#                                             product supports (MINDIE_CLUSTER_RELEASE=oldest build.sh)
 #   tests/cluster/pin.sh etcd v3.6.16         go.etcd.io/etcd/{server,etcdctl,api,client/...,pkg}/v3
 #   tests/cluster/pin.sh kwok v0.8.0          sigs.k8s.io/kwok
 # Then run build.sh (the new pins are a new cache key) and commit go/<module>/go.{mod,sum}.
@@ -89,8 +89,12 @@ case $what in
       others=$(awk '/^replace \($/ { r = 1; next } r && /^\)/ { r = 0; next }
         r && $2 == "=>" && $3 !~ /^\.\// { print $1, $3, $4 }
         $1 == "replace" && $3 == "=>" && $4 !~ /^\.\// { print $2, $4, $5 }' "$modfile" | sort -u |
-        awk '$2 == "vbom.ml/util" { $2 = "github.com/fvbommel/util" }
-             $2 == "github.com/modern-go/reflect2" && $3 < "v1.0.2" { $3 = "v1.0.2" }
+        awk 'function older(a, b, x, y, i) { # semantic versions vX.Y.Z: a before b
+               split(substr(a, 2), x, /[.+-]/); split(substr(b, 2), y, /[.+-]/)
+               for (i = 1; i <= 3; i++) if (x[i] + 0 != y[i] + 0) return x[i] + 0 < y[i] + 0
+               return 0 }
+             $2 == "vbom.ml/util" { $2 = "github.com/fvbommel/util" }
+             $2 == "github.com/modern-go/reflect2" && older($3, "v1.0.2") { $3 = "v1.0.2" }
              { print "\t" $1 " => " $2 " " $3 }')
       if [[ -n $others ]]; then
         echo
