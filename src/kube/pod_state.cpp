@@ -85,6 +85,9 @@ PodState read_pod_state(const json::value& pod, std::int64_t now) {
     p.reason = "the pod has ended (" + p.phase + ")";
   } else if (p.phase == "Running") {
     p.reason = "running, but not ready (readiness probe failing)";
+    // A crash-looping container runs between two crashes: its restarts say so whenever one looks.
+    if (p.restarts > 0 && !p.last_exit_reason.empty())
+      p.reason += "; " + std::to_string(p.restarts) + " restarts, last exit " + p.last_exit();
   } else {
     p.reason = p.phase.empty() ? "not ready" : "not ready (" + p.phase + ")";
   }

@@ -27,7 +27,8 @@ struct PodState {
   std::string node;                        ///< spec.nodeName ("" when not scheduled)
   /// Why the pod is not running, in plain words: "unschedulable: <the scheduler's message>", "cannot pull the
   /// image (ImagePullBackOff): ...", "out of memory: ...", "crash loop: N restarts, last exit R (exit code C)",
-  /// "waiting: R", "the pod has ended (Failed)", "running, but not ready (readiness probe failing)",
+  /// "waiting: R", "the pod has ended (Failed)", "running, but not ready (readiness probe failing)" (with "; N
+  /// restarts, last exit R (exit code C)" after a restart),
   /// "terminating since T (...)". "" when it is ready and not terminating.
   std::string reason;
 

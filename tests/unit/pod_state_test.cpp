@@ -76,6 +76,17 @@ TEST_CASE("read_pod_state: STATUS and reason of the failure paths") {
   check(R"({})", "", "not ready");
 }
 
+// Between two crashes a crash-looping container runs (and fails readiness) until it exits again: the restarts and the
+// last exit say so whenever one looks (found by a new-user trial: 27 restarts shown as a plain readiness failure).
+TEST_CASE("read_pod_state: a running, unready pod that has restarted says how often and how it last ended") {
+  const auto p = kube::read_pod_state(
+      pod(R"({"phase":"Running","conditions":[{"type":"Ready","status":"False"}],"containerStatuses":[)"
+          R"({"ready":false,"restartCount":27,"state":{"running":{}},"lastState":{"terminated":{"reason":"Error","exitCode":1}}}]})"),
+      kNow);
+  CHECK(p.status == "Running");
+  CHECK(p.reason == "running, but not ready (readiness probe failing); 27 restarts, last exit Error (exit code 1)");
+}
+
 TEST_CASE("read_pod_state: a pod being deleted is Terminating with the time, and a mistyped status is survived") {
   auto v = pod(R"({"phase":"Running","conditions":[{"type":"Ready","status":"True"}]})");
   v.as_object()["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T07:30:00Z";
