@@ -4,7 +4,7 @@
 # scheduler, KWOK Atlas nodes) with the fake infer-operator, then deploy -> wait -> status -> scale -> wait -> status
 # -> update-config -> delete with the example under examples/.
 # The first run builds the control plane from Go modules: about 6 minutes on 2 cores (tests/cluster/README.md), and
-# the plugin about 3 more; later runs reuse them and take about a minute.
+# the plugin about 3 more; later runs reuse them and take about 15 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -112,8 +112,9 @@ cmd_up() {
 
 cmd_down() {
   local dir; dir=$(absdir "${1-}")
-  local sup i c p
+  local sup i c p ran=0
   if sup=$(supervisor_pid "$dir"); then
+    ran=1
     kill -TERM "$sup" 2>/dev/null || true
     for ((i = 0; i < 300; i++)); do kill -0 "$sup" 2>/dev/null || break; sleep 0.1; done
   fi
@@ -121,11 +122,11 @@ cmd_down() {
   for c in "${components[@]}" supervisor; do
     p=$(cat "$dir/pids/$c.pid" 2>/dev/null || true)
     [[ $c == supervisor ]] && p=$(cat "$dir/supervisor.pid" 2>/dev/null || true)
-    if [[ -n $p ]] && pid_alive "$p" "$dir"; then kill -KILL "$p" 2>/dev/null || true; fi
+    if [[ -n $p ]] && pid_alive "$p" "$dir"; then ran=1; kill -KILL "$p" 2>/dev/null || true; fi
   done
   rm -rf "$dir/pids" "$dir/supervisor.pid"
   [[ -f $dir/state && $(cat "$dir/state") != failed* ]] && echo down > "$dir/state"
-  echo "cluster.sh: stopped $dir" >&2
+  if ((ran)); then echo "cluster.sh: stopped $dir" >&2; else echo "cluster.sh: nothing was running in $dir" >&2; fi
 }
 
 cmd_status() {
@@ -201,6 +202,13 @@ cmd_run() {
   # the minor version: flags and configuration that changed since the oldest release supported (1.19)
   kminor=99
   [[ $kversion =~ ^v1\.([0-9]+)\. ]] && kminor=${BASH_REMATCH[1]}
+  # numbers from the environment, checked before anything starts
+  local v max
+  for v in MINDIE_CLUSTER_TIMEOUT:86400 MINDIE_CLUSTER_ETCD_PORT:65535 MINDIE_CLUSTER_APISERVER_PORT:65535; do
+    max=${v#*:} v=${v%%:*}
+    [[ -z ${!v-} ]] || { [[ ${!v} =~ ^[1-9][0-9]{0,5}$ ]] && ((${!v} <= max)); } ||
+      fail "$v must be a number from 1 to $max, got '${!v}'"
+  done
   timeout=${MINDIE_CLUSTER_TIMEOUT:-90}
   rns=${MINDIE_CLUSTER_NAMESPACE:-mindie}
 

@@ -191,6 +191,29 @@ TEST_CASE("launcher: a CRD folder without a CRD fails up saying so; nothing left
   CHECK(processes_of(dir).empty());
 }
 
+TEST_CASE("launcher: a port or timeout that is not a number fails up before anything starts, naming the variable") {
+  e2e::TempDir tmp;
+  for (const std::string bad : {"MINDIE_CLUSTER_APISERVER_PORT=abc", "MINDIE_CLUSTER_ETCD_PORT=70000",
+                                "MINDIE_CLUSTER_TIMEOUT=-5"}) {
+    CAPTURE(bad);
+    const std::string dir = tmp.path() + "/cluster";
+    const Up up(dir, {bad});
+    const std::string var = bad.substr(0, bad.find('='));
+    CHECK(up.run.exit_code == 1);
+    CHECK(up.run.err.rfind("cluster.sh: " + var + " must be a number from 1 to ", 0) == 0);
+    CHECK(contains(up.run.err, "got '" + bad.substr(bad.find('=') + 1) + "'"));
+    CHECK_FALSE(fs::exists(dir + "/logs/etcd.log"));
+    CHECK(processes_of(dir).empty());
+  }
+}
+
+TEST_CASE("launcher: down where nothing runs says so and succeeds") {
+  e2e::TempDir tmp;
+  const e2e::Run down = e2e::run_process({"/bin/bash", kScriptDir + "/cluster.sh", "down", tmp.path()});
+  CHECK(down.exit_code == 0);
+  CHECK(down.err == "cluster.sh: nothing was running in " + tmp.path() + "\n");
+}
+
 TEST_CASE("build.sh: a failed build removes its temporary folders, the 1.19 OpenAPI step's too, and says why") {
   e2e::TempDir tmp;
   const std::string path = stub_go(tmp) + ":" + std::getenv("PATH");
