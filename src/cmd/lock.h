@@ -124,6 +124,8 @@ class NamespaceLock {
   std::string act_for(std::string command);
 
  private:
+  /// Rethrows `e`, a failure to `doing` the Lease, as a CommandError saying what to do when it is a 403 (the RBAC
+  /// the lock needs) or, before the lock is held, a 404 of the namespace itself (create it); as it is otherwise.
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
   /// The intent annotation's text for `intent`.
   std::string intent_text(const boost::json::object& intent) const;

@@ -202,6 +202,20 @@ TEST_CASE("lock: a user whose RBAC does not cover Leases is refused, the permiss
   CHECK(baseline_prefill(sb) == 1);
 }
 
+TEST_CASE("lock: deploy into a namespace that does not exist says so and how to create it, nothing written") {
+  Cluster sb;
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["job_id"] = "mindie-absent";
+  const std::string path = dir.write("user_config.json", cfg.dump(2));
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"deploy", "-f", path, "--scripts-dir", e2e::kScripts});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "error: namespace mindie-absent does not exist: create it with `kubectl create namespace "
+                   "mindie-absent` and run the command again; nothing was changed\n");
+  CHECK(changes(sb.requests_since(mark)) == 0);
+}
+
 TEST_CASE("lock: delete removes the lock's Lease with the deployment") {
   Cluster sb;
   deploy(sb);

@@ -182,6 +182,37 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(o.target_namespace() == kNs);
 }
 
+// The first write of a deploy is the namespace lock's Lease: in a namespace that does not exist the server answers its
+// creation 404 'namespaces "X" not found' (found by a new-user trial: the raw 404 of a POST to leases, no advice).
+TEST_CASE("deploy into a namespace that does not exist says so and how to create it; nothing written") {
+  cmd::DeployFlags flags;
+  flags.config_dir = kExampleDir;
+  flags.scripts_dir = kScriptsDir;
+  cmd::DeployOptions o(flags, "");
+  o.complete();
+  o.validate();
+
+  FakeTransport t;
+  t.reply(404, kNotFound);                                                       // the namespace lock: no Lease
+  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
+  t.reply(404, kNotFound);                                                       // no motor-config
+  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");
+  t.reply(200, kNodeList);
+  t.reply(404, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,)"
+               R"("message":"namespaces \"mindie-demo\" not found","details":{"name":"mindie-demo","kind":"namespaces"}})");
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  CHECK_THROWS_WITH_AS(o.run(client, printer),
+                       "namespace mindie-demo does not exist: create it with `kubectl create namespace mindie-demo` "
+                       "and run the command again; nothing was changed",
+                       cmd::CommandError);
+  INFO(listing(t));
+  CHECK(t.requests.back().method == "POST");
+  CHECK(path_of(t.requests.back()) == kLeasesPath);
+  CHECK(t.pending() == 0);
+}
+
 TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   cmd::DeployFlags flags;
   flags.config_dir = kExampleDir;
