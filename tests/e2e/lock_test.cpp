@@ -207,9 +207,15 @@ TEST_CASE("lock: deploy into a namespace that does not exist says so and how to 
   e2e::TempDir dir;
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   cfg["motor_deploy_config"]["job_id"] = "mindie-absent";
+  // nodePorts are cluster-wide and checked before the lock: ports no other test's deployment holds, even while a
+  // namespace of an earlier test is still being deleted.
+  cfg["motor_deploy_config"]["infer_node_port"] = 31019;
+  cfg["motor_deploy_config"]["obs_node_port"] = 31020;
+  cfg["motor_deploy_config"]["controller_obs_node_port"] = 31029;
   const std::string path = dir.write("user_config.json", cfg.dump(2));
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"deploy", "-f", path, "--scripts-dir", e2e::kScripts});
+  INFO(run.err);
   CHECK(run.exit_code == 1);
   CHECK(run.err == "error: namespace mindie-absent does not exist: create it with `kubectl create namespace "
                    "mindie-absent` and run the command again; nothing was changed\n");
