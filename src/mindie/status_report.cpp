@@ -374,8 +374,13 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
     report.observed_generation = observed;
     if (observed != generation) {
       ready = false;
-      converging.push_back("the operator has not observed generation " + std::to_string(generation) +
-                           " yet (status.observedGeneration " + std::to_string(observed) + ")");
+      // No status at all: the operator never acted on it, which usually means it is not running (or not watching
+      // this namespace). A refusal comes with its ValidateError events, listed apart.
+      const bool never = find(*iss, {"status"}) == nullptr;
+      converging.push_back("the operator has not observed generation " + std::to_string(generation) + " yet (" +
+                           (never ? "no status at all: is infer-operator running and watching namespace " + ns + "?"
+                                  : "status.observedGeneration " + std::to_string(observed)) +
+                           ")");
     }
   } else {
     drift.push_back("inferserviceset " + iss_name + " does not exist");

@@ -235,6 +235,15 @@ TEST_CASE("missing instances, removed instances' pods and an unobserved generati
   // The operator still catching up is work in flight, not a disagreement with the baseline.
   CHECK(json::serialize(report.at("converging")).find("has not observed generation 2") != std::string::npos);
   CHECK(report.at("drift").as_array().empty());
+  CHECK(json::serialize(report.at("converging")).find("no status at all") == std::string::npos);
+
+  // No status at all: the operator has never acted on it; often it is not running (found by a new-user trial that
+  // forgot the fake operator: wait timed out on "has not observed generation 1" with no hint).
+  in.service_set->erase("status");
+  report = build("team-a", in, kNow);
+  CHECK(report.at("converging").as_array().front().as_string() ==
+        "the operator has not observed generation 2 yet (no status at all: is infer-operator running and watching "
+        "namespace team-a?)");
 }
 
 TEST_CASE("pods of another InferServiceSet whose name shares a prefix are not counted") {
