@@ -303,7 +303,8 @@ void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const 
     std::rethrow_exception(e);
   } catch (const kube::ApiError& err) {
     // The Lease is the command's first write: created in a namespace that does not exist, the server says so.
-    if (err.is_not_found() && err.status_message() == "namespaces \"" + ns_ + "\" not found" && !(lock_ && lock_->held()))
+    const bool taking = !(lock_ && lock_->held());
+    if (taking && err.is_not_found() && err.status_message() == "namespaces \"" + ns_ + "\" not found")
       throw CommandError("namespace " + ns_ + " does not exist: create it with `kubectl create namespace " + ns_ +
                          "` and run the command again; nothing was changed");
     if (err.code() != 403) throw;

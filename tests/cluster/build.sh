@@ -6,8 +6,8 @@
 #   etcd etcdctl                                                    (go.etcd.io/etcd/{server,etcdctl}/v3)
 #   kwok                                                            (sigs.k8s.io/kwok/cmd/kwok)
 # into ${MINDIE_CLUSTER_CACHE:-$HOME/.cache/kubectl-mindie/cluster}/<key>/bin, where <key> is a hash of the pins
-# (every file of the modules' folders), the Go version, the platform and the build recipe. A complete folder is reused as it is. Prints the bin folder
-# (the only line on stdout); progress goes to stderr.
+# (every file of the modules' folders), the Go version, the platform and the build recipe. A complete folder is
+# reused as it is. Prints the bin folder (the only line on stdout); progress goes to stderr.
 #
 # Usage: tests/cluster/build.sh [--key | --bin-dir]
 #   --key      print the cache key and exit (no build)
