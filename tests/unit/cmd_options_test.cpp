@@ -72,6 +72,24 @@ json::object live_service_set() {
   return iss;
 }
 
+/// deploy's flags for the example folder and its stand-in scripts.
+cmd::DeployFlags example_deploy_flags() {
+  cmd::DeployFlags flags;
+  flags.config_dir = kExampleDir;
+  flags.scripts_dir = kScriptsDir;
+  return flags;
+}
+
+/// Queues the answers to a first deploy's reads, up to the creation of the namespace lock: no Lease, the
+/// InferServiceSet group served, no motor-config, no nodePort taken, a node with room.
+void queue_first_deploy_reads(FakeTransport& t) {
+  t.reply(404, kNotFound);                                                       // the namespace lock: free
+  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
+  t.reply(404, kNotFound);                                                       // no motor-config yet
+  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
+  t.reply(200, kNodeList);                                                       // node preflight: room
+}
+
 std::string path_of(const kube::HttpRequest& r) { return r.path.substr(0, r.path.find('?')); }
 std::string query_of(const kube::HttpRequest& r) {
   const auto q = r.path.find('?');
@@ -120,19 +138,12 @@ const json::object* op_at(const json::array& patch, const std::string& op, const
 // deploy
 
 TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each by server-side apply") {
-  cmd::DeployFlags flags;
-  flags.config_dir = kExampleDir;
-  flags.scripts_dir = kScriptsDir;
-  cmd::DeployOptions o(flags, "");
+  cmd::DeployOptions o(example_deploy_flags(), "");
   o.complete();
   o.validate();
 
   FakeTransport t;
-  t.reply(404, kNotFound);                                                       // the namespace lock: free
-  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
-  t.reply(404, kNotFound);                                                       // no motor-config yet
-  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
-  t.reply(200, kNodeList);                                                       // node preflight: room
+  queue_first_deploy_reads(t);
   t.reply(201, kLease);                                                          // the lock taken
   for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");    // applies, then the lock freed
   kube::Client client(t);
@@ -185,19 +196,12 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
 // The first write of a deploy is the namespace lock's Lease: in a namespace that does not exist the server answers its
 // creation 404 'namespaces "X" not found' (found by a new-user trial: the raw 404 of a POST to leases, no advice).
 TEST_CASE("deploy into a namespace that does not exist says so and how to create it; nothing written") {
-  cmd::DeployFlags flags;
-  flags.config_dir = kExampleDir;
-  flags.scripts_dir = kScriptsDir;
-  cmd::DeployOptions o(flags, "");
+  cmd::DeployOptions o(example_deploy_flags(), "");
   o.complete();
   o.validate();
 
   FakeTransport t;
-  t.reply(404, kNotFound);                                                       // the namespace lock: no Lease
-  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
-  t.reply(404, kNotFound);                                                       // no motor-config
-  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");
-  t.reply(200, kNodeList);
+  queue_first_deploy_reads(t);
   t.reply(404, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,)"
                R"("message":"namespaces \"mindie-demo\" not found","details":{"name":"mindie-demo","kind":"namespaces"}})");
   kube::Client client(t);
