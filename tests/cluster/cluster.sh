@@ -279,16 +279,18 @@ cmd_run() {
       log "left out $(basename "$f"): kube-apiserver $kversion refuses it"
       continue
     fi
-    crd_files+=(-f "$f")
+    crd_files+=("$f")
   done
   shopt -u nullglob
   ((${#crd_files[@]})) || fail "no CRD (*.yaml) in $crds"
-  kubectl_admin create -f "$dir/rbac.yaml" "${crd_files[@]}" -f "$dir/nodes.yaml" > "$dir/logs/create.log" 2>&1 ||
+  local create_args=(-f "$dir/rbac.yaml")
+  for f in "${crd_files[@]}" "$dir/nodes.yaml"; do create_args+=(-f "$f"); done
+  kubectl_admin create "${create_args[@]}" > "$dir/logs/create.log" 2>&1 ||
     fail "creating the RBAC objects, CRDs and nodes failed" create
   log "objects created"
 
   local ncrds nnodes
-  ncrds=$(for f in "${crd_files[@]}"; do [[ $f == -f ]] || cat "$f"; done | grep -c '^kind: CustomResourceDefinition')
+  ncrds=$(cat "${crd_files[@]}" | grep -c '^kind: CustomResourceDefinition')
   nnodes=$(grep -c '^kind: Node$' "$dir/nodes.yaml")
   wait_for kube-controller-manager 30 "kube-controller-manager did not get healthy" \
     curl -sfk --max-time 1 "https://127.0.0.1:$kcm_port/healthz"

@@ -11,6 +11,9 @@
 # Then run build.sh (the new pins are a new cache key) and commit go/<module>/go.{mod,sum}.
 set -euo pipefail
 
+# module_file FIELD MODULE@VERSION: the Dir or GoMod of a module in the module cache (downloaded when missing)
+module_file() { go mod download -json "$2" | sed -n "s/^\s*\"$1\": \"\(.*\)\",*\$/\1/p"; }
+
 # openapi_inputs VERSION STAGING_VERSION: a Go file for the wrapper module of a Kubernetes release before 1.24, which
 # did not ship pkg/generated/openapi/zz_generated.openapi.go (its build generated it; committed from 1.24 on,
 # kubernetes/kubernetes#108381). It lists, as blank imports, every package that the release's
@@ -20,7 +23,7 @@ set -euo pipefail
 # in no binary's graph); build.sh reads the list back as openapi-gen's input.
 openapi_inputs() {
   local v=$1 staging=$2 kdir m dir
-  kdir=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^\s*"Dir": "\(.*\)",*$/\1/p')
+  kdir=$(module_file Dir "k8s.io/kubernetes@$v")
   # tagged_dirs MODULE DIR: the import paths of DIR's tagged packages (no vendor/, staging/, _*, .*); grep exits 1
   # for a batch of files without a match, hence no pipefail here
   tagged_dirs() {
@@ -40,7 +43,7 @@ openapi_inputs() {
     for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$kdir/go.mod"); do
       [[ $m == k8s.io/code-generator || $m == k8s.io/sample-apiserver ]] && continue
       # (sample-controller and sample-cli-plugin have no tags for patch releases; the module proxy serves none)
-      dir=$(go mod download -json "$m@$staging" 2>/dev/null | sed -n 's/^\s*"Dir": "\(.*\)",*$/\1/p') || true
+      dir=$(module_file Dir "$m@$staging" 2>/dev/null) || true
       if [[ -n $dir ]]; then tagged_dirs "$m" "$dir"; else echo "pin.sh: $m@$staging not served; skipped" >&2; fi
     done
   } | LC_ALL=C sort -u | sed 's/.*/\t_ "&"/'
@@ -60,7 +63,7 @@ case $what in
   kubernetes|kubernetes-oldest)
     [[ $v =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "pin.sh: want v1.Y.Z" >&2; exit 2; }
     local minor=${BASH_REMATCH[1]} staging="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}" modfile
-    modfile=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/^\s*"GoMod": "\(.*\)",*$/\1/p')
+    modfile=$(module_file GoMod "k8s.io/kubernetes@$v")
     [[ -f $modfile ]] || { echo "pin.sh: cannot download k8s.io/kubernetes@$v" >&2; exit 1; }
     {
       echo "// Pins the Kubernetes control-plane binaries built by tests/cluster/build.sh (not a library)."

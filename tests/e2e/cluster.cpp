@@ -109,14 +109,6 @@ std::string tail_of(const std::string& path, std::size_t lines = 15) {
   return out;
 }
 
-/// The folder of the control plane's binaries (tests/cluster/build.sh --bin-dir; it may not exist yet): of the
-/// release MINDIE_CLUSTER_RELEASE names (current unless set; oldest: the oldest release the product supports).
-const std::string& bin_dir() {
-  static const std::string dir =
-      trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
-  return dir;
-}
-
 /// The folder of the current release's binaries, whose kubectl the tests use whatever release the cluster runs:
 /// the tests need its features (patch --subresource, wait --for=jsonpath and --for=create, create token), all
 /// client-side or served by every supported release.
@@ -131,8 +123,8 @@ const std::string& current_bin_dir() {
 class World {
  public:
   World() {
-    bin_ = bin_dir();
-    kubectl_ = current_bin_dir() + "/kubectl";
+    bin_ = control_plane_bin_dir();
+    kubectl_ = kubectl_binary();
     for (const auto& need : {bin_ + "/kube-apiserver", kubectl_})
       if (!fs::exists(need))
         throw std::runtime_error("the control plane is not built (no " + need +
@@ -303,6 +295,12 @@ bool discovery_lists(const World& w, const std::string& name) {
 }
 
 }  // namespace
+
+const std::string& control_plane_bin_dir() {
+  static const std::string dir =
+      trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
+  return dir;
+}
 
 const std::string& kubectl_binary() {
   static const std::string path = current_bin_dir() + "/kubectl";

@@ -80,6 +80,10 @@ class Target {
   virtual Run kubectl(std::vector<std::string> args) const;
 };
 
+/// The folder of the control plane's binaries (tests/cluster/build.sh --bin-dir; it may not exist yet): of the
+/// release MINDIE_CLUSTER_RELEASE names (current unless set; oldest: the oldest release the product supports).
+const std::string& control_plane_bin_dir();
+
 /// The path of the kubectl tests use as a second client: the one built with the current release's control plane
 /// (the machine's /usr/bin/kubectl may be outside the supported version skew), also when the cluster runs the
 /// oldest release (MINDIE_CLUSTER_RELEASE=oldest).

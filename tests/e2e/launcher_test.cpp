@@ -22,18 +22,6 @@ const std::string kScriptDir = std::string(MINDIE_SOURCE_DIR) + "/tests/cluster"
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-/// The control plane's binaries of the release this run uses (MINDIE_CLUSTER_RELEASE).
-std::string control_plane_bin() {
-  const std::string dir = trimmed(e2e::run_process({"/bin/bash", kScriptDir + "/build.sh", "--bin-dir"}).out);
-  if (!fs::exists(dir + "/kube-apiserver"))
-    throw std::runtime_error("the control plane is not built (no " + dir + "/kube-apiserver)");
-  return dir;
-}
 
 /// The PIDs of live processes whose command line or environment names `dir` (what cluster.sh counts as its own:
 /// the supervisor's command line and MINDIE_CLUSTER_DIR, the components' flags). Zombies have neither.
@@ -100,7 +88,9 @@ class Up {
 
 /// A folder of links to the control plane's binaries but `name`, which is left out, or replaced by `script` when given.
 std::string bin_folder(const e2e::TempDir& tmp, const std::string& name, const std::string& script = "") {
-  const std::string real = control_plane_bin();
+  const std::string& real = e2e::control_plane_bin_dir();
+  if (!fs::exists(real + "/kube-apiserver"))
+    throw std::runtime_error("the control plane is not built (no " + real + "/kube-apiserver)");
   const std::string dir = tmp.path() + "/bin";
   fs::create_directories(dir);
   for (const auto& entry : fs::directory_iterator(real))
@@ -245,10 +235,10 @@ TEST_CASE("build.sh: the cache key follows every pinned file, openapi_inputs.go 
     const e2e::Run run = e2e::run_process(
         {"/usr/bin/env", "PATH=" + path, "MINDIE_CLUSTER_RELEASE=oldest", "/bin/bash", script, "--key"});
     REQUIRE(run.exit_code == 0);
-    return trimmed(run.out);
+    REQUIRE(run.out.size() == 17);  // 16 hex digits and a newline
+    return run.out.substr(0, 16);
   };
   const std::string pinned = key(kScriptDir + "/build.sh");
-  CHECK(pinned.size() == 16);
   CHECK(key(tmp.path() + "/build.sh") == pinned);
   // One package more for openapi-gen, its module already pinned: go.mod and go.sum stay as they are.
   std::ofstream(tmp.path() + "/go/kubernetes-oldest/openapi_inputs.go", std::ios::app) << "// one more\n";
