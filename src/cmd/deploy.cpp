@@ -605,14 +605,14 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
     if (!listed) return;
     append_with_kind(workloads, listed->at("items").as_array(), r->kind);
   }
+  const auto gang_roles = operator_rules::gang_roles(iss);
   for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads)) {
-    std::string names;
-    for (const auto& w : old) names += " " + w;
+    const bool is_gang = std::find(gang_roles.begin(), gang_roles.end(), role) != gang_roles.end();
     printer.warning("role " + role + ": " + std::to_string(old.size()) + " running instance" +
                     (old.size() > 1 ? "s keep" : " keeps") +
                     " an earlier pod template: infer-operator applies pod template changes only to instances it "
-                    "creates from now on; to recreate one from the new template, delete its workload and the "
-                    "operator makes it again: kubectl delete -n " + ns + names);
+                    "creates from now on; to recreate one from the new template, " +
+                    operator_rules::recreate_advice(ns, role, is_gang, old));
   }
 }
 

@@ -1,4 +1,5 @@
 #include "cmd/status.h"
+#include "cmd/wait.h"
 
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include "cmd/lock.h"
 #include "cmd/multi_deployment.h"
 #include "mindie/baseline.h"
+#include "mindie/operator_rules.h"
+#include "mindie/render.h"
 #include "mindie/status_view.h"
 
 namespace mindie::cmd {
@@ -41,6 +44,10 @@ void StatusOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
+/// The events StatusInputs::workload_events holds: the Normal events of apps/v1 objects (StatefulSet, Deployment,
+/// ReplicaSet), whose involvedObject.uid tells each incarnation of a workload apart.
+constexpr const char* kWorkloadEventsSelector = "involvedObject.apiVersion=apps/v1,type=Normal";
+
 /// The Services of namespace `ns` matching `selector` into `in`; a 403 is recorded as services_unknown.
 void read_services(kube::Client& client, const std::string& ns, const std::string& selector, status::StatusInputs& in) {
   try {
@@ -66,7 +73,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
-    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(status::slim_pod(pod)); });
     const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
@@ -77,7 +84,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = status::service_selector(name, status::service_count(iss));
@@ -109,9 +116,22 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
                          return !status::pod_ready(p);
                        });
   json::array events = trouble ? take(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
+  // A gang role's instance may be rebuilt by the operator again and again (status_report.h, Rebuild): the
+  // controllers' events tell each incarnation of its workload apart.
+  const bool gang = !operator_rules::gang_roles(*iss).empty() ||
+                    std::any_of(sets.begin(), sets.end(), [](const json::value& s) {
+                      const auto* v = s.is_object() ? s.as_object().if_contains("metadata") : nullptr;
+                      const auto* labels = v && v->is_object() ? v->as_object().if_contains("labels") : nullptr;
+                      const auto* g = labels && labels->is_object()
+                                          ? labels->as_object().if_contains(render::kGangScheduleLabel)
+                                          : nullptr;
+                      return g && g->is_string() && g->as_string() == "true";
+                    });
+  json::array workload_events = gang ? take(client.list(kube::gvr::kEvents, ns, "", 500, kWorkloadEventsSelector))
+                                     : json::array();
   status::StatusInputs in{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
                           std::move(pods),   std::move(events), {},                  std::move(workloads),
-                          std::move(workloads_unknown), {}, {}};
+                          std::move(workloads_unknown), {}, {}, std::move(workload_events)};
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
   // (infer-operator-rules.md B4).
   read_services(client, ns, selector, in);
@@ -131,6 +151,7 @@ std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const
       {kube::gvr::kStatefulSets, ns, selector, ""},
       {kube::gvr::kDeployments, ns, selector, ""},
       {kube::gvr::kServices, ns, selector, ""},
+      {kube::gvr::kEvents, ns, "", kWorkloadEventsSelector},
   };
 }
 
@@ -189,6 +210,7 @@ status::StatusInputs inputs_from_informer(const kube::Informer& informer) {
   append_with_kind(in.workloads, array(6), kube::gvr::kStatefulSets.kind);
   append_with_kind(in.workloads, array(7), kube::gvr::kDeployments.kind);
   in.services = array(8);
+  in.workload_events = array(9);
   return in;
 }
 
@@ -272,7 +294,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer,
       previous = lines;
     }
     first = false;
-    informer.wait_for_change(std::chrono::steady_clock::time_point::max());
+    informer.wait_for_change(next_judgement(report, std::chrono::steady_clock::time_point::max()));
   }
 }
 

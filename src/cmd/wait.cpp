@@ -49,6 +49,14 @@ std::chrono::milliseconds parse_duration(const std::string& text, const std::str
   return std::chrono::milliseconds(static_cast<std::int64_t>(total_ms));
 }
 
+std::chrono::steady_clock::time_point next_judgement(const status::Report& report,
+                                                     std::chrono::steady_clock::time_point deadline) {
+  if (!report.recheck_at) return deadline;
+  const auto in = std::chrono::seconds(*report.recheck_at) -
+                  std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  return std::min(deadline, std::chrono::steady_clock::now() + std::max<std::chrono::seconds>(in, std::chrono::seconds(1)));
+}
+
 namespace {
 
 /// "waiting for NAME: prefill 1/2 decode 2/2 instances ready": the roles status shows (Role::unused leaves the
@@ -107,8 +115,10 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
       show(report);
       if (report.ready) break;
       if (check) check();
-      // With a check, woken at least once a second to make it again.
-      const auto wake = check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline;
+      // With a check, woken at least once a second to make it again; and when the report would change by itself
+      // (a rebuilt instance's quiet period ends), then.
+      const auto wake = next_judgement(
+          report, check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline);
       if (!informer.wait_for_change(wake) && std::chrono::steady_clock::now() >= deadline) {
         report = status::build_report(ns, current(), std::chrono::system_clock::now());
         if (report.ready) break;

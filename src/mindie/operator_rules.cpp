@@ -139,5 +139,77 @@ std::string pod_group_prefix(const std::string& iss, int service, const std::str
   return "pg-" + iss + "-" + std::to_string(service) + "-" + role + "-";
 }
 
+std::map<int, std::string> removed_gang_instances(const json::value& instance_set) {
+  std::map<int, std::string> out;
+  const std::string text = str(find(&instance_set, {"metadata", "annotations", kRemovedGangInstancesAnnotation}));
+  if (text.empty()) return out;
+  boost::system::error_code ec;
+  const json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return out;
+  for (const auto& [key, when] : v.as_object()) {
+    const std::string k(key);
+    if (k.empty() || k.size() > 4 || !std::all_of(k.begin(), k.end(), [](unsigned char c) { return std::isdigit(c); }))
+      continue;
+    out[std::stoi(k)] = when.is_string() ? std::string(when.as_string()) : std::string();
+  }
+  return out;
+}
+
+std::string removed_gang_instances_value(std::map<int, std::string> recorded, int after, int before,
+                                         const std::string& when) {
+  for (int k = after; k < before; ++k) recorded.try_emplace(k, when);  // the first removal is when its record began
+  json::object o;
+  for (const auto& [k, t] : recorded) o[std::to_string(k)] = t;
+  return json::serialize(o);
+}
+
+std::string recreate_advice(const std::string& ns, const std::string& role, bool gang,
+                            const std::vector<std::string>& workloads) {
+  std::string names;
+  for (const auto& w : workloads) names += " " + w;
+  if (!gang) return "delete it and the operator makes it again from the current one: kubectl delete -n " + ns + names;
+  return "do not delete a gang instance's workload: infer-operator would rebuild it in a loop (its rescheduler "
+         "records a fault for every deleted pod of the instance and deletes the new workload for it); instead scale "
+         "role " + role + " below those instances (kubectl mindie scale -n " + ns + " --" + role + " N), restart "
+         "infer-operator once their pods are gone (kubectl rollout restart deployment/" + kOperatorDeployment + " -n " +
+         kOperatorNamespace + "), and scale out again with --operator-restarted; or kubectl mindie delete -n " + ns +
+         " --wait and deploy again";
+}
+
+std::string gang_scale_out_refusal(const GangScaleOut& s) {
+  if (s.to <= s.from) return "";
+  const std::string head = "scaling role " + s.role + " out to " + std::to_string(s.to) + " instances would start "
+                           "infer-operator's rebuild loop: ";
+  const std::string why = "infer-operator records a fault for the workload of every deleted pod of a gang-scheduled "
+                          "instance and keeps it in memory until it restarts, and a new instance of that name would "
+                          "be deleted and made again each time the pods of the one before it are gone, without end "
+                          "(its rescheduler: Ascend/mind-cluster component/infer-operator/pkg/controller/"
+                          "rescheduling/rescheduling.go)";
+  const std::string restart = "restart infer-operator (kubectl rollout restart deployment/" +
+                              std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
+                              " where its published manifest installs it; else find it with kubectl get deployments "
+                              "-A -l app=infer-controller-manager), then run the scale again with --operator-restarted";
+  std::vector<std::string> going;
+  for (const auto& [pod, k] : s.leftover_pods)
+    if (k >= s.from && k < s.to) going.push_back(pod);
+  if (!going.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < going.size() && i < 4; ++i) names += (i ? ", " : "") + going[i];
+    if (going.size() > 4) names += ", ...";
+    return head + std::to_string(going.size()) + " pod(s) of removed instances are still going (" + names + "); " +
+           why + ". Wait until they are gone (kubectl get pods -n " + s.ns + " -l infer.huawei.com/instanceset-name=" +
+           s.role + "), " + restart + "; nothing was changed";
+  }
+  if (s.operator_restarted) return "";
+  std::string removed;
+  for (const auto& [k, when] : s.removed)
+    if (k >= s.from && k < s.to)
+      removed += std::string(removed.empty() ? "" : ", ") + s.workload_prefix + std::to_string(k) +
+                 (when.empty() ? "" : " (removed " + when + ")");
+  if (removed.empty()) return "";
+  return head + "kubectl-mindie removed the instance(s) " + removed + " by an earlier scale, and " + why + ". " +
+         "Since all their pods are gone, " + restart + "; nothing was changed";
+}
+
 
 }  // namespace mindie::operator_rules

@@ -75,4 +75,51 @@ std::map<std::string, std::vector<std::string>> instances_on_other_templates(con
 /// removed instances.
 std::string pod_group_prefix(const std::string& iss, int service, const std::string& role);
 
+/// The annotation kubectl-mindie puts on a gang role's InstanceSet when a scale removes instances: each removed
+/// index with the time, {"1":"2026-12-05T06:01:02Z"}. infer-operator's rescheduler records a fault for the workload of
+/// every deleted pod of a gang-scheduled InstanceSet and keeps it in memory until that InstanceSet is deleted or the
+/// operator restarts; a record left by a removed instance makes it delete a later instance of that index as soon as
+/// it is made, and that one's pods going away record the next fault: a rebuild loop (rules D2; Ascend/mind-cluster
+/// component/infer-operator/pkg/controller/rescheduling/rescheduling.go, handlePodDelete, recordWorkLoadFault,
+/// DoRescheduling, CleanupWithInstanceSetDeletion). The annotation goes with the InstanceSet, as the records do.
+inline constexpr const char* kRemovedGangInstancesAnnotation = "kubectl-mindie/removed-gang-instances";
+
+/// Where infer-operator runs as its published manifest installs it (Ascend/mind-cluster
+/// component/infer-operator/build/infer-operator.yaml), for the restart that clears its fault records.
+inline constexpr const char* kOperatorDeployment = "infer-operator-manager";
+inline constexpr const char* kOperatorNamespace = "mindx-dl";
+
+/// The removed instances `instance_set` (an InstanceSet) records in kRemovedGangInstancesAnnotation: index -> time.
+/// Unreadable entries are skipped.
+std::map<int, std::string> removed_gang_instances(const boost::json::value& instance_set);
+
+/// The annotation's value once a scale from `before` down to `after` instances at `when` is added to `recorded`.
+std::string removed_gang_instances_value(std::map<int, std::string> recorded, int after, int before,
+                                         const std::string& when);
+
+/// How to move running instances of `role` in namespace `ns` (`workloads` as workload_ref names them) to the current
+/// pod template, which infer-operator applies only to instances it creates: delete the workload and the operator
+/// makes it again, except for a gang role (`gang`), where that starts the rebuild loop: scale below them, restart
+/// the operator once their pods are gone, scale out again; or delete and deploy again.
+std::string recreate_advice(const std::string& ns, const std::string& role, bool gang,
+                            const std::vector<std::string>& workloads);
+
+/// What a scale-out of a gang role must know to be safe from the rebuild loop.
+struct GangScaleOut {
+  std::string ns;
+  std::string role;
+  std::string workload_prefix;  ///< "<iss>-0-<role>-": the instance workloads' names without the index
+  int from = 0;                 ///< live instances
+  int to = 0;                   ///< instances wanted
+  std::map<int, std::string> removed;  ///< removed_gang_instances of the role's InstanceSet
+  /// Pods of the role's instances at or above `from` (the pods of removed instances, still going): name -> index.
+  std::map<std::string, int> leftover_pods;
+  bool operator_restarted = false;  ///< the user says infer-operator restarted after those pods were gone
+};
+
+/// Why the scale-out would start infer-operator's rebuild loop, with what to do instead; "" when it is safe: no
+/// instance it makes has pods of a removed instance still going (their final deletion records a fault later), and
+/// none was removed by an earlier scale unless the operator restarted since.
+std::string gang_scale_out_refusal(const GangScaleOut& scale);
+
 }  // namespace mindie::operator_rules

@@ -136,6 +136,85 @@ std::tuple<std::string, std::int64_t, std::int64_t> operator_instance(const json
 
 bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
 
+/// The time of an event: `field` (firstTimestamp or lastTimestamp), else eventTime, else its creation; 0 when none
+/// is readable.
+std::int64_t event_time(const json::value& e, std::string_view field) {
+  std::string when = str(find(&e, {field}));
+  if (when.empty()) when = str(find(&e, {"eventTime"}));
+  if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
+  return util::parse_rfc3339(when).value_or(0);
+}
+
+/// Each incarnation of workload `name` of `kind` (StatefulSet, Deployment): its uid -> when it began. From the
+/// controllers' events about it, and from the live workload (`live`, may be null) whose events may not be written
+/// yet.
+std::map<std::string, std::int64_t> workload_incarnations(const json::array& events, const std::string& kind,
+                                                          const std::string& name, const json::value* live) {
+  std::map<std::string, std::int64_t> began;
+  for (const auto& e : events) {
+    if (str(find(&e, {"involvedObject", "kind"})) != kind || str(find(&e, {"involvedObject", "name"})) != name)
+      continue;
+    const std::string uid = str(find(&e, {"involvedObject", "uid"}));
+    if (uid.empty()) continue;
+    const std::int64_t t = event_time(e, "firstTimestamp");
+    const auto [it, added] = began.try_emplace(uid, t);
+    if (!added && t != 0 && (it->second == 0 || t < it->second)) it->second = t;
+  }
+  if (live) {
+    const std::string uid = str(find(live, {"metadata", "uid"}));
+    const auto created = util::parse_rfc3339(str(find(live, {"metadata", "creationTimestamp"})));
+    if (!uid.empty() && created) began[uid] = *created;
+  }
+  return began;
+}
+
+/// Whether infer-operator has made instance workload `name` more than once, and whether it still is at it (see
+/// Rebuild). `live` is the current workload (null when there is none right now: deleted, about to be made again).
+std::optional<Rebuild> judge_rebuild(const json::array& events, const std::string& kind, const std::string& name,
+                                     const json::value* live, std::int64_t terminating_pods, std::int64_t now) {
+  const auto began = workload_incarnations(events, kind, name, live);
+  // Made twice with nothing going is a re-creation (a scale-in and out, a deliberate delete), not a rebuild; a loop
+  // has its first incarnation's pods terminating while the second runs, and a third incarnation soon after.
+  if (began.size() < 2 || (began.size() == 2 && terminating_pods == 0 && live != nullptr)) return std::nullopt;
+  Rebuild r;
+  r.workloads = static_cast<std::int64_t>(began.size());
+  r.since = began.begin()->second;
+  for (const auto& [uid, t] : began) {
+    r.since = std::min(r.since, t);
+    r.latest = std::max(r.latest, t);
+  }
+  r.ongoing = live == nullptr || terminating_pods > 0 || now - r.latest < kRebuildQuietSeconds;
+  return r;
+}
+
+/// The unready line of an instance infer-operator is rebuilding, with what ends it: no instance of that name left
+/// for it to delete (a scale below it; instance 0 only by deleting the deployment), then, once its pods are gone, a
+/// restart of the operator, which forgets its fault records.
+std::string rebuild_text(const std::string& ns, const std::string& role, std::int64_t k, const std::string& workload,
+                         const Rebuild& r) {
+  std::string line = "role " + role + " instance " + std::to_string(k) + ": infer-operator is rebuilding it: " +
+                     workload + " was made " + std::to_string(r.workloads) + " times since " +
+                     util::utc_text(r.since, "%H:%M:%S UTC") + ", last at " + util::utc_text(r.latest, "%H:%M:%S UTC") +
+                     " (its rescheduler deletes a gang instance's workload whenever one of its pods is deleted, and "
+                     "the pods of the deleted workload, going away, count as the next deletion, so it may never "
+                     "stop); it stops when no instance of that name is left for it to delete: ";
+  const std::string restart = "kubectl rollout restart deployment/infer-operator-manager -n mindx-dl";
+  if (k > 0)
+    line += "kubectl mindie scale -n " + ns + " --" + role + " " + std::to_string(k) + ", then, once those pods are "
+            "gone, restart infer-operator, which forgets its fault records (" + restart + "), and scale out again "
+            "with --operator-restarted; or ";
+  return line + "kubectl mindie delete -n " + ns + " --wait, then deploy again";
+}
+
+/// The Ready condition of `obj` ("True", "False", "" when it has none) and its "reason: message".
+std::pair<std::string, std::string> ready_condition(const json::value& obj) {
+  if (const auto* conds = find(&obj, {"status", "conditions"}); conds && conds->is_array())
+    for (const auto& c : conds->as_array())
+      if (str(find(&c, {"type"})) == "Ready")
+        return {str(find(&c, {"status"})), str(find(&c, {"reason"})) + ": " + str(find(&c, {"message"}))};
+  return {"", ""};
+}
+
 /// infer-operator's API group (its InstanceSets), for the kubectl commands the report suggests.
 constexpr const char* kInstanceSetsGroup = "mindcluster.huawei.com";
 
@@ -169,6 +248,47 @@ json::object pod_json(const Pod& p) {
           {"npus", p.npus},
           {"reason", p.reason},
           {"events", events_json(p.events)}};
+}
+
+
+/// Whether the report may agree with infer-operator's verdict on each InferService of `names` (`infer_services`, the
+/// listed objects): an InferService it does not call Ready keeps the report not ready, unless the only InstanceSets
+/// of it that are not Ready are master/standby roles the report finds healthy (the standby never passes readiness,
+/// so the operator never calls them Ready: infer-operator-rules.md C2). Why not goes to `unready`.
+bool operator_agrees(const std::vector<InferService>& names, const json::array& infer_services,
+                     const json::array& instance_sets, const std::vector<Role>& roles,
+                     std::vector<std::string>& unready) {
+  bool agrees = true;
+  for (const auto& service : names) {
+    const json::value* obj = nullptr;
+    for (const auto& s : infer_services)
+      if (str(find(&s, {"metadata", "name"})) == service.name) obj = &s;
+    if (obj == nullptr) continue;  // not made yet: the missing pods say so
+    const auto [status, why] = ready_condition(*obj);
+    if (status == "True") continue;
+    std::vector<std::string> causes;
+    bool standby_only = false;  // an InstanceSet not Ready is a healthy master/standby pair
+    for (const auto& ist : instance_sets) {
+      if (str(find(&ist, {"metadata", "labels", "infer.huawei.com/inferservice-name"})) != service.name) continue;
+      const auto [ist_status, ist_why] = ready_condition(ist);
+      if (ist_status == "True") continue;
+      const std::string role = str(find(&ist, {"metadata", "labels", "infer.huawei.com/instanceset-name"}));
+      const auto r = std::find_if(roles.begin(), roles.end(), [&](const Role& x) { return x.name == role; });
+      if (r != roles.end() && r->master_standby && r->healthy) {
+        standby_only = true;
+        continue;
+      }
+      causes.push_back("instanceset/" + str(find(&ist, {"metadata", "name"})) +
+                       (ist_status.empty() ? " has no Ready condition yet" : " " + ist_why));
+    }
+    if (causes.empty() && standby_only) continue;
+    agrees = false;
+    std::string line = "inferservice/" + service.name + ": infer-operator reports it " +
+                       (status.empty() ? "without a Ready condition yet" : "not Ready (" + why + ")");
+    for (const auto& c : causes) line += "; " + c;
+    unready.push_back(line);
+  }
+  return agrees;
 }
 
 }  // namespace
@@ -214,8 +334,16 @@ json::object Report::to_json() const {
                      {"index", inst.index},
                      {"healthy", inst.healthy},
                      {"readyPods", inst.ready_pods},
+                     {"terminatingPods", inst.terminating_pods},
                      {"pods", std::move(pods)},
                      {"wanted", inst.wanted}};
+      json::value rebuild = nullptr;
+      if (inst.rebuild)
+        rebuild = {{"workloads", inst.rebuild->workloads},
+                   {"since", util::utc_text(inst.rebuild->since, "%Y-%m-%dT%H:%M:%SZ")},
+                   {"latest", util::utc_text(inst.rebuild->latest, "%Y-%m-%dT%H:%M:%SZ")},
+                   {"ongoing", inst.rebuild->ongoing}};
+      o["rebuild"] = std::move(rebuild);
       if (multi()) o["deployment"] = util::or_null(inst.deployment);
       else o["templateHash"] = util::or_null(inst.template_hash);
       instances.push_back(std::move(o));
@@ -231,10 +359,12 @@ json::object Report::to_json() const {
                          {"desiredPods", r.desired_pods},
                          {"readyPods", r.ready_pods},
                          {"pods", r.pods},
+                         {"terminatingPods", r.terminating_pods},
                          {"restarts", r.restarts},
                          {"readyInstances", r.ready_instances},
                          {"healthy", r.healthy},
                          {"masterStandby", r.master_standby},
+                         {"gang", r.gang},
                          {"replicasOwner", r.hpa_owned ? "HPA" : "spec"},
                          {"hpa", std::move(hpa)},
                          {"templateHash", util::or_null(r.template_hash)},
@@ -295,7 +425,7 @@ json::object slim_pod(const json::object& pod) {
 
 json::object slim_workload(const json::object& w, const std::string& kind) {
   json::object metadata;
-  for (const char* key : {"name", "labels"})
+  for (const char* key : {"name", "uid", "creationTimestamp", "labels"})
     if (const auto* v = find(w, {"metadata", key})) metadata[key] = *v;
   json::object spec;
   if (const auto* v = find(w, {"spec", "replicas"})) spec["replicas"] = *v;
@@ -539,6 +669,12 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       for (const auto& c : cs->as_array()) spec_images[str(find(&c, {"name"}))] = str(find(&c, {"image"}));
     std::set<std::string> other_images;
     std::vector<std::string> old_workloads;  // "statefulset/NAME" of wanted instances on an earlier template
+    // infer-operator decides gang scheduling from the InstanceSet's label, fixed at its creation (rules D3); before
+    // the InstanceSet exists, the live role's label is what it will copy.
+    bool gang = str(find(live_role, {"metadata", "labels", render::kGangScheduleLabel})) == "true";
+    for (const auto* ist : instance_sets[name])
+      if (const auto* v = find(ist, {"metadata", "labels", render::kGangScheduleLabel})) gang = str(v) == "true";
+    role.gang = gang;
     // A role absent from the live set is healthy only when the baseline has none of it either (union without
     // PD-hybrid, mf-store without sglang).
     bool role_healthy = multi || spec >= 0 || !iss || base == 0;
@@ -565,15 +701,32 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
           }
         Pod pod{kube::read_pod_state(*p, now), pod_npus(*p), "", {}};
         pod.reason = pod.state.reason;
-        inst.ready_pods += pod.state.ready ? 1 : 0;
+        // A pod being deleted is going, whatever its Ready condition still says.
+        inst.terminating_pods += pod.state.terminating ? 1 : 0;
+        inst.ready_pods += pod.state.ready && !pod.state.terminating ? 1 : 0;
         role.restarts += pod.state.restarts;
         inst.pods.push_back(std::move(pod));
       }
       const std::int64_t inst_needed_ready = master_standby ? needed_ready : inst_pods;
-      inst.healthy = inst.wanted && inst.ready_pods >= inst_needed_ready &&
-                     static_cast<std::int64_t>(pod_list.size()) >= (master_standby ? 1 : inst_pods);
+      const auto present = static_cast<std::int64_t>(pod_list.size());
+      const std::int64_t staying = present - inst.terminating_pods;
+      inst.healthy = inst.wanted && inst.ready_pods >= inst_needed_ready && inst.terminating_pods == 0 &&
+                     staying >= (master_standby ? 1 : inst_pods);
+      if (gang && inst.wanted) {
+        const std::string workload_name = inst.infer_service + "-" + name + "-" + std::to_string(k);
+        const json::value* live = has_workload ? workload->second : nullptr;
+        const std::string kind = has_workload ? str(find(live, {"kind"})) : str(find(live_role, {"workload", "kind"}));
+        inst.rebuild = judge_rebuild(in.workload_events, kind, workload_name, live, inst.terminating_pods, now);
+        if (inst.rebuild && inst.rebuild->ongoing) {
+          inst.healthy = false;
+          unready.push_back(rebuild_text(ns, name, k, (kind == "Deployment" ? "deployment/" : "statefulset/") +
+                                                          workload_name, *inst.rebuild));
+          const std::int64_t quiet_at = inst.rebuild->latest + kRebuildQuietSeconds;
+          if (quiet_at > now) report.recheck_at = std::min(report.recheck_at.value_or(quiet_at), quiet_at);
+        }
+      }
       for (auto& pod : inst.pods) {
-        if (pod.state.ready) continue;
+        if (pod.state.ready && !pod.state.terminating) continue;
         // The standby of a healthy pair is not ready by design: not a problem to report.
         if (master_standby && inst.healthy && pod.reason.starts_with("running, but not ready")) {
           pod.reason = "standby (only the master passes readiness)";
@@ -586,11 +739,12 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
         if (!pod.events.empty()) line += "; event " + pod.events.front().reason + ": " + pod.events.front().message;
         unready.push_back(line);
       }
-      const auto present = static_cast<std::int64_t>(pod_list.size());
-      if (inst.wanted && present < inst_pods && !(master_standby && inst.healthy)) {
+      if (inst.wanted && staying < inst_pods && !(master_standby && inst.healthy)) {
         operator_missed = true;
-        unready.push_back("role " + name + " instance " + std::to_string(k) + ": " + std::to_string(present) +
-                          " of " + std::to_string(inst_pods) + " pods exist");
+        unready.push_back("role " + name + " instance " + std::to_string(k) + ": " + std::to_string(staying) +
+                          " of " + std::to_string(inst_pods) + " pods exist" +
+                          (inst.terminating_pods ? " (+" + std::to_string(inst.terminating_pods) + " terminating)"
+                                                 : std::string()));
       }
       if (!inst.wanted && present > 0) {
         role_healthy = false;
@@ -603,6 +757,7 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       }
       role.ready_pods += inst.ready_pods;
       role.pods += present;
+      role.terminating_pods += inst.terminating_pods;
       // multi_deployment: the instance's Deployment (none: pods of a Deployment that is gone).
       if (multi && inst.wanted) inst.deployment = str(find(role_deployments.at(k), {"metadata", "name"}));
       if (!multi) {
@@ -648,14 +803,12 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
         if (!role_healthy) unready.push_back(line);  // why wait never sees the new instances
       }
     if (!old_workloads.empty()) {
-      std::string names;
-      for (const auto& w : old_workloads) names += " " + w;
       const auto on_other = static_cast<std::int64_t>(old_workloads.size());
       drift.push_back("role " + name + ": " + std::to_string(on_other) + " of " +
                       std::to_string(role.instances_on_current_template + on_other) +
                       " instances run an earlier pod template than spec.template.roles[" + std::to_string(index) +
-                      "]: infer-operator never updates an existing instance's workload; delete it and the operator "
-                      "makes it again from the current one: kubectl delete -n " + ns + names);
+                      "]: infer-operator never updates an existing instance's workload; " +
+                      operator_rules::recreate_advice(ns, name, gang, old_workloads));
     }
     if (!other_images.empty()) {
       std::string images, wanted_images;
@@ -701,6 +854,8 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
     role.other_images.assign(other_images.begin(), other_images.end());
     report.roles.push_back(std::move(role));
   }
+  if (!multi && !operator_agrees(report.infer_services, in.infer_services, in.instance_sets, report.roles, unready))
+    ready = false;
   report.ready = ready;
   if (!in.workloads_unknown.empty()) report.warnings.push_back(in.workloads_unknown);
   for (const auto& svc : in.services) {

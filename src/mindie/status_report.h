@@ -36,6 +36,10 @@ struct StatusInputs {
   boost::json::array services;
   /// Why `services` could not be read (a 403 on listing them), "" when they were.
   std::string services_unknown;
+  /// Normal events about apps/v1 objects (the StatefulSet controller's SuccessfulCreate, the deployment
+  /// controller's ScalingReplicaSet): each incarnation of an instance's workload has its own uid, so they tell a
+  /// workload the operator deleted and made again from one that was always there. Read for gang roles only.
+  boost::json::array workload_events;
 };
 
 /// A Warning event as the report shows it (the latest of an object first).
@@ -56,14 +60,35 @@ struct Pod {
   std::vector<Event> events;  ///< the latest Warning events about it, only when it is not ready (at most 3)
 };
 
+/// An instance whose workload infer-operator deleted and made again more than once, or made again while the pods of
+/// the one before are still going (made twice with nothing going is a plain re-creation: a scale-in and out, a
+/// deliberate delete). Its rescheduler rebuilds a gang instance each
+/// time one of its pods is deleted, and the pods of the workload it deleted, going away, count as the next deletion
+/// (infer-operator-rules.md D2; Ascend/mind-cluster component/infer-operator/pkg/controller/rescheduling/
+/// rescheduling.go, handlePodDelete and DoRescheduling).
+struct Rebuild {
+  std::int64_t workloads = 0;  ///< incarnations of its workload (distinct uids) in the controllers' events
+  std::int64_t since = 0;      ///< seconds since the epoch: the earliest incarnation's first event
+  std::int64_t latest = 0;     ///< seconds since the epoch: when the current incarnation began
+  /// Still under way: a pod of the instance is terminating, or the current incarnation is younger than
+  /// kRebuildQuietSeconds (the next deletion comes one grace period after the last).
+  bool ongoing = false;
+};
+
+/// How long a rebuilt gang instance must stay as it is before status believes the rebuilding stopped: longer than
+/// the grace period of the pods kubectl-mindie renders (10 s) several times over.
+inline constexpr std::int64_t kRebuildQuietSeconds = 60;
+
 /// One instance of a role: one StatefulSet/Deployment of the operator (infer_service_set) or one Deployment
 /// (multi_deployment).
 struct Instance {
   std::string infer_service;  ///< the InferService it belongs to ("" in multi_deployment)
   std::int64_t index = 0;     ///< instanceset-index (-1: pods whose label is unreadable)
   bool wanted = false;        ///< the live spec asks for it (else: being scaled in)
-  bool healthy = false;       ///< wanted, and enough of its pods exist and are ready
-  std::int64_t ready_pods = 0;
+  bool healthy = false;       ///< wanted, enough of its pods exist and are ready, none terminating, not being rebuilt
+  std::int64_t ready_pods = 0;        ///< ready and not terminating
+  std::int64_t terminating_pods = 0;  ///< with a deletionTimestamp: never ready, whatever their Ready condition says
+  std::optional<Rebuild> rebuild;     ///< gang roles: set when its workload has been made more than once
   std::vector<Pod> pods;
   std::optional<std::string> deployment;     ///< multi_deployment: its Deployment (nullopt: gone)
   std::optional<std::string> template_hash;  ///< infer_service_set: its workload's template hash (nullopt: none)
@@ -87,11 +112,15 @@ struct Role {
   std::int64_t desired_pods = 0;
   std::int64_t ready_pods = 0;
   std::int64_t pods = 0;
+  std::int64_t terminating_pods = 0;
   std::int64_t restarts = 0;
   std::int64_t ready_instances = 0;
   bool healthy = false;
   bool master_standby = false;  ///< controller/coordinator with 2 pods: only the master passes readiness
   bool hpa_owned = false;       ///< scalingPolicy HPA: the HPA, not the spec, sets the instance count
+  /// infer-operator gang-schedules its instances (the InstanceSet's, else the live role's, gang-schedule label):
+  /// a deleted pod makes it rebuild the whole instance.
+  bool gang = false;
   std::optional<Hpa> hpa;
   std::optional<std::string> template_hash;  ///< the role's pod template hash in the live spec
   std::int64_t instances_on_current_template = 0;
@@ -153,6 +182,9 @@ struct Report {
   std::vector<std::string> converging;  ///< work in flight: a controller has not caught up yet
   std::vector<std::string> warnings;    ///< what the report could not judge (a forbidden list)
   std::vector<std::string> unready;     ///< why what should run does not
+  /// Seconds since the epoch when the report would change with nothing else changing (a rebuilt instance's quiet
+  /// period ends): a watcher judges again then. nullopt: only a change of the inputs changes it.
+  std::optional<std::int64_t> recheck_at;
 
   /// True in the deploy modes that run plain Deployments (baseline::runs_deployments).
   bool multi() const;
@@ -162,10 +194,12 @@ struct Report {
   ///  updatedReplicas, generation, observedGeneration}] in multi_deployment], inferServices: [{name, index, ready,
   ///  events}], ready,
   ///  roles: [{name, baselineInstances, specInstances, observedInstances, podsPerInstance, wantedInstances,
-  ///           desiredPods, readyPods, pods, restarts, readyInstances, healthy, masterStandby, replicasOwner ("spec"
+  ///           desiredPods, readyPods, pods, terminatingPods, restarts, readyInstances, healthy, masterStandby, gang,
+///           replicasOwner ("spec"
   ///           or "HPA"), hpa ({name, ready, message} or null), templateHash, instancesOnCurrentTemplate,
   ///           instancesOnOtherTemplates, otherImages, operatorEvents, instanceSetsWithoutStrategy,
-  ///           instances: [{inferService, index, healthy, readyPods,
+  ///           instances: [{inferService, index, healthy, readyPods, terminatingPods,
+///                        rebuild ({workloads, since, latest, ongoing} or null),
   ///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
   ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}],
   ///                        wanted, deployment (multi_deployment) | templateHash}]}],
@@ -174,9 +208,12 @@ struct Report {
   boost::json::object to_json() const;
 };
 
-/// Builds the report of namespace `ns` (`now` gives pod ages). An instance is healthy when all its pods are ready;
+/// Builds the report of namespace `ns` (`now` gives pod ages). An instance is healthy when all its pods are ready
+/// and none is terminating (a pod being deleted is never counted ready) and, in a gang role, infer-operator is not
+/// rebuilding it;
 /// for controller/coordinator with master/standby (2 pods) one ready pod is, since only the master passes
-/// readiness (infer-operator behaviour). Every instance the spec asks for is listed, with its pods or none; pods
+/// readiness (infer-operator behaviour). The report is never ready above an InferService the operator reports
+/// NotReady, unless only master/standby InstanceSets (healthy by that rule) keep it so. Every instance the spec asks for is listed, with its pods or none; pods
 /// are grouped by the operator's labels (inferservice-name, instanceset-name, instanceset-index; multi_deployment:
 /// app.kubernetes.io/component and kubectl-mindie/instance-index), never by name prefix. A broken baseline is a
 /// drift line, not an error. Services are listed by name, headless ones (clusterIP None: the operator's per-instance
@@ -212,7 +249,8 @@ bool pod_ready(const boost::json::value& pod);
 /// status): pods are most of the bytes of a list, so status keeps only this.
 boost::json::object slim_pod(const boost::json::object& pod);
 
-/// The part of a workload build_report reads: `kind`, name, labels, replicas and the template hash.
+/// The part of a workload build_report reads: `kind`, name, uid, creationTimestamp, labels, replicas and the
+/// template hash.
 boost::json::object slim_workload(const boost::json::object& workload, const std::string& kind);
 
 }  // namespace mindie::status

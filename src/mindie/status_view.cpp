@@ -13,6 +13,13 @@ namespace {
 
 std::string count_or_dash(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
+/// "2/4", or "2/4 (+2 terminating)" while pods are being deleted (they are never counted ready).
+std::string ready_of(std::int64_t ready, std::int64_t desired, std::int64_t terminating) {
+  std::string out = std::to_string(ready) + "/" + std::to_string(desired);
+  if (terminating > 0) out += " (+" + std::to_string(terminating) + " terminating)";
+  return out;
+}
+
 /// Display width of UTF-8 text: its code points (the tree's box-drawing characters are one column, three bytes).
 std::size_t display_width(const std::string& s) {
   return static_cast<std::size_t>(
@@ -71,7 +78,7 @@ std::string render_table(const Report& report, bool wide) {
                      count_or_dash(role->observed_instances),
                      std::to_string(role->ready_instances) + "/" +
                          (role->spec_instances ? count_or_dash(role->wanted_instances) : std::string("0")),
-                     std::to_string(role->ready_pods) + "/" + std::to_string(role->desired_pods),
+                     ready_of(role->ready_pods, role->desired_pods, role->terminating_pods),
                      std::to_string(role->restarts), role->hpa_owned ? "HPA" : "spec"});
   }
   out << columns(table);
@@ -118,9 +125,10 @@ std::string render_table(const Report& report, bool wide) {
           const bool last_inst = ii + 1 == insts.size();
           std::string inst_label = "instance " + std::to_string(inst.index);
           if (inst.deployment) inst_label += " (deployment/" + *inst.deployment + ")";
+          const bool rebuilding = inst.rebuild && inst.rebuild->ongoing;
           tree.push_back({p2 + (last_inst ? "└── " : "├── ") + inst_label,
-                          std::to_string(inst.ready_pods) + "/" + std::to_string(role.pods_per_instance) + " pods",
-                          inst.healthy ? "" : (inst.pods.empty() ? "NoPods" : "Unhealthy")});
+                          ready_of(inst.ready_pods, role.pods_per_instance, inst.terminating_pods) + " pods",
+                          inst.healthy ? "" : rebuilding ? "Rebuilding" : inst.pods.empty() ? "NoPods" : "Unhealthy"});
           const std::string p3 = p2 + (last_inst ? "    " : "│   ");
           for (std::size_t pi = 0; pi < inst.pods.size(); ++pi) {
             const kube::PodState& pod = inst.pods[pi].state;

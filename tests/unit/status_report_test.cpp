@@ -443,3 +443,180 @@ TEST_CASE("status lists the deployment's Services like kubectl get service, head
   CHECK(view(partial, false).find("warning: cannot list services") != std::string::npos);
   CHECK(view(partial, false).find("SERVICE ") == std::string::npos);
 }
+
+namespace {
+
+/// A pod being deleted (deletionTimestamp set) whose Ready condition still says True, as the kubelet leaves it
+/// until the containers stop.
+json::object terminating_pod(const std::string& role, int instance, int ordinal = 0) {
+  auto pod = ready_pod(role, instance, ordinal);
+  pod["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T07:59:55Z";
+  return pod;
+}
+
+/// An InferService or InstanceSet of the deployment with the operator's Ready condition.
+json::object with_ready(const std::string& kind, const std::string& name, const std::string& role, bool ready,
+                        const std::string& message) {
+  json::object labels{{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"}};
+  if (!role.empty()) labels["infer.huawei.com/instanceset-name"] = role;
+  return {{"kind", kind},
+          {"metadata", {{"name", name}, {"labels", labels}}},
+          {"status", {{"replicas", 1},
+                      {"conditions", json::array{{{"type", "Ready"}, {"status", ready ? "True" : "False"},
+                                                  {"reason", ready ? "AllReady" : "ReplicasNotReady"},
+                                                  {"message", message}}}}}}};
+}
+
+/// The StatefulSet controller's SuccessfulCreate event about incarnation `uid` of workload `name`, at `when`.
+json::object create_event(const std::string& name, const std::string& uid, const std::string& when) {
+  return {{"type", "Normal"},
+          {"reason", "SuccessfulCreate"},
+          {"message", "create Pod " + name + "-0 in StatefulSet " + name + " successful"},
+          {"involvedObject", {{"kind", "StatefulSet"}, {"name", name}, {"uid", uid}, {"apiVersion", "apps/v1"}}},
+          {"firstTimestamp", when},
+          {"lastTimestamp", when}};
+}
+
+/// The live StatefulSet of an instance as status reads it (slim_workload), made at `created`.
+json::object live_statefulset(const std::string& role, int instance, const std::string& uid, const std::string& created) {
+  const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance);
+  return {{"kind", "StatefulSet"},
+          {"metadata",
+           {{"name", name},
+            {"uid", uid},
+            {"creationTimestamp", created},
+            {"labels",
+             {{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"},
+              {"infer.huawei.com/instanceset-name", role},
+              {"infer.huawei.com/instanceset-index", std::to_string(instance)}}}}},
+          {"spec", {{"replicas", 2}}}};
+}
+
+}  // namespace
+
+// Issue 29: during the real operator's rebuild loop every decode pod was "1/1 Terminating" and status said Ready
+// with decode 2/2, 4/4 pods. A pod with a deletionTimestamp is going, whatever its Ready condition says.
+TEST_CASE("a terminating pod is never ready: its instance, role and the report are not, and the counts say so") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  in.pods[2] = terminating_pod("prefill", 0);  // [2] is prefill instance 0's only pod
+  const auto report = build("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  const auto& prefill = role_of(report, "prefill");
+  CHECK_FALSE(prefill.at("healthy").as_bool());
+  CHECK(prefill.at("readyPods").as_int64() == 0);
+  CHECK(prefill.at("terminatingPods").as_int64() == 1);
+  CHECK(prefill.at("readyInstances").as_int64() == 0);
+  CHECK(prefill.at("instances").as_array()[0].at("terminatingPods").as_int64() == 1);
+  CHECK(unready_text(report).find("mindie-motor-vllm-0-prefill-0-0 (role prefill, instance 0): terminating since") !=
+        std::string::npos);
+  CHECK(unready_text(report).find("role prefill instance 0: 0 of 1 pods exist (+1 terminating)") != std::string::npos);
+  const std::string table = view(report, false);
+  CHECK(table.find("0/1 (+1 terminating)") != std::string::npos);
+  CHECK(table.find("every desired pod exists and is ready") == std::string::npos);
+
+  SUBCASE("a ready replacement beside the terminating pod is not enough while the old one is going") {
+    auto replacement = ready_pod("prefill", 0, 1);
+    in.pods.push_back(replacement);
+    const auto r = build("team-a", in, kNow);
+    CHECK_FALSE(r.at("ready").as_bool());
+    CHECK(role_of(r, "prefill").at("readyPods").as_int64() == 1);
+    CHECK(view(r, false).find("1/1 (+1 terminating)") != std::string::npos);
+  }
+}
+
+// Issue 29: the tree listed the InferService as NotReady under a "Ready" headline.
+TEST_CASE("the report is never ready above an InferService the operator calls NotReady") {
+  const auto d = deployed(test::valid_config());
+  auto in = all_ready(d);
+  in.infer_services.push_back(with_ready("InferService", "mindie-motor-vllm-0", "", false, "1 of 4 not ready"));
+  in.instance_sets.push_back(
+      with_ready("InstanceSet", "mindie-motor-vllm-0-decode", "decode", false, "0 of 1 InferService replicas are ready"));
+  auto report = build("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  CHECK(unready_text(report).find("inferservice/mindie-motor-vllm-0: infer-operator reports it not Ready "
+                                  "(ReplicasNotReady: 1 of 4 not ready); instanceset/mindie-motor-vllm-0-decode "
+                                  "ReplicasNotReady: 0 of 1 InferService replicas are ready") != std::string::npos);
+  CHECK(view(report, false).find("Not ready") != std::string::npos);
+
+  SUBCASE("once the operator calls it Ready, so is the report") {
+    in.infer_services[0] = with_ready("InferService", "mindie-motor-vllm-0", "", true, "all ready");
+    in.instance_sets.clear();
+    CHECK(build("team-a", in, kNow).at("ready").as_bool());
+  }
+  SUBCASE("a healthy master/standby pair, which the operator never calls Ready, is no reason") {
+    auto cfg = test::valid_config();
+    cfg["motor_controller_config"] = json::parse(R"({"standby_config":{"enable_master_standby":true}})");
+    const auto ms = deployed(cfg);
+    auto pair = all_ready(ms);
+    pair.pods.push_back(ready_pod("controller", 0, 1, /*ready=*/false));
+    pair.infer_services.push_back(with_ready("InferService", "mindie-motor-vllm-0", "", false, "1 of 4 not ready"));
+    pair.instance_sets.push_back(with_ready("InstanceSet", "mindie-motor-vllm-0-controller", "controller", false,
+                                            "0 of 1 InferService replicas are ready"));
+    const auto r = build("team-a", pair, kNow);
+    CHECK_MESSAGE(r.at("ready").as_bool(), unready_text(r) << json::serialize(r.at("converging")));
+  }
+}
+
+// Issue 29: infer-operator's rescheduler deleted and re-created a gang decode instance every ~10 s while status,
+// wait and scale --wait said ready. Each incarnation of the workload has its own uid in the controllers' events.
+TEST_CASE("a gang instance whose workload is made again and again is named as being rebuilt, until it stays") {
+  auto cfg = test::valid_config();
+  test::deploy_of(cfg)["single_d_instance_pod_num"] = 2;  // decode: 2 pods per instance, gang-scheduled
+  const auto d = deployed(cfg);
+  auto in = all_ready(d);
+  in.pods.push_back(ready_pod("decode", 0, 1));
+  const std::string sts = "mindie-motor-vllm-0-decode-0";
+  in.workload_events.push_back(create_event(sts, "uid-1", "2027-01-15T07:59:20Z"));
+  in.workload_events.push_back(create_event(sts, "uid-2", "2027-01-15T07:59:31Z"));
+  in.workload_events.push_back(create_event(sts, "uid-3", "2027-01-15T07:59:42Z"));
+  in.workloads.push_back(live_statefulset("decode", 0, "uid-4", "2027-01-15T07:59:53Z"));  // 7 s before kNow
+
+  auto report = build("team-a", in, kNow);
+  CHECK_FALSE(report.at("ready").as_bool());
+  const auto& decode = role_of(report, "decode");
+  CHECK(decode.at("gang").as_bool());
+  const auto& rebuild = decode.at("instances").as_array()[0].at("rebuild").as_object();
+  CHECK(rebuild.at("workloads").as_int64() == 4);
+  CHECK(rebuild.at("since").as_string() == "2027-01-15T07:59:20Z");
+  CHECK(rebuild.at("latest").as_string() == "2027-01-15T07:59:53Z");
+  CHECK(rebuild.at("ongoing").as_bool());
+  CHECK(unready_text(report).find("role decode instance 0: infer-operator is rebuilding it: "
+                                  "statefulset/mindie-motor-vllm-0-decode-0 was made 4 times since 07:59:20 UTC, "
+                                  "last at 07:59:53 UTC") != std::string::npos);
+  // The advice never is to delete the workload (that starts the loop): it names what ends it.
+  CHECK(unready_text(report).find("kubectl delete") == std::string::npos);
+  CHECK(unready_text(report).find("it stops when no instance of that name is left for it to delete: kubectl mindie "
+                                  "delete -n team-a --wait, then deploy again") != std::string::npos);
+  CHECK(view(report, false).find("Rebuilding") != std::string::npos);
+  // A watcher judges again when the quiet period ends.
+  REQUIRE(report.typed.recheck_at.has_value());
+  CHECK(*report.typed.recheck_at == 1'800'000'000 - 7 + status::kRebuildQuietSeconds);
+
+  SUBCASE("a pod of the instance terminating keeps it under way however long ago the last one was made") {
+    in.pods.back() = terminating_pod("decode", 0, 1);
+    const auto later = build("team-a", in, kNow + std::chrono::minutes(10));
+    CHECK(role_of(later, "decode").at("instances").as_array()[0].at("rebuild").at("ongoing").as_bool());
+  }
+  SUBCASE("left alone for the quiet period, it is history and the instance counts again") {
+    const auto later = build("team-a", in, kNow + std::chrono::seconds(status::kRebuildQuietSeconds));
+    CHECK(later.at("ready").as_bool());
+    CHECK_FALSE(role_of(later, "decode").at("instances").as_array()[0].at("rebuild").at("ongoing").as_bool());
+    CHECK_FALSE(later.typed.recheck_at.has_value());
+  }
+  SUBCASE("made twice with nothing going is a re-creation (scaled in and out again), not a rebuild") {
+    in.workload_events.resize(1);
+    const auto r = build("team-a", in, kNow);
+    CHECK(r.at("ready").as_bool());
+    CHECK(role_of(r, "decode").at("instances").as_array()[0].at("rebuild").is_null());
+  }
+  SUBCASE("a role without gang scheduling is never judged so (the rescheduler ignores its pod deletions)") {
+    auto plain = all_ready(deployed(test::valid_config()));
+    plain.workload_events = in.workload_events;
+    for (auto& e : plain.workload_events)
+      e.as_object()["involvedObject"].as_object()["name"] = "mindie-motor-vllm-0-prefill-0";
+    const auto r = build("team-a", plain, kNow);
+    CHECK(r.at("ready").as_bool());
+    CHECK(role_of(r, "prefill").at("instances").as_array()[0].at("rebuild").is_null());
+  }
+}
