@@ -8,6 +8,7 @@
 #include "cmd/adopt.h"
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
+#include "cmd/gang_instances.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
@@ -33,7 +34,10 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
-       "object");
+       "object")
+      ("operator-restarted", po::bool_switch(&flags.operator_restarted),
+       "infer-operator was restarted after the pods of the gang role's removed instances were gone: scale such a "
+       "role out onto them (refused otherwise: the operator would rebuild them in a loop)");
   flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
@@ -369,6 +373,9 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
     }
   }
 
+  // Before any write: a gang role scaled out onto instances infer-operator would rebuild for ever.
+  refuse_gang_rebuild_loop(client, namespace_, *iss, changes, flags_.operator_restarted);
+
   std::vector<std::string> roles;
   std::map<std::string, int> live_counts;
   for (const auto& [role, n] : targets) roles.push_back(role);
@@ -503,6 +510,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
         client, namespace_, iss_name, gang_counts, opts,
         "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
             " and the baseline both say " + counts_text(target) + ")");
+  if (!opts.dry_run) record_gang_instances(client, namespace_, *iss, changes, flags_.operator_restarted, opts, printer);
 
   if (printer.format() == "json" || printer.format() == "yaml") {
     printer.object(result);

@@ -26,6 +26,9 @@ struct ScaleFlags {
   std::optional<int> encode;   ///< --encode: encode instances (multi_deployment with e_instances_num)
   std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
+  /// --operator-restarted: infer-operator restarted after the pods of a gang role's removed instances were gone, so
+  /// it holds no fault record that would rebuild them in a loop (cmd/gang_instances.h).
+  bool operator_restarted = false;
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   LockFlags lock;  ///< --lock-timeout
   WaitAfterFlags wait;  ///< --wait, --timeout

@@ -139,3 +139,67 @@ TEST_CASE("instances_on_other_templates counts workloads whose template hash is 
 TEST_CASE("pod_group_prefix follows the operator's podgroup_manager") {
   CHECK(operator_rules::pod_group_prefix("mindie-motor-vllm", 0, "decode") + "3" == "pg-mindie-motor-vllm-0-decode-3");
 }
+
+// Issue 29: decode 2 -> 1 -> 2 on the real operator re-created the new decode-1 StatefulSet every ~10 s, 42 times in
+// 4 minutes (rescheduling.go: the record left by the removed instance's pods deletes any later instance of its name).
+TEST_CASE("gang_scale_out_refusal: no scale-out onto removed instances until the operator restarted") {
+  operator_rules::GangScaleOut s;
+  s.ns = "team-a";
+  s.role = "decode";
+  s.workload_prefix = "mindie-motor-vllm-0-decode-";
+  s.from = 1;
+  s.to = 2;
+  CHECK(operator_rules::gang_scale_out_refusal(s).empty());  // never removed: nothing recorded
+
+  s.removed = {{1, "2026-12-05T06:01:02Z"}};
+  const std::string why = operator_rules::gang_scale_out_refusal(s);
+  CHECK(why.find("scaling role decode out to 2 instances would start infer-operator's rebuild loop: kubectl-mindie "
+                 "removed the instance(s) mindie-motor-vllm-0-decode-1 (removed 2026-12-05T06:01:02Z)") == 0);
+  CHECK(why.find("kubectl rollout restart deployment/infer-operator-manager -n mindx-dl") != std::string::npos);
+  CHECK(why.find("--operator-restarted") != std::string::npos);
+  CHECK(why.find("nothing was changed") != std::string::npos);
+
+  SUBCASE("the restart the user confirms cleared the records") {
+    s.operator_restarted = true;
+    CHECK(operator_rules::gang_scale_out_refusal(s).empty());
+  }
+  SUBCASE("pods of a removed instance still going record a fault when they are gone: refused even after a restart") {
+    s.operator_restarted = true;
+    s.leftover_pods = {{"mindie-motor-vllm-0-decode-1-0", 1}, {"mindie-motor-vllm-0-decode-1-1", 1},
+                       {"mindie-motor-vllm-0-decode-0-0", 0}};
+    const std::string going = operator_rules::gang_scale_out_refusal(s);
+    CHECK(going.find("2 pod(s) of removed instances are still going (mindie-motor-vllm-0-decode-1-0, "
+                     "mindie-motor-vllm-0-decode-1-1)") != std::string::npos);
+    CHECK(going.find("Wait until they are gone") != std::string::npos);
+  }
+  SUBCASE("instances removed above the new count do not matter, nor does a scale-in") {
+    s.removed = {{3, "2026-12-05T06:01:02Z"}};
+    CHECK(operator_rules::gang_scale_out_refusal(s).empty());
+    s.removed = {{1, "2026-12-05T06:01:02Z"}};
+    s.to = 1;
+    CHECK(operator_rules::gang_scale_out_refusal(s).empty());
+  }
+}
+
+TEST_CASE("removed_gang_instances: the annotation adds removed instances, keeps the first removal, skips junk") {
+  json::object ist{{"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation,
+                                                   R"({"1":"2026-12-05T06:00:00Z","x":"junk","123456":"t"})"}}}}}};
+  auto removed = operator_rules::removed_gang_instances(json::value(ist));
+  CHECK(removed == std::map<int, std::string>{{1, "2026-12-05T06:00:00Z"}});
+  CHECK(operator_rules::removed_gang_instances_value(removed, 1, 3, "2026-12-05T07:00:00Z") ==
+        R"({"1":"2026-12-05T06:00:00Z","2":"2026-12-05T07:00:00Z"})");
+  ist["metadata"].as_object()["annotations"].as_object()[operator_rules::kRemovedGangInstancesAnnotation] = "{not json";
+  CHECK(operator_rules::removed_gang_instances(json::value(ist)).empty());
+}
+
+// Issue 29: status and deploy advised deleting a gang instance's workload, which starts the loop on the real operator.
+TEST_CASE("recreate_advice: delete the workload of a plain role, never of a gang role") {
+  const std::vector<std::string> old{"statefulset/mindie-motor-vllm-0-decode-0"};
+  CHECK(operator_rules::recreate_advice("team-a", "prefill", false, {"deployment/x"}) ==
+        "delete it and the operator makes it again from the current one: kubectl delete -n team-a deployment/x");
+  const std::string gang = operator_rules::recreate_advice("team-a", "decode", true, old);
+  CHECK(gang.find("kubectl delete") == std::string::npos);
+  CHECK(gang.find("do not delete a gang instance's workload: infer-operator would rebuild it in a loop") == 0);
+  CHECK(gang.find("kubectl mindie scale -n team-a --decode N") != std::string::npos);
+  CHECK(gang.find("kubectl mindie delete -n team-a --wait and deploy again") != std::string::npos);
+}
