@@ -159,7 +159,8 @@ func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operat
 		return fmt.Errorf("cannot create the controller manager: %w", err)
 	}
 
-	// core/v1 Events, folded by the event correlator (count), as the real operator's recorder writes them.
+	// core/v1 Events, folded by the event correlator (count), as the real operator's recorder writes them, from the
+	// InstanceSet controller (its only events).
 	cs, err := typedcorev1.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operat
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.Events("")})
 	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: operator.Component})
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: operator.InstanceSetControllerName})
 
 	if err := operator.Setup(mgr, f, recorder); err != nil {
 		return fmt.Errorf("cannot set up the infer-operator controllers: %w", err)

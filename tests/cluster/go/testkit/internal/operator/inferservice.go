@@ -76,6 +76,7 @@ func (r *inferServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			continue
 		}
 		desired := copyValue(raw).(map[string]any)
+		addServiceMetadata(desired)
 		if ist, ok := existing[role.Name]; ok {
 			current, _, _ := unstructured.NestedMap(ist.Object, "spec")
 			// An HPA owns the replicas of an InstanceSet it scales: a replicas-only difference is none, and an update

@@ -46,6 +46,7 @@ func (r *inferServiceSetReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if template == nil {
 		template = map[string]any{}
 	}
+	addRolesServiceMetadata(template)
 
 	list := NewList(InferServiceGVK)
 	if err := r.client.List(ctx, list, client.InNamespace(iss.GetNamespace()),

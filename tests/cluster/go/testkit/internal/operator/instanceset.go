@@ -2,8 +2,10 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -79,7 +81,7 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	service, roleName := labels[LabelInferService], labels[LabelInstanceSet]
 	replicas := int(*role.Replicas)
 
-	scaling, err := r.reconcileHPA(ctx, ist, &role, service, roleName)
+	scaling, err := r.reconcileHPA(ctx, ist, &role)
 	if err != nil {
 		return requeueOnConflict(err)
 	}
@@ -113,20 +115,22 @@ func (r *instanceSetReconciler) refuse(ist *unstructured.Unstructured, msg strin
 	r.recorder.Event(ist, corev1.EventTypeWarning, ReasonValidateError, msg)
 }
 
-// validate is the real operator's InstanceSet validation, in its order: gang scheduling needs the PodGroup CRD,
-// replicas must be set and not negative, the InferService and role labels must be there, every port of a
-// NodePort role Service needs a nodePort, and the workload must be a Deployment or StatefulSet whose spec
-// parses. It returns the refusal's message, "" when the InstanceSet is accepted.
+// validate is the real operator's InstanceSet validation, in its order and with its messages: gang scheduling needs
+// the PodGroup CRD, replicas must be set and not negative, the InferService and role labels must be there, every
+// port of a NodePort role Service needs a nodePort, and the workload must be a Deployment or StatefulSet whose
+// spec parses. It returns the refusal's message, "" when the InstanceSet is accepted (models
+// instanceset_controller.go validate and validateServices, workload_reconciler.go Validate, the handlers'
+// Validate).
 func (r *instanceSetReconciler) validate(ist *unstructured.Unstructured, role *roleSpec) string {
 	labels := ist.GetLabels()
 	if labels[LabelGangSchedule] == "true" && !r.supportPodGroup {
-		return "gang schedule is enabled but the PodGroup CRD (podgroups.scheduling.volcano.sh) is not supported"
+		return "label gang-schedule is true, but PodGroup not supported now, please check if volcano installed in k8s"
 	}
 	if role.Replicas == nil {
-		return "instanceSet replicas is nil"
+		return "jobSpec is not valid: replicas cannot be nil"
 	}
 	if *role.Replicas < 0 {
-		return fmt.Sprintf("instanceSet replicas can not be negative, but got %d", *role.Replicas)
+		return fmt.Sprintf("jobSpec is not valid: replicas can not be negative num, but but got %d", *role.Replicas)
 	}
 	for _, key := range []string{LabelInferService, LabelInstanceSet} {
 		if _, ok := labels[key]; !ok {
@@ -139,23 +143,31 @@ func (r *instanceSetReconciler) validate(ist *unstructured.Unstructured, role *r
 		}
 		for _, p := range s.Spec.Ports {
 			if p.NodePort == 0 {
-				return "service " + s.Name + " of type NodePort must specify a non-zero nodePort"
+				return fmt.Sprintf("nodePort of service<%s> should config as non-zero", s.Name)
 			}
 		}
 	}
-	if role.Workload.APIVersion != "apps/v1" ||
-		(role.Workload.Kind != "Deployment" && role.Workload.Kind != "StatefulSet") {
-		return fmt.Sprintf("workload %s %s is not supported: apps/v1 Deployment or StatefulSet",
-			role.Workload.APIVersion, role.Workload.Kind)
+	kind, err := role.Workload.handlerKind()
+	if err != nil {
+		return err.Error()
+	}
+	return validWorkloadSpec(kind, role.Spec)
+}
+
+// validWorkloadSpec: the role's spec must be there and decode as the kind's spec (the handlers'
+// parseStatefulSetWithScheme / parseDeploymentWithScheme); "" when it does.
+func validWorkloadSpec(kind string, spec json.RawMessage) string {
+	if len(spec) == 0 {
+		return "raw extension is empty"
 	}
 	var err error
-	if role.Workload.Kind == "StatefulSet" {
-		err = jsonInto(role.Spec, &appsv1.StatefulSetSpec{})
+	if kind == "StatefulSet" {
+		err = json.Unmarshal(spec, &appsv1.StatefulSetSpec{})
 	} else {
-		err = jsonInto(role.Spec, &appsv1.DeploymentSpec{})
+		err = json.Unmarshal(spec, &appsv1.DeploymentSpec{})
 	}
 	if err != nil {
-		return fmt.Sprintf("spec is not a valid %s spec: %v", role.Workload.Kind, err)
+		return fmt.Sprintf("failed to unmarshal RawExtension to %sSpec: %v", kind, err)
 	}
 	return ""
 }
@@ -208,7 +220,7 @@ func (r *instanceSetReconciler) reconcileWorkloads(ctx context.Context, ist *uns
 	}
 	for _, entry := range role.Services {
 		svc := newRoleService(ist, entry, service, roleName, offset)
-		if err := r.createRoleService(ctx, ist, svc); err != nil {
+		if err := r.createRoleService(ctx, ist, entry.Name, svc); err != nil {
 			return err
 		}
 	}
@@ -248,8 +260,10 @@ func beyond(labels map[string]string, replicas int) bool {
 
 // createRoleService creates a role Service unless it exists. The lookup is the label-filtered cache (A7): a Service
 // of that name without the operator's label looks missing, its create is refused (AlreadyExists) and reported like
-// any other refusal.
-func (r *instanceSetReconciler) createRoleService(ctx context.Context, ist *unstructured.Unstructured, svc *corev1.Service) error {
+// any other refusal: a ServiceCreateError event naming the role.services entry, and an error, so the reconcile is
+// retried with the controller's backoff (models instanceset_controller.go checkOrCreateService).
+func (r *instanceSetReconciler) createRoleService(ctx context.Context, ist *unstructured.Unstructured, entry string,
+	svc *corev1.Service) error {
 	existing := &corev1.Service{}
 	err := r.client.Get(ctx, client.ObjectKeyFromObject(svc), existing)
 	if err == nil {
@@ -267,7 +281,7 @@ func (r *instanceSetReconciler) createRoleService(ctx context.Context, ist *unst
 		return nil // ours, made by an earlier reconcile the cache has not seen yet
 	}
 	r.recorder.Event(ist, corev1.EventTypeWarning, ReasonServiceCreateError,
-		fmt.Sprintf("create service %s failed: %v", svc.Name, err))
+		fmt.Sprintf("Failed to create service %s: %v", entry, err))
 	return fmt.Errorf("create service %s: %w", svc.Name, err)
 }
 
@@ -345,14 +359,30 @@ func (r *instanceSetReconciler) ensureInstance(ctx context.Context, ist *unstruc
 }
 
 // writeStatus (C1): replicas = spec.replicas, readyReplicas = the ready workloads carrying the InstanceSet's labels,
-// Ready when readyReplicas ≥ replicas; for an HPA role, where autoscaling/v2 is served (the HPA path), also
-// labelSelector and scalingResourceStatus.
+// Ready when readyReplicas ≥ replicas (models instanceset_controller.go getNewStatus). Where autoscaling/v2 is served
+// the HPA path runs for every role and writes labelSelector; scalingResourceStatus is what it returned, nothing
+// for a role without an HPA (infer-operator-rules.md addendum).
 func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec,
 	service, roleName string, replicas int, scaling *scalingStatus) error {
-	list := newWorkloadList(role.Workload.Kind)
-	if err := r.client.List(ctx, list, client.InNamespace(ist.GetNamespace()),
-		client.MatchingLabels{LabelInferService: service, LabelInstanceSet: roleName, LabelOperator: "true"}); err != nil {
+	st, err := r.workloadStatus(ctx, ist, role.Workload.Kind, replicas)
+	if err != nil {
 		return err
+	}
+	st.LabelSelector, st.ScalingResourceStatus = "", nil
+	if r.hpaServed {
+		st.LabelSelector = LabelInferService + "=" + service + "," + LabelInstanceSet + "=" + roleName
+		st.ScalingResourceStatus = scaling
+	}
+	return writeStatus(ctx, r.client, ist, st)
+}
+
+// workloadStatus is the InstanceSet's current status with replicas, readyReplicas, observedGeneration and the
+// Ready condition recomputed.
+func (r *instanceSetReconciler) workloadStatus(ctx context.Context, ist *unstructured.Unstructured, kind string,
+	replicas int) (setStatus, error) {
+	list := newWorkloadList(kind)
+	if err := r.client.List(ctx, list, client.InNamespace(ist.GetNamespace()), instanceSetSelector(ist)); err != nil {
+		return setStatus{}, err
 	}
 	_, ready := workloadItems(list)
 	readyCount := int32(0)
@@ -361,19 +391,16 @@ func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructur
 			readyCount++
 		}
 	}
-	st := nextStatus(ist)
+	st := currentStatus(ist)
+	st.Conditions = slices.Clone(st.Conditions)
 	st.Replicas = int32(replicas)
 	st.ReadyReplicas = readyCount
 	st.ObservedGeneration = ist.GetGeneration()
-	if role.hpa() && r.hpaServed {
-		st.LabelSelector = LabelInferService + "=" + service + "," + LabelInstanceSet + "=" + roleName
-		st.ScalingResourceStatus = scaling
-	}
 	if st.ReadyReplicas >= st.Replicas {
-		st.setReady(true, "AllWorkLoadReady", "All workloads are ready")
+		st.setReady(true, "AllWorkLoadReady", "All WorkLoad replicas are ready")
 	} else {
 		st.setReady(false, "ReplicasNotReady",
 			fmt.Sprintf("%d of %d InferService replicas are ready", st.ReadyReplicas, st.Replicas))
 	}
-	return writeStatus(ctx, r.client, ist, st)
+	return st, nil
 }

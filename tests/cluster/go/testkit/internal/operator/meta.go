@@ -34,6 +34,9 @@ const (
 	AnnotationSchedulePolicy = "huawei.com/schedule_policy"
 	AnnotationGroupName      = "scheduling.k8s.io/group-name"
 
+	// LabelScalingOwnedBy names, on an HPA, the InstanceSet it scales (scaling/scaling_manager.go).
+	LabelScalingOwnedBy = "infer.huawei.com/scaling-owned-by"
+
 	// superPodPolicySuffix marks a schedule policy whose InstanceSets get the inferserviceid label (B3).
 	superPodPolicySuffix = "-sp"
 
@@ -47,8 +50,11 @@ const (
 	headlessPort     = 8080
 	headlessPortName = "infer"
 
-	// Component is the event source and the field manager of every write.
+	// Component is the field manager of every write.
 	Component = "infer-operator"
+	// InstanceSetControllerName is the InstanceSet controller's name and the source component of its events (the
+	// real recorder is mgr.GetEventRecorderFor(common.InstanceSetControllerName)).
+	InstanceSetControllerName = "instanceset-controller"
 )
 
 // The kinds this package reconciles or creates, all read as unstructured objects.
@@ -196,5 +202,31 @@ func copyValue(v any) any {
 		return out
 	default:
 		return v
+	}
+}
+
+// addServiceMetadata gives each role.services entry of a role an empty "metadata" when it has none: the real
+// controllers write roles back through their typed structs, in which the entry's metadata is a struct and always
+// encoded, so role Services round-trip as `metadata: {}` in InferService and InstanceSet specs
+// (infer-operator-rules.md addendum; cosmetic).
+func addServiceMetadata(role map[string]any) {
+	services, _ := role["services"].([]any)
+	for _, s := range services {
+		if entry, ok := s.(map[string]any); ok {
+			if _, has := entry["metadata"]; !has {
+				entry["metadata"] = map[string]any{}
+			}
+		}
+	}
+}
+
+// addRolesServiceMetadata applies addServiceMetadata to every role of an InferService spec.
+func addRolesServiceMetadata(spec any) {
+	m, _ := spec.(map[string]any)
+	roles, _ := m["roles"].([]any)
+	for _, r := range roles {
+		if role, ok := r.(map[string]any); ok {
+			addServiceMetadata(role)
+		}
 	}
 }

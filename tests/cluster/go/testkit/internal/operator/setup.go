@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -100,9 +101,16 @@ func Detect(ctx context.Context, c client.Reader) (Features, error) {
 	return f, nil
 }
 
-// operatorSelector: the real operator's caches of workloads, Services, PodGroups (and here HPAs) hold only objects
-// labelled as its own (A7).
-var operatorSelector = labels.SelectorFromSet(labels.Set{LabelOperator: "true"})
+// operatorSelector: the real operator's caches of workloads, Services and PodGroups hold only objects that carry its
+// label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with the value ""
+// (scaling_manager.go buildScalingResourceLabels), so the same selector finds them here.
+var operatorSelector = func() labels.Selector {
+	req, err := labels.NewRequirement(LabelOperator, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
+}()
 
 // CacheByObject is the per-type cache configuration the operator's watches need.
 func CacheByObject(f Features) map[client.Object]cache.ByObject {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -185,7 +186,8 @@ func newRoleService(ist *unstructured.Unstructured, entry roleService, service, 
 
 // newPodGroup is the Volcano PodGroup of a gang instance (B7): minMember = pods per instance, minResources = the
 // containers' requests (limits where a request is missing) times the pods; labels the InstanceSet's (without
-// inferserviceid) plus the indexer labels, annotations the InstanceSet's. Created once, never updated (D1).
+// inferserviceid) plus the indexer labels, annotations the InstanceSet's, `status: {}`. Created once, never updated
+// (D1).
 func newPodGroup(ist *unstructured.Unstructured, in instance, pods int32, template *corev1.PodTemplateSpec) *unstructured.Unstructured {
 	labels := copyMap(ist.GetLabels())
 	delete(labels, LabelInferServiceID)
@@ -202,6 +204,9 @@ func newPodGroup(ist *unstructured.Unstructured, in instance, pods int32, templa
 		spec["minResources"] = res
 	}
 	pg.Object["spec"] = spec
+	// The typed PodGroup's status is a struct, always encoded; Volcano's CRD has no status subresource, so the
+	// empty status is stored (infer-operator-rules.md addendum; cosmetic).
+	pg.Object["status"] = map[string]any{}
 	return pg
 }
 
@@ -303,4 +308,34 @@ func workloadItems(list client.ObjectList) ([]client.Object, []bool) {
 		}
 	}
 	return objs, ready
+}
+
+// workloadKind is the InstanceSet's workload kind, as the handler lookup accepts it (models common.WorkLoadTypeToGVK
+// and WorkLoadHandlerFactory.GetWorkLoadHandler): apps/v1 Deployment or StatefulSet.
+func workloadKind(ist *unstructured.Unstructured) (string, error) {
+	var w workloadType
+	if _, err := decodeField(ist, &w, "spec", "workload"); err != nil {
+		return "", err
+	}
+	return w.handlerKind()
+}
+
+// handlerKind: the apiVersion must parse, and only apps/v1 Deployment and StatefulSet have a handler.
+func (w workloadType) handlerKind() (string, error) {
+	gv, err := schema.ParseGroupVersion(w.APIVersion)
+	if err != nil {
+		return "", err
+	}
+	gvk := gv.WithKind(w.Kind)
+	if gv.String() == "apps/v1" && (w.Kind == "Deployment" || w.Kind == "StatefulSet") {
+		return w.Kind, nil
+	}
+	return "", fmt.Errorf("can not find workload handler for GVK %s", gvk)
+}
+
+// instanceSetSelector selects every workload of an InstanceSet: the indexer labels without the index.
+func instanceSetSelector(ist *unstructured.Unstructured) client.MatchingLabels {
+	l := ist.GetLabels()
+	return client.MatchingLabels{LabelInferService: l[LabelInferService], LabelInstanceSet: l[LabelInstanceSet],
+		LabelOperator: "true"}
 }
