@@ -28,7 +28,7 @@ bash tests/cluster/cluster.sh up "$work/cluster" --watch-pid $$
 export KUBECONFIG=$work/cluster/kubeconfig
 # The fake infer-operator prints "ready" once its caches are synced: reading that line is the synchronisation.
 mkfifo "$work/operator-ready"
-./build/testkit/mindie-fake-operator --kubeconfig "$KUBECONFIG" >"$work/operator-ready" \
+./build/testkit/mindie-fake-operator --kubeconfig "$KUBECONFIG" --max-backoff 30s >"$work/operator-ready" \
   2>"$work/cluster/logs/fake-operator.log" &
 operator_pid=$!
 read -r line <"$work/operator-ready"

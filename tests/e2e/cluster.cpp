@@ -229,7 +229,7 @@ class World {
 
   void start_operator() {
     std::string line;
-    operator_pid_ = start_daemon({FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_},
+    operator_pid_ = start_daemon({FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_, "--max-backoff", "30s"},
                                  dir_ + "/logs/fake-operator.log", line);
     if (line != "ready") {
       stop_daemon(operator_pid_);

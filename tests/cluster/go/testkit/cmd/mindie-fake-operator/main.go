@@ -2,11 +2,15 @@
 // InferService → InstanceSet → one StatefulSet or Deployment per instance) and for AIBrix's StormService controller,
 // run against a real API server (tests/cluster/cluster.sh).
 //
-//	mindie-fake-operator --kubeconfig FILE
+//	mindie-fake-operator --kubeconfig FILE [--max-backoff DURATION] [-v N]
 //
 // It watches all namespaces. Once its caches are synced and its controllers started it prints one line "ready" on
 // stdout; it logs to stderr; SIGTERM or SIGINT stop it with status 0. A kubeconfig it cannot load or an API server
-// it cannot reach is one line on stderr and status 1. No metrics or health-probe listener, no leader election.
+// it cannot reach is one line on stderr and status 1. Like the real operator it does not start without Volcano's
+// PodGroup CRD (where the infer-operator CRDs are installed): "unable to start manager: ..." on stderr, status 1,
+// no "ready". --max-backoff caps the per-item retry backoff of its controllers (default 1000s, controller-runtime's
+// default rate limiter as the real operator has it; tests pass a shorter one). No metrics or health-probe
+// listener, no leader election.
 package main
 
 import (
@@ -49,12 +53,14 @@ func main() {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster (required)")
 	verbosity := fs.Int("v", 0, "log verbosity (klog)")
+	maxBackoff := fs.Duration("max-backoff", operator.DefaultMaxBackoff,
+		"longest backoff between retries of a failed reconcile (controller-runtime's default: 1000s)")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if *kubeconfig == "" || fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "usage: %s --kubeconfig FILE\n", prog)
+	if *kubeconfig == "" || fs.NArg() > 0 || *maxBackoff <= 0 {
+		fmt.Fprintf(os.Stderr, "usage: %s --kubeconfig FILE [--max-backoff DURATION] [-v N]\n", prog)
 		os.Exit(2)
 	}
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -92,7 +98,10 @@ func main() {
 	if features.HPA, err = hpaServed(cfg); err != nil {
 		fail("cannot read the cluster's APIs: %v", err)
 	}
-	if err := run(ctx, cfg, scheme, features, storm); err != nil {
+	if err := operator.StartupError(features); err != nil {
+		fail("%v", err)
+	}
+	if err := run(ctx, cfg, scheme, features, storm, *maxBackoff); err != nil {
 		fail("%v", err)
 	}
 	klog.Flush()
@@ -135,9 +144,10 @@ func reachable(cfg *rest.Config) error {
 
 // run starts the manager, prints "ready" once its caches are synced and its controllers started, and returns when
 // it stops: nil after a signal.
-func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operator.Features, storm bool) error {
-	klog.Infof("infer-operator: %v (PodGroup CRD: %v, autoscaling/v2: %v); AIBrix StormService: %v", f.MindCluster,
-		f.PodGroup, f.HPA, storm)
+func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operator.Features, storm bool,
+	maxBackoff time.Duration) error {
+	klog.Infof("infer-operator: %v (PodGroup CRD: %v, autoscaling/v2: %v); AIBrix StormService: %v; max backoff %s",
+		f.MindCluster, f.PodGroup, f.HPA, storm, maxBackoff)
 
 	byObject := map[client.Object]cache.ByObject{}
 	maps.Copy(byObject, operator.CacheByObject(f))
@@ -170,12 +180,12 @@ func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operat
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: operator.InstanceSetControllerName})
 
-	if err := operator.Setup(mgr, f, recorder); err != nil {
+	if err := operator.Setup(ctx, mgr, f, recorder, maxBackoff); err != nil {
 		return fmt.Errorf("cannot set up the infer-operator controllers: %w", err)
 	}
 	watched := operator.Watched(f)
 	if storm {
-		if err := aibrix.Setup(mgr); err != nil {
+		if err := aibrix.Setup(mgr, maxBackoff); err != nil {
 			return fmt.Errorf("cannot set up the StormService controller: %w", err)
 		}
 		watched = append(watched, aibrix.Watched()...)

@@ -391,10 +391,10 @@ func Watched() []client.Object {
 	return []client.Object{operator.New(StormServiceGVK), &corev1.Pod{}}
 }
 
-// Setup registers the StormService controller with mgr.
-func Setup(mgr ctrl.Manager) error {
+// Setup registers the StormService controller with mgr; maxBackoff: see operator.RateLimiter.
+func Setup(mgr ctrl.Manager, maxBackoff time.Duration) error {
 	return builder.ControllerManagedBy(mgr).Named("stormservice").
-		WithOptions(controller.Options{RateLimiter: operator.RateLimiter()}).
+		WithOptions(controller.Options{RateLimiter: operator.RateLimiter(maxBackoff)}).
 		For(operator.New(StormServiceGVK)).
 		Owns(&corev1.Pod{}).
 		Complete(&reconciler{client: mgr.GetClient()})

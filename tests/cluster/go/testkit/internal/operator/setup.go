@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +39,9 @@ const (
 // decides once: a CRD installed later needs a restart (A3).
 type Features struct {
 	MindCluster bool // InferServiceSet, InferService and InstanceSet
-	PodGroup    bool // Volcano's PodGroup: gang roles are refused without it
+	// PodGroup: Volcano's PodGroup CRD. The operator does not start without it (StartupError); the InstanceSet
+	// validation's gang check (A3) remains, as in the real one.
+	PodGroup bool
 	// HPA: autoscaling/v2 HorizontalPodAutoscalers are served (Kubernetes 1.23 and later). The real operator takes
 	// its HPA path only then (infer-operator-rules.md C1); without it an HPA role gets no HPA.
 	HPA bool
@@ -102,8 +105,8 @@ func Detect(ctx context.Context, c client.Reader) (Features, error) {
 }
 
 // operatorSelector: the real operator's caches of workloads, Services and PodGroups hold only objects that carry its
-// label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with the value ""
-// (scaling_manager.go buildScalingResourceLabels), so the same selector finds them here.
+// label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with
+// the value "" (scaling_manager.go buildScalingResourceLabels), so the same selector finds them here.
 var operatorSelector = func() labels.Selector {
 	req, err := labels.NewRequirement(LabelOperator, selection.Exists, nil)
 	if err != nil {
@@ -112,7 +115,8 @@ var operatorSelector = func() labels.Selector {
 	return labels.NewSelector().Add(*req)
 }()
 
-// CacheByObject is the per-type cache configuration the operator's watches need.
+// CacheByObject is the per-type cache configuration the operator's watches need. Volcano's PodGroup is always in
+// it, as in the real operator's cache options: that is why it cannot start without the CRD (StartupError).
 func CacheByObject(f Features) map[client.Object]cache.ByObject {
 	if !f.MindCluster {
 		return nil
@@ -121,12 +125,10 @@ func CacheByObject(f Features) map[client.Object]cache.ByObject {
 		&appsv1.StatefulSet{}: {Label: operatorSelector},
 		&appsv1.Deployment{}:  {Label: operatorSelector},
 		&corev1.Service{}:     {Label: operatorSelector},
+		New(PodGroupGVK):      {Label: operatorSelector},
 	}
 	if f.HPA {
 		out[&autoscalingv2.HorizontalPodAutoscaler{}] = cache.ByObject{Label: operatorSelector}
-	}
-	if f.PodGroup {
-		out[New(PodGroupGVK)] = cache.ByObject{Label: operatorSelector}
 	}
 	return out
 }
@@ -139,29 +141,49 @@ func Watched(f Features) []client.Object {
 	}
 	out := []client.Object{
 		New(InferServiceSetGVK), New(InferServiceGVK), New(InstanceSetGVK),
-		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{},
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, New(PodGroupGVK),
 	}
 	if f.HPA {
 		out = append(out, &autoscalingv2.HorizontalPodAutoscaler{})
 	}
-	if f.PodGroup {
-		out = append(out, New(PodGroupGVK))
-	}
 	return out
 }
 
-// RateLimiter is the per-item backoff of every controller: the default's exponential start, capped at 30 s rather
-// than 1000 s so that a refused Service or a workload create retried after its cause went away does not wait long.
-func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, 30*time.Second)
+// StartupError is why the operator does not start: its cache options name Volcano's PodGroup, so without that CRD
+// the manager cannot be made ("unable to start manager", main.go; infer-operator-rules.md addendum, A3). Nil when
+// it can start. Without the infer-operator CRDs this fake runs its AIBrix model alone (the real one would not
+// start either).
+func StartupError(f Features) error {
+	if !f.MindCluster || f.PodGroup {
+		return nil
+	}
+	return fmt.Errorf("unable to start manager: failed to determine if *v1beta1.PodGroup is namespaced: "+
+		"no matches for kind %q in version %q", PodGroupGVK.Kind, PodGroupGVK.GroupVersion().String())
 }
 
-// Setup registers the three controllers with mgr.
-func Setup(mgr ctrl.Manager, f Features, recorder record.EventRecorder) error {
+// DefaultMaxBackoff is the longest per-item backoff of controller-runtime's default rate limiter.
+const DefaultMaxBackoff = 1000 * time.Second
+
+// RateLimiter is the per-item backoff of every controller: controller-runtime's default (5 ms doubling up to
+// 1000 s per item, and 10 retries a second with a burst of 100 overall), as the real operator's controllers have
+// no options. A shorter maxBackoff (--max-backoff) caps the doubling for tests that wait for a retry.
+func RateLimiter(maxBackoff time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	if maxBackoff <= 0 || maxBackoff == DefaultMaxBackoff {
+		return workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()
+	}
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxBackoff),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
+
+// Setup registers the three controllers with mgr. maxBackoff: see RateLimiter.
+func Setup(ctx context.Context, mgr ctrl.Manager, f Features, recorder record.EventRecorder,
+	maxBackoff time.Duration) error {
 	if !f.MindCluster {
 		return nil
 	}
-	opts := controller.Options{RateLimiter: RateLimiter()}
+	opts := controller.Options{RateLimiter: RateLimiter(maxBackoff)}
 	c := mgr.GetClient()
 	if err := builder.ControllerManagedBy(mgr).Named("inferserviceset").WithOptions(opts).
 		For(New(InferServiceSetGVK)).
@@ -179,12 +201,10 @@ func Setup(mgr ctrl.Manager, f Features, recorder record.EventRecorder) error {
 		For(New(InstanceSetGVK)).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{})
+		Owns(&corev1.Service{}).
+		Owns(New(PodGroupGVK))
 	if f.HPA {
 		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
-	}
-	if f.PodGroup {
-		b = b.Owns(New(PodGroupGVK))
 	}
 	return b.Complete(&instanceSetReconciler{
 		client:          c,

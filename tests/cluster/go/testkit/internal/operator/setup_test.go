@@ -2,11 +2,15 @@ package operator
 
 import (
 	"testing"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // A server without autoscaling/v2 (Kubernetes before 1.23) has no HPA path: the operator neither caches nor
@@ -50,6 +54,69 @@ func TestNoHPAWatchWithoutAutoscalingV2(t *testing.T) {
 		}
 		if cached != hpa || watched != hpa {
 			t.Errorf("HPA served %v: cached %v, watched %v", hpa, cached, watched)
+		}
+	}
+}
+
+// Models main.go: the manager's cache options name Volcano's PodGroup, so without its CRD the real operator stops
+// at "unable to start manager" (infer-operator-rules.md addendum, A3); with it, or without the infer-operator CRDs
+// at all (this fake then runs only its AIBrix model), it starts.
+func TestStartupNeedsThePodGroupCRD(t *testing.T) {
+	err := StartupError(Features{MindCluster: true})
+	want := `unable to start manager: failed to determine if *v1beta1.PodGroup is namespaced: no matches for kind ` +
+		`"PodGroup" in version "scheduling.volcano.sh/v1beta1"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	for _, f := range []Features{{MindCluster: true, PodGroup: true}, {}} {
+		if err := StartupError(f); err != nil {
+			t.Errorf("%+v: %v", f, err)
+		}
+	}
+}
+
+// Models main.go createCacheOptions: the caches select the operator label's presence, so the HPA (label value "")
+// and the operator's pods and workloads ("true") are seen, other objects not.
+func TestCachesSelectTheOperatorLabelsPresence(t *testing.T) {
+	for _, tc := range []struct {
+		set  labels.Set
+		want bool
+	}{{labels.Set{LabelOperator: "true"}, true}, {labels.Set{LabelOperator: ""}, true}, {labels.Set{"app": "x"}, false}} {
+		if got := operatorSelector.Matches(tc.set); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.set, got, tc.want)
+		}
+	}
+	podGroup := false
+	for o := range CacheByObject(Features{MindCluster: true, PodGroup: true}) {
+		podGroup = podGroup || o.GetObjectKind().GroupVersionKind() == PodGroupGVK
+	}
+	if !podGroup {
+		t.Error("the PodGroup cache is missing")
+	}
+}
+
+// Models controller-runtime's default rate limiter, which the real operator's controllers use (no options):
+// 5 ms doubling per failure of an item up to 1000 s. --max-backoff caps the doubling (the e2e tests' 30 s).
+func TestFailedReconcilesBackOffExponentially(t *testing.T) {
+	item := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "x"}}
+	for _, tc := range []struct {
+		max  time.Duration
+		last time.Duration
+	}{{DefaultMaxBackoff, 1000 * time.Second}, {30 * time.Second, 30 * time.Second}} {
+		rl := RateLimiter(tc.max)
+		var got []time.Duration
+		for range 40 {
+			got = append(got, rl.When(item))
+		}
+		if got[0] != 5*time.Millisecond || got[1] != 10*time.Millisecond || got[10] != 5120*time.Millisecond {
+			t.Errorf("max %s: first backoffs %v, want 5ms, 10ms, ... 5.12s", tc.max, got[:11])
+		}
+		if got[39] != tc.last {
+			t.Errorf("max %s: backoff after 40 failures %s, want %s", tc.max, got[39], tc.last)
+		}
+		rl.Forget(item)
+		if d := rl.When(item); d != 5*time.Millisecond {
+			t.Errorf("max %s: after success the backoff starts at %s, want 5ms", tc.max, d)
 		}
 	}
 }
