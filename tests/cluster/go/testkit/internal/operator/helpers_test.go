@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,11 +35,13 @@ func testScheme(t *testing.T) *runtime.Scheme {
 	return scheme
 }
 
-// testClient is a fake client holding objs, the three mindcluster kinds with a status subresource.
+// testClient is a fake client holding objs, the three mindcluster kinds with a status subresource, pods indexed by
+// node.
 func testClient(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) client.WithWatch {
 	t.Helper()
 	b := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(New(InstanceSetGVK), New(InferServiceGVK), New(InferServiceSetGVK))
+		WithStatusSubresource(New(InstanceSetGVK), New(InferServiceGVK), New(InferServiceSetGVK)).
+		WithIndex(&corev1.Pod{}, podNodeNameField, podNodeName)
 	if funcs != nil {
 		b = b.WithInterceptorFuncs(*funcs)
 	}
@@ -84,8 +87,15 @@ func testWorkload(role string, k int) *appsv1.StatefulSet {
 	}
 }
 
+// testPod is pod `ordinal` of instance k of role `role`, with the operator's labels.
+func testPod(role string, k, ordinal int) *corev1.Pod {
+	in := instance{namespace: testNS, service: "svc-0", role: role, index: k}
+	return &corev1.Pod{ObjectMeta: metav1ObjectMeta(in.workloadName()+"-"+strconv.Itoa(ordinal), in.labels(nil))}
+}
+
 func testReconciler(c client.Client) *instanceSetReconciler {
-	return &instanceSetReconciler{client: c, apiReader: c, recorder: record.NewFakeRecorder(100), supportPodGroup: true}
+	return &instanceSetReconciler{client: c, apiReader: c, recorder: record.NewFakeRecorder(100),
+		rescheduler: newRescheduler(c), supportPodGroup: true}
 }
 
 func reconcileOnce(t *testing.T, r *instanceSetReconciler, ist *unstructured.Unstructured) reconcile.Result {
@@ -109,6 +119,22 @@ func getWorkload(t *testing.T, c client.Client, name string) *appsv1.StatefulSet
 		return nil
 	}
 	return sts
+}
+
+// deleteCounter counts the deletes of each kind of object through the fake client.
+func deleteCounter(counts map[string]int) *interceptor.Funcs {
+	return &interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object,
+		opts ...client.DeleteOption) error {
+		switch obj.(type) {
+		case *appsv1.StatefulSet:
+			counts["StatefulSet"]++
+		case *appsv1.Deployment:
+			counts["Deployment"]++
+		case *corev1.Pod:
+			counts["Pod"]++
+		}
+		return c.Delete(ctx, obj, opts...)
+	}}
 }
 
 func metav1ObjectMeta(name string, labels map[string]string) metav1.ObjectMeta {

@@ -53,6 +53,8 @@ type instanceSetReconciler struct {
 	client    client.Client
 	apiReader client.Reader
 	recorder  record.EventRecorder
+	// rescheduler: the fault records and the rebuild of faulty workloads (rescheduling.go).
+	rescheduler *rescheduler
 	// supportPodGroup: Volcano's PodGroup CRD was established when the operator started (A3).
 	supportPodGroup bool
 	// hpaServed: autoscaling/v2 HorizontalPodAutoscalers were served when the operator started.
@@ -64,7 +66,9 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.client.Get(ctx, req.NamespacedName, ist); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// An InstanceSet seen being deleted (foreground deletion, a finalizer) takes its fault records with it.
 	if ist.GetDeletionTimestamp() != nil {
+		r.rescheduler.cleanupInstanceSet(ist.GetName())
 		return ctrl.Result{}, nil
 	}
 	var role roleSpec
@@ -77,6 +81,8 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.refuse(ist, msg)
 		return ctrl.Result{}, nil
 	}
+	// Faulty workloads go first; whatever happens there, the reconcile goes on.
+	r.doRescheduling(ctx, ist, &role)
 	labels := ist.GetLabels()
 	service, roleName := labels[LabelInferService], labels[LabelInstanceSet]
 	replicas := int(*role.Replicas)
@@ -113,6 +119,24 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *instanceSetReconciler) refuse(ist *unstructured.Unstructured, msg string) {
 	klog.Errorf("InstanceSet %s/%s is invalid: %s", ist.GetNamespace(), ist.GetName(), msg)
 	r.recorder.Event(ist, corev1.EventTypeWarning, ReasonValidateError, msg)
+}
+
+// doRescheduling runs the rescheduler for this InstanceSet and refreshes the status of the other InstanceSets
+// whose unready workloads it deleted for priority; this InstanceSet's status is written at the end of the
+// reconcile. A failure is only logged (models instanceset_controller.go doRescheduling).
+func (r *instanceSetReconciler) doRescheduling(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec) {
+	others, err := r.rescheduler.reschedule(ctx, ist, role)
+	if err != nil {
+		klog.Warningf("InstanceSet %s/%s rescheduling failed, continue to reconcile workloads: %v",
+			ist.GetNamespace(), ist.GetName(), err)
+		return
+	}
+	for _, other := range others {
+		if err := r.refreshStatus(ctx, other); err != nil {
+			klog.Warningf("update status of InstanceSet %s/%s after rescheduling: %v", other.GetNamespace(),
+				other.GetName(), err)
+		}
+	}
 }
 
 // validate is the real operator's InstanceSet validation, in its order and with its messages: gang scheduling needs
@@ -372,6 +396,20 @@ func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructur
 	if r.hpaServed {
 		st.LabelSelector = LabelInferService + "=" + service + "," + LabelInstanceSet + "=" + roleName
 		st.ScalingResourceStatus = scaling
+	}
+	return writeStatus(ctx, r.client, ist, st)
+}
+
+// refreshStatus recomputes the workload counts of an InstanceSet and keeps the rest of its status (the status
+// update doRescheduling makes for the InstanceSets it touched).
+func (r *instanceSetReconciler) refreshStatus(ctx context.Context, ist *unstructured.Unstructured) error {
+	var role roleSpec
+	if _, err := decodeField(ist, &role, "spec"); err != nil || role.Replicas == nil {
+		return err
+	}
+	st, err := r.workloadStatus(ctx, ist, role.Workload.Kind, int(*role.Replicas))
+	if err != nil {
+		return err
 	}
 	return writeStatus(ctx, r.client, ist, st)
 }

@@ -34,6 +34,15 @@ const (
 	AnnotationSchedulePolicy = "huawei.com/schedule_policy"
 	AnnotationGroupName      = "scheduling.k8s.io/group-name"
 
+	// The rescheduler's keys (common/constant.go): MindCluster's fault handling writes a pod's health into
+	// AnnotationPodStatus ("Unhealthy..."; a business fault ends in businessFaultSuffix and counts against the
+	// pod's LabelFaultRetryTimes); the rescheduler marks a workload to rebuild with AnnotationDeletingTrigger.
+	AnnotationPodStatus       = "huawei.com/pod-status"
+	AnnotationDeletingTrigger = "infer.huawei.com/deleting-trigger"
+	LabelFaultRetryTimes      = "fault-retry-times"
+	unhealthyStatusPrefix     = "Unhealthy"
+	businessFaultSuffix       = "pod-failed"
+
 	// LabelScalingOwnedBy names, on an HPA, the InstanceSet it scales (scaling/scaling_manager.go).
 	LabelScalingOwnedBy = "infer.huawei.com/scaling-owned-by"
 

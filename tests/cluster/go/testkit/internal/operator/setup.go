@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -104,8 +106,8 @@ func Detect(ctx context.Context, c client.Reader) (Features, error) {
 	return f, nil
 }
 
-// operatorSelector: the real operator's caches of workloads, Services and PodGroups hold only objects that carry its
-// label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with
+// operatorSelector: the real operator's caches of workloads, Services, pods and PodGroups hold only objects that
+// carry its label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with
 // the value "" (scaling_manager.go buildScalingResourceLabels), so the same selector finds them here.
 var operatorSelector = func() labels.Selector {
 	req, err := labels.NewRequirement(LabelOperator, selection.Exists, nil)
@@ -116,7 +118,8 @@ var operatorSelector = func() labels.Selector {
 }()
 
 // CacheByObject is the per-type cache configuration the operator's watches need. Volcano's PodGroup is always in
-// it, as in the real operator's cache options: that is why it cannot start without the CRD (StartupError).
+// it, as in the real operator's cache options: that is why it cannot start without the CRD (StartupError). The
+// operator's pods have a cache of their own (Setup), since the AIBrix model selects its pods by another label.
 func CacheByObject(f Features) map[client.Object]cache.ByObject {
 	if !f.MindCluster {
 		return nil
@@ -141,7 +144,7 @@ func Watched(f Features) []client.Object {
 	}
 	out := []client.Object{
 		New(InferServiceSetGVK), New(InferServiceGVK), New(InstanceSetGVK),
-		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, New(PodGroupGVK),
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, New(PodGroupGVK), &corev1.Node{},
 	}
 	if f.HPA {
 		out = append(out, &autoscalingv2.HorizontalPodAutoscaler{})
@@ -177,7 +180,46 @@ func RateLimiter(maxBackoff time.Duration) workqueue.TypedRateLimiter[reconcile.
 	)
 }
 
-// Setup registers the three controllers with mgr. maxBackoff: see RateLimiter.
+// workloadPredicate: the InstanceSet controller ignores the creation of what it owns (its own creates), and
+// reconciles on updates and deletions (models instanceset_controller.go WorkLoadPredicate).
+func workloadPredicate() predicate.Funcs {
+	return predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { return false }}
+}
+
+// podGroupPredicate: only a PodGroup's deletion reconciles its InstanceSet (models instanceset_controller.go
+// PodGroupPredicate).
+func podGroupPredicate() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(event.UpdateEvent) bool { return false },
+	}
+}
+
+// podCache is the operator's pod cache, run by the manager with its other caches (synced before any controller
+// starts, and so before "ready").
+type podCache struct{ cache.Cache }
+
+func (c podCache) GetCache() cache.Cache { return c.Cache }
+
+// newPodCache makes the pod cache: operator-labelled pods only, indexed by spec.nodeName for the node-pod cleaner.
+func newPodCache(ctx context.Context, mgr ctrl.Manager) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(),
+		Scheme:     mgr.GetScheme(),
+		Mapper:     mgr.GetRESTMapper(),
+		ByObject:   map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: operatorSelector}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.IndexField(ctx, &corev1.Pod{}, podNodeNameField, podNodeName); err != nil {
+		return nil, fmt.Errorf("register pod nodeName field index failed: %w", err)
+	}
+	return c, mgr.Add(podCache{c})
+}
+
+// Setup registers the controllers with mgr: InferServiceSet, InferService and InstanceSet, the rescheduler's pod
+// handlers and the node-pod cleaner. maxBackoff: see RateLimiter.
 func Setup(ctx context.Context, mgr ctrl.Manager, f Features, recorder record.EventRecorder,
 	maxBackoff time.Duration) error {
 	if !f.MindCluster {
@@ -185,31 +227,52 @@ func Setup(ctx context.Context, mgr ctrl.Manager, f Features, recorder record.Ev
 	}
 	opts := controller.Options{RateLimiter: RateLimiter(maxBackoff)}
 	c := mgr.GetClient()
-	if err := builder.ControllerManagedBy(mgr).Named("inferserviceset").WithOptions(opts).
+	if err := builder.ControllerManagedBy(mgr).Named("inferserviceset-controller").WithOptions(opts).
 		For(New(InferServiceSetGVK)).
 		Owns(New(InferServiceGVK)).
 		Complete(&inferServiceSetReconciler{client: c}); err != nil {
 		return err
 	}
-	if err := builder.ControllerManagedBy(mgr).Named("inferservice").WithOptions(opts).
+	if err := builder.ControllerManagedBy(mgr).Named("inferservice-controller").WithOptions(opts).
 		For(New(InferServiceGVK)).
 		Owns(New(InstanceSetGVK)).
 		Complete(&inferServiceReconciler{client: c}); err != nil {
 		return err
 	}
-	b := builder.ControllerManagedBy(mgr).Named("instanceset").WithOptions(opts).
+	pods, err := newPodCache(ctx, mgr)
+	if err != nil {
+		return err
+	}
+	rescheduler := newRescheduler(c)
+	if err := rescheduler.watchPods(ctx, pods); err != nil {
+		return fmt.Errorf("setup rescheduler failed: %w", err)
+	}
+	if err := setupInstanceSetController(mgr, f, opts, recorder, rescheduler); err != nil {
+		return err
+	}
+	return builder.ControllerManagedBy(mgr).Named("node-pod-cleaner-controller").WithOptions(opts).
+		For(&corev1.Node{}, builder.WithPredicates(nodeNotReadyPredicate())).
+		Complete(&nodePodCleaner{client: c, pods: pods})
+}
+
+// setupInstanceSetController: the InstanceSet controller and what it owns (models instanceset_controller.go
+// SetupWithManager).
+func setupInstanceSetController(mgr ctrl.Manager, f Features, opts controller.Options, recorder record.EventRecorder,
+	rescheduler *rescheduler) error {
+	b := builder.ControllerManagedBy(mgr).Named(InstanceSetControllerName).WithOptions(opts).
 		For(New(InstanceSetGVK)).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(New(PodGroupGVK))
+		Owns(&appsv1.StatefulSet{}, builder.WithPredicates(workloadPredicate())).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(workloadPredicate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(workloadPredicate())).
+		Owns(New(PodGroupGVK), builder.WithPredicates(podGroupPredicate()))
 	if f.HPA {
 		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
 	}
 	return b.Complete(&instanceSetReconciler{
-		client:          c,
+		client:          mgr.GetClient(),
 		apiReader:       mgr.GetAPIReader(),
 		recorder:        recorder,
+		rescheduler:     rescheduler,
 		supportPodGroup: f.PodGroup,
 		hpaServed:       f.HPA,
 	})

@@ -4,12 +4,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -118,5 +120,22 @@ func TestFailedReconcilesBackOffExponentially(t *testing.T) {
 		if d := rl.When(item); d != 5*time.Millisecond {
 			t.Errorf("max %s: after success the backoff starts at %s, want 5ms", tc.max, d)
 		}
+	}
+}
+
+// Models instanceset_controller.go WorkLoadPredicate and PodGroupPredicate: the creation of a workload, Service or
+// PodGroup does not reconcile the InstanceSet; updates and deletions of the first three do, of a PodGroup only its
+// deletion.
+func TestInstanceSetIgnoresCreatesOfWhatItOwns(t *testing.T) {
+	w, pg := workloadPredicate(), podGroupPredicate()
+	sts := &appsv1.StatefulSet{}
+	if w.Create(event.CreateEvent{Object: sts}) || !w.Update(event.UpdateEvent{ObjectOld: sts, ObjectNew: sts}) ||
+		!w.Delete(event.DeleteEvent{Object: sts}) {
+		t.Error("workload predicate: want create false, update and delete true")
+	}
+	group := New(PodGroupGVK)
+	if pg.Create(event.CreateEvent{Object: group}) || pg.Update(event.UpdateEvent{ObjectOld: group, ObjectNew: group}) ||
+		!pg.Delete(event.DeleteEvent{Object: group}) {
+		t.Error("PodGroup predicate: want only delete true")
 	}
 }
