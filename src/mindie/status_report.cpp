@@ -145,11 +145,12 @@ std::int64_t event_time(const json::value& e, std::string_view field) {
   return util::parse_rfc3339(when).value_or(0);
 }
 
-/// Each incarnation of workload `name` of `kind` (StatefulSet, Deployment): its uid -> when it began. From the
-/// controllers' events about it, and from the live workload (`live`, may be null) whose events may not be written
-/// yet.
+/// Each incarnation of workload `name` of `kind` (StatefulSet, Deployment) since `since` (seconds since the epoch;
+/// 0: all): its uid -> when it began. From the controllers' events about it, and from the live workload (`live`, may
+/// be null) whose events may not be written yet.
 std::map<std::string, std::int64_t> workload_incarnations(const json::array& events, const std::string& kind,
-                                                          const std::string& name, const json::value* live) {
+                                                          const std::string& name, const json::value* live,
+                                                          std::int64_t since) {
   std::map<std::string, std::int64_t> began;
   for (const auto& e : events) {
     if (str(find(&e, {"involvedObject", "kind"})) != kind || str(find(&e, {"involvedObject", "name"})) != name)
@@ -157,6 +158,7 @@ std::map<std::string, std::int64_t> workload_incarnations(const json::array& eve
     const std::string uid = str(find(&e, {"involvedObject", "uid"}));
     if (uid.empty()) continue;
     const std::int64_t t = event_time(e, "firstTimestamp");
+    if (t < since) continue;
     const auto [it, added] = began.try_emplace(uid, t);
     if (!added && t != 0 && (it->second == 0 || t < it->second)) it->second = t;
   }
@@ -168,11 +170,15 @@ std::map<std::string, std::int64_t> workload_incarnations(const json::array& eve
   return began;
 }
 
-/// Whether infer-operator has made instance workload `name` more than once, and whether it still is at it (see
-/// Rebuild). `live` is the current workload (null when there is none right now: deleted, about to be made again).
+/// Whether infer-operator has made instance workload `name` more than once since its InstanceSet was made
+/// (`instance_set_created`, seconds since the epoch, 0 when unknown: the operator's fault records live and die with
+/// the InstanceSet, and the workloads of an earlier deployment of the same name are not this one's), and whether it
+/// still is at it (see Rebuild). `live` is the current workload (null when there is none right now: deleted, about
+/// to be made again).
 std::optional<Rebuild> judge_rebuild(const json::array& events, const std::string& kind, const std::string& name,
-                                     const json::value* live, std::int64_t terminating_pods, std::int64_t now) {
-  const auto began = workload_incarnations(events, kind, name, live);
+                                     const json::value* live, std::int64_t instance_set_created,
+                                     std::int64_t terminating_pods, std::int64_t now) {
+  const auto began = workload_incarnations(events, kind, name, live, instance_set_created);
   // Made twice with nothing going is a re-creation (a scale-in and out, a deliberate delete), not a rebuild; a loop
   // has its first incarnation's pods terminating while the second runs, and a third incarnation soon after.
   if (began.size() < 2 || (began.size() == 2 && terminating_pods == 0 && live != nullptr)) return std::nullopt;
@@ -675,6 +681,11 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
     for (const auto* ist : instance_sets[name])
       if (const auto* v = find(ist, {"metadata", "labels", render::kGangScheduleLabel})) gang = str(v) == "true";
     role.gang = gang;
+    // InferService -> when this role's InstanceSet in it was made (server time, as the events' times).
+    std::map<std::string, std::int64_t> instance_set_created;
+    for (const auto* ist : instance_sets[name])
+      instance_set_created[str(find(ist, {"metadata", "labels", "infer.huawei.com/inferservice-name"}))] =
+          util::parse_rfc3339(str(find(ist, {"metadata", "creationTimestamp"}))).value_or(0);
     // A role absent from the live set is healthy only when the baseline has none of it either (union without
     // PD-hybrid, mf-store without sglang).
     bool role_healthy = multi || spec >= 0 || !iss || base == 0;
@@ -716,7 +727,8 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
         const std::string workload_name = inst.infer_service + "-" + name + "-" + std::to_string(k);
         const json::value* live = has_workload ? workload->second : nullptr;
         const std::string kind = has_workload ? str(find(live, {"kind"})) : str(find(live_role, {"workload", "kind"}));
-        inst.rebuild = judge_rebuild(in.workload_events, kind, workload_name, live, inst.terminating_pods, now);
+        inst.rebuild = judge_rebuild(in.workload_events, kind, workload_name, live,
+                                     instance_set_created[inst.infer_service], inst.terminating_pods, now);
         if (inst.rebuild && inst.rebuild->ongoing) {
           inst.healthy = false;
           unready.push_back(rebuild_text(ns, name, k, (kind == "Deployment" ? "deployment/" : "statefulset/") +

@@ -604,6 +604,16 @@ TEST_CASE("a gang instance whose workload is made again and again is named as be
     CHECK_FALSE(role_of(later, "decode").at("instances").as_array()[0].at("rebuild").at("ongoing").as_bool());
     CHECK_FALSE(later.typed.recheck_at.has_value());
   }
+  SUBCASE("workloads made before the InstanceSet (an earlier deployment of the same name) are not this one's") {
+    // Found on the real control plane: the events of a deleted deployment's loop outlive it (one hour), and the
+    // next deployment in the namespace was called "rebuilt 14 times" as it started.
+    auto ist = with_ready("InstanceSet", "mindie-motor-vllm-0-decode", "decode", true, "ready");
+    ist["metadata"].as_object()["creationTimestamp"] = "2027-01-15T07:59:50Z";
+    in.instance_sets.push_back(ist);
+    const auto r = build("team-a", in, kNow);
+    CHECK(r.at("ready").as_bool());
+    CHECK(role_of(r, "decode").at("instances").as_array()[0].at("rebuild").is_null());
+  }
   SUBCASE("made twice with nothing going is a re-creation (scaled in and out again), not a rebuild") {
     in.workload_events.resize(1);
     const auto r = build("team-a", in, kNow);
