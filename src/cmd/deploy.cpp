@@ -1,4 +1,5 @@
 #include "cmd/deploy.h"
+#include "cmd/gang_instances.h"
 
 #include <algorithm>
 #include <chrono>
@@ -455,6 +456,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     for (const auto& pg : remove_stale_pod_groups(client, config_->job_id, render::workload_name(*config_, render_options_),
                                                   gang_scale_in_, opts, "deploy wrote every object"))
       printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
+  if (!opts.dry_run) record_gang_instances(client, config_->job_id, objects_.back(), gang_changes_, false, opts, printer);
 
   // deploy.py's objects that ours replace under other names: removed once ours are written (the controller's
   // ServiceAccount is bound by our ClusterRoleBinding by now).
@@ -583,13 +585,17 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
   const json::object& sets = *listed_sets;
   // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written (D1).
   const auto gang = operator_rules::gang_roles(iss);
+  gang_changes_.clear();  // planned again after a wait for the namespace lock
   for (const auto& [role, wanted] : render::desired_role_replicas(*config_)) {
     if (std::find(gang.begin(), gang.end(), role) == gang.end()) continue;
-    for (const auto& s : sets.at("items").as_array())
-      if (util::str(util::find(&s, {"metadata", "labels", "infer.huawei.com/instanceset-name"})) == role &&
-          util::num(util::find(&s, {"spec", "replicas"})) > wanted)
-        gang_scale_in_[role] = wanted;
+    for (const auto& s : sets.at("items").as_array()) {
+      if (util::str(util::find(&s, {"metadata", "labels", "infer.huawei.com/instanceset-name"})) != role) continue;
+      const std::int64_t live = util::num(util::find(&s, {"spec", "replicas"}));
+      if (live > wanted) gang_scale_in_[role] = wanted;
+      if (live != wanted) gang_changes_.push_back({role, 0, live, wanted, true});
+    }
   }
+  refuse_gang_rebuild_loop(client, ns, iss, gang_changes_, false);
   if (const auto fixed = operator_rules::fixed_at_creation_changes(iss, sets.at("items").as_array()); !fixed.empty()) {
     std::string msg;
     for (const auto& f : fixed)

@@ -12,6 +12,7 @@
 #include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "mindie/scale_plan.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "cmd/wait.h"
@@ -91,7 +92,9 @@ class DeployOptions {
   /// a nodePort another Service holds (one cluster-wide Service LIST; forbidden = a warning), gang-scheduled roles
   /// without Volcano's PodGroup API (A3), and on a redeploy (`redeploy`) a change of what the live InstanceSets fixed
   /// at creation (D3). Warns how many live instances keep an earlier pod template. Throws CommandError.
-  /// Records in gang_scale_in_ the gang roles this redeploy scales in.
+  /// Records in gang_scale_in_ the gang roles this redeploy scales in, and in gang_changes_ every gang role whose
+  /// count it changes; refuses a gang scale-out that would start infer-operator's rebuild loop
+  /// (cmd/gang_instances.h).
   void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
   /// The node preflight (PyMotor 7d15c04 U3, extended): the engine pods of objects_ must fit the nodes, packed by
   /// node_fit::pack onto the allocatable NPUs of the nodes their nodeSelector matches. One cluster-wide Node LIST;
@@ -150,6 +153,8 @@ class DeployOptions {
   std::string scripts_notice_;  ///< what --scripts-dir left out (ScriptsDir::left_out_notice), warned in run()
   /// Gang roles whose live InstanceSets have more instances than this deploy renders: role -> instances wanted.
   std::map<std::string, int> gang_scale_in_;
+  /// Gang roles whose live instance count this redeploy changes (live -> rendered), recorded after the writes.
+  std::vector<scale::RoleChange> gang_changes_;
   /// recover(): the intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> stands_for_;
 };

@@ -188,7 +188,8 @@ std::string gang_scale_out_refusal(const GangScaleOut& s) {
   const std::string restart = "restart infer-operator (kubectl rollout restart deployment/" +
                               std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
                               " where its published manifest installs it; else find it with kubectl get deployments "
-                              "-A -l app=infer-controller-manager), then run the scale again with --operator-restarted";
+                              "-A -l app=infer-controller-manager), then: kubectl mindie scale -n " + s.ns + " --" +
+                              s.role + " " + std::to_string(s.to) + " --operator-restarted";
   std::vector<std::string> going;
   for (const auto& [pod, k] : s.leftover_pods)
     if (k >= s.from && k < s.to) going.push_back(pod);
