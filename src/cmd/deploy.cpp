@@ -452,11 +452,12 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
   }
 
+  // First what the operator now remembers (the PodGroup cleanup below may fail after the writes are done).
+  if (!opts.dry_run) record_gang_instances(client, config_->job_id, objects_.back(), gang_changes_, false, opts, printer);
   if (!gang_scale_in_.empty())
     for (const auto& pg : remove_stale_pod_groups(client, config_->job_id, render::workload_name(*config_, render_options_),
                                                   gang_scale_in_, opts, "deploy wrote every object"))
       printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
-  if (!opts.dry_run) record_gang_instances(client, config_->job_id, objects_.back(), gang_changes_, false, opts, printer);
 
   // deploy.py's objects that ours replace under other names: removed once ours are written (the controller's
   // ServiceAccount is bound by our ClusterRoleBinding by now).

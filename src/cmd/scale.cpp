@@ -505,12 +505,13 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
       gang_counts[c.role] = static_cast<int>(c.to);
       gang_scale_in = gang_scale_in || c.to < c.from;
     }
+  // First what the operator now remembers (the PodGroup cleanup below may fail after the scale is done).
+  if (!opts.dry_run) record_gang_instances(client, namespace_, *iss, changes, flags_.operator_restarted, opts, printer);
   if (gang_scale_in)
     removed_groups = remove_stale_pod_groups(
         client, namespace_, iss_name, gang_counts, opts,
         "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
             " and the baseline both say " + counts_text(target) + ")");
-  if (!opts.dry_run) record_gang_instances(client, namespace_, *iss, changes, flags_.operator_restarted, opts, printer);
 
   if (printer.format() == "json" || printer.format() == "yaml") {
     printer.object(result);
