@@ -174,7 +174,8 @@ sed -E 's#server: https://[^[:space:]]+#server: https://127.0.0.1:1#' "$kubeconf
 check "an unreachable API server: status 1, one line" one_line_failure "$tmp/unreachable-kubeconfig"
 
 mkfifo "$tmp/operator.out"
-"$operator" --kubeconfig "$kubeconfig" >"$tmp/operator.out" 2>"$tmp/operator.log" &
+# The e2e tests' cap on the retry backoff (the default is the real operator's: up to 1000 s).
+"$operator" --kubeconfig "$kubeconfig" --max-backoff 30s >"$tmp/operator.out" 2>"$tmp/operator.log" &
 op_pid=$!
 exec {op_out}<"$tmp/operator.out"
 ready_line() {
@@ -327,7 +328,7 @@ k create namespace "$ns_c" >/dev/null
 cfg_c=$(config "$ns_c" "$port_c $obs_c $cobs_c")
 apply_bypassing "$ns_c" "$cfg_c" "[p.pop('nodePort', None) for r in iss['spec']['template']['roles'] for s in r.get('services', []) for p in s['spec']['ports']]"
 check "C: NodePort entry without nodePort: ValidateError on the InstanceSet" expect \
-  "$is-coordinator   service infer of type NodePort must specify a non-zero nodePort" event_message "$ns_c" ValidateError
+  "$is-coordinator   nodePort of service<infer> should config as non-zero" event_message "$ns_c" ValidateError
 check "C: the other roles are reconciled" created "$ns_c" 60s "deployment/$is-controller-0" \
   "statefulset/$is-prefill-0"
 check "C: nothing for the refused role: no workload, no Service, no status" bash -c "

@@ -238,10 +238,23 @@ class World {
     }
   }
 
-  /// A fresh operator: after a CRD came back, so that its informers do not wait out a backoff.
+  /// A fresh operator: after a CRD came back, so that its informers do not wait out a backoff; or to clear its
+  /// in-memory fault records, as a restart of the real one does (rescheduling.go).
   void restart_operator() {
     stop_daemon(operator_pid_);
     start_operator();
+  }
+
+  /// Stops the operator and starts it again expecting it not to start (a CRD it needs is absent): returns the last
+  /// lines of its log. Throws when it does start. Nothing runs as the operator afterwards until restart_operator().
+  std::string restart_operator_failing() {
+    stop_daemon(operator_pid_);
+    const std::string log = dir_ + "/logs/fake-operator.log";
+    std::string line;
+    operator_pid_ = start_daemon({FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_}, log, line);
+    if (line == "ready") throw std::runtime_error("the fake infer-operator started, though expected not to");
+    stop_daemon(operator_pid_);  // reaps it (it has exited)
+    return tail_of(log);
   }
 
  private:
@@ -312,15 +325,18 @@ Cluster::Cluster(std::vector<std::string> args, std::string listen) {
   std::vector<std::string> faults;
   std::vector<std::string> absent;
   std::vector<std::string> namespaces;
+  bool fresh_operator = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--fault" && i + 1 < args.size()) faults.push_back(args[++i]);
     else if (args[i] == "--no-crd") absent.push_back(kMindClusterCrds);
     else if (args[i] == kNoVolcano) absent.push_back(kVolcanoCrd);
     else if (args[i] == kNoAibrix) absent.push_back(kStormCrd);
+    else if (args[i] == kFreshOperator) fresh_operator = true;
     else if (args[i] == "--namespace" && i + 1 < args.size()) namespaces.push_back(args[++i]);
     else throw std::invalid_argument("Cluster: unknown argument " + args[i]);
   }
   w.reset(namespaces);
+  if (fresh_operator) w.restart_operator();
   for (const auto& file : absent) {
     std::vector<std::string> del = {"delete", "--wait=true", "--ignore-not-found"};
     const std::vector<std::string> names = crd_names(file);
@@ -359,7 +375,10 @@ Cluster::Cluster(std::vector<std::string> args, std::string listen) {
 
 Cluster::~Cluster() {
   stop_daemon(proxy_pid_);
-  if (removed_crds_.empty()) return;
+  if (removed_crds_.empty()) {
+    if (restart_operator_on_exit_) world().restart_operator();
+    return;
+  }
   try {
     World& w = world();
     std::vector<std::string> create = {"create"};
@@ -412,6 +431,13 @@ std::string Cluster::admin_ok(std::vector<std::string> args) const { return worl
 const std::string& Cluster::admin_kubeconfig() const { return world().admin_kubeconfig(); }
 
 const std::string& Cluster::cluster_dir() const { return world().dir(); }
+
+void Cluster::restart_operator() const { world().restart_operator(); }
+
+std::string Cluster::restart_operator_failing() {
+  restart_operator_on_exit_ = true;
+  return world().restart_operator_failing();
+}
 
 void Cluster::wait_ready(const std::string& ns, const std::string& timeout) const {
   const Run run = run_process({MINDIE_BINARY, "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns, "--for=ready",

@@ -103,6 +103,9 @@ class Cluster : public Target {
   static constexpr const char* kNoVolcano = "--harness-no-volcano";
   /// AIBrix's StormService CRD absent.
   static constexpr const char* kNoAibrix = "--harness-no-aibrix";
+  /// A freshly started fake infer-operator: no fault record of an earlier test's gang pods (the reset deletes them
+  /// as a user would, and the rescheduler may keep what it recorded, as the real one does; rescheduling.go).
+  static constexpr const char* kFreshOperator = "--harness-fresh-operator";
   explicit Cluster(std::vector<std::string> args = {}, std::string listen = "127.0.0.1:0");
   ~Cluster() override;
   Cluster(const Cluster&) = delete;
@@ -152,6 +155,12 @@ class Cluster : public Target {
   void add_fault(const std::string& spec) const;
   /// Compacts etcd at its current revision: lists and watches from older resourceVersions answer 410 Expired.
   void compact() const;
+  /// Restarts the fake infer-operator: it forgets its in-memory fault records, as a restart of the real one does.
+  /// Throws when it does not start again.
+  void restart_operator() const;
+  /// Restarts the fake infer-operator expecting it not to start (a CRD it needs is absent): returns the last lines
+  /// of its log. The destructor starts it again, after putting back what the test removed.
+  std::string restart_operator_failing();
 
  private:
   /// POSTs {} to a control endpoint of the proxy (`/proxy/...`), through kubectl with this test's kubeconfig.
@@ -162,6 +171,7 @@ class Cluster : public Target {
   std::string url_;
   int proxy_pid_ = -1;
   std::vector<std::string> removed_crds_;  ///< CRD files to put back
+  bool restart_operator_on_exit_ = false;   ///< the test left no operator running
 };
 
 /// Checks `done` until it holds, at most `cap_seconds` (then throws std::runtime_error naming `what`): for states no
