@@ -213,6 +213,15 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
                       std::string::npos,
                   table.out);
     CHECK(table.out.find("provided port is already allocated") != std::string::npos);
+
+    // The operator retries with controller-runtime's backoff (5 ms doubling; capped for the tests): once three
+    // attempts failed, freeing the port lets a later one create the Service and the coordinator.
+    e2e::eventually([&] {
+      const json c = role_report(status_json(sb), "coordinator");
+      return !c["operatorEvents"].empty() && c["operatorEvents"][0]["count"].get<int>() >= 3;
+    }, "three failed attempts to create the coordinator's Service", 120);
+    REQUIRE(kubectl(sb, {"delete", "service", "holder", "-n", "mindie-motor"}).exit_code == 0);
+    sb.wait_ready(kNs);
   }
 }
 
