@@ -163,19 +163,27 @@ func TestInstanceSetDeletionClearsItsRecords(t *testing.T) {
 	}
 }
 
-// Models the records being rescheduling.go's Rescheduler fields (memory only, made empty by NewRescheduler): an
-// operator restarted after a scale-in does not rebuild the next workload of the removed instance's name.
-func TestRestartForgetsRecords(t *testing.T) {
+// Models the records being rescheduling.go's Rescheduler fields (memory only; NewRescheduler starts them empty):
+// the one trace a fault leaves in the cluster, the deleting-trigger annotation on its workload, is no record. An
+// operator restarted after marking a workload leaves it alone; the operator that marked it rebuilds it.
+func TestRestartedOperatorLeavesAMarkedWorkload(t *testing.T) {
 	counts := map[string]int{}
-	ist := testInstanceSet("decode", true, testRole(2, 2))
+	ist := testInstanceSet("decode", true, testRole(1, 2))
 	c := testClient(t, deleteCounter(counts), ist, testWorkload("decode", 0))
 	before := testReconciler(c)
-	before.rescheduler.onPodDelete(testPod("decode", 1, 0))
+	before.rescheduler.onPodDelete(testPod("decode", 0, 0))
+	if !marked(t, c, "svc-0-decode-0") {
+		t.Fatal("the pod deletion did not mark the workload")
+	}
 	restarted := testReconciler(c)
 	reconcileOnce(t, restarted, ist)
-	reconcileOnce(t, restarted, ist)
-	if counts["StatefulSet"] != 0 || getWorkload(t, c, "svc-0-decode-1") == nil {
-		t.Errorf("after a restart: %d deletes; want decode-1 made once and left alone", counts["StatefulSet"])
+	if counts["StatefulSet"] != 0 || !marked(t, c, "svc-0-decode-0") {
+		t.Fatalf("restarted operator: %d StatefulSet deletes; want the marked workload left as it is",
+			counts["StatefulSet"])
+	}
+	reconcileOnce(t, before, ist)
+	if counts["StatefulSet"] != 1 {
+		t.Errorf("operator holding the record: %d StatefulSet deletes, want 1", counts["StatefulSet"])
 	}
 }
 
