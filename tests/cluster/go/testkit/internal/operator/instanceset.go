@@ -66,7 +66,8 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.client.Get(ctx, req.NamespacedName, ist); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// An InstanceSet seen being deleted (foreground deletion, a finalizer) takes its fault records with it.
+	// An InstanceSet seen being deleted (foreground deletion, a finalizer) takes its fault records with it. One that
+	// is simply gone (a background delete without finalizers: NotFound above) leaves them, as upstream.
 	if ist.GetDeletionTimestamp() != nil {
 		r.rescheduler.cleanupInstanceSet(ist.GetName())
 		return ctrl.Result{}, nil

@@ -27,8 +27,9 @@ import (
 // controller reconcile, and its first step (doRescheduling) deletes every workload of the InstanceSet that has a
 // record, then forgets those records. The next reconcile creates the workload again. The records live only in the
 // operator's memory: they are forgotten when a rescheduling found the workload, when the InstanceSet is seen
-// being deleted, and when the operator restarts. A record whose workload is already gone (a scale-in) therefore
-// waits for the next workload of that name, and rebuilds it: the loop the addendum measured.
+// being deleted (read with a DeletionTimestamp; not when a background delete just removes it), and when the
+// operator restarts. A record whose workload is already gone (a scale-in) therefore waits for the next workload of
+// that name, and rebuilds it: the loop the addendum measured.
 //
 // The newer pod-level branch (pod label pod-rescheduling=on: delete the faulty pod alone) is not modelled:
 // kubectl-mindie never sets that label on infer-operator pods (only on AIBrix StormService pods). Neither is
@@ -69,7 +70,8 @@ func (r *rescheduler) watchPods(ctx context.Context, pods cache.Informers) error
 }
 
 // cleanupInstanceSet forgets every record of InstanceSet `name`, in every namespace as the real one does (models
-// rescheduling.go CleanupWithInstanceSetDeletion, called by the InstanceSet reconcile that sees it being deleted).
+// rescheduling.go CleanupWithInstanceSetDeletion, called by the InstanceSet reconcile that reads it with a
+// DeletionTimestamp; a reconcile that finds it gone calls nothing).
 func (r *rescheduler) cleanupInstanceSet(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

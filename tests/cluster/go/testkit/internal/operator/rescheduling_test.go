@@ -143,8 +143,10 @@ func TestScaleInRecordRebuildsTheNextWorkloadOfThatName(t *testing.T) {
 	}
 }
 
-// Models rescheduling.go CleanupWithInstanceSetDeletion, called by instanceset_controller.go Reconcile for an
-// InstanceSet being deleted: its records go, in every namespace, and only its own.
+// Models rescheduling.go CleanupWithInstanceSetDeletion, called by Ascend/mind-cluster
+// component/infer-operator/pkg/controller/v1/instanceset_controller.go, Reconcile for an InstanceSet it reads with a
+// DeletionTimestamp (held by a finalizer, or a foreground delete): its records go, in every namespace, and only its
+// own.
 func TestInstanceSetDeletionClearsItsRecords(t *testing.T) {
 	ist := testInstanceSet("decode", true, testRole(1, 2))
 	ist.SetFinalizers([]string{"test/hold"})
@@ -160,6 +162,43 @@ func TestInstanceSetDeletionClearsItsRecords(t *testing.T) {
 	reconcileOnce(t, r, ist)
 	if len(r.rescheduler.faults) != 1 || len(r.rescheduler.retries) != 0 {
 		t.Errorf("records %v, retries %v; want only prefill's record", r.rescheduler.faults, r.rescheduler.retries)
+	}
+}
+
+// Models Ascend/mind-cluster component/infer-operator/pkg/controller/v1/instanceset_controller.go, Reconcile (the
+// version with the rescheduler), which returns on NotFound and calls CleanupWithInstanceSetDeletion only for an
+// InstanceSet it reads with a DeletionTimestamp: a plain (background) delete of an InstanceSet without finalizers
+// makes it disappear, so its records stay. Pods deleted after it is gone record nothing (isGangScheduled cannot
+// read it). A new InstanceSet of the same name then has the workload of the kept record rebuilt. (A later upstream
+// instanceset_controller_test.go, TestInstanceSetPredicate, expects an InstanceSet predicate whose DeleteFunc
+// cleans up too; this model follows the Reconcile-only version.)
+func TestInstanceSetBackgroundDeleteKeepsItsRecords(t *testing.T) {
+	counts := map[string]int{}
+	ist := testInstanceSet("decode", true, testRole(2, 2))
+	c := testClient(t, deleteCounter(counts), ist)
+	r := testReconciler(c)
+	r.rescheduler.onPodDelete(testPod("decode", 0, 0)) // while the InstanceSet exists: recorded
+	if !recorded(r.rescheduler, "svc-0-decode-0") {
+		t.Fatal("no record for a gang pod deleted while its InstanceSet exists")
+	}
+	if err := c.Delete(context.Background(), ist); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce(t, r, ist) // NotFound
+	r.rescheduler.onPodDelete(testPod("decode", 1, 0))
+	if !recorded(r.rescheduler, "svc-0-decode-0") || recorded(r.rescheduler, "svc-0-decode-1") {
+		t.Fatalf("after the delete: records %v; want decode-0's kept and none for decode-1", r.rescheduler.faults)
+	}
+	again := testInstanceSet("decode", true, testRole(2, 2))
+	again.SetUID("uid-decode-again")
+	if err := c.Create(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce(t, r, again) // makes decode-0 and decode-1
+	reconcileOnce(t, r, again) // finds decode-0's record
+	if counts["StatefulSet"] != 1 || recorded(r.rescheduler, "svc-0-decode-0") {
+		t.Errorf("new InstanceSet of that name: %d StatefulSet deletes, record kept %v; want decode-0 rebuilt once",
+			counts["StatefulSet"], recorded(r.rescheduler, "svc-0-decode-0"))
 	}
 }
 
