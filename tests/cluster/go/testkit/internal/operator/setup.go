@@ -153,15 +153,17 @@ func Watched(f Features) []client.Object {
 }
 
 // StartupError is why the operator does not start: its cache options name Volcano's PodGroup, so without that CRD
-// the manager cannot be made ("unable to start manager", main.go; infer-operator-rules.md addendum, A3). Nil when
-// it can start. Without the infer-operator CRDs this fake runs its AIBrix model alone (the real one would not
-// start either).
+// established the manager cannot be made (Ascend/mind-cluster component/infer-operator/main.go, main: ctrl.NewManager
+// with createCacheOptions' cache, then "unable to start manager: %v" and exit 1; controller-runtime's cache cannot
+// map the PodGroup kind). Nil when it can start. Without the infer-operator CRDs this fake runs its AIBrix model
+// alone (the real one would not start either).
 func StartupError(f Features) error {
 	if !f.MindCluster || f.PodGroup {
 		return nil
 	}
-	return fmt.Errorf("unable to start manager: failed to determine if *v1beta1.PodGroup is namespaced: "+
-		"no matches for kind %q in version %q", PodGroupGVK.Kind, PodGroupGVK.GroupVersion().String())
+	// The RESTMapper's error, as controller-runtime's cache wraps it; *v1beta1.PodGroup is the real one's typed object.
+	noMatch := &meta.NoKindMatchError{GroupKind: PodGroupGVK.GroupKind(), SearchedVersions: []string{PodGroupGVK.Version}}
+	return fmt.Errorf("unable to start manager: failed to determine if *v1beta1.PodGroup is namespaced: %w", noMatch)
 }
 
 // DefaultMaxBackoff is the longest per-item backoff of controller-runtime's default rate limiter.

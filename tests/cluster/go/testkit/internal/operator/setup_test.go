@@ -1,16 +1,26 @@
 package operator
 
 import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -60,19 +70,93 @@ func TestNoHPAWatchWithoutAutoscalingV2(t *testing.T) {
 	}
 }
 
-// Models main.go: the manager's cache options name Volcano's PodGroup, so without its CRD the real operator stops
-// at "unable to start manager" (infer-operator-rules.md addendum, A3); with it, or without the infer-operator CRDs
-// at all (this fake then runs only its AIBrix model), it starts.
-func TestStartupNeedsThePodGroupCRD(t *testing.T) {
-	err := StartupError(Features{MindCluster: true})
-	want := `unable to start manager: failed to determine if *v1beta1.PodGroup is namespaced: no matches for kind ` +
-		`"PodGroup" in version "scheduling.volcano.sh/v1beta1"`
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v, want %s", err, want)
+// testCRD is CustomResourceDefinition `name` with condition Established `established` ("" for no conditions yet).
+func testCRD(name string, established metav1.ConditionStatus) client.Object {
+	crd := New(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	crd.SetName(name)
+	if established != "" {
+		crd.Object["status"] = map[string]any{"conditions": []any{
+			map[string]any{"type": "NamesAccepted", "status": "True"},
+			map[string]any{"type": "Established", "status": string(established)},
+		}}
 	}
-	for _, f := range []Features{{MindCluster: true, PodGroup: true}, {}} {
-		if err := StartupError(f); err != nil {
-			t.Errorf("%+v: %v", f, err)
+	return crd
+}
+
+// Models Ascend/mind-cluster component/infer-operator/main.go, main: the manager is made with the cache options of
+// createCacheOptions, which name Volcano's PodGroup, so without an established podgroups.scheduling.volcano.sh CRD
+// the real operator exits with "unable to start manager: ..." (its log line) and the RESTMapper's "no matches for
+// kind". Driven through Detect (the CRDs the fake reads at start) and StartupError, as cmd/mindie-fake-operator
+// does. Without the infer-operator CRDs the fake starts all the same (its AIBrix model runs alone).
+func TestStartupNeedsThePodGroupCRD(t *testing.T) {
+	mindCluster := []client.Object{testCRD(crdInferServiceSet, metav1.ConditionTrue),
+		testCRD(crdInferService, metav1.ConditionTrue), testCRD(crdInstanceSet, metav1.ConditionTrue)}
+	for _, tc := range []struct {
+		name    string
+		crds    []client.Object
+		refused bool
+	}{
+		{"PodGroup CRD established", append(slices.Clone(mindCluster), testCRD(crdPodGroup, metav1.ConditionTrue)), false},
+		{"PodGroup CRD absent", mindCluster, true},
+		{"PodGroup CRD not established", append(slices.Clone(mindCluster), testCRD(crdPodGroup, metav1.ConditionFalse)),
+			true},
+		{"PodGroup CRD without conditions yet", append(slices.Clone(mindCluster), testCRD(crdPodGroup, "")), true},
+		{"no infer-operator CRDs", nil, false},
+		{"an infer-operator CRD missing", mindCluster[:2], false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Detect(context.Background(), testClient(t, nil, tc.crds...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = StartupError(f)
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("features %+v: %v, want a start", f, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("features %+v: it starts, want the refusal", f)
+			}
+			const noMatch = `no matches for kind "PodGroup" in version "scheduling.volcano.sh/v1beta1"`
+			if msg := err.Error(); !strings.HasPrefix(msg, "unable to start manager: ") ||
+				!strings.HasSuffix(msg, noMatch) || !meta.IsNoMatchError(err) {
+				t.Errorf("got %q (a NoKindMatchError: %v), want \"unable to start manager: ... %s\"", msg,
+					meta.IsNoMatchError(err), noMatch)
+			}
+		})
+	}
+}
+
+// The refusal StartupError predicts is controller-runtime's own: a cache made with CacheByObject's options fails
+// when the RESTMapper has no PodGroup, with the error StartupError wraps, and is made when it has one.
+func TestPodGroupCacheIsWhatStopsTheManager(t *testing.T) {
+	f := Features{MindCluster: true, PodGroup: true}
+	want := &meta.NoKindMatchError{}
+	if !errors.As(StartupError(Features{MindCluster: true}), &want) {
+		t.Fatal("StartupError wraps no NoKindMatchError")
+	}
+	for _, podGroup := range []bool{false, true} {
+		mapper := meta.NewDefaultRESTMapper(nil)
+		for _, gvk := range []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+			appsv1.SchemeGroupVersion.WithKind("Deployment"), corev1.SchemeGroupVersion.WithKind("Service")} {
+			mapper.Add(gvk, meta.RESTScopeNamespace)
+		}
+		if podGroup {
+			mapper.Add(PodGroupGVK, meta.RESTScopeNamespace)
+		}
+		_, err := cache.New(&rest.Config{Host: "https://127.0.0.1:1"},
+			cache.Options{Scheme: testScheme(t), Mapper: mapper, ByObject: CacheByObject(f)})
+		if podGroup {
+			if err != nil {
+				t.Errorf("with PodGroup mapped: %v", err)
+			}
+			continue
+		}
+		got := &meta.NoKindMatchError{}
+		if !errors.As(err, &got) || got.Error() != want.Error() {
+			t.Errorf("without PodGroup: %v; want controller-runtime to fail with %q", err, want.Error())
 		}
 	}
 }
