@@ -3,6 +3,18 @@
 // without its requeue delays), deletes every other namespace and ClusterRole/ClusterRoleBinding the tests made,
 // and waits until they are gone.
 //
+// In each test namespace the infer-operator's own objects go first: its InferServiceSets, InferServices and
+// InstanceSets (mindcluster.huawei.com) are deleted, and deleted again, until the API server lists none; only then
+// is every collection deleted as before. Deleted all at once, the pods of a gang-scheduled InstanceSet could finish
+// their deletion while the InstanceSet still existed, and the fake operator, like the real one's rescheduler, would
+// record each as a fault of the pod's workload; the records live in the operator's memory and outlive the
+// namespace, so the next test's gang StatefulSet of the same name would be deleted and made again. Once the
+// InstanceSet is gone, the rescheduler's gang check (a Get of the InstanceSet; Ascend/mind-cluster
+// component/infer-operator/pkg/controller/rescheduling/rescheduling.go, handlePodDelete and isGangScheduled) fails
+// and a pod deletion records nothing (only a pod whose deletion ends within the first step still can be). This
+// costs one more round trip per namespace: the three kinds have no finalizers, so they are gone when their DELETE
+// collection returns.
+//
 // Usage:
 //
 //	mindie-test-reset --kubeconfig FILE --namespace NS... [--keep NS...] [--cluster-prefix PREFIX]
@@ -123,7 +135,7 @@ func run(ctx context.Context, kubeconfig string, namespaces, keep []string, pref
 		wg.Add(1)
 		go func(ns string) {
 			defer wg.Done()
-			if err := empty(ctx, dyn, resources, ns); err != nil {
+			if err := reset(ctx, dyn, resources, ns); err != nil {
 				errs <- err
 			}
 		}(ns)
@@ -182,6 +194,28 @@ func has(verbs []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// inferOperatorGroup and inferOperatorKinds: the infer-operator's objects, which reset deletes before the rest.
+const inferOperatorGroup = "mindcluster.huawei.com"
+
+var inferOperatorKinds = map[string]bool{"inferservicesets": true, "inferservices": true, "instancesets": true}
+
+// reset empties namespace ns: first the infer-operator's objects among resources, until none is left (so that no
+// pod of theirs finishes its deletion while its InstanceSet still exists), then every collection.
+func reset(ctx context.Context, dyn dynamic.Interface, resources []schema.GroupVersionResource, ns string) error {
+	var first []schema.GroupVersionResource
+	for _, gvr := range resources {
+		if gvr.Group == inferOperatorGroup && inferOperatorKinds[gvr.Resource] {
+			first = append(first, gvr)
+		}
+	}
+	if len(first) > 0 { // none without the CRDs
+		if err := empty(ctx, dyn, first, ns); err != nil {
+			return err
+		}
+	}
+	return empty(ctx, dyn, resources, ns)
 }
 
 // empty deletes every collection of ns until nothing is left: controllers may make objects again for a moment (a
