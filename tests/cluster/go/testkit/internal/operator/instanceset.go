@@ -386,7 +386,9 @@ func (r *instanceSetReconciler) ensureInstance(ctx context.Context, ist *unstruc
 // writeStatus (C1): replicas = spec.replicas, readyReplicas = the ready workloads carrying the InstanceSet's labels,
 // Ready when readyReplicas ≥ replicas (models instanceset_controller.go getNewStatus). Where autoscaling/v2 is served
 // the HPA path runs for every role and writes labelSelector; scalingResourceStatus is what it returned, nothing
-// for a role without an HPA (infer-operator-rules.md addendum).
+// for a role without an HPA (Ascend/mind-cluster component/infer-operator/pkg/controller/v1/instanceset_controller.go,
+// Reconcile and updateStatusForScaling; pkg/controller/scaling/scaling_manager.go, ReconcileScalingResource, which
+// returns nil for a role without a scaling policy).
 func (r *instanceSetReconciler) writeStatus(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec,
 	service, roleName string, replicas int, scaling *scalingStatus) error {
 	st, err := r.workloadStatus(ctx, ist, role.Workload.Kind, replicas)

@@ -16,10 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Models instanceset_controller.go getNewStatus and the HPA path of its Reconcile (infer-operator-rules.md C1 and
-// the addendum): where autoscaling/v2 is served every InstanceSet gets status.labelSelector, and
-// scalingResourceStatus only an HPA role; without autoscaling/v2 neither (on 1.19 the fake operator wrote them all
-// the same). Ready says "All WorkLoad replicas are ready".
+// Models Ascend/mind-cluster component/infer-operator/pkg/controller/v1/instanceset_controller.go, getNewStatus and the
+// HPA path of its Reconcile (reconcileScalingResources, updateStatusForScaling; taken only where main.go's
+// APIGroupVersionExists finds autoscaling/v2): where autoscaling/v2 is served every InstanceSet gets
+// status.labelSelector, and scalingResourceStatus only an HPA role; without autoscaling/v2 neither (on 1.19 the fake
+// operator wrote them all the same). Ready says "All WorkLoad replicas are ready".
 func TestStatusFieldsOfTheHPAPath(t *testing.T) {
 	for _, served := range []bool{false, true} {
 		for _, hpa := range []bool{false, true} {
@@ -135,10 +136,11 @@ func TestRefusedRoleServiceStopsTheInstanceSet(t *testing.T) {
 	}
 }
 
-// Models scaling_manager.go ReconcileScalingResource, createHPA, updateHPA, buildScalingResourceLabels and
-// cleanupScalingResource (C4 and the addendum): the HPA carries the InstanceSet's labels and annotations,
-// scaling-owned-by and the operator label "" (no instance index); "HPA created successfully" the first time,
-// "HPA updated successfully" from then on; the role without the policy loses it.
+// Models Ascend/mind-cluster component/infer-operator/pkg/controller/scaling/scaling_manager.go,
+// ReconcileScalingResource, createHPA, updateHPA, buildScalingResourceLabels and cleanupScalingResource: the HPA
+// carries the InstanceSet's labels and annotations, scaling-owned-by and the operator label "" (no instance index);
+// "HPA created successfully" the first time, "HPA updated successfully" from then on; the role without the policy
+// loses it.
 func TestHPAOfAnHPARole(t *testing.T) {
 	role := testRole(1, 1)
 	role["scalingPolicy"] = map[string]any{"type": "HPA", "spec": map[string]any{"maxReplicas": int64(3)}}
@@ -187,10 +189,11 @@ func TestHPAOfAnHPARole(t *testing.T) {
 	}
 }
 
-// Models podgroup_manager.go (a typed PodGroup, its status always encoded) and the typed round trip of roles in the
-// InferServiceSet and InferService controllers (the addendum's cosmetic differences): a PodGroup is created with
-// `status: {}`; role Services reach InferService and InstanceSet specs with `metadata: {}`, and that difference
-// from the set's template makes no update loop.
+// Models Ascend/mind-cluster component/infer-operator/pkg/controller/workload/podgroup_manager.go,
+// createPodGroupForInstance (a typed PodGroup, its status always encoded) and the typed round trip of roles in the
+// InferServiceSet and InferService controllers (pkg/api/v1/instanceset_types.go, ServiceSpec; cosmetic): a PodGroup
+// is created with `status: {}`; role Services reach InferService and InstanceSet specs with `metadata: {}`, and that
+// difference from the set's template makes no update loop.
 func TestTypedRoundTripLeftovers(t *testing.T) {
 	pg := newPodGroup(testInstanceSet("decode", true, testRole(1, 2)),
 		instance{namespace: testNS, service: "svc-0", role: "decode"}, 2, &corev1.PodTemplateSpec{})

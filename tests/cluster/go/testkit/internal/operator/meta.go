@@ -1,7 +1,8 @@
-// Package operator is the test stand-in for MindCluster infer-operator (mindcluster.huawei.com/v1): the
-// InferServiceSet → InferService → InstanceSet → workload chain, with the rules of shared/docs/infer-operator-rules.md
-// (the real operator read from its source). Pods are not its business: it creates one StatefulSet or Deployment per
-// instance and the cluster's own controllers, scheduler and (KWOK) kubelets do the rest.
+// Package operator is the test stand-in for MindCluster infer-operator (mindcluster.huawei.com/v1): the InferServiceSet
+// → InferService → InstanceSet → workload chain, modelled on the real operator's source (Ascend/mind-cluster
+// component/infer-operator/: main.go and pkg/controller/...; comments name the file and function each part models).
+// Pods are not its business: it creates one StatefulSet or Deployment per instance and the cluster's own controllers,
+// scheduler and (KWOK) kubelets do the rest.
 package operator
 
 import (
@@ -217,7 +218,8 @@ func copyValue(v any) any {
 // addServiceMetadata gives each role.services entry of a role an empty "metadata" when it has none: the real
 // controllers write roles back through their typed structs, in which the entry's metadata is a struct and always
 // encoded, so role Services round-trip as `metadata: {}` in InferService and InstanceSet specs
-// (infer-operator-rules.md addendum; cosmetic).
+// (Ascend/mind-cluster component/infer-operator/pkg/api/v1/instanceset_types.go, ServiceSpec: its ServiceMeta is a
+// struct, which `json:"metadata,omitempty"` does not omit; cosmetic).
 func addServiceMetadata(role map[string]any) {
 	services, _ := role["services"].([]any)
 	for _, s := range services {

@@ -19,9 +19,10 @@ const podNodeNameField = "spec.nodeName"
 
 // nodePodCleaner force-deletes (grace period 0, background propagation) every operator pod on a node that turned
 // NotReady, so that pods do not stay Terminating on a dead node and their workloads' controllers make them again
-// elsewhere (models nodepodcleaner/node_pod_cleaner_controller.go NodePodCleanerReconciler; infer-operator-rules.md
-// B7). The rendered tolerationSeconds never come into play. A gang instance's force-deleted pod is a pod deletion
-// like any other for the rescheduler, which then rebuilds the whole instance.
+// elsewhere (models Ascend/mind-cluster component/infer-operator/pkg/controller/nodepodcleaner/
+// node_pod_cleaner_controller.go, NodePodCleanerReconciler). The rendered tolerationSeconds never come into play.
+// A gang instance's force-deleted pod is a pod deletion like any other for the rescheduler, which then rebuilds the
+// whole instance.
 type nodePodCleaner struct {
 	client client.Client
 	// pods is the operator's pod cache (label-selected), indexed by spec.nodeName.

@@ -15,9 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The rescheduler is the real operator's instance-level fault handling (rescheduling/rescheduling.go, the version
-// whose handlePodDelete checks isGangScheduled; infer-operator-rules.md D2 and its addendum). Two pod events record
-// a fault of the pod's workload "<InferService>-<role>-<index>":
+// The rescheduler is the real operator's instance-level fault handling (Ascend/mind-cluster
+// component/infer-operator/pkg/controller/rescheduling/rescheduling.go, the version whose handlePodDelete checks
+// isGangScheduled; "rescheduling.go" below). Two pod events record a fault of the pod's workload
+// "<InferService>-<role>-<index>":
 //   - the final deletion of a pod of a gang-scheduled InstanceSet (any deletion: scale-in, a node lost, a pod
 //     deleted by hand, the operator's own rebuild);
 //   - an update leaving a pod annotated huawei.com/pod-status=Unhealthy* (gang or not); a business fault (status
@@ -29,7 +30,8 @@ import (
 // operator's memory: they are forgotten when a rescheduling found the workload, when the InstanceSet is seen
 // being deleted (read with a DeletionTimestamp; not when a background delete just removes it), and when the
 // operator restarts. A record whose workload is already gone (a scale-in) therefore waits for the next workload of
-// that name, and rebuilds it: the loop the addendum measured.
+// that name, and rebuilds it: the loop the real operator showed on a local cluster (a new gang StatefulSet deleted
+// and made again about every 10 s, its pods' grace period).
 //
 // The newer pod-level branch (pod label pod-rescheduling=on: delete the faulty pod alone) is not modelled:
 // kubectl-mindie never sets that label on infer-operator pods (only on AIBrix StormService pods). Neither is

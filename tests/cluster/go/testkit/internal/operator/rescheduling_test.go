@@ -102,10 +102,11 @@ func TestMarkedWorkloadIsRebuiltByTheInstanceSetReconcile(t *testing.T) {
 	}
 }
 
-// Models rescheduling.go handlePodDelete → recordWorkLoadFault with the workload already gone, and DoRescheduling's
-// getFaultWorkLoad, which only clears records of workloads it finds (infer-operator-rules.md D2, confirmed): the
-// pods of a gang instance removed by a scale-in leave a record; nothing is marked; the next workload of that name,
-// made by a scale-out, is deleted and made again.
+// Models Ascend/mind-cluster component/infer-operator/pkg/controller/rescheduling/rescheduling.go, handlePodDelete →
+// recordWorkLoadFault with the workload already gone, and DoRescheduling's getFaultWorkLoad, which only clears
+// records of workloads it finds (the real operator did so on a local cluster): the pods of a gang instance removed
+// by a scale-in leave a record; nothing is marked; the next workload of that name, made by a scale-out, is deleted
+// and made again.
 func TestScaleInRecordRebuildsTheNextWorkloadOfThatName(t *testing.T) {
 	counts := map[string]int{}
 	ist := testInstanceSet("decode", true, testRole(1, 2))

@@ -45,7 +45,8 @@ type Features struct {
 	// validation's gang check (A3) remains, as in the real one.
 	PodGroup bool
 	// HPA: autoscaling/v2 HorizontalPodAutoscalers are served (Kubernetes 1.23 and later). The real operator takes
-	// its HPA path only then (infer-operator-rules.md C1); without it an HPA role gets no HPA.
+	// its HPA path only then (Ascend/mind-cluster component/infer-operator/main.go, main: APIGroupVersionExists
+	// "autoscaling/v2" sets the InstanceSet reconciler's SupportHPAScaling); without it an HPA role gets no HPA.
 	HPA bool
 }
 
@@ -107,8 +108,9 @@ func Detect(ctx context.Context, c client.Reader) (Features, error) {
 }
 
 // operatorSelector: the real operator's caches of workloads, Services, pods and PodGroups hold only objects that
-// carry its label, whatever its value (main.go createCacheOptions: the key exists). Its HPAs carry the label with
-// the value "" (scaling_manager.go buildScalingResourceLabels), so the same selector finds them here.
+// carry its label, whatever its value (Ascend/mind-cluster component/infer-operator/main.go, createCacheOptions: the
+// key exists). Its HPAs carry the label with the value "" (pkg/controller/scaling/scaling_manager.go,
+// buildScalingResourceLabels), so the same selector finds them here.
 var operatorSelector = func() labels.Selector {
 	req, err := labels.NewRequirement(LabelOperator, selection.Exists, nil)
 	if err != nil {

@@ -26,7 +26,8 @@ import (
 )
 
 // A server without autoscaling/v2 (Kubernetes before 1.23) has no HPA path: the operator neither caches nor
-// watches HPAs, as the real one does not (infer-operator-rules.md C1). Found on a 1.19 cluster, where the fake
+// watches HPAs, as the real one does not (Ascend/mind-cluster component/infer-operator/main.go, main:
+// APIGroupVersionExists "autoscaling/v2" decides SupportHPAScaling). Found on a 1.19 cluster, where the fake
 // operator did not start at all ("no matches for kind HorizontalPodAutoscaler in version autoscaling/v2").
 func TestHPAServedFollowsDiscovery(t *testing.T) {
 	for _, tc := range []struct {
@@ -161,8 +162,9 @@ func TestPodGroupCacheIsWhatStopsTheManager(t *testing.T) {
 	}
 }
 
-// Models main.go createCacheOptions: the caches select the operator label's presence, so the HPA (label value "")
-// and the operator's pods and workloads ("true") are seen, other objects not.
+// Models Ascend/mind-cluster component/infer-operator/main.go, createCacheOptions: the caches select the operator
+// label's presence, so the HPA (label value "") and the operator's pods and workloads ("true") are seen, other objects
+// not.
 func TestCachesSelectTheOperatorLabelsPresence(t *testing.T) {
 	for _, tc := range []struct {
 		set  labels.Set

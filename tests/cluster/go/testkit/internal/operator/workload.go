@@ -205,7 +205,8 @@ func newPodGroup(ist *unstructured.Unstructured, in instance, pods int32, templa
 	}
 	pg.Object["spec"] = spec
 	// The typed PodGroup's status is a struct, always encoded; Volcano's CRD has no status subresource, so the
-	// empty status is stored (infer-operator-rules.md addendum; cosmetic).
+	// empty status is stored (Ascend/mind-cluster component/infer-operator/pkg/controller/workload/podgroup_manager.go,
+	// createPodGroupForInstance, which creates a typed v1beta1.PodGroup; cosmetic).
 	pg.Object["status"] = map[string]any{}
 	return pg
 }
