@@ -168,13 +168,32 @@ std::string recreate_advice(const std::string& ns, const std::string& role, bool
   std::string names;
   for (const auto& w : workloads) names += " " + w;
   if (!gang) return "delete it and the operator makes it again from the current one: kubectl delete -n " + ns + names;
+  std::int64_t lowest = -1;
+  for (const auto& w : workloads) {
+    const auto dash = w.find_last_of('-');
+    const std::string digits = dash == std::string::npos ? "" : w.substr(dash + 1);
+    if (digits.empty() || digits.size() > 4 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    const std::int64_t k = std::stoll(digits);
+    lowest = lowest < 0 ? k : std::min(lowest, k);
+  }
   return "do not delete a gang instance's workload: infer-operator would rebuild it in a loop (its rescheduler "
-         "records a fault for every deleted pod of the instance and deletes the new workload for it); instead scale "
-         "role " + role + " below those instances (kubectl mindie scale -n " + ns + " --" + role + " N), restart "
-         "infer-operator once their pods are gone (kubectl rollout restart deployment/" + kOperatorDeployment + " -n " +
-         kOperatorNamespace + "), and scale out again with --operator-restarted; or kubectl mindie delete -n " + ns +
-         " --wait and deploy again";
+         "records a fault for every deleted pod of the instance and deletes the new workload for it); instead " +
+         gang_ways_out(ns, role, std::max<std::int64_t>(lowest, 0));
 }
+
+std::string gang_ways_out(const std::string& ns, const std::string& role, std::int64_t lowest) {
+  const std::string restart = "restart infer-operator, the only thing that clears its fault records (kubectl rollout "
+                              "restart deployment/" + std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
+                              ")";
+  std::string out;
+  if (lowest > 0)
+    out = "scale role " + role + " below instance " + std::to_string(lowest) + " (kubectl mindie scale -n " + ns + " " +
+          scale_flag(role) + " " + std::to_string(lowest) + "), then, once those pods are gone, " + restart +
+          ", and scale out again with --operator-restarted; or ";
+  return out + "kubectl mindie delete -n " + ns + " --wait, then " + restart + ", and deploy again";
+}
+
+std::string scale_flag(const std::string& role) { return role == "union" ? "--hybrid" : "--" + role; }
 
 std::string gang_scale_out_refusal(const GangScaleOut& s) {
   if (s.to <= s.from) return "";
@@ -188,11 +207,12 @@ std::string gang_scale_out_refusal(const GangScaleOut& s) {
   const std::string restart = "restart infer-operator (kubectl rollout restart deployment/" +
                               std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
                               " where its published manifest installs it; else find it with kubectl get deployments "
-                              "-A -l app=infer-controller-manager), then: kubectl mindie scale -n " + s.ns + " --" +
-                              s.role + " " + std::to_string(s.to) + " --operator-restarted";
+                              "-A -l app=infer-controller-manager), then: kubectl mindie scale -n " + s.ns + " " +
+                              scale_flag(s.role) + " " + std::to_string(s.to) + " --operator-restarted";
   std::vector<std::string> going;
+  // Any removed instance's pod still going records a fault when it is gone, after a restart too.
   for (const auto& [pod, k] : s.leftover_pods)
-    if (k >= s.from && k < s.to) going.push_back(pod);
+    if (k >= s.from) going.push_back(pod);
   if (!going.empty()) {
     std::string names;
     for (std::size_t i = 0; i < going.size() && i < 4; ++i) names += (i ? ", " : "") + going[i];

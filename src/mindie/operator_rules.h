@@ -77,11 +77,11 @@ std::string pod_group_prefix(const std::string& iss, int service, const std::str
 
 /// The annotation kubectl-mindie puts on a gang role's InstanceSet when a scale removes instances: each removed
 /// index with the time, {"1":"2026-12-05T06:01:02Z"}. infer-operator's rescheduler records a fault for the workload of
-/// every deleted pod of a gang-scheduled InstanceSet and keeps it in memory until that InstanceSet is deleted or the
-/// operator restarts; a record left by a removed instance makes it delete a later instance of that index as soon as
-/// it is made, and that one's pods going away record the next fault: a rebuild loop (rules D2; Ascend/mind-cluster
-/// component/infer-operator/pkg/controller/rescheduling/rescheduling.go, handlePodDelete, recordWorkLoadFault,
-/// DoRescheduling, CleanupWithInstanceSetDeletion). The annotation goes with the InstanceSet, as the records do.
+/// every deleted pod of a gang-scheduled InstanceSet and keeps it in memory until the operator restarts (or sees the
+/// InstanceSet being deleted, which a plain delete without finalizers never shows it); a record left by a removed
+/// instance makes it delete a later instance of that index as soon as it is made, and that one's pods going away
+/// record the next fault: a rebuild loop (Ascend/mind-cluster component/infer-operator/pkg/controller/rescheduling/
+/// rescheduling.go, handlePodDelete, recordWorkLoadFault, DoRescheduling, CleanupWithInstanceSetDeletion).
 inline constexpr const char* kRemovedGangInstancesAnnotation = "kubectl-mindie/removed-gang-instances";
 
 /// Where infer-operator runs as its published manifest installs it (Ascend/mind-cluster
@@ -99,10 +99,19 @@ std::string removed_gang_instances_value(std::map<int, std::string> recorded, in
 
 /// How to move running instances of `role` in namespace `ns` (`workloads` as workload_ref names them) to the current
 /// pod template, which infer-operator applies only to instances it creates: delete the workload and the operator
-/// makes it again, except for a gang role (`gang`), where that starts the rebuild loop: scale below them, restart
-/// the operator once their pods are gone, scale out again; or delete and deploy again.
+/// makes it again, except for a gang role (`gang`), where that starts the rebuild loop: gang_ways_out.
 std::string recreate_advice(const std::string& ns, const std::string& role, bool gang,
                             const std::vector<std::string>& workloads);
+
+/// The ways to make gang role `role` of namespace `ns` run new instances from `lowest` up without infer-operator's
+/// rebuild loop: no instance of those names left (scale below `lowest`, impossible for 0; or delete the
+/// deployment), then, once their pods are gone, a restart of the operator, the only thing that clears its fault
+/// records (a delete leaves them: CleanupWithInstanceSetDeletion runs only for an InstanceSet it sees being deleted,
+/// and a background delete without finalizers is never seen so), then scale out or deploy again.
+std::string gang_ways_out(const std::string& ns, const std::string& role, std::int64_t lowest);
+
+/// The scale flag of a role: --prefill, --decode, --encode, --hybrid for the PD-hybrid union role.
+std::string scale_flag(const std::string& role);
 
 /// What a scale-out of a gang role must know to be safe from the rebuild loop.
 struct GangScaleOut {
@@ -117,9 +126,9 @@ struct GangScaleOut {
   bool operator_restarted = false;  ///< the user says infer-operator restarted after those pods were gone
 };
 
-/// Why the scale-out would start infer-operator's rebuild loop, with what to do instead; "" when it is safe: no
-/// instance it makes has pods of a removed instance still going (their final deletion records a fault later), and
-/// none was removed by an earlier scale unless the operator restarted since.
+/// Why the scale-out would start infer-operator's rebuild loop, with what to do instead; "" when it is safe: no pod
+/// of a removed instance is still going (its final deletion records a fault later, after a restart too), and no
+/// instance it makes was removed by an earlier scale unless the operator restarted since.
 std::string gang_scale_out_refusal(const GangScaleOut& scale);
 
 }  // namespace mindie::operator_rules

@@ -171,9 +171,8 @@ std::map<std::string, std::int64_t> workload_incarnations(const json::array& eve
 }
 
 /// Whether infer-operator has made instance workload `name` more than once since its InstanceSet was made
-/// (`instance_set_created`, seconds since the epoch, 0 when unknown: the operator's fault records live and die with
-/// the InstanceSet, and the workloads of an earlier deployment of the same name are not this one's), and whether it
-/// still is at it (see Rebuild). `live` is the current workload (null when there is none right now: deleted, about
+/// (`instance_set_created`, seconds since the epoch: the workloads of an earlier deployment of the same name, whose
+/// events outlive it by an hour, are not this one's), and whether it still is at it (see Rebuild). `live` is the current workload (null when there is none right now: deleted, about
 /// to be made again).
 std::optional<Rebuild> judge_rebuild(const json::array& events, const std::string& kind, const std::string& name,
                                      const json::value* live, std::int64_t instance_set_created,
@@ -193,23 +192,15 @@ std::optional<Rebuild> judge_rebuild(const json::array& events, const std::strin
   return r;
 }
 
-/// The unready line of an instance infer-operator is rebuilding, with what ends it: no instance of that name left
-/// for it to delete (a scale below it; instance 0 only by deleting the deployment), then, once its pods are gone, a
-/// restart of the operator, which forgets its fault records.
+/// The unready line of an instance infer-operator is rebuilding, with what ends it (operator_rules::gang_ways_out).
 std::string rebuild_text(const std::string& ns, const std::string& role, std::int64_t k, const std::string& workload,
                          const Rebuild& r) {
-  std::string line = "role " + role + " instance " + std::to_string(k) + ": infer-operator is rebuilding it: " +
-                     workload + " was made " + std::to_string(r.workloads) + " times since " +
-                     util::utc_text(r.since, "%H:%M:%S UTC") + ", last at " + util::utc_text(r.latest, "%H:%M:%S UTC") +
-                     " (its rescheduler deletes a gang instance's workload whenever one of its pods is deleted, and "
-                     "the pods of the deleted workload, going away, count as the next deletion, so it may never "
-                     "stop); it stops when no instance of that name is left for it to delete: ";
-  const std::string restart = "kubectl rollout restart deployment/infer-operator-manager -n mindx-dl";
-  if (k > 0)
-    line += "kubectl mindie scale -n " + ns + " --" + role + " " + std::to_string(k) + ", then, once those pods are "
-            "gone, restart infer-operator, which forgets its fault records (" + restart + "), and scale out again "
-            "with --operator-restarted; or ";
-  return line + "kubectl mindie delete -n " + ns + " --wait, then deploy again";
+  return "role " + role + " instance " + std::to_string(k) + ": infer-operator is rebuilding it: " + workload +
+         " was made " + std::to_string(r.workloads) + " times since " + util::utc_text(r.since, "%H:%M:%S UTC") +
+         ", last at " + util::utc_text(r.latest, "%H:%M:%S UTC") +
+         " (its rescheduler deletes a gang instance's workload whenever one of its pods is deleted, and the pods of "
+         "the deleted workload, going away, count as the next deletion, so it may never stop); to end it, " +
+         operator_rules::gang_ways_out(ns, role, k);
 }
 
 /// The Ready condition of `obj` ("True", "False", "" when it has none) and its "reason: message".
@@ -727,8 +718,11 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
         const std::string workload_name = inst.infer_service + "-" + name + "-" + std::to_string(k);
         const json::value* live = has_workload ? workload->second : nullptr;
         const std::string kind = has_workload ? str(find(live, {"kind"})) : str(find(live_role, {"workload", "kind"}));
-        inst.rebuild = judge_rebuild(in.workload_events, kind, workload_name, live,
-                                     instance_set_created[inst.infer_service], inst.terminating_pods, now);
+        // Without its InstanceSet (not made yet, the operator not running) there is nothing to count from.
+        const auto created = instance_set_created.find(inst.infer_service);
+        if (created != instance_set_created.end())
+          inst.rebuild = judge_rebuild(in.workload_events, kind, workload_name, live, created->second,
+                                       inst.terminating_pods, now);
         if (inst.rebuild && inst.rebuild->ongoing) {
           inst.healthy = false;
           unready.push_back(rebuild_text(ns, name, k, (kind == "Deployment" ? "deployment/" : "statefulset/") +

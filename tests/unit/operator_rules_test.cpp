@@ -171,6 +171,11 @@ TEST_CASE("gang_scale_out_refusal: no scale-out onto removed instances until the
     CHECK(going.find("2 pod(s) of removed instances are still going (mindie-motor-vllm-0-decode-1-0, "
                      "mindie-motor-vllm-0-decode-1-1)") != std::string::npos);
     CHECK(going.find("Wait until they are gone") != std::string::npos);
+    // A pod of an instance above the new count records its fault after the restart too: --operator-restarted
+    // clears every recorded instance, so it must wait as well.
+    s.leftover_pods = {{"mindie-motor-vllm-0-decode-3-0", 3}};
+    CHECK(operator_rules::gang_scale_out_refusal(s).find("1 pod(s) of removed instances are still going") !=
+          std::string::npos);
   }
   SUBCASE("instances removed above the new count do not matter, nor does a scale-in") {
     s.removed = {{3, "2026-12-05T06:01:02Z"}};
@@ -200,6 +205,14 @@ TEST_CASE("recreate_advice: delete the workload of a plain role, never of a gang
   const std::string gang = operator_rules::recreate_advice("team-a", "decode", true, old);
   CHECK(gang.find("kubectl delete") == std::string::npos);
   CHECK(gang.find("do not delete a gang instance's workload: infer-operator would rebuild it in a loop") == 0);
-  CHECK(gang.find("kubectl mindie scale -n team-a --decode N") != std::string::npos);
-  CHECK(gang.find("kubectl mindie delete -n team-a --wait and deploy again") != std::string::npos);
+  // Instance 0 cannot be scaled below; a delete leaves the operator's records (no InstanceSet deletion it sees).
+  CHECK(gang.find("kubectl mindie scale") == std::string::npos);
+  CHECK(gang.find("kubectl mindie delete -n team-a --wait, then restart infer-operator, the only thing that clears "
+                  "its fault records (kubectl rollout restart deployment/infer-operator-manager -n mindx-dl), and "
+                  "deploy again") != std::string::npos);
+  const std::string above = operator_rules::recreate_advice(
+      "team-a", "union", true, {"statefulset/x-0-union-3", "statefulset/x-0-union-2"});
+  CHECK(above.find("scale role union below instance 2 (kubectl mindie scale -n team-a --hybrid 2), then, once "
+                   "those pods are gone, restart infer-operator") != std::string::npos);
+  CHECK(above.find("scale out again with --operator-restarted; or kubectl mindie delete") != std::string::npos);
 }
