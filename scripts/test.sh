@@ -8,8 +8,9 @@
 #   2. the Go instruments' own tests, the smoke subset of the end-to-end tests on a 1.19 cluster (ctest e2e_oldest),
 #      and the long end-to-end matrices (the fault matrix, the storm of concurrent commands, the cluster scripts'
 #      tests), on the plain build: they run many processes and gain nothing from the sanitizers' slower code;
-#   3. the unit tests and every other end-to-end test, built with AddressSanitizer + UndefinedBehaviorSanitizer
-#      (-DMINDIE_SANITIZE=ON), so that every code path they reach runs under the sanitizers, once;
+#   3. the unit tests and every other end-to-end test against kubectl-mindie built with AddressSanitizer +
+#      UndefinedBehaviorSanitizer (-DMINDIE_SANITIZE=ON; the e2e tests of step 1 drive it through
+#      MINDIE_E2E_BINARY), so that every code path they reach runs under the sanitizers, once;
 #   4. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
 # Stage times are printed as it goes ("== stage (N s)"); BENCHMARKS.md ("CI") has the last measured run.
@@ -40,10 +41,11 @@ build/tests/e2e_tests --no-intro --test-case="$long_e2e"
 
 step "unit and end-to-end tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINDIE_SANITIZE=ON >/dev/null
-# Only what the tests below run: the benchmarks are not run here.
-cmake --build build-asan -j "$(nproc)" --target kubectl-mindie kubectl_complete-mindie testkit unit_tests e2e_tests
+# The product and the unit tests: the end-to-end tests of step 2's build drive the sanitized binary
+# (MINDIE_E2E_BINARY), as do its Go instruments; neither gains from being rebuilt here.
+cmake --build build-asan -j "$(nproc)" --target kubectl-mindie kubectl_complete-mindie unit_tests
 ctest --test-dir build-asan --output-on-failure -R '^unit$'
-build-asan/tests/e2e_tests --no-intro --test-case-exclude="$long_e2e"
+MINDIE_E2E_BINARY="$PWD/build-asan/kubectl-mindie" build/tests/e2e_tests --no-intro --test-case-exclude="$long_e2e"
 
 if command -v clang++-14 >/dev/null &&
   dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then

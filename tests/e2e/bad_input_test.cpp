@@ -69,7 +69,7 @@ std::vector<Case> all_cases(const Cluster& sb, const e2e::TempDir& dir) {
     const std::string copy = dir.write("kubeconfig/" + f.filename().string(),
                                        replace_all(e2e::read_file(f.string()), "https://127.0.0.1:6443", sb.url()));
     cases.push_back({"kubeconfig/" + f.filename().string(),
-                     {MINDIE_BINARY, "--kubeconfig", copy, "status", "-n", "mindie-demo"}, copy});
+                     {e2e::mindie_binary(), "--kubeconfig", copy, "status", "-n", "mindie-demo"}, copy});
   }
 
   // Mutations of the example: each names the field at fault.

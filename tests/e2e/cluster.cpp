@@ -440,7 +440,7 @@ std::string Cluster::restart_operator_failing() {
 }
 
 void Cluster::wait_ready(const std::string& ns, const std::string& timeout) const {
-  const Run run = run_process({MINDIE_BINARY, "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns, "--for=ready",
+  const Run run = run_process({e2e::mindie_binary(), "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns, "--for=ready",
                                "--timeout", timeout});
   if (run.exit_code != 0) throw std::runtime_error("the deployment in " + ns + " never became ready: " + run.err);
 }

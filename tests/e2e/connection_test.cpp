@@ -27,7 +27,7 @@ TEST_CASE("connection: --server, --token and --insecure-skip-tls-verify reach th
   e2e::TempDir dir;
   const std::string token = kubeconfig_value(sb, "token");
   // `env` clears KUBECONFIG and HOME so that no kubeconfig can be found.
-  const e2e::Run run = e2e::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "HOME=" + dir.path(), MINDIE_BINARY,
+  const e2e::Run run = e2e::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "HOME=" + dir.path(), e2e::mindie_binary(),
                                          "status", "-n", "mindie-demo", "--server", sb.url(), "--token", token,
                                          "--insecure-skip-tls-verify", "--request-timeout=30s", "-v=8"});
   // No deployment yet: the request got through authenticated (a 401 would say Unauthorized).
@@ -53,7 +53,7 @@ TEST_CASE("connection: an exec plugin named relative to its kubeconfig supplies 
                                                      "contexts: [{name: x, context: {cluster: s, user: e, namespace: mindie-demo}}]\n"
                                                      "users: [{name: e, user: {exec: {command: bin/get-token, "
                                                      "apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}}]\n");
-  const e2e::Run run = e2e::run_process({MINDIE_BINARY, "status", "--kubeconfig", kubeconfig});
+  const e2e::Run run = e2e::run_process({e2e::mindie_binary(), "status", "--kubeconfig", kubeconfig});
   CHECK(contains(run.err, "no deployment found in namespace mindie-demo"));
   CHECK(contains(run.err, R"(get-token: {"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}})"));
 }
@@ -73,7 +73,7 @@ TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing fi
     CHECK_MESSAGE(run.exit_code == 1, named);
     CHECK_MESSAGE(contains(run.err, named), run.err);
   }
-  const e2e::Run missing = e2e::run_process({MINDIE_BINARY, "status", "--kubeconfig", "/nonexistent/kc"});
+  const e2e::Run missing = e2e::run_process({e2e::mindie_binary(), "status", "--kubeconfig", "/nonexistent/kc"});
   CHECK(missing.exit_code == 1);
   CHECK(contains(missing.err, "/nonexistent/kc"));
   CHECK(sb.requests().empty());

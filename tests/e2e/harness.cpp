@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,14 @@
 extern char** environ;
 
 namespace e2e {
+
+const std::string& mindie_binary() {
+  static const std::string path = [] {
+    const char* given = std::getenv("MINDIE_E2E_BINARY");
+    return std::string(given != nullptr && *given != '\0' ? given : MINDIE_BINARY);
+  }();
+  return path;
+}
 
 namespace fs = std::filesystem;
 
@@ -249,7 +258,7 @@ void write_stand_in_scripts(const TempDir& dir, const std::string& sub) {
 }
 
 std::vector<std::string> Target::mindie_argv(std::vector<std::string> args) const {
-  std::vector<std::string> argv = {MINDIE_BINARY, "--kubeconfig", kubeconfig()};
+  std::vector<std::string> argv = {e2e::mindie_binary(), "--kubeconfig", kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }

@@ -62,6 +62,10 @@ class TempDir {
 /// dir.path()/`sub`, for a test that then replaces or adds some of them.
 void write_stand_in_scripts(const TempDir& dir, const std::string& sub);
 
+/// The kubectl-mindie binary the tests run: $MINDIE_E2E_BINARY when set (scripts/test.sh points it at the sanitizer
+/// build's, so that the e2e tests themselves are built once), else the one built beside these tests.
+const std::string& mindie_binary();
+
 /// What a test talks to: a kubeconfig whose requests are logged, and the commands run with it.
 class Target {
  public:

@@ -189,7 +189,7 @@ TEST_CASE("lock: a user whose RBAC does not cover Leases is refused, the permiss
 
   const std::size_t mark = sb.requests().size();
   const auto run = e2e::run_process(
-      {MINDIE_BINARY, "scale", "-n", kNs, "--prefill", "2", "--kubeconfig", kubeconfig});
+      {e2e::mindie_binary(), "scale", "-n", kNs, "--prefill", "2", "--kubeconfig", kubeconfig});
   CHECK(run.exit_code == 1);
   CHECK_MESSAGE(run.err.find("error: kubectl-mindie takes lease.coordination.k8s.io/kubectl-mindie in namespace " +
                              kNs) != std::string::npos,

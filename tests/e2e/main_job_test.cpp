@@ -267,7 +267,7 @@ TEST_CASE("when the baseline update and the undo both fail, the error gives the 
 }
 
 TEST_CASE("--dry-run=client prints every object without a kubeconfig or a server") {
-  const auto run = e2e::run_process({MINDIE_BINARY, "--kubeconfig", "/nonexistent/kubeconfig", "deploy",
+  const auto run = e2e::run_process({e2e::mindie_binary(), "--kubeconfig", "/nonexistent/kubeconfig", "deploy",
                                      "--config-dir", kExampleDir, "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("\"kind\": \"InferServiceSet\"") != std::string::npos);

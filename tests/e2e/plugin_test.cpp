@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kBinary = MINDIE_BINARY;
+const std::string kBinary = e2e::mindie_binary();
 const std::string kBinDir = std::filesystem::path(kBinary).parent_path().string();
 const std::string kCompleter = kBinDir + "/kubectl_complete-mindie";
 
