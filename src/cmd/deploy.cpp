@@ -586,7 +586,6 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
   const json::object& sets = *listed_sets;
   // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written (D1).
   const auto gang = operator_rules::gang_roles(iss);
-  gang_changes_.clear();  // planned again after a wait for the namespace lock
   for (const auto& [role, wanted] : render::desired_role_replicas(*config_)) {
     if (std::find(gang.begin(), gang.end(), role) == gang.end()) continue;
     for (const auto& s : sets.at("items").as_array()) {

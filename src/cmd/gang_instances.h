@@ -1,6 +1,6 @@
 // What scale and deploy must do about infer-operator's rebuild loop on gang-scheduled roles: refuse a scale-out that
 // would start it, and record on the role's InstanceSet which instances a scale removed
-// (operator_rules::kRemovedGangInstancesAnnotation; docs/architecture.md).
+// (operator_rules::kRemovedGangInstancesAnnotation).
 #pragma once
 
 #include <boost/json.hpp>

@@ -17,6 +17,7 @@
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
 #include "mindie/status_view.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 
@@ -73,7 +74,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     // Deployments and pods by the labels kubectl-mindie put on them: one LIST each (events only on trouble).
     const std::string selector = multi_selector(name);
     auto take = [](json::object list) -> json::array { return std::move(list["items"].as_array()); };
-    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    status::StatusInputs in{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     in.deployments = take(client.list(kube::gvr::kDeployments, ns, selector));
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) { in.pods.push_back(status::slim_pod(pod)); });
     const bool trouble = std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) {
@@ -84,7 +85,7 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
     return in;
   }
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   // Lists arrive in their own arenas (Client::list); the arrays are move-constructed into StatusInputs, never
   // assigned, because assigning between different memory resources would copy every pod.
   const std::string selector = status::service_selector(name, status::service_count(iss));
@@ -120,18 +121,24 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
   // controllers' events tell each incarnation of its workload apart.
   const bool gang = !operator_rules::gang_roles(*iss).empty() ||
                     std::any_of(sets.begin(), sets.end(), [](const json::value& s) {
-                      const auto* v = s.is_object() ? s.as_object().if_contains("metadata") : nullptr;
-                      const auto* labels = v && v->is_object() ? v->as_object().if_contains("labels") : nullptr;
-                      const auto* g = labels && labels->is_object()
-                                          ? labels->as_object().if_contains(render::kGangScheduleLabel)
-                                          : nullptr;
-                      return g && g->is_string() && g->as_string() == "true";
+                      return util::str(util::find(&s, {"metadata", "labels", render::kGangScheduleLabel})) == "true";
                     });
-  json::array workload_events = gang ? take(client.list(kube::gvr::kEvents, ns, "", 500, kWorkloadEventsSelector))
-                                     : json::array();
+  std::string events_unknown;
+  json::array workload_events = [&]() -> json::array {
+    if (!gang) return {};
+    try {
+      return take(client.list(kube::gvr::kEvents, ns, "", 500, kWorkloadEventsSelector));
+    } catch (const kube::ApiError& e) {
+      if (e.code() != 403) throw;
+      events_unknown = "cannot list events in namespace " + ns + " (" + e.status_message() +
+                       "): whether infer-operator is rebuilding a gang instance is not judged";
+      return {};
+    }
+  }();
   status::StatusInputs in{std::move(*cm),    std::move(iss),    std::move(services), std::move(sets),
                           std::move(pods),   std::move(events), {},                  std::move(workloads),
-                          std::move(workloads_unknown), {}, {}, std::move(workload_events)};
+                          std::move(workloads_unknown), {}, {}, std::move(workload_events), {}};
+  in.workload_events_unknown = std::move(events_unknown);
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
   // (infer-operator-rules.md B4).
   read_services(client, ns, selector, in);

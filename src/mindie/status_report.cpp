@@ -32,12 +32,26 @@ const json::value* find(const json::object& obj, std::initializer_list<std::stri
   return v;
 }
 
-std::string condition_status(const json::value* status, std::string_view type) {
+/// The condition of `type` in status.conditions of `status` (an object's status), nullptr when there is none.
+const json::value* condition_of(const json::value* status, std::string_view type) {
   if (const auto* conds = find(status, {"conditions"}); conds && conds->is_array()) {
     for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == type) return str(find(&c, {"status"}));
+      if (str(find(&c, {"type"})) == type) return &c;
   }
-  return "";
+  return nullptr;
+}
+
+std::string condition_status(const json::value* status, std::string_view type) {
+  return str(find(condition_of(status, type), {"status"}));
+}
+
+/// The time of an event: `field` (firstTimestamp or lastTimestamp), else eventTime, else its creation; 0 when none
+/// is readable.
+std::int64_t event_time(const json::value& e, std::string_view field) {
+  std::string when = str(find(&e, {field}));
+  if (when.empty()) when = str(find(&e, {"eventTime"}));
+  if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
+  return util::parse_rfc3339(when).value_or(0);
 }
 
 /// NPUs a pod asks for: the sum over its containers of every huawei.com/ resource (the Ascend device plugin's
@@ -76,10 +90,7 @@ std::vector<Event> warning_events(const json::array& events, std::string_view ki
     if (const std::string about = str(find(&e, {"involvedObject", "uid"})); !uid.empty() && !about.empty() && about != uid)
       continue;
     if (str(find(&e, {"type"})) != "Warning") continue;
-    std::string when = str(find(&e, {"lastTimestamp"}));
-    if (when.empty()) when = str(find(&e, {"eventTime"}));
-    if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
-    found.emplace_back(util::parse_rfc3339(when).value_or(0), &e);
+    found.emplace_back(event_time(e, "lastTimestamp"), &e);
   }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<Event> out;
@@ -135,15 +146,6 @@ std::tuple<std::string, std::int64_t, std::int64_t> operator_instance(const json
 }
 
 bool is_control_role(const std::string& role) { return role == "controller" || role == "coordinator"; }
-
-/// The time of an event: `field` (firstTimestamp or lastTimestamp), else eventTime, else its creation; 0 when none
-/// is readable.
-std::int64_t event_time(const json::value& e, std::string_view field) {
-  std::string when = str(find(&e, {field}));
-  if (when.empty()) when = str(find(&e, {"eventTime"}));
-  if (when.empty()) when = str(find(&e, {"metadata", "creationTimestamp"}));
-  return util::parse_rfc3339(when).value_or(0);
-}
 
 /// Each incarnation of workload `name` of `kind` (StatefulSet, Deployment) since `since` (seconds since the epoch;
 /// 0: all): its uid -> when it began. From the controllers' events about it, and from the live workload (`live`, may
@@ -205,11 +207,9 @@ std::string rebuild_text(const std::string& ns, const std::string& role, std::in
 
 /// The Ready condition of `obj` ("True", "False", "" when it has none) and its "reason: message".
 std::pair<std::string, std::string> ready_condition(const json::value& obj) {
-  if (const auto* conds = find(&obj, {"status", "conditions"}); conds && conds->is_array())
-    for (const auto& c : conds->as_array())
-      if (str(find(&c, {"type"})) == "Ready")
-        return {str(find(&c, {"status"})), str(find(&c, {"reason"})) + ": " + str(find(&c, {"message"}))};
-  return {"", ""};
+  const json::value* c = condition_of(find(&obj, {"status"}), "Ready");
+  if (c == nullptr) return {"", ""};
+  return {str(find(c, {"status"})), str(find(c, {"reason"})) + ": " + str(find(c, {"message"}))};
 }
 
 /// infer-operator's API group (its InstanceSets), for the kubectl commands the report suggests.
@@ -733,6 +733,8 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
       }
       for (auto& pod : inst.pods) {
         if (pod.state.ready && !pod.state.terminating) continue;
+        // A removed instance's pods going away are what a scale-in looks like: its one line below says so.
+        if (!inst.wanted && pod.state.terminating) continue;
         // The standby of a healthy pair is not ready by design: not a problem to report.
         if (master_standby && inst.healthy && pod.reason.starts_with("running, but not ready")) {
           pod.reason = "standby (only the master passes readiness)";
@@ -864,6 +866,7 @@ Report build_report(const std::string& ns, const StatusInputs& in, std::chrono::
     ready = false;
   report.ready = ready;
   if (!in.workloads_unknown.empty()) report.warnings.push_back(in.workloads_unknown);
+  if (!in.workload_events_unknown.empty()) report.warnings.push_back(in.workload_events_unknown);
   for (const auto& svc : in.services) {
     if (!svc.is_object()) continue;
     const json::value* spec = find(&svc, {"spec"});

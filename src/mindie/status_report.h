@@ -40,6 +40,8 @@ struct StatusInputs {
   /// controller's ScalingReplicaSet): each incarnation of an instance's workload has its own uid, so they tell a
   /// workload the operator deleted and made again from one that was always there. Read for gang roles only.
   boost::json::array workload_events;
+  /// Why `workload_events` could not be read (a 403 on listing events), "" when they were or were not needed.
+  std::string workload_events_unknown;
 };
 
 /// A Warning event as the report shows it (the latest of an object first).

@@ -278,3 +278,18 @@ TEST_CASE("on a node that turns NotReady infer-operator force-deletes its pods a
     return r.exit_code == 0 && r.out != uid;
   }, "pod " + pod + " on the NotReady node force-deleted", 120);
 }
+
+TEST_CASE("status of a gang deployment without permission to list events says what it cannot judge and shows the "
+          "rest") {
+  Cluster sb({"--fault", "GET:/api/v1/namespaces/mindie-demo/events:403", Cluster::kFreshOperator});
+  e2e::TempDir dir;
+  const auto run = deploy(sb, dir, gang_example(1), false);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  const json report = status_json(sb);
+  CHECK(report["ready"] == true);
+  CHECK_MESSAGE(report["warnings"].dump().find("cannot list events in namespace " + kNs) != std::string::npos,
+                report.dump());
+  CHECK(report["warnings"].dump().find("whether infer-operator is rebuilding a gang instance is not judged") !=
+        std::string::npos);
+}
