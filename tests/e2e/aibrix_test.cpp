@@ -85,11 +85,14 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
       CHECK(r.query.find("fieldManager=kubectl-mindie") != std::string::npos);
     }
   CHECK(applies == 1);
-  // Pods per role and pod group, with AIBrix's labels: prefill 2 × 1, decode 1 × 2, routing 1.
+  // Pods per role and pod group, with AIBrix's labels: prefill 2 × 1, decode 1 × 2, routing 1. The controller acts
+  // after deploy returns (found racing on a fast run: no pod yet, no status): wait for what it makes, then check it.
+  sb.wait_pods("vllm-test", "storm-service-name=qwen3-pd", 5);
   CHECK(names(sb, "pods", "storm-service-name=qwen3-pd").size() == 5);
   CHECK(names(sb, "pods", "role-name=decode,stormservice.orchestration.aibrix.ai/pod-group-index=1") ==
         std::vector<std::string>{"qwen3-pd-roleset-decode-0-1"});
 
+  e2e::eventually([&] { return status_json(sb)["ready"] == true; }, "the StormService ready");
   json report = status_json(sb);
   CHECK(report["kind"] == "StormServiceStatus");
   CHECK(report["ready"] == true);

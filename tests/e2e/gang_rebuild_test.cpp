@@ -69,6 +69,16 @@ std::string instance_set_annotation(const Cluster& sb) {
 
 const std::string kDecode1 = "mindie-motor-vllm-0-decode-1";
 
+/// Decode instance `k` of status -o json once status says the operator made its workload `workloads` times or more.
+json rebuilt_instance(const Cluster& sb, int k, int workloads) {
+  json inst;
+  e2e::eventually([&] {
+    inst = decode_instance(status_json(sb), k);
+    return inst.is_object() && inst["rebuild"].is_object() && inst["rebuild"]["workloads"].get<int>() >= workloads;
+  }, "status naming the rebuild of decode instance " + std::to_string(k), 120);
+  return inst;
+}
+
 /// Deploys 2 slowly terminating gang decode instances, waits until ready, and scales decode in to 1 with
 /// kubectl-mindie: the operator's fault record of decode-1 is what follows.
 void deploy_two_then_scale_in(const Cluster& sb, const e2e::TempDir& dir) {
@@ -135,11 +145,7 @@ TEST_CASE("a scale-out made by hand onto a removed gang instance starts the rebu
   sb.admin_ok({"patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-n", kNs, "--type=json",
                "-p", R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
 
-  json inst;
-  e2e::eventually([&] {
-    inst = decode_instance(status_json(sb), 1);
-    return inst.is_object() && inst["rebuild"].is_object() && inst["rebuild"]["workloads"].get<int>() >= 3;
-  }, "status naming the rebuild of decode instance 1", 120);
+  const json inst = rebuilt_instance(sb, 1, 3);
   CHECK(inst["rebuild"]["ongoing"] == true);
   CHECK(inst["healthy"] == false);
   const auto table = sb.mindie({"status", "-n", kNs});
@@ -176,11 +182,7 @@ TEST_CASE("a gang instance on an earlier template: no advice to delete its workl
 
   // The advice status and deploy used to give: the operator makes it again, then rebuilds it for ever.
   sb.admin_ok({"delete", "statefulset", "mindie-motor-vllm-0-decode-0", "-n", kNs, "--wait=false"});
-  json inst;
-  e2e::eventually([&] {
-    inst = decode_instance(status_json(sb), 0);
-    return inst.is_object() && inst["rebuild"].is_object() && inst["rebuild"]["workloads"].get<int>() >= 3;
-  }, "status naming the rebuild of decode instance 0", 120);
+  const json inst = rebuilt_instance(sb, 0, 3);
   CHECK(inst["rebuild"]["ongoing"] == true);
   const auto table = sb.mindie({"status", "-n", kNs});
   CHECK_MESSAGE(table.out.find("to end it, kubectl mindie delete -n " + kNs + " --wait, then restart infer-operator") !=
@@ -202,11 +204,7 @@ TEST_CASE("one deleted pod of a gang instance makes the operator rebuild the who
     return !now.empty() && now != before;
   }, "the decode-0 StatefulSet made again", 120);
   // The deleted workload's other pod is still going: the instance is being rebuilt, not ready.
-  json inst;
-  e2e::eventually([&] {
-    inst = decode_instance(status_json(sb), 0);
-    return inst.is_object() && inst["rebuild"].is_object();
-  }, "status naming the rebuild of decode instance 0", 120);
+  const json inst = rebuilt_instance(sb, 0, 2);
   CHECK(inst["rebuild"]["ongoing"] == true);
   const auto waited = sb.mindie({"wait", "-n", kNs, "--for=ready", "--timeout", "2s"});
   CHECK(waited.exit_code == 1);
