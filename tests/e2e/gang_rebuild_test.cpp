@@ -41,6 +41,13 @@ e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, boo
   return sb.mindie(args);
 }
 
+/// deploy(), which must succeed, then until the deployment is ready.
+void deploy_ready(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, bool slow_termination) {
+  const auto run = deploy(sb, dir, cfg, slow_termination);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+}
+
 json status_json(const Cluster& sb) {
   const auto run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -82,10 +89,8 @@ json rebuilt_instance(const Cluster& sb, int k, int workloads) {
 /// Deploys 2 slowly terminating gang decode instances, waits until ready, and scales decode in to 1 with
 /// kubectl-mindie: the operator's fault record of decode-1 is what follows.
 void deploy_two_then_scale_in(const Cluster& sb, const e2e::TempDir& dir) {
-  auto run = deploy(sb, dir, gang_example(2), true);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
-  run = sb.mindie({"scale", "-n", kNs, "--decode", "1"});
+  deploy_ready(sb, dir, gang_example(2), true);
+  const auto run = sb.mindie({"scale", "-n", kNs, "--decode", "1"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }
 
@@ -193,9 +198,7 @@ TEST_CASE("a gang instance on an earlier template: no advice to delete its workl
 TEST_CASE("one deleted pod of a gang instance makes the operator rebuild the whole instance") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
-  auto run = deploy(sb, dir, gang_example(1), true);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
+  deploy_ready(sb, dir, gang_example(1), true);
   const std::string before = statefulset_uid(sb, "mindie-motor-vllm-0-decode-0");
   sb.admin_ok({"delete", "pod", "mindie-motor-vllm-0-decode-0-1", "-n", kNs, "--wait=false"});
   // Not the StatefulSet controller replacing the pod: the operator deletes the workload and makes a new one.
@@ -214,9 +217,7 @@ TEST_CASE("a pod marked Unhealthy by MindCluster's fault handling makes the oper
           "without gang scheduling then settles") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
-  auto run = deploy(sb, dir, gang_example(1), false);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
+  deploy_ready(sb, dir, gang_example(1), false);
   const auto uid_of = [&] { return statefulset_uid(sb, "mindie-motor-vllm-0-prefill-0"); };
   const std::string before = uid_of();
   REQUIRE_FALSE(before.empty());
@@ -251,9 +252,7 @@ TEST_CASE("infer-operator does not start without Volcano's PodGroup CRD: status 
 TEST_CASE("on a node that turns NotReady infer-operator force-deletes its pods at once (its node-pod cleaner)") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
-  auto run = deploy(sb, dir, gang_example(1), true);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
+  deploy_ready(sb, dir, gang_example(1), true);
   const std::string pod = "mindie-motor-vllm-0-decode-0-0";
   const std::string uid = sb.admin_ok({"get", "pod", pod, "-n", kNs, "-o", "jsonpath={.metadata.uid}"});
   const std::string node = sb.admin_ok({"get", "pod", pod, "-n", kNs, "-o", "jsonpath={.spec.nodeName}"});
@@ -281,9 +280,7 @@ TEST_CASE("status of a gang deployment without permission to list events says wh
           "rest") {
   Cluster sb({"--fault", "GET:/api/v1/namespaces/mindie-demo/events:403", Cluster::kFreshOperator});
   e2e::TempDir dir;
-  const auto run = deploy(sb, dir, gang_example(1), false);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
+  deploy_ready(sb, dir, gang_example(1), false);
   const json report = status_json(sb);
   CHECK(report["ready"] == true);
   CHECK_MESSAGE(report["warnings"].dump().find("cannot list events in namespace " + kNs) != std::string::npos,
