@@ -585,9 +585,8 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
   if (!listed_sets || listed_sets->at("items").as_array().empty()) return;
   const json::object& sets = *listed_sets;
   // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written (D1).
-  const auto gang = operator_rules::gang_roles(iss);
   for (const auto& [role, wanted] : render::desired_role_replicas(*config_)) {
-    if (std::find(gang.begin(), gang.end(), role) == gang.end()) continue;
+    if (!operator_rules::is_gang_role(iss, role)) continue;
     for (const auto& s : sets.at("items").as_array()) {
       if (util::str(util::find(&s, {"metadata", "labels", "infer.huawei.com/instanceset-name"})) != role) continue;
       const std::int64_t live = util::num(util::find(&s, {"spec", "replicas"}));
@@ -611,9 +610,8 @@ void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
     if (!listed) return;
     append_with_kind(workloads, listed->at("items").as_array(), r->kind);
   }
-  const auto gang_roles = operator_rules::gang_roles(iss);
   for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads)) {
-    const bool is_gang = std::find(gang_roles.begin(), gang_roles.end(), role) != gang_roles.end();
+    const bool is_gang = operator_rules::is_gang_role(iss, role);
     printer.warning("role " + role + ": " + std::to_string(old.size()) + " running instance" +
                     (old.size() > 1 ? "s keep" : " keeps") +
                     " an earlier pod template: infer-operator applies pod template changes only to instances it "

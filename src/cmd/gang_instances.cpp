@@ -1,6 +1,5 @@
 #include "cmd/gang_instances.h"
 
-#include <algorithm>
 #include <chrono>
 
 #include "mindie/operator_rules.h"
@@ -11,11 +10,6 @@ namespace mindie::cmd {
 namespace json = boost::json;
 
 namespace {
-
-bool is_gang(const json::object& iss, const std::string& role) {
-  const auto gang = operator_rules::gang_roles(iss);
-  return std::find(gang.begin(), gang.end(), role) != gang.end();
-}
 
 std::string iss_name(const json::object& iss) { return util::str(util::find(&iss.at("metadata"), {"name"})); }
 
@@ -29,7 +23,7 @@ std::string instance_set_name(const json::object& iss, const std::string& role) 
 void refuse_gang_rebuild_loop(kube::Client& client, const std::string& ns, const json::object& iss,
                               const std::vector<scale::RoleChange>& changes, bool operator_restarted) {
   for (const auto& c : changes) {
-    if (c.to <= c.from || !is_gang(iss, c.role)) continue;
+    if (c.to <= c.from || !operator_rules::is_gang_role(iss, c.role)) continue;
     operator_rules::GangScaleOut s;
     s.ns = ns;
     s.role = c.role;
@@ -60,7 +54,7 @@ void record_gang_instances(kube::Client& client, const std::string& ns, const js
                        std::chrono::system_clock::now().time_since_epoch()).count();
   for (const auto& c : changes) {
     const bool scale_in = c.to < c.from;
-    if (!is_gang(iss, c.role) || !(scale_in || (c.to > c.from && operator_restarted))) continue;
+    if (!operator_rules::is_gang_role(iss, c.role) || !(scale_in || (c.to > c.from && operator_restarted))) continue;
     const std::string name = instance_set_name(iss, c.role);
     try {
       const auto ist = client.get_if_exists(kube::gvr::kInstanceSets, ns, name);

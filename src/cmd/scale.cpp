@@ -497,11 +497,10 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   // infer-operator leaves the PodGroups of removed gang instances behind and would reuse them unchanged on a later
   // scale-out (infer-operator-rules.md D1): remove them now that the scale is recorded.
   std::vector<std::string> removed_groups;
-  const auto gang = operator_rules::gang_roles(*iss);
   std::map<std::string, int> gang_counts;
   bool gang_scale_in = false;
   for (const auto& c : changes)
-    if (std::find(gang.begin(), gang.end(), c.role) != gang.end()) {
+    if (operator_rules::is_gang_role(*iss, c.role)) {
       gang_counts[c.role] = static_cast<int>(c.to);
       gang_scale_in = gang_scale_in || c.to < c.from;
     }

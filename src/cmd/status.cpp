@@ -1,5 +1,4 @@
 #include "cmd/status.h"
-#include "cmd/wait.h"
 
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include "cmd/command.h"
 #include "cmd/lock.h"
 #include "cmd/multi_deployment.h"
+#include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"

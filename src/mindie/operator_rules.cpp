@@ -41,6 +41,11 @@ std::vector<std::string> gang_roles(const json::object& iss) {
   return out;
 }
 
+bool is_gang_role(const json::object& iss, const std::string& role) {
+  const auto gang = gang_roles(iss);
+  return std::find(gang.begin(), gang.end(), role) != gang.end();
+}
+
 std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::NodePortClaim>& claims,
                                                   const json::array& services) {
   std::vector<NodePortConflict> out;

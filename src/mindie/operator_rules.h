@@ -18,6 +18,9 @@ namespace mindie::operator_rules {
 /// PodGroup CRD was established when it started (rules A3).
 std::vector<std::string> gang_roles(const boost::json::object& iss);
 
+/// Whether `role` is one of gang_roles(iss).
+bool is_gang_role(const boost::json::object& iss, const std::string& role);
+
 /// A Service of the cluster already holding a nodePort a deployment needs.
 struct NodePortConflict {
   render::NodePortClaim claim;  ///< what the deployment needs
