@@ -389,6 +389,21 @@ void Client::remove_if_unchanged(const GVR& r, std::string_view ns, std::string_
   send_json(std::move(req));
 }
 
+void Client::remove_exact(const GVR& r, std::string_view ns, std::string_view name, std::string_view uid,
+                          std::string_view resource_version, const WriteOptions& opts) {
+  Query q;
+  if (opts.dry_run) q.add("dryRun", "All");
+  boost::json::object preconditions{{"uid", std::string(uid)}};
+  if (!resource_version.empty()) preconditions["resourceVersion"] = std::string(resource_version);
+  HttpRequest req;
+  req.method = "DELETE";
+  req.path = path(r, ns, name) + q.str();
+  req.content_type = "application/json";
+  req.body = boost::json::serialize(
+      boost::json::object{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(preconditions)}});
+  send_json(std::move(req));
+}
+
 bool Client::has_group_version(std::string_view group, std::string_view version) {
   HttpRequest req;
   req.method = "GET";

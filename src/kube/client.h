@@ -165,6 +165,11 @@ class Client {
   /// answers 409 Conflict, deleting nothing, when the object changed since (API conventions, "Preconditions").
   void remove_if_unchanged(const GVR& r, std::string_view ns, std::string_view name, std::string_view resource_version,
                            const WriteOptions& opts = {});
+  /// As remove(), deleting nothing (409 Conflict) unless the object is still the one read: its uid and, when
+  /// given, its resourceVersion (DeleteOptions.preconditions; API conventions, "Preconditions"). A delete under the
+  /// namespace lock carries both, so that a command that lost the lock cannot delete a successor's object.
+  void remove_exact(const GVR& r, std::string_view ns, std::string_view name, std::string_view uid,
+                    std::string_view resource_version, const WriteOptions& opts = {});
   /// Discovery: true when /apis/{group}/{version} (or /api/{version} for the core group "") answers 2xx, false on
   /// 404; other statuses throw ApiError.
   bool has_group_version(std::string_view group, std::string_view version);
