@@ -188,7 +188,7 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   printer_.hold_warnings();
 }
 
-NamespaceLock::~NamespaceLock() { unlock(false, settled_); }
+NamespaceLock::~NamespaceLock() { unlock(false, settled_ || !armed_); }
 
 std::string NamespaceLock::intent_text(const json::object& intent) const {
   // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record).
@@ -279,13 +279,27 @@ void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string&
                   ")");
 }
 
+LockLost NamespaceLock::lost(const kube::LeaseLost& e, const std::string& when) const {
+  std::string holder;
+  try {
+    if (const auto lease = client_.get_if_exists(kube::gvr::kLeases, ns_, kLockLeaseName)) {
+      const kube::LeaseRecord now = kube::LeaseRecord::from(*lease, kLockHolderAnnotation);
+      if (!now.identity.empty()) holder = "; it is held by " + describe_lock_holder(now);
+    }
+  } catch (const std::exception&) {
+    // who holds it is a courtesy: the loss itself is certain
+  }
+  return LockLost(std::string(e.what()) + " " + when + " (it had stopped renewing it for " +
+                  std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone)" + holder +
+                  ": stopped before its next write");
+}
+
 void NamespaceLock::renew() {
   if (!lock_ || !lock_->held()) return;
   try {
     lock_->renew_if_due();
   } catch (const kube::LeaseLost& e) {
-    throw LockLost(std::string(e.what()) + " while this command ran (it had stopped renewing it for " +
-                   std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone): stopped before its next write");
+    throw lost(e, "while this command ran");
   }
 }
 
@@ -294,7 +308,7 @@ void NamespaceLock::confirm() {
   try {
     lock_->update({});
   } catch (const kube::LeaseLost& e) {
-    throw LockLost(std::string(e.what()) + " while this command waited for the server");
+    throw lost(e, "while this command waited for the server");
   }
 }
 
@@ -329,10 +343,9 @@ void NamespaceLock::before_write(const json::object& intent) {
         lock_->renew_if_due();
       }
     } catch (const kube::LeaseLost& e) {
-      throw LockLost(std::string(e.what()) + " while this command ran (it had stopped renewing it for " +
-                     std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone): stopped before "
-                     "its next write");
+      throw lost(e, "while this command ran");
     }
+    armed_ = true;
     return;
   }
   const std::string text = wanted.empty() ? "" : intent_text(intent);
@@ -379,7 +392,10 @@ void NamespaceLock::before_write(const json::object& intent) {
     printer_.drop_warnings();  // what was read may be another command's half-done change
     throw Replan();
   }
+  // A signal that came while the take was in flight: the lock is ours, nothing else was written.
+  check_interrupt("while taking the namespace lock: nothing was changed");
   printer_.release_warnings();
+  armed_ = true;
 }
 
 bool NamespaceLock::unfinished_change_seen() const {
@@ -407,7 +423,7 @@ void NamespaceLock::unlock(bool remove, bool clear_intent) {
   try {
     if (remove) {
       lock_->remove();
-    } else if (superseded_ && settled_ && !clear_all_) {
+    } else if (superseded_ && (settled_ || !armed_) && !clear_all_) {
       // This command changed nothing after all: what the superseded intent stood for is still to be put right.
       lock_->update({{kLockIntentAnnotation, json::serialize(*superseded_)}});
       lock_->release();

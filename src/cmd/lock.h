@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "change/runner.h"
 #include "cmd/common.h"
 #include "cmd/interrupt.h"
 #include "kube/lease_lock.h"
@@ -95,8 +96,8 @@ class NamespaceLock {
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
   /// after an interrupt. Throws LockLost.
   void renew();
-  /// Renews the lock now (one guarded write) to make sure it is still ours before an undo. Throws LockLost when it
-  /// was taken over; does nothing when not held.
+  /// Renews the lock now (one guarded write) to make sure it is still ours before an undo. Throws LockLost naming
+  /// the new holder when it was taken over; does nothing when not held.
   void confirm();
   /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
   /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
@@ -138,6 +139,8 @@ class NamespaceLock {
   void supersede(const kube::LeaseRecord& lease, const std::string& text, const boost::json::object& intent);
   /// Frees the lock; `clear_intent`: remove the intent annotation too.
   void unlock(bool remove, bool clear_intent);
+  /// LockLost for a lease lost (`e`) `when` ("while this command ran"), naming who holds it now (one GET).
+  LockLost lost(const kube::LeaseLost& e, const std::string& when) const;
   kube::Client& client_;
   Printer& printer_;
   std::string ns_;
@@ -155,6 +158,25 @@ class NamespaceLock {
   /// act_for(): the command whose intent the writes under way record ("" command_).
   std::string acting_for_;
   bool clear_all_ = false;  ///< done() was called: the command finished
+  /// A write follows: before_write() returned since the lock was taken (or since the last Replan). A command that
+  /// fails while not armed wrote nothing under the lock (it failed a check after planning again), so its intent is
+  /// cleared as if settled.
+  bool armed_ = false;
+};
+
+/// The change engine's fence (change/runner.h) over a NamespaceLock: each write records `intent` (taking the lock
+/// on the first), each undo and each conflict confirm the lock is still ours.
+class LockFence : public change::Fence {
+ public:
+  LockFence(NamespaceLock& lock, boost::json::object intent) : lock_(lock), intent_(std::move(intent)) {}
+  void before_write() override { lock_.before_write(intent_); }
+  void before_undo() override { lock_.confirm(); }
+  void confirm_held() override { lock_.confirm(); }
+  void settle() override { lock_.settle(); }
+
+ private:
+  NamespaceLock& lock_;
+  boost::json::object intent_;
 };
 
 /// Who left `intent`: `lease`'s holder record, or when the lease was freed since (its holder cleared) the record the

@@ -1,0 +1,138 @@
+#include "change/runner.h"
+
+#include <algorithm>
+
+#include "cmd/interrupt.h"
+#include "cmd/lock.h"
+#include "kube/client.h"
+
+namespace mindie::change {
+
+namespace {
+
+bool is_conflict(const std::exception_ptr& cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const kube::ApiError& e) {
+    return e.is_conflict();
+  } catch (const PreconditionFailed&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+bool refused(const std::exception_ptr& cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const kube::ApiError& e) {
+    return e.code() < 500;
+  } catch (const kube::TransportError&) {
+    return false;
+  } catch (...) {
+    return true;  // ours (an interrupt, the lock lost, a local check): nothing was sent
+  }
+}
+
+Runner::Runner(Fence& fence, Wording wording) : fence_(fence), wording_(std::move(wording)) {}
+
+std::string Runner::written_list() const {
+  std::string out;
+  for (const auto& name : written_names_) out += "\n  " + name;
+  return out;
+}
+
+void Runner::run(const std::vector<Step>& steps) {
+  for (const auto& step : steps) {
+    try {
+      fence_.before_write();
+      step.write();
+    } catch (const cmd::Replan&) {
+      throw;  // the lock's first take found it contended: nothing was written, the command plans again
+    } catch (...) {
+      const auto cause = std::current_exception();
+      const std::optional<bool> applied = outcome(step, cause);
+      if (applied != true) fail(step, cause, !applied.has_value());
+    }
+    written_.push_back(step);
+    written_names_.push_back(step.name + " " + step.verb);
+  }
+}
+
+std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (const cmd::LockLost&) {
+    lock_lost(cause);
+  } catch (...) {
+  }
+  // No answer or a 5xx: applied or not. A 409 may be the write's own first try, stored before its reply was lost
+  // and met by the transport's retry. Only a read tells; the lock is confirmed first, since a 409 is also what a
+  // rival's change gets, and then nothing more may be written.
+  const bool unknown = !refused(cause);
+  if (!unknown && !is_conflict(cause)) return false;
+  try {
+    if (!unknown) fence_.confirm_held();
+  } catch (const cmd::LockLost&) {
+    lock_lost(std::current_exception());
+  }
+  if (!step.applied) return unknown ? std::nullopt : std::optional<bool>(false);
+  try {
+    return step.applied();
+  } catch (const std::exception&) {
+    return unknown ? std::nullopt : std::optional<bool>(false);
+  }
+}
+
+void Runner::lock_lost(const std::exception_ptr& why) {
+  if (written_.empty()) std::rethrow_exception(why);
+  throw cmd::PartialFailure(why, wording_.change + " stopped after writing:" + written_list() +
+                                     "\nit writes nothing more, not even an undo: the command holding the lock now "
+                                     "finishes or reverts it");
+}
+
+void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_written) {
+  if (wording_.dry_run) std::rethrow_exception(cause);
+  if (maybe_written) {  // it could not be read back: undone with the others (undos are idempotent)
+    written_.push_back(step);
+    written_names_.push_back(step.name + " " + step.verb + " (its outcome unknown)");
+  }
+  if (written_.empty()) {
+    fence_.settle();
+    std::rethrow_exception(cause);
+  }
+  const bool forward_only = std::any_of(written_.begin(), written_.end(), [](const Step& s) { return !s.undo; });
+  if (forward_only)  // a delete cannot be taken back: the change is finished by the next command
+    throw cmd::PartialFailure(cause, wording_.change + " stopped at " + step.name + " after writing:" +
+                                         written_list() + (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
+  undo_all(cause, step.name);
+}
+
+void Runner::undo_all(const std::exception_ptr& cause, const std::string& stopped) {
+  const std::string head = wording_.change + " stopped at " + stopped;
+  std::string reverted;
+  try {
+    for (auto it = written_.rbegin(); it != written_.rend(); ++it) {
+      fence_.before_undo();
+      it->undo();
+      reverted += "\n  " + it->name + " " + it->verb;
+    }
+  } catch (const cmd::LockLost&) {
+    throw cmd::PartialFailure(std::current_exception(),
+                              head + " after writing:" + written_list() + "\nthe lock was taken over while it waited, "
+                              "so it leaves the change to the command holding the lock now, which finishes or "
+                              "reverts it");
+  } catch (const std::exception& e) {
+    const std::string now = wording_.observed ? "\n" + wording_.observed() : "";
+    throw cmd::PartialFailure(cause, head + " and undoing it failed too (" + e.what() + "); written:" +
+                                         written_list() + now + (wording_.recovery.empty() ? "" : "\n") +
+                                         wording_.recovery);
+  }
+  fence_.settle();
+  throw cmd::PartialFailure(cause, head + ", so the " + wording_.change + " was undone (these writes were "
+                                   "reverted):" + reverted + "\nnothing changed");
+}
+
+}  // namespace mindie::change
