@@ -44,6 +44,7 @@ std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, 
       if (!md || !md->is_object()) continue;
       WorkloadDeployment d;
       if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) d.name = n->as_string();
+      if (const auto* u = md->as_object().if_contains("uid"); u && u->is_string()) d.uid = u->as_string();
       if (const auto* l = md->as_object().if_contains("labels"); l && l->is_object()) {
         const auto& labels = l->as_object();
         if (const auto* v = labels.if_contains(render::kComponentLabel); v && v->is_string()) d.role = v->as_string();

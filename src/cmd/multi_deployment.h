@@ -17,6 +17,7 @@ struct WorkloadDeployment {
   std::string name;
   std::string role;  ///< label app.kubernetes.io/component ("prefill", "decode", "kv-pool", ...)
   int index = -1;    ///< label kubectl-mindie/instance-index (engines); -1 when absent or not a number
+  std::string uid;   ///< metadata.uid: the precondition of its delete
 };
 
 /// The label selector of every object of deployment `workload` (the kubectl-mindie/infer-service-set annotation

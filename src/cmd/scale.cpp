@@ -142,25 +142,6 @@ int count_of(const InstanceCounts& c, std::string_view role) {
   return role == "prefill" ? c.prefill : role == "decode" ? c.decode : role == "encode" ? c.encode : c.hybrid;
 }
 
-// Before an undo: when the namespace lock was taken over (this command stalled past the lease, e.g. in a request
-// that hung), whoever holds it now may have recovered this very change, and an undo would undo that. The lease is
-// confirmed ours first (one guarded renewal). Throws PartialFailure saying `state` when it is not.
-void lost_lock_guard(NamespaceLock& lock, const std::exception_ptr& cause, const std::string& state) {
-  const std::string left = state + "; the lock was taken over while this command waited, so it leaves the change "
-                                   "to the command holding the lock now, which finishes or reverts it";
-  try {
-    std::rethrow_exception(cause);
-  } catch (const LockLost&) {
-    throw PartialFailure(cause, left);
-  } catch (...) {
-  }
-  try {
-    lock.confirm();
-  } catch (const LockLost&) {
-    throw PartialFailure(cause, left);
-  }
-}
-
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
   std::map<std::string, int> targets;
@@ -175,6 +156,47 @@ bool already_applied(const json::object& live, const std::vector<scale::RoleChan
     return true;
   } catch (const scale::PlanError&) {
     return false;
+  }
+}
+
+/// True when every role of `changes` in `live` runs the replicas it had when read (RoleChange::from).
+bool roles_as_read(const json::object& live, std::vector<scale::RoleChange> changes) {
+  for (auto& c : changes) c.to = c.from;
+  return already_applied(live, changes);
+}
+
+/// What the scaled roles of `name` run now, read for a failure report: "inferserviceset.../x now runs prefill 2,
+/// decode 1" (someone else may have changed them meanwhile), or that it could not be read.
+std::string service_set_now(kube::Client& client, const std::string& ns, const std::string& name,
+                            const std::vector<scale::RoleChange>& changes, InstanceCounts live) {
+  const std::string what = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + name;
+  std::map<std::string, int> back;
+  for (const auto& c : changes) back[c.role] = static_cast<int>(c.from);
+  try {
+    for (const auto& c : scale::plan_role_changes(client.get(kube::gvr::kInferServiceSets, ns, name), back)) {
+      const int n = static_cast<int>(std::clamp<std::int64_t>(c.from, 0, 1 << 20));
+      if (c.role == "prefill") live.prefill = n;
+      else if (c.role == "decode") live.decode = n;
+      else if (c.role == "encode") live.encode = n;
+      else live.hybrid = n;
+    }
+    return what + " now runs " + counts_text(live);
+  } catch (const std::exception&) {
+    return what + " is in an unknown state (it could not be read back)";
+  }
+}
+
+/// What the engine Deployments of `workload` run now, read for a failure report.
+std::string engines_now(kube::Client& client, const std::string& ns, const std::string& workload,
+                        const std::vector<std::pair<std::string, int>>& targets) {
+  try {
+    std::map<std::string, int> n;
+    for (const auto& d : list_workload_deployments(client, ns, workload, true)) ++n[d.role];
+    std::string out;
+    for (const auto& [role, count] : targets) out += (out.empty() ? "" : ", ") + role + " " + std::to_string(n[role]);
+    return "the engine Deployments now run " + out;
+  } catch (const std::exception&) {
+    return "the engine Deployments are in an unknown state (they could not be listed)";
   }
 }
 
@@ -226,23 +248,10 @@ void ScaleOptions::plan_intent(const std::string& mode, const std::string& workl
              {"baseline_resource_version", cm.at("metadata").at("resourceVersion")}};
 }
 
-bool ScaleOptions::baseline_written(kube::Client& client, const std::exception_ptr& cause,
-                                    const InstanceCounts& target) const {
-  try {
-    std::rethrow_exception(cause);
-  } catch (const kube::ApiError& e) {
-    if (e.code() < 500) return false;  // refused: not applied
-  } catch (const kube::TransportError&) {
-  } catch (...) {
-    return false;  // ours (a rival's counts, an interrupt): nothing was sent
-  }
-  try {
-    const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
-    const config::UserConfig now = baseline::read_baseline(cm, namespace_).user();
-    return counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
-  } catch (const std::exception&) {
-    return false;
-  }
+bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& target) const {
+  const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
+  const config::UserConfig now = baseline::read_baseline(cm, namespace_).user();
+  return counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
 }
 
 void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
@@ -268,8 +277,118 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
     } catch (const kube::ApiError& e) {
       if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
+    // Changed since it was read: by a rival that took the lock over (then nothing more may be written), or by an
+    // edit from outside kubectl-mindie, or it is this write's own first try whose reply was lost.
+    lock_->confirm();
     cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
   }
+}
+
+change::Step ScaleOptions::baseline_step(kube::Client& client, const json::object& cm, const config::UserConfig& read,
+                                         const InstanceCounts& target, const kube::WriteOptions& opts) const {
+  change::Step step;
+  step.name = "configmap/" + std::string(baseline::kConfigMapName);
+  step.verb = "configured";
+  step.write = [this, &client, cm, &read, target, opts] { write_baseline(client, cm, read, target, opts); };
+  step.applied = [this, &client, target] { return baseline_says(client, target); };
+  return step;
+}
+
+change::Step ScaleOptions::service_set_step(kube::Client& client, const json::object& iss,
+                                            const std::vector<scale::RoleChange>& changes,
+                                            const kube::WriteOptions& opts, json::object& result) const {
+  const std::string name(iss.at("metadata").at("name").as_string());
+  change::Step step;
+  step.name = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + name;
+  step.verb = "scaled";
+  step.write = [this, &client, name, changes, opts, &result, what = step.name] {
+    try {
+      result = client.patch(kube::gvr::kInferServiceSets, namespace_, name, kube::PatchType::Json,
+                            scale::build_replicas_patch(changes), opts);
+    } catch (const kube::ApiError& e) {
+      // 422: a test op failed (the roles changed since they were read), or the server refused the patch itself.
+      if (!e.is_invalid()) throw;
+      const auto live = client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, name);
+      if (live && already_applied(*live, changes)) {  // this patch's own first try, its reply lost
+        result = *live;
+        return;
+      }
+      if (!live || roles_as_read(*live, changes)) throw;
+      throw change::PreconditionFailed(what + " changed since it was read (another scale or an edit of its roles): "
+                                       "nothing was changed; run the command again (server said: " +
+                                       e.status_message() + ")");
+    }
+  };
+  step.applied = [this, &client, name, changes, &result] {
+    json::object live = client.get(kube::gvr::kInferServiceSets, namespace_, name);
+    if (!already_applied(live, changes)) return false;
+    result = std::move(live);
+    return true;
+  };
+  step.undo = [this, &client, name, changes, opts] {
+    try {
+      client.patch(kube::gvr::kInferServiceSets, namespace_, name, kube::PatchType::Json,
+                   scale::build_undo_patch(changes), opts);
+    } catch (const std::exception&) {
+      // An undo without an answer may have been applied: what counts is what a read shows.
+      const auto live = client.get(kube::gvr::kInferServiceSets, namespace_, name);
+      if (!roles_as_read(live, changes)) throw;
+    }
+  };
+  return step;
+}
+
+change::Step ScaleOptions::engine_step(kube::Client& client, const EngineChange& c, const json::object& rendered,
+                                       const kube::WriteOptions& opts, std::vector<json::object>& results) const {
+  change::Step step;
+  step.name = "deployment.apps/" + c.name;
+  step.verb = c.create ? "created" : "deleted";
+  // The uid of what this change made or removes: a delete never removes a successor's object of the same name.
+  auto uid = std::make_shared<std::string>(c.uid);
+  const auto apply = [this, &client, rendered, opts, uid, &results](bool keep) {
+    json::object made = client.apply(kube::gvr::kDeployments, rendered, opts);
+    if (const auto* u = made.at("metadata").as_object().if_contains("uid"); u && u->is_string()) *uid = u->as_string();
+    if (keep) results.push_back(std::move(made));
+  };
+  const auto remove = [this, &client, name = c.name, uid, opts] {
+    try {
+      client.remove_exact(kube::gvr::kDeployments, namespace_, name, *uid, "", opts);
+    } catch (const kube::ApiError& e) {
+      if (!e.is_not_found()) throw;  // already gone (a retried request): the goal holds
+    }
+  };
+  const auto exists = [this, &client, name = c.name, uid] {
+    const auto live = client.get_if_exists(kube::gvr::kDeployments, namespace_, name);
+    if (!live || live->at("metadata").as_object().contains("deletionTimestamp")) return false;
+    *uid = std::string(live->at("metadata").at("uid").as_string());
+    return true;
+  };
+  if (c.create) {
+    step.write = [apply] { apply(true); };
+    step.applied = exists;
+    step.undo = remove;
+  } else {
+    step.write = remove;
+    step.applied = [exists] { return !exists(); };
+    step.undo = [apply] { apply(false); };
+  }
+  return step;
+}
+
+change::Wording ScaleOptions::wording(const config::UserConfig& base, const InstanceCounts& target,
+                                      std::function<std::string()> observed) const {
+  change::Wording w;
+  w.change = "scale";
+  w.dry_run = dry_run_ == DryRun::Server;
+  w.observed = [observed = std::move(observed), counts = counts_text(counts_of(base))] {
+    return observed() + "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the baseline) still says " +
+           counts;
+  };
+  w.recovery = "the next kubectl-mindie command in namespace " + namespace_ +
+               " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
+               counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
+               namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
+  return w;
 }
 
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
@@ -385,112 +504,16 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
-  const json::array patch = scale::build_replicas_patch(changes);
   json::object result = *iss;
-  // The live roles as read, for telling whether a write of unknown outcome (or its undo) was applied.
-  std::map<std::string, int> back;
-  for (const auto& c : changes) back[c.role] = static_cast<int>(c.from);
-  const auto untouched = [&](const json::object& live) {
-    try {
-      return already_applied(live, scale::plan_role_changes(*iss, back));
-    } catch (const scale::PlanError&) {
-      return false;
-    }
-  };
-  // After the patch failed with `cause` (`invalid`: a 422's message, else ""): a failed test op means the roles
-  // moved or someone scaled since the read, or a retried patch whose first try was stored; no answer or a 5xx
-  // means applied or not. Only a read tells: the live object when the patch was applied (go on to the baseline),
-  // else the error, or PartialFailure when it cannot be read back.
-  const auto read_back = [&](const std::exception_ptr& cause, const std::string& invalid) -> json::object {
-    std::optional<json::object> live;
-    try {
-      live = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-    } catch (const std::exception&) {
-    }
-    if (live && already_applied(*live, changes)) return std::move(*live);
-    if (live && !invalid.empty()) {
-      lock_->settle();
-      throw CommandError("inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
-                         " changed since it was read (another scale or an edit of its roles): nothing was "
-                         "changed; run the command again (server said: " + invalid + ")");
-    }
-    if (live && untouched(*live)) {  // not applied
-      lock_->settle();
-      std::rethrow_exception(cause);
-    }
-    throw PartialFailure(cause, "whether the patch of inferserviceset." + kube::gvr::kInferServiceSets.group + "/" +
-                                    iss_name + " was applied is unknown (it could not be read back); the next "
-                                    "kubectl-mindie command in namespace " + namespace_ + " finishes or reverts it");
-  };
-  if (!patch.empty()) {
-    before_write();
-    try {
-      result = client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json, patch, opts);
-    } catch (const kube::ApiError& e) {
-      if (!e.is_invalid() && e.code() < 500) {
-        lock_->settle();  // refused: nothing was applied
-        throw;
-      }
-      result = read_back(std::current_exception(), e.is_invalid() ? e.status_message() : "");
-    } catch (const kube::TransportError&) {
-      result = read_back(std::current_exception(), "");
-    }
-  }
-
-  try {
-    write_baseline(client, *cm, base, target, opts);
-  } catch (...) {
-    if (patch.empty() || opts.dry_run) throw;
-    const auto cause = std::current_exception();
-    if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
-      const std::string live = "inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name;
-      lost_lock_guard(*lock_, cause, live + " runs " + counts_text(target));
-      std::string undo_error;
-      try {
-        client.patch(kube::gvr::kInferServiceSets, namespace_, iss_name, kube::PatchType::Json,
-                     scale::build_undo_patch(changes), opts);
-      } catch (const std::exception& undo) {
-        undo_error = undo.what();
-      }
-      // An undo whose outcome is unknown is re-read: what is printed is what was observed.
-      std::string observed = "is in an unknown state (it could not be read back)";
-      if (!undo_error.empty()) {
-        try {
-          const json::object now = client.get(kube::gvr::kInferServiceSets, namespace_, iss_name);
-          if (untouched(now)) {
-            undo_error.clear();
-          } else {
-            // What the scaled roles read back run (someone else may have changed them meanwhile), not the target.
-            InstanceCounts live = target;
-            for (const auto& c : scale::plan_role_changes(now, back)) {
-              const int n = static_cast<int>(std::clamp<std::int64_t>(c.from, 0, 1 << 20));
-              if (c.role == "prefill") live.prefill = n;
-              else if (c.role == "decode") live.decode = n;
-              else if (c.role == "encode") live.encode = n;
-              else live.hybrid = n;
-            }
-            observed = "now runs " + counts_text(live);
-          }
-        } catch (const std::exception&) {
-        }
-      }
-      if (!undo_error.empty()) {
-        // The intent stays in the namespace lock: the next kubectl-mindie command here finishes or reverts it.
-        throw PartialFailure(
-            cause, "the baseline was not updated and undoing the scale failed too (" + undo_error + "):\n  " + live +
-                       " " + observed + "\n  configmap/" + cm_name + " (the baseline) still says " +
-                       counts_text(counts_of(base)) +
-                       "\nthe next kubectl-mindie command in namespace " + namespace_ +
-                       " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ +
-                       " " + counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
-                       namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline");
-      }
-      lock_->settle();
-      throw PartialFailure(cause, (exit_code_of(cause) != 1 ? "stopped before the baseline write, so the scale was undone: "
-                                                            : "the baseline could not be updated, so the scale was undone: ") +
-                                      live + " is back at its previous counts; nothing changed");
-    }
-  }
+  std::vector<change::Step> steps;
+  if (!scale::build_replicas_patch(changes).empty())
+    steps.push_back(service_set_step(client, *iss, changes, opts, result));
+  if (new_baseline_text(base, target) != base.raw) steps.push_back(baseline_step(client, *cm, base, target, opts));
+  LockFence fence(*lock_, intent_);
+  change::Runner runner(fence, wording(base, target, [&] {
+    return service_set_now(client, namespace_, iss_name, changes, target);
+  }));
+  runner.run(steps);
 
   lock_->settle();  // the workload and the baseline agree from here: nothing left to recover
 
@@ -560,11 +583,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (proposed_ || flags_.decode) targets.emplace_back("decode", target.decode);
   if (base.hybrid() && (proposed_ || flags_.hybrid)) targets.emplace_back("union", target.hybrid);
   if (base.encode && (proposed_ || flags_.encode)) targets.emplace_back("encode", target.encode);
-  struct Step {
-    std::string name;
-    bool create;  // else delete
-  };
-  std::vector<Step> steps;
+  std::vector<EngineChange> steps;
   for (const auto& [role, target] : targets) {
     std::set<int> have;
     int count = 0;
@@ -579,7 +598,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
                       std::to_string(base_count) + " in the baseline; both become " + std::to_string(target));
     // Missing instances below the target are created (a gap left by hand included).
     for (int i = 0; i < target; ++i)
-      if (!have.count(i)) steps.push_back({render::engine_deployment_name(base, role, i), true});
+      if (!have.count(i)) steps.push_back({render::engine_deployment_name(base, role, i), true, ""});
     // Scale-in removes the highest indices first; a Deployment without a readable index goes too (it is none of
     // 0..target-1).
     std::vector<const WorkloadDeployment*> extra;
@@ -587,7 +606,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
       if (d.role == role && (d.index < 0 || d.index >= target)) extra.push_back(&d);
     std::sort(extra.begin(), extra.end(),
               [](const WorkloadDeployment* a, const WorkloadDeployment* b) { return a->index > b->index; });
-    for (const auto* d : extra) steps.push_back({d->name, false});
+    for (const auto* d : extra) steps.push_back({d->name, false, d->uid});
   }
 
   std::vector<std::string> roles;
@@ -603,113 +622,26 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
-  const auto object_of = [&](const std::string& name) -> const json::object& {
-    auto it = rendered.find(name);
-    if (it == rendered.end()) throw CommandError("no engine Deployment " + name + " renders from the baseline");
-    return it->second;
-  };
-  const auto do_step = [&](const Step& s, bool reverse) {
-    if (reverse) lock_->renew();  // an undo runs after an interrupt too
-    else before_write();
-    if (s.create != reverse) {
-      return client.apply(kube::gvr::kDeployments, object_of(s.name), opts);
-    }
-    try {
-      client.remove(kube::gvr::kDeployments, namespace_, s.name, opts);
-    } catch (const kube::ApiError& e) {
-      if (!e.is_not_found()) throw;  // already gone (a retried request, a rival scale): the goal holds
-    }
-    return json::object();
-  };
-  const auto recovery = [&] {
-    return "\nthe next kubectl-mindie command in namespace " + namespace_ +
-           " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " + counts_flags(target, base.encode) +
-           "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
-           counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
-  };
-  // Undoes `done` in reverse order; "" when it worked, else why not.
-  const auto undo = [&](const std::vector<Step>& done) -> std::string {
-    try {
-      for (auto it = done.rbegin(); it != done.rend(); ++it) do_step(*it, true);
-      return "";
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  };
-  // What runs now, read back after an undo failed half-way (what is printed is what was observed).
-  const auto observed = [&]() -> std::string {
-    try {
-      std::map<std::string, int> n;
-      for (const auto& d : list_workload_deployments(client, namespace_, workload, true)) ++n[d.role];
-      std::string out;
-      for (const auto& [role, count] : targets)
-        out += (out.empty() ? "" : ", ") + role + " " + std::to_string(n[role]);
-      return "the engine Deployments now run " + out;
-    } catch (const std::exception&) {
-      return "the engine Deployments are in an unknown state (they could not be listed)";
-    }
-  };
-  const auto describe = [](const std::vector<Step>& done) {
-    std::string out;
-    for (const auto& s : done) out += "\n  deployment.apps/" + s.name + (s.create ? " created" : " deleted");
-    return out;
-  };
-
-  std::vector<Step> done;
   std::vector<json::object> results;
-  for (const auto& s : steps) {
-    try {
-      json::object r = do_step(s, false);
-      if (s.create) results.push_back(std::move(r));
-    } catch (...) {
-      if (opts.dry_run) throw;
-      const auto cause = std::current_exception();
-      // A step without an answer may have been applied: it is undone with the others (each undo step is
-      // idempotent: a Deployment already gone, or applied as it is).
-      if (outcome_unknown(cause)) done.push_back(s);
-      if (done.empty()) {
-        lock_->settle();  // refused before anything was applied
-        throw;
-      }
-      lost_lock_guard(*lock_, cause, "scale stopped half-way; " + observed());
-      if (const std::string why = undo(done); !why.empty())
-        throw PartialFailure(cause, "scale stopped half-way and undoing it failed too (" + why + "); " +
-                                        observed() + "\nconfigmap/" + cm_name + " (the baseline) still says " +
-                                        counts_text(counts_of(base)) + recovery());
-      lock_->settle();
-      throw PartialFailure(cause, "scale stopped half-way and was undone: nothing changed");
-    }
-    done.push_back(s);
+  std::vector<change::Step> writes;
+  for (const auto& c : steps) {
+    auto it = rendered.find(c.name);
+    if (it == rendered.end()) throw CommandError("no engine Deployment " + c.name + " renders from the baseline");
+    writes.push_back(engine_step(client, c, it->second, opts, results));
   }
-
-  try {
-    write_baseline(client, cm, base, target, opts);
-  } catch (...) {
-    if (done.empty() || opts.dry_run) throw;
-    const auto cause = std::current_exception();
-    if (!baseline_written(client, cause, target)) {  // a lost reply is re-read, never undone blindly
-      lost_lock_guard(*lock_, cause, "the baseline was not updated; " + observed());
-      if (const std::string why = undo(done); !why.empty())
-        throw PartialFailure(cause, "the baseline was not updated and undoing the scale failed too (" + why +
-                                        "); " + observed() + ", configmap/" + cm_name + " (the baseline) still says " +
-                                        counts_text(counts_of(base)) + recovery());
-      lock_->settle();
-      throw PartialFailure(cause, std::string(exit_code_of(cause) != 1 ? "stopped before the baseline write"
-                                                                       : "the baseline could not be updated") +
-                                      ", so the scale was undone (these changes were reverted):" + describe(done) +
-                                      "\nnothing changed");
-    }
-  }
-
+  if (new_baseline_text(base, target) != base.raw) writes.push_back(baseline_step(client, cm, base, target, opts));
+  LockFence fence(*lock_, intent_);
+  change::Runner runner(fence, wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
+  runner.run(writes);
   lock_->settle();  // the engine Deployments and the baseline agree
 
   if (printer.format() == "json" || printer.format() == "yaml") {
     for (auto& r : results) printer.object(std::move(r));
     return;
   }
-  for (const auto& s : done)
-    printer.mutation(kube::gvr::kDeployments, s.name, s.create ? "created" : "deleted", dry_run_);
-  if (done.empty())
+  for (const auto& c : steps)
+    printer.mutation(kube::gvr::kDeployments, c.name, c.create ? "created" : "deleted", dry_run_);
+  if (steps.empty())
     printer.mutation(kube::gvr::kConfigMaps, cm_name,
                      target != counts_of(base) ? "configured" : "unchanged",
                      dry_run_);

@@ -15,6 +15,7 @@
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
+#include "mindie/scale_plan.h"
 
 namespace mindie::cmd {
 
@@ -42,6 +43,13 @@ struct InstanceCounts {
   int hybrid = 0;
   int encode = 0;
   bool operator==(const InstanceCounts&) const = default;
+};
+
+/// One engine Deployment a multi_deployment scale creates or deletes.
+struct EngineChange {
+  std::string name;
+  bool create = true;  ///< else delete
+  std::string uid;     ///< a delete's: of the Deployment as listed
 };
 
 /// The instance counts of `c` as an intent records them: {"prefill", "decode", "hybrid", "encode"}.
@@ -110,9 +118,22 @@ class ScaleOptions {
   void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
                    const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm,
                    const std::map<std::string, int>& live);
-  /// After a write failed with `cause`: true when the stored baseline says `target` (the write was applied and its
-  /// reply lost). Re-reads only when the outcome is unknown (a transport error or a 5xx); false when it cannot tell.
-  bool baseline_written(kube::Client& client, const std::exception_ptr& cause, const InstanceCounts& target) const;
+  /// True when the stored baseline says `target` (a write whose reply was lost was applied). One GET; throws.
+  bool baseline_says(kube::Client& client, const InstanceCounts& target) const;
+  /// The baseline's write as a change step (write_baseline; read back with baseline_says; undone with the others).
+  change::Step baseline_step(kube::Client& client, const boost::json::object& cm, const config::UserConfig& read,
+                             const InstanceCounts& target, const kube::WriteOptions& opts) const;
+  /// The JSON Patch of `iss`'s role replicas as a change step; `result` receives the patched object.
+  change::Step service_set_step(kube::Client& client, const boost::json::object& iss,
+                                const std::vector<scale::RoleChange>& changes, const kube::WriteOptions& opts,
+                                boost::json::object& result) const;
+  /// The create (server-side apply of `rendered`; undo: delete it by uid) or delete (uid precondition; undo: apply
+  /// `rendered`) of an engine Deployment as a change step; a create's answer is appended to `results`.
+  change::Step engine_step(kube::Client& client, const EngineChange& c, const boost::json::object& rendered,
+                           const kube::WriteOptions& opts, std::vector<boost::json::object>& results) const;
+  /// How a failed scale from `base` to `target` is reported; `observed` reads what the workload runs now.
+  change::Wording wording(const config::UserConfig& base, const InstanceCounts& target,
+                          std::function<std::string()> observed) const;
 
   ScaleFlags flags_;
   std::string namespace_flag_;

@@ -431,6 +431,8 @@ TEST_CASE("scale: a stale read (a failed test op) changes nothing and writes no 
     if (roles[i].at("name") == "prefill")
       iss["spec"].as_object()["template"].as_object()["roles"].as_array()[i].as_object()["replicas"] = 3;
   t.reply(200, json::serialize(iss));
+  t.reply(200, kLease);  // the lock confirmed ours: an edit from outside kubectl-mindie, not a rival's change
+  t.reply(200, json::serialize(iss));  // read back: not applied
   t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
@@ -438,7 +440,7 @@ TEST_CASE("scale: a stale read (a failed test op) changes nothing and writes no 
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("changed since it was read"), cmd::CommandError);
   INFO(listing(t));
   const auto requests = without_lease(t);
-  REQUIRE(requests.size() == 4);
+  REQUIRE(requests.size() == 5);
   CHECK(requests[3].method == "GET");
   CHECK(requests[2].method == "PATCH");  // the guarded patch, refused: the only write tried
   for (std::size_t i = 0; i < requests.size(); ++i)

@@ -213,6 +213,7 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   t.reply(200, kLease);                                                 // the lock confirmed ours
   t.fail("Unable to connect to the server: connection reset by peer");  // the undo: outcome unknown
   t.reply(200, json::serialize(service_set(5)));  // read back: not undone, and someone else set 5 meanwhile
+  t.reply(200, json::serialize(service_set(5)));  // what the report says it runs now, read for it
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
@@ -231,10 +232,10 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   CHECK(message.find("now runs prefill 2") == std::string::npos);
   CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts it") !=
         std::string::npos);
-  REQUIRE(t.requests.size() == 10);
-  CHECK(t.requests[8].method == "GET");
-  CHECK(t.requests[9].method == "PATCH");  // the lock freed, its intent kept
-  CHECK_FALSE(annotations_of(t.requests[9]).contains(cmd::kLockIntentAnnotation));
+  REQUIRE(t.requests.size() == 11);
+  CHECK(t.requests[9].method == "GET");
+  CHECK(t.requests[10].method == "PATCH");  // the lock freed, its intent kept
+  CHECK_FALSE(annotations_of(t.requests[10]).contains(cmd::kLockIntentAnnotation));
 }
 
 TEST_CASE("scale: an undo whose reply was lost but that was applied counts as undone") {
@@ -474,13 +475,16 @@ TEST_CASE("a scale refused outright (409 on the workload patch) clears its inten
   t.reply(200, json::serialize(service_set(1)));
   t.reply(201, kLease);
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"no"})");
+  t.reply(200, kLease);                           // the lock confirmed ours: not a rival's change
+  t.reply(200, json::serialize(service_set(1)));  // read back: not applied
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_AS(o.run(client, printer), kube::ApiError);
-  REQUIRE(t.requests.size() == 6);
-  CHECK(annotations_of(t.requests[5]).at(cmd::kLockIntentAnnotation).is_null());
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 8);
+  CHECK(annotations_of(t.requests[7]).at(cmd::kLockIntentAnnotation).is_null());
 }
 
 TEST_CASE("a workload patch without an answer is read back: applied, the scale goes on to the baseline") {
@@ -571,16 +575,29 @@ TEST_CASE("no undo once the lock was taken over while a request hung: the new ho
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
-  t.reply(200, json::serialize(config_map(3, "50")));  // re-read: someone else's counts now
-  // The confirmation: 409, and the lease names another holder.
+  // The confirmation, before anything else: 409, and the lease names another holder (read again to name it).
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
-  t.reply(200, R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","resourceVersion":"60"},)"
-               R"("spec":{"holderIdentity":"rival","leaseDurationSeconds":60}})");
+  const std::string rival = R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","resourceVersion":"60",)"
+                            R"("annotations":{"kubectl-mindie/holder":"{\"command\":\"deploy\",\"user\":\"eve\",)"
+                            R"(\"host\":\"h9\",\"pid\":99}"}},"spec":{"holderIdentity":"rival","leaseDurationSeconds":60}})";
+  t.reply(200, rival);
+  t.reply(200, rival);
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
-  CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("the lock was taken over while this command waited"),
-                       cmd::PartialFailure);
+  std::string cause;
+  try {
+    o.run(client, printer);
+    FAIL("run() did not throw");
+  } catch (const cmd::PartialFailure& e) {
+    CHECK(std::string(e.what()).find("it writes nothing more, not even an undo") != std::string::npos);
+    try {
+      std::rethrow_exception(e.cause());
+    } catch (const cmd::LockLost& lost) {
+      cause = lost.what();
+    }
+  }
+  CHECK(cause.find("it is held by deploy by eve@h9, pid 99") != std::string::npos);  // the taker named
   INFO(listing(t));
   REQUIRE(t.requests.size() == 9);  // no undo, and the lost lock is not freed
   for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
