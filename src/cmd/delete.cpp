@@ -50,11 +50,13 @@ bool has_owner(const json::object& obj) {
   return refs && refs->is_array() && !refs->as_array().empty();
 }
 
-std::string name_of(const json::object& obj) {
+std::string metadata_string(const json::object& obj, std::string_view key) {
   const auto* md = object_at(obj, "metadata");
-  const json::value* v = md ? md->if_contains("name") : nullptr;
+  const json::value* v = md ? md->if_contains(key) : nullptr;
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
+
+std::string name_of(const json::object& obj) { return metadata_string(obj, "name"); }
 
 // Items of a LIST; a collection the server does not serve (CRD not installed: 404) is empty.
 json::array list_items(kube::Client& client, const kube::GVR& r, const std::string& ns, const std::string& selector) {
@@ -114,8 +116,9 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
   std::string selector = kManagedBySelector;
   if (!plan.workload.empty()) selector += "," + std::string(kInstanceLabel) + "=" + plan.workload;
   std::set<std::pair<std::string, std::string>> seen;  // resource, name
-  const auto add = [&](const kube::GVR& r, const std::string& name, const std::string& target_ns) {
-    if (seen.emplace(r.resource + "." + r.group, name).second) plan.targets.push_back({r, target_ns, name, ""});
+  const auto add = [&](const kube::GVR& r, const json::object& obj, const std::string& target_ns) {
+    if (seen.emplace(r.resource + "." + r.group, name_of(obj)).second)
+      plan.targets.push_back({r, target_ns, name_of(obj), "", metadata_string(obj, "uid"), ""});
   };
   // The workload first: its deletion stops the operator from recreating what follows.
   std::int64_t services = 1;
@@ -127,7 +130,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
       if (e.code() != 404) throw;  // a 404 without the object's name: the CRD is not installed
     }
     if (iss && managed_by_us(*iss)) {
-      add(kube::gvr::kInferServiceSets, plan.workload, ns);
+      add(kube::gvr::kInferServiceSets, *iss, ns);
       services = status::service_count(iss);
     }
   }
@@ -135,7 +138,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
                              &kube::gvr::kServiceAccounts}) {
     for (const auto& item : list_items(client, *r, ns, selector)) {
       const auto& obj = item.as_object();
-      if (!has_owner(obj)) add(*r, name_of(obj), ns);
+      if (!has_owner(obj)) add(*r, obj, ns);
     }
   }
 
@@ -145,7 +148,7 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     const auto obj = client.get_if_exists(*r, "", name);
     if (!obj) continue;
     const std::string why = foreign_rbac(*obj, ns, plan.workload);
-    plan.targets.push_back({*r, "", name, why});
+    plan.targets.push_back({*r, "", name, why, metadata_string(*obj, "uid"), metadata_string(*obj, "resourceVersion")});
   }
 
   // What --wait waits for: the workload and its Deployments, and every pod of either.
@@ -182,12 +185,37 @@ bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   try {
-    client.remove(t.gvr, t.ns, t.name, opts);
+    if (t.uid.empty()) client.remove(t.gvr, t.ns, t.name, opts);
+    else client.remove_exact(t.gvr, t.ns, t.name, t.uid, t.resource_version, opts);
   } catch (const kube::ApiError& e) {
     if (e.is_not_found()) return false;  // gone meanwhile (or a re-run): idempotent
     throw;
   }
   return true;
+}
+
+change::Step DeleteOptions::delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer,
+                                        std::vector<std::string>& deleted) const {
+  change::Step step;
+  step.name = t.gvr.kind_dot_group() + "/" + t.name;
+  step.verb = "deleted";
+  const auto note = [this, &printer, &deleted, t, name = step.name] {
+    printer.mutation(t.gvr, t.name, "deleted", dry_run_);
+    deleted.push_back(name);
+  };
+  step.write = [this, &client, t, note] {
+    if (remove(client, t)) note();
+  };
+  // A delete whose answer was lost: gone, being deleted, or replaced by another object of the name.
+  step.applied = [&client, t, note] {
+    const auto live = client.get_if_exists(t.gvr, t.ns, t.name);
+    const auto* md = live ? object_at(*live, "metadata") : nullptr;
+    const bool gone = md == nullptr || md->contains("deletionTimestamp") ||
+                      (!t.uid.empty() && metadata_string(*live, "uid") != t.uid);
+    if (gone) note();
+    return gone;
+  };
+  return step;  // no undo: a delete cannot be taken back; a delete stopped half-way is finished by the next command
 }
 
 void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
@@ -301,59 +329,29 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
   if (lock.unfinished_change_seen() || (plan.targets.empty() && !plan.config_map && lock.lease_seen()))
     lock.before_write(intent);
   std::vector<std::string> deleted;
-  const auto stopped = [&](bool nothing) {
-    std::string state = nothing ? "nothing was deleted" : "deleted before the failure:";
-    for (const auto& d : deleted) state += "\n  " + d;
-    state += "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the record of the deployment) is kept";
-    if (!nothing)
-      state += "; the record of this delete stays in lease/" + std::string(kLockLeaseName) +
-               ": the next kubectl-mindie command in namespace " + ns + " finishes it (a deploy supersedes it)";
-    return state + "; fix the cause above and re-run: kubectl mindie delete -n " + ns;
-  };
-  const auto attempt = [&](const DeleteTarget& t) {
-    try {
-      lock.before_write(intent);  // a Replan is not a failure
-    } catch (const Interrupted&) {
-      if (deleted.empty()) {  // nothing was deleted
-        lock.settle();
-        throw;
-      }
-      throw PartialFailure(std::current_exception(), stopped(false));
-    }
-    try {
-      if (remove(client, t)) {
-        printer.mutation(t.gvr, t.name, "deleted", dry_run_);
-        deleted.push_back(t.gvr.kind_dot_group() + "/" + t.name);
-      }
-    } catch (...) {
-      // A server dry run changed nothing: there is no state to recover from.
-      if (dry_run_ == DryRun::Server) {
-        throw PartialFailure(std::current_exception(), "(server dry run: no changes were made)");
-      }
-      // Nothing deleted, and the first target still there (the outcome may be unknown): nothing to recover.
-      bool nothing = false;
-      if (deleted.empty()) {
-        try {
-          const auto still = client.get_if_exists(t.gvr, t.ns, t.name);
-          const auto* md = still ? object_at(*still, "metadata") : nullptr;
-          nothing = md != nullptr && !md->contains("deletionTimestamp");
-        } catch (const std::exception&) {
-        }
-      }
-      if (nothing) lock.settle();
-      throw PartialFailure(std::current_exception(), stopped(nothing));
-    }
-  };
+  change::Wording wording;
+  wording.change = "delete";
+  wording.dry_run = dry_run_ != DryRun::None;
+  wording.recovery = "configmap/" + std::string(baseline::kConfigMapName) + " (the record of the deployment) is "
+                     "kept; the record of this delete stays in lease/" + kLockLeaseName + ": the next kubectl-mindie "
+                     "command in namespace " + ns + " finishes it (a deploy supersedes it); fix the cause above and "
+                     "re-run: kubectl mindie delete -n " + ns;
+  LockFence fence(lock, intent);
+  change::Runner runner(fence, wording);
+  std::vector<change::Step> steps;
   for (const auto& t : plan.targets) {
-    if (!t.kept_reason.empty()) {
-      printer.warning(t.gvr.kind_dot_group() + "/" + t.name + " kept: " + t.kept_reason);
-      continue;
-    }
-    attempt(t);
+    if (t.kept_reason.empty()) steps.push_back(delete_step(client, t, printer, deleted));
+    else printer.warning(t.gvr.kind_dot_group() + "/" + t.name + " kept: " + t.kept_reason);
   }
+  runner.run(steps);
   // The record goes last, after the workload is gone when waiting: a delete that stops early can be re-run.
   if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport, lock);
-  if (plan.config_map) attempt({kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, ""});
+  if (plan.config_map)
+    runner.run({delete_step(client,
+                            {kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, "",
+                             metadata_string(*plan.config_map, "uid"),
+                             metadata_string(*plan.config_map, "resourceVersion")},
+                            printer, deleted)});
   return {deleted.size(), plan.config_map.has_value()};
 }
 

@@ -35,6 +35,11 @@ struct DeleteTarget {
   std::string ns;  ///< "" for cluster-scoped objects
   std::string name;
   std::string kept_reason;
+  /// The object as read: its delete's preconditions, so that a delete that lost the namespace lock cannot remove a
+  /// successor's object of the same name. uid ("" none: unconditional); resourceVersion only for objects without a
+  /// status that a controller rewrites (motor-config, RBAC), where it cannot fail spuriously.
+  std::string uid;
+  std::string resource_version;
 };
 
 /// What delete removes in one namespace, in order, and what --wait waits to see gone. Built by plan_delete (reads
@@ -99,6 +104,9 @@ class DeleteOptions {
  private:
   /// Deletes one target; false when it was already gone.
   bool remove(kube::Client& client, const DeleteTarget& t) const;
+  /// The delete of `t` as a change step: printed and appended to `deleted` once done (or read back as gone).
+  change::Step delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer,
+                           std::vector<std::string>& deleted) const;
   /// Waits until every collection of `gone` is empty or the timeout passes. Throws CommandError on timeout.
   void wait_gone(const std::vector<kube::WatchTarget>& gone, const kube::Informer::TransportFactory& new_transport,
                  NamespaceLock& lock) const;
