@@ -5,6 +5,7 @@ packages=(cmake g++ make ninja-build pkg-config
   libboost-program-options1.81-dev libboost-json1.81-dev libyaml-cpp-dev libcurl4-openssl-dev libssl-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   openssl curl  # tests/cluster/cluster.sh: the cluster's certificates, its readiness checks
+  faketime  # libfaketime: the e2e lock tests run commands with skewed and sped-up clocks
   clang-14 libclang-rt-14-dev)  # libFuzzer for the bounded fuzz run of scripts/test.sh
 missing=()
 for p in "${packages[@]}"; do

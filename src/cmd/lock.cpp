@@ -66,6 +66,23 @@ std::int64_t now_seconds() {
       .count();
 }
 
+// What a lease's renewTime says at `now` (this host's clock), for people: "last renewed 5s ago", or, when the
+// holder's clock is ahead of ours (a renewal "in the future"), how far. LeaseLock never compares it with our clock
+// (lease_lock.h), so this is all a skewed clock can change.
+std::string renewal_text(std::int64_t renewed, std::int64_t now) {
+  if (renewed > now + 1)
+    return "its lease's renewTime (" + util::utc_text(renewed, "%H:%M:%S UTC") + ") is " +
+           util::human_duration(renewed - now) + " ahead of this host's clock";
+  return "last renewed " + util::human_duration(std::max<std::int64_t>(0, now - renewed)) + " ago";
+}
+
+// How to free the lock of a holder confirmed gone. Clearing the holder keeps the lease's record of an unfinished
+// change (kLockIntentAnnotation) for the next command to recover, which deleting the lease would lose.
+std::string free_lock_hint(const std::string& ns) {
+  return "kubectl patch lease " + std::string(kLockLeaseName) + " -n " + ns +
+         " --type=merge -p '{\"spec\":{\"holderIdentity\":null}}'";
+}
+
 }  // namespace
 
 std::string describe_lock_holder(const kube::LeaseRecord& r) {
@@ -122,14 +139,29 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC") + " (" +
-           util::human_duration(std::max<std::int64_t>(0, now - at->get_int64())) + " ago)";
+           (at->get_int64() > now + 1 ? std::string("ahead of this host's clock")
+                                      : util::human_duration(now - at->get_int64()) + " ago") + ")";
   const std::string change = intent_change_text(o);
   const std::string what = command + when + (change.empty() ? "" : ": " + change);
-  if (!r.identity.empty() && !r.expired(now) && !lock_holder_gone(r)) {
-    notes.converging.push_back(what + ", under way (" + describe_lock_holder(r) + ")");
-    return notes;
+  std::string stale;  // held, but by the holder's clock not renewed for its duration
+  if (!r.identity.empty() && !lock_holder_gone(r)) {
+    // One look cannot tell a live holder from one that is gone (LeaseLock watches the record for its duration):
+    // renewTime, written by the holder's clock, says which is likely; a clock ahead of ours says neither.
+    const int duration = r.duration_seconds > 0 ? r.duration_seconds : kLockDurationSeconds;
+    if (r.renewed && *r.renewed > now + 1) {
+      notes.converging.push_back(what + ", under way or abandoned (" + describe_lock_holder(r) + "; " +
+                                 renewal_text(*r.renewed, now) + ", so one look cannot tell; the next command "
+                                 "takes the lock over once the lease has stayed unrenewed for " +
+                                 std::to_string(duration) + "s)");
+      return notes;
+    }
+    if (r.renewed && now - *r.renewed <= duration) {
+      notes.converging.push_back(what + ", under way (" + describe_lock_holder(r) + ")");
+      return notes;
+    }
+    stale = r.renewed ? ", " + renewal_text(*r.renewed, now) : ", its lease records no renewal";
   }
-  notes.drift.push_back("unfinished " + what + " (left by " + describe_lock_holder(intent_left_by(r, o)) +
+  notes.drift.push_back("unfinished " + what + " (left by " + describe_lock_holder(intent_left_by(r, o)) + stale +
                         "): the baseline and the "
                         "workload may disagree until the next mutating kubectl-mindie command in this namespace "
                         "finishes or reverts it");
@@ -353,21 +385,27 @@ void NamespaceLock::before_write(const json::object& intent) {
   try {
     got = lock_->acquire(
         [&](const kube::LeaseRecord& holder) {
-          printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout) for " +
-                          describe_lock_holder(holder) + " to finish changing namespace " + ns_);
+          // LeaseLock waits longer for a lease that stays unrenewed, to take it over (lease_lock.h, acquire()).
+          const std::string longer = wait_ < std::chrono::seconds(kLockDurationSeconds)
+                                         ? "; up to " + std::to_string(kLockDurationSeconds) +
+                                               "s while its lease stays unrenewed, then it is taken over"
+                                         : "";
+          printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout" +
+                          longer + ") for " + describe_lock_holder(holder) + " to finish changing namespace " + ns_);
         },
         text.empty() ? json::object() : json::object{{kLockIntentAnnotation, text}});
   } catch (const kube::LeaseHeld& e) {
     const auto& h = e.holder();
-    std::string renewed;
-    if (h.renewed) renewed = ", last renewed " + util::human_duration(now_seconds() - *h.renewed) + " ago";
+    const std::string renewed = h.renewed ? ", " + renewal_text(*h.renewed, now_seconds()) : "";
+    const int duration = h.duration_seconds > 0 ? h.duration_seconds : kLockDurationSeconds;
     throw CommandError("another kubectl-mindie command is changing namespace " + ns_ + ": " + describe_lock_holder(h) +
                        renewed + " (lease.coordination.k8s.io/" + kLockLeaseName + "); " +
                        (wait_.count() == 0 ? std::string("--lock-timeout 0 does not wait")
                                            : "waited " + util::human_duration(wait_.count() / 1000)) +
-                       ". Re-run when it has finished; a lock its holder stops renewing is taken over after " +
-                       std::to_string(h.duration_seconds > 0 ? h.duration_seconds : kLockDurationSeconds) +
-                       "s. Nothing was changed");
+                       ". Re-run when it has finished. If its holder is gone (killed, or its host down), a command "
+                       "waiting for the lock (--lock-timeout above 0) takes it over once its lease has stayed "
+                       "unrenewed for " + std::to_string(duration) + "s; or, once you have confirmed that, free it "
+                       "now: " + free_lock_hint(ns_) + ". Nothing was changed");
   } catch (...) {
     rethrow_as_command_error(std::current_exception(), "create or update");
   }

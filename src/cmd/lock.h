@@ -69,7 +69,8 @@ class LockLost : public CommandError {
 /// The lock one command run takes. Construct it before the command's first read; call before_write() before
 /// every write (the first call takes the lock, later ones renew it when due) and done() after the last. The
 /// destructor frees a lock still held (a failure): the lease never outlives the process unless it is killed, and
-/// then the next command takes it over at once on this host (the pid is gone) or after kLockDurationSeconds.
+/// then the next command takes it over at once on this host (the pid is gone), or once it has seen the lease stay
+/// unrenewed for kLockDurationSeconds (kube::LeaseLock::acquire: a command waits that long when --lock-timeout > 0).
 /// Warnings the command prints before its first write are held back until the lock is taken, and dropped when it
 /// must plan again.
 /// While enabled, SIGINT/SIGTERM/SIGHUP are noted (InterruptGuard) and before_write() throws Interrupted at the next
@@ -206,7 +207,9 @@ struct LockNotes {
   std::vector<std::string> drift;       ///< an intent left by a command that is gone, with its age
   std::vector<std::string> converging;  ///< a change that a live holder is making now
 };
-/// Reads `lease` (a Lease object) at `now` (seconds since the epoch).
+/// Reads `lease` (a Lease object) at `now` (seconds since the epoch). One look cannot watch the lease as LeaseLock
+/// does: a holder's renewTime is compared with `now` to tell a likely live holder from a gone one, and a renewTime
+/// ahead of `now` (the clocks disagree) is said to be so, as under way or abandoned.
 LockNotes lock_notes(const boost::json::object& lease, std::int64_t now);
 
 /// True when `record` names a process of this host (same host name and PID namespace) that no longer runs, or is

@@ -58,6 +58,8 @@ struct Transfer {
   bool head_done = false;         // the final (non-1xx) answer's headers are complete
   bool aborted = false;           // the sink asked to stop
   bool head_timed_out = false;
+  bool too_big = false;           // the collected body reached max_body
+  std::size_t max_body = 0;
   std::exception_ptr error;       // thrown by the sink or head observer; rethrown after curl returns
   std::chrono::steady_clock::time_point start;
   std::chrono::milliseconds head_timeout{0};  // 0 = none
@@ -69,6 +71,10 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t n = size * count;
   if (t->sink == nullptr || !t->success()) {
+    if (n > t->max_body - t->resp.body.size()) {
+      t->too_big = true;
+      return 0;
+    }
     t->resp.body.append(data, n);
     return n;
   }
@@ -289,6 +295,7 @@ struct CurlTransport::Impl {
   std::string proxy;
   CURL* handle = nullptr;
   char error[CURL_ERROR_SIZE] = {};
+  std::size_t max_body = kMaxResponseBodyBytes;
   std::string cert_in_use, key_in_use;  // the client certificate currently set on the handle
 
   // One request; `sink` non-null streams (see HttpTransport::stream).
@@ -296,8 +303,10 @@ struct CurlTransport::Impl {
                        const StreamHeadObserver* on_head = nullptr);
 };
 
-CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth) : impl_(std::make_unique<Impl>()) {
+CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth, std::size_t max_body_bytes)
+    : impl_(std::make_unique<Impl>()) {
   global_init_once();
+  impl_->max_body = max_body_bytes;
   impl_->config = std::move(config);
   impl_->auth = auth ? std::move(auth) : std::make_unique<ConfigAuthProvider>(impl_->config);
   impl_->handle = curl_easy_init();
@@ -376,6 +385,7 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   t.sink = sink;
   t.on_head = on_head;
   t.start = std::chrono::steady_clock::now();
+  t.max_body = max_body;
   const std::string url = base_url + req.path;
 
   if (creds.client_cert_pem != cert_in_use || creds.client_key_pem != key_in_use) {
@@ -449,6 +459,13 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
     t.resp.aborted = true;
     t.resp.status = t.head_done ? t.status : 0;
     return std::move(t.resp);
+  }
+  if (t.too_big) {
+    const std::string bound = max_body % (1024 * 1024) == 0 ? std::to_string(max_body / (1024 * 1024)) + " MiB"
+                                                              : std::to_string(max_body) + " bytes";
+    throw TransportError("The answer of the server " + config.server + " to " + req.method + " " + url +
+                             " was longer than " + bound + ", the most kubectl-mindie reads of one answer: stopped",
+                         false);
   }
   if (t.head_timed_out) {
     throw TransportError("Unable to connect to the server " + config.server + ": no answer within " +

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kube/auth.h"
+#include "kube/limits.h"
 #include "kube/rest_config.h"
 #include "kube/transport.h"
 
@@ -29,7 +30,9 @@ std::string effective_proxy(const RestConfig& config);
 /// tls-server-name: the URL names that host (SNI and certificate check) and CURLOPT_CONNECT_TO sends the
 /// connection to the real one. The proxy is effective_proxy(config), and libcurl's own proxy environment handling
 /// is switched off. send() throws TransportError "Unable to connect to the server <server>: <libcurl's error>"
-/// when no response arrives; exec plugin failures pass through as ExecCredentialError.
+/// when no response arrives; exec plugin failures pass through as ExecCredentialError. A collected body (send(), a
+/// stream's non-2xx answer) longer than `max_body_bytes` is cut off: TransportError (not retryable) naming the URL
+/// and the bound.
 /// stream(): the same TLS, proxy, credentials and 401 renewal; config.request_timeout bounds only the wait for
 /// the answer's headers (connection included), never the stream itself, whose length the server's
 /// timeoutSeconds decides (client-go's rule for watches). The sink gets its idle calls from libcurl's progress
@@ -38,8 +41,9 @@ std::string effective_proxy(const RestConfig& config);
 /// <server> broke: <libcurl's error>".
 class CurlTransport : public HttpTransport {
  public:
-  /// `auth` = nullptr uses ConfigAuthProvider(config).
-  explicit CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth = nullptr);
+  /// `auth` = nullptr uses ConfigAuthProvider(config). `max_body_bytes`: tests pass a small bound.
+  explicit CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth = nullptr,
+                         std::size_t max_body_bytes = kMaxResponseBodyBytes);
   ~CurlTransport() override;
   CurlTransport(const CurlTransport&) = delete;
   CurlTransport& operator=(const CurlTransport&) = delete;

@@ -19,7 +19,7 @@ std::string micro_time(std::int64_t seconds_since_epoch) {
 }
 
 LeaseClock LeaseClock::wall() {
-  return {[] { return std::chrono::system_clock::now(); },
+  return {[] { return std::chrono::system_clock::now(); }, [] { return std::chrono::steady_clock::now(); },
           [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }};
 }
 
@@ -49,12 +49,6 @@ LeaseRecord LeaseRecord::from(const json::object& lease, const std::string& hold
       r.duration_seconds = static_cast<int>(std::clamp<std::int64_t>(d->get_int64(), 0, 1 << 30));
   }
   return r;
-}
-
-bool LeaseRecord::expired(std::int64_t now) const {
-  if (identity.empty()) return false;
-  if (!renewed || duration_seconds <= 0) return true;
-  return now > *renewed + duration_seconds;
 }
 
 LeaseLock::LeaseLock(Client& client, LeaseLockConfig config, std::function<bool(const LeaseRecord&)> holder_gone,
@@ -98,10 +92,29 @@ json::object LeaseLock::take_patch(const LeaseRecord& seen, std::int64_t now, co
             {"leaseTransitions", transitions_ + 1}}}};
 }
 
+bool LeaseLock::note(const LeaseRecord* seen) {
+  // client-go compares the raw record it read with the one it observed before (observedRawRecord) and restarts
+  // observedTime on any difference; the resourceVersion changes with every write, whoever made it.
+  std::string record;
+  if (seen != nullptr)
+    record = seen->identity + "\n" + (seen->renewed ? std::to_string(*seen->renewed) : "-") + "\n" +
+             seen->resource_version;
+  if (record == seen_record_) return false;
+  seen_record_ = std::move(record);
+  seen_since_ = clock_.steady();  // after the read returned: the record may have been written just before
+  return true;
+}
+
+std::chrono::seconds LeaseLock::duration_of(const LeaseRecord& seen) const {
+  return std::chrono::seconds(seen.duration_seconds > 0 ? seen.duration_seconds : config_.duration_seconds);
+}
+
 void LeaseLock::observe() {
   observed_lease_ = client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
-  observed_ = observed_lease_ ? LeaseRecord::from(*observed_lease_, config_.holder_annotation).resource_version
-                              : std::string();
+  const LeaseRecord seen =
+      observed_lease_ ? LeaseRecord::from(*observed_lease_, config_.holder_annotation) : LeaseRecord{};
+  note(observed_lease_ ? &seen : nullptr);
+  observed_ = seen.resource_version;
 }
 
 namespace {
@@ -114,18 +127,21 @@ constexpr int kCreateRetries = 4;
 
 LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecord&)>& on_wait,
                                        const json::object& annotations) {
-  const auto deadline = clock_.now() + config_.wait;
+  const auto deadline = clock_.steady() + config_.wait;
   bool told = false;
   int create_failures = 0;
   bool contended = !observed_.has_value();
+  bool changed_while_waiting = false;
   // The first look is observe()'s read: a guarded write fails (409) if the lease changed since, and we look again.
   bool first = observed_.has_value();
   for (;;) {
     const std::int64_t now = now_seconds();
+    const auto sent = clock_.steady();
     const std::optional<json::object> live =
         first ? observed_lease_ : client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
-    first = false;
     const LeaseRecord look = live ? LeaseRecord::from(*live, config_.holder_annotation) : LeaseRecord{};
+    if (!first && note(live ? &look : nullptr) && told) changed_while_waiting = true;
+    first = false;
     // Changed since observe() by anyone but us (our own write whose reply was lost changes it too).
     if (observed_ && look.resource_version != *observed_ && look.identity != config_.identity) contended = true;
     if (!live) {
@@ -143,18 +159,18 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
         continue;
       }
       held_ = true;
-      last_renewal_ = now;
+      last_renewal_ = sent;
       return {std::nullopt, {}, contended};
     }
     const LeaseRecord& seen = look;
     if (seen.identity == config_.identity) {  // our own write, whose reply was lost and whose repeat met a 409
       record_ = seen;
       held_ = true;
-      last_renewal_ = now;
+      last_renewal_ = sent;
       return {std::nullopt, seen, contended};  // its annotations may hold what an earlier holder left
     }
     const bool free = seen.identity.empty();
-    const bool expired = seen.expired(now);
+    const bool expired = !free && clock_.steady() - seen_since_ >= duration_of(seen);
     if (free || expired || holder_gone_(seen)) {
       if (const auto* spec = live->if_contains("spec"); spec != nullptr && spec->is_object())
         if (const auto* t = spec->get_object().if_contains("leaseTransitions"); t != nullptr && t->is_int64())
@@ -169,20 +185,26 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
         throw;
       }
       held_ = true;
-      last_renewal_ = now;
+      last_renewal_ = sent;
       if (free) return {std::nullopt, seen, contended};
       return {TakeOver{seen, expired}, seen, true};
     }
-    if (clock_.now() >= deadline) throw LeaseHeld("lease " + config_.ns + "/" + config_.name + " is held", seen);
+    // A record unchanged since the wait began may be abandoned: wait until it expires (bounded by our duration).
+    auto until = deadline;
+    const auto judged_by = std::min(duration_of(seen), std::chrono::seconds(config_.duration_seconds));
+    if (config_.wait.count() > 0 && !changed_while_waiting) until = std::max(until, seen_since_ + judged_by);
+    const auto left = until - clock_.steady();
+    if (left <= left.zero()) throw LeaseHeld("lease " + config_.ns + "/" + config_.name + " is held", seen);
     if (!told && on_wait) on_wait(seen);
     told = true;
     contended = true;
-    clock_.sleep(std::min(config_.poll, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now())));
+    clock_.sleep(std::min(config_.poll, std::chrono::ceil<std::chrono::milliseconds>(left)));
   }
 }
 
 void LeaseLock::update(const json::object& annotations) {
   const std::int64_t now = now_seconds();
+  const auto sent = clock_.steady();
   const json::object patch{{"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", annotations}}},
                            {"spec", {{"renewTime", micro_time(now)}}}};
   json::object answer;
@@ -211,12 +233,12 @@ void LeaseLock::update(const json::object& annotations) {
                                         {"spec", {{"renewTime", micro_time(now)}}}});
   }
   record_ = LeaseRecord::from(answer, config_.holder_annotation);
-  last_renewal_ = now;
+  last_renewal_ = sent;
 }
 
 void LeaseLock::renew_if_due() {
   if (!held_) return;
-  if (now_seconds() - last_renewal_ < config_.duration_seconds / 3) return;
+  if (clock_.steady() - last_renewal_ < std::chrono::seconds(config_.duration_seconds) / 3) return;
   update({});
 }
 

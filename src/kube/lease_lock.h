@@ -1,6 +1,11 @@
 // A mutual-exclusion lock on a coordination.k8s.io/v1 Lease, as client-go's leader election uses one: the holder's
 // identity, acquire and renew times and a duration after which a holder that stopped renewing counts as gone.
 // Knows Leases and nothing of what the lock protects.
+// Clocks: as client-go's LeaderElector (kubernetes/client-go tools/leaderelection/leaderelection.go,
+// tryAcquireOrRenew: observedRawRecord, observedTime), another holder's lease expires when its record stays unchanged
+// for its duration on this process's own monotonic clock; the renewTime and acquireTime it carries were written by
+// another host's clock and are only displayed, never compared with ours. So no clock skew between hosts, and no jump
+// of a wall clock, moves an expiry; only a difference in clock rate could.
 #pragma once
 
 #include <boost/json.hpp>
@@ -31,10 +36,6 @@ struct LeaseRecord {
   std::string resource_version;
   /// Decodes a Lease object; fields that are absent or malformed stay empty (a Lease anyone may have written).
   static LeaseRecord from(const boost::json::object& lease, const std::string& holder_annotation);
-  /// True when held and not renewed for its duration at `now` (seconds since the epoch). A lease without
-  /// renewTime or duration counts as expired: nothing says it is alive. Clocks are assumed to agree to a few
-  /// seconds (client-go's leader election makes the same assumption of renewTime's writers).
-  bool expired(std::int64_t now) const;
 };
 
 /// Which lease and who takes it.
@@ -46,15 +47,19 @@ struct LeaseLockConfig {
   boost::json::object holder;           ///< what waiting commands print about the holder (user, host, pid, ...)
   boost::json::object labels;           ///< metadata.labels of a lease this lock creates
   int duration_seconds = 60;            ///< spec.leaseDurationSeconds
-  std::chrono::milliseconds wait{0};    ///< how long acquire() waits for a held lease; 0: not at all
+  std::chrono::milliseconds wait{0};    ///< how long acquire() waits for a held lease (see acquire()); 0: not at all
   std::chrono::milliseconds poll{1000}; ///< between two looks at a held lease while waiting
 };
 
-/// The clock a lock reads and sleeps on (tests pass their own: no real sleeping in unit tests).
+/// The clocks a lock reads and sleeps on (tests pass their own: no real sleeping in unit tests).
 struct LeaseClock {
+  /// Wall time: only what the lease's acquireTime and renewTime say of our own takes and renewals (for people).
   std::function<std::chrono::system_clock::time_point()> now;
+  /// Monotonic time: every duration the lock measures (expiry of another's lease, our renewal cadence, waiting).
+  std::function<std::chrono::steady_clock::time_point()> steady;
+  /// Waits; `steady` has moved on by about that much afterwards.
   std::function<void(std::chrono::milliseconds)> sleep;
-  /// The system clock and std::this_thread::sleep_for.
+  /// The system's clocks (system_clock, steady_clock) and std::this_thread::sleep_for.
   static LeaseClock wall();
 };
 
@@ -104,7 +109,14 @@ class LeaseLock {
   };
   /// Takes the lease: creates it when absent, takes it when free (no holderIdentity), expired or its holder is
   /// gone; otherwise calls `on_wait` once with the holder and looks again every `poll` until `wait` has passed,
-  /// then throws LeaseHeld. A rival's write between a read and ours (409) makes it look again. Every write is
+  /// then throws LeaseHeld. Expired: its record (holderIdentity, renewTime, resourceVersion) has stayed unchanged,
+  /// from the first look at it (observe()'s included), for its leaseDurationSeconds (ours when it has none) on
+  /// LeaseClock::steady; a record that changes starts the observation again (client-go's observedTime).
+  /// Waiting: with `wait` > 0, a lease whose record has not changed since the wait began is waited for beyond
+  /// `wait` until that observation reaches its duration (at most our own duration_seconds), so that one run takes
+  /// over a lock its holder abandoned; a record that changes meanwhile (a live holder renewing) ends the wait at
+  /// `wait`. With `wait` 0 it throws at once: one look cannot tell an abandoned lease from a live one.
+  /// A rival's write between a read and ours (409) makes it look again. Every write is
   /// guarded by the resourceVersion read, so two processes never both hold it. The create (a POST, which the
   /// transport never repeats) is tried again after a fresh look when it fails with 429, 5xx or a connection error,
   /// up to 4 times with backoff: a create whose reply was lost is found holding our identity.
@@ -116,8 +128,9 @@ class LeaseLock {
   /// Merges `annotations` into the lease and renews it (resourceVersion-guarded merge patch). Throws LeaseLost
   /// when the lease is no longer ours.
   void update(const boost::json::object& annotations);
-  /// Renews when a third of the duration has passed since the last renewal (so a slow command keeps its lease and
-  /// a fast one writes nothing more); throws LeaseLost as update().
+  /// Renews when a third of the duration has passed on LeaseClock::steady since the last renewal (so a slow command
+  /// keeps its lease and a fast one writes nothing more; a jump of the wall clock changes nothing); throws LeaseLost
+  /// as update().
   void renew_if_due();
   /// Frees the lease: clears its holder (resourceVersion-guarded merge patch), keeping the object, whose changing
   /// resourceVersion is what observe() compares. A lease taken over meanwhile is left to its new holder. Returns
@@ -137,6 +150,10 @@ class LeaseLock {
   boost::json::object new_lease(std::int64_t now, const boost::json::object& annotations) const;
   boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now, const boost::json::object& annotations) const;
   std::int64_t now_seconds() const;
+  /// Notes a look at the lease (nullptr: absent); true when its record differs from the one observed before.
+  bool note(const LeaseRecord* seen);
+  /// The duration a lease held by someone else is judged by: its own, else ours.
+  std::chrono::seconds duration_of(const LeaseRecord& seen) const;
 
   Client& client_;
   LeaseLockConfig config_;
@@ -144,7 +161,9 @@ class LeaseLock {
   LeaseClock clock_;
   bool held_ = false;
   LeaseRecord record_;
-  std::int64_t last_renewal_ = 0;
+  std::chrono::steady_clock::time_point last_renewal_;  ///< when our last take or renewal was sent
+  std::string seen_record_;  ///< the record last observed (holderIdentity, renewTime, resourceVersion); "" absent
+  std::chrono::steady_clock::time_point seen_since_;  ///< since when it has been observed unchanged
   std::optional<std::string> observed_;  ///< resourceVersion seen by observe(); "" when the lease was absent
   std::optional<boost::json::object> observed_lease_;  ///< what observe() read
   int transitions_ = 0;

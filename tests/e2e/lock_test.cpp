@@ -1,13 +1,16 @@
 // The namespace lock (lease.coordination.k8s.io/kubectl-mindie) on the real API server: a live holder stops a
-// mutating command before its first write, naming the holder; an expired lease, or one whose process on this host
-// is gone, is taken over with a warning; RBAC without Leases is refused naming the permission; the lock is free
-// after every command and deleted with the deployment.
+// mutating command before its first write, naming the holder; an expired lease (its record seen unchanged for its
+// duration), or one whose process on this host is gone, is taken over with a warning; clocks that disagree between
+// hosts (run under libfaketime) change nothing of that; RBAC without Leases is refused naming the permission; the
+// lock is free after every command and deleted with the deployment.
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,7 @@ using nlohmann::json;
 namespace {
 
 const std::string kNs = e2e::kExampleNamespace;
+const std::string kWorkloadWrite = "PATCH:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
 
 std::string micro_time(std::chrono::seconds ago) {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() - ago);
@@ -49,6 +53,24 @@ void hold_lock(const Cluster& sb, const e2e::TempDir& dir, const std::string& ho
         {"acquireTime", micro_time(ago + std::chrono::seconds(5))},
         {"renewTime", micro_time(ago)}}}};
   sb.admin_ok({"apply", "--server-side", "--force-conflicts", "-f", dir.write("lease.json", lease.dump())});
+}
+
+/// `argv` run under libfaketime (Debian's libfaketime, from package faketime: scripts/install-deps.sh) with
+/// FAKETIME=`faketime`: "+2m" a clock two minutes ahead; "+0 x20" one running 20 times as fast, its monotonic clock
+/// and its sleeps included, so that a minute of waiting passes in 3 s.
+std::vector<std::string> faked(const std::string& faketime, std::vector<std::string> argv) {
+  std::string lib;
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"})
+    if (const std::string path = std::string(dir) + "/faketime/libfaketime.so.1"; access(path.c_str(), R_OK) == 0)
+      lib = path;
+  REQUIRE_MESSAGE(!lib.empty(), "libfaketime is not installed: apt-get install faketime");
+  // A sanitizer build (MINDIE_E2E_BINARY) wants its runtime first among the preloaded libraries.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  std::vector<std::string> out = {"/usr/bin/env", "LD_PRELOAD=" + lib, "FAKETIME=" + faketime,
+                                  std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") +
+                                      "verify_asan_link_order=0"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
 }
 
 json lease_of(const Cluster& sb) {
@@ -124,7 +146,10 @@ TEST_CASE("lock: a live holder stops scale, update-config, deploy and delete bef
                                ": deploy by alice@build-host-7, pid 4711, since ") != std::string::npos,
                   run.err);
     CHECK(run.err.find("--lock-timeout 0 does not wait") != std::string::npos);
-    CHECK(run.err.find("taken over after 60s. Nothing was changed") != std::string::npos);
+    CHECK(run.err.find("takes it over once its lease has stayed unrenewed for 60s; or, once you have confirmed "
+                       "that, free it now: kubectl patch lease kubectl-mindie -n " + kNs +
+                       " --type=merge -p '{\"spec\":{\"holderIdentity\":null}}'. Nothing was changed") !=
+          std::string::npos);
     CHECK(changes(sb.requests_since(mark)) == 0);
   }
   CHECK(lease_of(sb)["spec"]["holderIdentity"] == "build-host-7/4711/0000abcd");  // still the holder's
@@ -137,7 +162,9 @@ TEST_CASE("lock: an expired lease, or one whose process on this host is gone, is
   deploy(sb);
   SUBCASE("not renewed for its duration") {
     hold_lock(sb, dir, "build-host-7", 4711, std::chrono::seconds(600));
-    const auto run = sb.mindie({"scale", "-n", kNs, "--prefill", "2", "--lock-timeout", "0"});
+    // Taken once seen unchanged for 60 s (the default --lock-timeout, 30s, waits that long for an unrenewed
+    // lease): on a clock 20 times as fast.
+    const auto run = e2e::run_process(faked("+0 x20", sb.mindie_argv({"scale", "-n", kNs, "--prefill", "2"})));
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
     CHECK_MESSAGE(run.err.find("Warning: took over the lock of namespace " + kNs +
                                " from deploy by alice@build-host-7, pid 4711, since ") != std::string::npos,
@@ -230,4 +257,67 @@ TEST_CASE("lock: delete removes the lock's Lease with the deployment") {
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
   CHECK(e2e::kubectl_items(sb, "leases", kNs).empty());
+}
+
+TEST_CASE("lock: a rival whose clock runs 2 minutes ahead does not take a live holder's lock") {
+  // Issue 30: it took the lock at once, the holder's renewTime looking 2 minutes old to it.
+  Cluster sb;
+  deploy(sb);
+  sb.add_fault(kWorkloadWrite + ":hold:1");  // the holder stops at its first write, holding the lock
+  e2e::Background holder(sb.mindie_argv({"scale", "-n", kNs, "--prefill", "2"}));
+  sb.wait_held(1);
+  const std::size_t mark = sb.requests().size();
+  const auto rival =
+      e2e::run_process(faked("+2m", sb.mindie_argv({"scale", "-n", kNs, "--decode", "2", "--lock-timeout", "0"})));
+  CHECK(rival.exit_code == 1);
+  CHECK_MESSAGE(rival.err.find("error: another kubectl-mindie command is changing namespace " + kNs + ": scale by ") !=
+                    std::string::npos,
+                rival.err);
+  CHECK(rival.err.find("<invalid>") == std::string::npos);
+  CHECK(changes(sb.requests_since(mark)) == 0);
+  sb.release_held();
+  const auto held = holder.finish();
+  CHECK_MESSAGE(held.exit_code == 0, held.err);
+  CHECK(baseline_prefill(sb) == 2);
+  CHECK_FALSE(lease_of(sb)["spec"].contains("holderIdentity"));
+}
+
+TEST_CASE("lock: a holder killed with its clock an hour ahead locks the namespace for 60 s, not an hour") {
+  // Issue 30: the waiting command printed "last renewed <invalid> ago" and gave up for an hour.
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy(sb);
+  sb.add_fault(kWorkloadWrite + ":hold:1");
+  e2e::Background holder(faked("+1h", sb.mindie_argv({"scale", "-n", kNs, "--prefill", "2"})));
+  sb.wait_held(1);
+  holder.signal(SIGKILL);
+  CHECK(holder.finish().exit_code == 128 + SIGKILL);
+  // As if it had run on another host: here its pid is seen gone, and the lock taken at once.
+  json lease = lease_of(sb);
+  json record = json::parse(lease["metadata"]["annotations"]["kubectl-mindie/holder"].get<std::string>());
+  record["host"] = "build-host-7";
+  sb.admin_ok({"annotate", "--overwrite", "lease", "kubectl-mindie", "-n", kNs, "kubectl-mindie/holder=" + record.dump()});
+
+  const auto at_once = sb.mindie({"scale", "-n", kNs, "--decode", "2", "--lock-timeout", "0"});
+  CHECK(at_once.exit_code == 1);
+  CHECK_MESSAGE(at_once.err.find("ahead of this host's clock (lease.coordination.k8s.io/kubectl-mindie)") !=
+                    std::string::npos,
+                at_once.err);
+  CHECK(at_once.err.find("<invalid>") == std::string::npos);
+  CHECK(at_once.err.find("free it now: kubectl patch lease kubectl-mindie -n " + kNs) != std::string::npos);
+
+  // The default --lock-timeout (30s) waits on while the lease stays unrenewed, and takes it over after 60 s: on a
+  // clock 20 times as fast, 3 s.
+  const auto next = e2e::run_process(faked("+0 x20", sb.mindie_argv({"scale", "-n", kNs, "--decode", "2"})));
+  REQUIRE_MESSAGE(next.exit_code == 0, next.err);
+  CHECK_MESSAGE(next.err.find("waiting up to 30s (--lock-timeout; up to 60s while its lease stays unrenewed, then it "
+                              "is taken over) for scale by ") != std::string::npos,
+                next.err);
+  CHECK(next.err.find("Warning: took over the lock of namespace " + kNs + " from scale by ") != std::string::npos);
+  CHECK(next.err.find("which had stopped renewing it") != std::string::npos);
+  CHECK(next.err.find("recovered an interrupted scale from ") != std::string::npos);
+  CHECK(baseline_prefill(sb) == 1);  // the held write never reached the server: the scale was dropped
+  CHECK_FALSE(lease_of(sb)["spec"].contains("holderIdentity"));
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }

@@ -449,6 +449,36 @@ TEST_CASE("status: an intent left in the lock is drift with its age; one a live 
   CHECK(notes.drift[0].find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("status: a holder's renewTime ahead of this host's clock, or long past, is said so (never <invalid>)") {
+  // Issue 30: one look cannot tell a live holder from one that is gone when the clocks disagree.
+  json::object lease = json::parse(lease_left_with_intent(1, 2, "41")).as_object();
+  const std::int64_t at = 1764748920;  // 08:02 UTC
+  auto& spec = lease["spec"].as_object();
+  spec["holderIdentity"] = "elsewhere/4711/0000abcd";
+  spec["acquireTime"] = kube::micro_time(at);
+  spec["renewTime"] = kube::micro_time(at + 3600);  // its clock an hour ahead of ours
+  auto notes = cmd::lock_notes(lease, at + 60);
+  CHECK(notes.drift.empty());
+  REQUIRE(notes.converging.size() == 1);
+  CHECK(notes.converging[0] ==
+        "scale from 08:02 UTC (60s ago): prefill 1 \u2192 2, under way or abandoned (scale by ops@elsewhere, pid 4711, "
+        "since 08:02:00 UTC; its lease's renewTime (09:02:00 UTC) is 59m ahead of this host's clock, so one look "
+        "cannot tell; the next command takes the lock over once the lease has stayed unrenewed for 60s)");
+
+  spec["renewTime"] = kube::micro_time(at - 600);  // its clock ten minutes behind ours, or gone
+  notes = cmd::lock_notes(lease, at + 180);
+  CHECK(notes.converging.empty());
+  REQUIRE(notes.drift.size() == 1);
+  CHECK(notes.drift[0].find("(left by scale by ops@elsewhere, pid 4711, since 08:02:00 UTC, last renewed 13m ago)") !=
+        std::string::npos);
+
+  // The intent's own time, written by the same clock, ahead of ours.
+  notes = cmd::lock_notes(lease, at - 7200);
+  REQUIRE(notes.converging.size() == 1);
+  CHECK(notes.converging[0].find("scale from 08:02 UTC (ahead of this host's clock)") == 0);
+  for (const auto& line : notes.converging) CHECK(line.find("<invalid>") == std::string::npos);
+}
+
 TEST_CASE("a recovery that fails keeps the intent it could not recover in the lease") {
   cmd::ScaleOptions o = scale_prefill(2);
   FakeTransport t;

@@ -19,16 +19,30 @@ const std::string kNotFound = R"({"kind":"Status","status":"Failure","reason":"N
 const std::string kConflict = R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409})";
 constexpr std::int64_t kNow = 1'780'000'000;  // 2026-05-28
 
-/// A clock that starts at kNow and moves only when slept on.
+/// Clocks that start at kNow and move only when slept on or told to: pass() moves both, as time passing does;
+/// moving `now` alone is a jump of the wall clock (set by hand, stepped by NTP).
 struct FakeClock {
   std::chrono::system_clock::time_point now = std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
+  std::chrono::steady_clock::time_point steady = std::chrono::steady_clock::time_point(std::chrono::hours(1));
   std::vector<std::chrono::milliseconds> slept;
+  void pass(std::chrono::milliseconds d) {
+    now += d;
+    steady += d;
+  }
+  std::chrono::milliseconds slept_in_all() const {
+    std::chrono::milliseconds sum{0};
+    for (const auto d : slept) sum += d;
+    return sum;
+  }
   kube::LeaseClock clock() {
-    return {[this] { return now; },
-            [this](std::chrono::milliseconds d) {
-              slept.push_back(d);
-              now += d;
-            }};
+    kube::LeaseClock c;
+    c.now = [this] { return now; };
+    c.steady = [this] { return steady; };
+    c.sleep = [this](std::chrono::milliseconds d) {
+      slept.push_back(d);
+      pass(d);
+    };
+    return c;
   }
 };
 
@@ -44,7 +58,8 @@ kube::LeaseLockConfig lock_config(std::chrono::milliseconds wait = std::chrono::
   return c;
 }
 
-/// A Lease held by `holder`, renewed `renewed_ago` seconds before kNow.
+/// A Lease held by `holder`, renewed `renewed_ago` seconds before kNow (by the holder's clock: negative is "in the
+/// future" of ours).
 std::string lease(const std::string& holder, std::int64_t renewed_ago, const std::string& rv = "10") {
   json::object spec{{"leaseDurationSeconds", 60}, {"leaseTransitions", 2}};
   if (!holder.empty()) {
@@ -164,10 +179,11 @@ TEST_CASE("LeaseLock: an expired lease or one whose holder is gone is taken over
   FakeTransport t;
   FakeClock clock;
   kube::Client client(t);
-  SUBCASE("expired: not renewed for its duration") {
+  SUBCASE("expired: its record unchanged for its duration since observe() read it") {
     kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
     t.reply(200, lease("other", 61));
     lock.observe();
+    clock.pass(std::chrono::seconds(60));  // the command read and planned meanwhile
     t.reply(200, lease("me", 0, "11"));
     const auto got = lock.acquire();
     REQUIRE(got.takeover);
@@ -227,10 +243,10 @@ TEST_CASE("LeaseLock: renews only when a third of the duration has passed; a lea
   lock.observe();
   t.reply(201, lease("me", 0, "11"));
   lock.acquire();
-  clock.now += std::chrono::seconds(19);
+  clock.pass(std::chrono::seconds(19));
   lock.renew_if_due();
   CHECK(t.requests.size() == 2);  // not due: nothing sent
-  clock.now += std::chrono::seconds(1);
+  clock.pass(std::chrono::seconds(1));
   t.reply(200, lease("me", 0, "12"));
   lock.renew_if_due();
   REQUIRE(t.requests.size() == 3);
@@ -238,7 +254,7 @@ TEST_CASE("LeaseLock: renews only when a third of the duration has passed; a lea
   CHECK(renew.at("metadata").at("resourceVersion") == "11");
   CHECK(renew.at("spec").at("renewTime").as_string() == kube::micro_time(kNow + 20));
 
-  clock.now += std::chrono::seconds(25);
+  clock.pass(std::chrono::seconds(25));
   t.reply(409, kConflict);
   t.reply(200, lease("thief", 0, "13"));
   CHECK_THROWS_WITH_AS(lock.renew_if_due(), doctest::Contains("taken over by thief"), kube::LeaseLost);
@@ -256,8 +272,6 @@ TEST_CASE("LeaseRecord: decoding tolerates anything a writer may have left") {
   CHECK(r.holder.empty());
   CHECK_FALSE(r.renewed);
   CHECK(r.duration_seconds == 0);
-  CHECK(r.expired(kNow));  // nothing says it is alive
-  CHECK_FALSE(kube::LeaseRecord{}.expired(kNow));  // free, not expired
   CHECK(kube::micro_time(0) == "1970-01-01T00:00:00.000000Z");
 }
 
@@ -326,4 +340,91 @@ TEST_CASE("LeaseLock: a release refused (409) or unanswered is looked at and don
     CHECK(again.at("metadata").at("annotations").at("example.com/intent").is_null());
     CHECK(again.at("spec").at("holderIdentity").is_null());
   }
+}
+
+TEST_CASE("LeaseLock: a clock ahead of the holder's takes nothing at once: renewTime is never compared with ours") {
+  // Issue 30: a command whose clock ran 2 minutes ahead took a live holder's lock at once.
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
+  t.reply(200, lease("other", 125));  // renewed 5 s ago by the holder's clock, 2 min behind ours
+  lock.observe();
+  CHECK_THROWS_AS(lock.acquire(), kube::LeaseHeld);
+  CHECK(t.requests.size() == 1);
+  CHECK_FALSE(lock.held());
+}
+
+TEST_CASE("LeaseLock: a record that changes while observed starts the observation again") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLockConfig c = lock_config(std::chrono::seconds(120));
+  c.poll = std::chrono::seconds(10);
+  kube::LeaseLock lock(client, c, never_gone, clock.clock());
+  t.reply(200, lease("other", 125, "10"));  // whatever its renewTime says
+  lock.observe();
+  for (int i = 0; i < 4; ++i) t.reply(200, lease("other", 125, "10"));  // at 10, 20, 30 and 40 s
+  for (int i = 0; i < 7; ++i) t.reply(200, lease("other", 75, "11"));   // renewed: seen from 50 s
+  t.reply(200, lease("me", 0, "12"));
+  const auto got = lock.acquire();
+  REQUIRE(got.takeover);
+  CHECK(got.takeover->expired);
+  CHECK(clock.slept_in_all() == std::chrono::seconds(110));  // 60 s after the renewal was first seen
+  REQUIRE(t.requests.size() == 13);
+  CHECK(t.requests[12].method == "PATCH");
+  CHECK(json::parse(t.requests[12].body).at("metadata").at("resourceVersion") == "11");
+}
+
+TEST_CASE("LeaseLock: a lease renewed 'in the future' is taken only once unchanged for its duration, by one wait") {
+  // Issue 30: a holder whose clock ran an hour ahead, killed, locked the namespace for an hour.
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  SUBCASE("--lock-timeout 30s: waited for beyond it while unchanged, then taken over") {
+    kube::LeaseLock lock(client, lock_config(std::chrono::seconds(30)), never_gone, clock.clock());
+    t.reply(200, lease("other", -3600));
+    lock.observe();
+    for (int i = 0; i < 60; ++i) t.reply(200, lease("other", -3600));
+    t.reply(200, lease("me", 0, "11"));
+    int waits = 0;
+    const auto got = lock.acquire([&](const kube::LeaseRecord&) { ++waits; });
+    CHECK(waits == 1);
+    REQUIRE(got.takeover);
+    CHECK(got.takeover->expired);
+    CHECK(clock.slept_in_all() == std::chrono::seconds(60));
+    CHECK(t.pending() == 0);
+  }
+  SUBCASE("--lock-timeout 0: one look cannot tell it from a live one, so it fails at once") {
+    kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
+    t.reply(200, lease("other", -3600));
+    lock.observe();
+    CHECK_THROWS_AS(lock.acquire(), kube::LeaseHeld);
+    CHECK(clock.slept.empty());
+    CHECK(t.requests.size() == 1);
+  }
+}
+
+TEST_CASE("LeaseLock: the holder's renewal cadence follows the monotonic clock, whatever the wall clock does") {
+  FakeTransport t;
+  FakeClock clock;
+  kube::Client client(t);
+  kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
+  t.reply(404, kNotFound);
+  lock.observe();
+  t.reply(201, lease("me", 0, "11"));
+  lock.acquire();
+  clock.now -= std::chrono::hours(1);  // the wall clock is set back an hour
+  clock.pass(std::chrono::seconds(19));
+  lock.renew_if_due();
+  CHECK(t.requests.size() == 2);  // not due
+  clock.pass(std::chrono::seconds(1));
+  t.reply(200, lease("me", 0, "12"));
+  lock.renew_if_due();  // due: 20 s have passed, though the wall clock says an hour less
+  REQUIRE(t.requests.size() == 3);
+  CHECK(json::parse(t.requests[2].body).at("spec").at("renewTime").as_string() ==
+        kube::micro_time(kNow - 3600 + 20));  // what is written is the wall clock's, for people
+  clock.now += std::chrono::hours(2);  // and jumps forward two
+  lock.renew_if_due();
+  CHECK(t.requests.size() == 3);  // not due: no time has passed
 }

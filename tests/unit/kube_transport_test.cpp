@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -252,6 +253,83 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
   CHECK(answers[0].headers.at(1).second == "Value");
   CHECK(answers[1].status == 404);  // an error status is a response, not an exception
   CHECK(answers[2].body == "{\"n\":2}");
+}
+
+namespace {
+
+// A plain-HTTP server on 127.0.0.1 that answers one request with a 200 whose body never ends (no Content-Length:
+// it would last until the connection closes), written until the client goes away or stops reading for 10 s.
+class EndlessBodyServer {
+ public:
+  EndlessBodyServer() {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(listen_fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(listen(listen_fd_, 4) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~EndlessBodyServer() {
+    thread_.join();
+    close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void serve() {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return;
+    const int fd = accept(listen_fd_, nullptr, nullptr);
+    if (fd < 0) return;
+    const timeval stall{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof stall);
+    std::string request;
+    char chunk[4096];
+    while (request.find("\r\n\r\n") == std::string::npos) {
+      pollfd r{fd, POLLIN, 0};
+      if (poll(&r, 1, 10000) != 1) return (void)close(fd);
+      const ssize_t n = read(fd, chunk, sizeof chunk);
+      if (n <= 0) return (void)close(fd);
+      request.append(chunk, static_cast<std::size_t>(n));
+    }
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+    const std::string body(64 * 1024, ' ');
+    if (send(fd, head.data(), head.size(), MSG_NOSIGNAL) > 0)
+      while (send(fd, body.data(), body.size(), MSG_NOSIGNAL) > 0) {
+      }
+    close(fd);
+  }
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("CurlTransport: a body that outgrows the bound is cut off, naming the URL and the bound, not retried") {
+  // Issue 30: a tester's endless response body grew the process to 8.5 GB before it failed.
+  EndlessBodyServer server;
+  RestConfig cfg;
+  cfg.server = server.url();
+  std::string message;
+  bool retryable = true;
+  {
+    CurlTransport t(cfg, nullptr, 1024 * 1024);
+    try {
+      t.send(request("GET", "/api/v1/namespaces/ns/pods"));
+      FAIL("send() returned");
+    } catch (const TransportError& e) {
+      message = e.what();
+      retryable = e.retryable();
+    }
+  }  // the connection closes: the server stops writing
+  CHECK(contains(message, "GET " + server.url() + "/api/v1/namespaces/ns/pods was longer than 1 MiB"));
+  CHECK_FALSE(retryable);  // the same request would get the same endless answer
 }
 
 TEST_CASE("CurlTransport: a write that is not safe to repeat never rides a kept-alive connection") {
