@@ -389,18 +389,30 @@ void Client::remove_if_unchanged(const GVR& r, std::string_view ns, std::string_
   send_json(std::move(req));
 }
 
+std::string resource_version_of(const boost::json::object& obj, const std::string& what) {
+  const auto* md = obj.if_contains("metadata");
+  const auto* rv = md != nullptr && md->is_object() ? md->get_object().if_contains("resourceVersion") : nullptr;
+  if (rv == nullptr || !rv->is_string() || rv->get_string().empty())
+    throw std::runtime_error("the server's answer for " + what + " has no metadata.resourceVersion, which every "
+                             "stored object has; nothing was written");
+  return std::string(rv->get_string());
+}
+
 void Client::remove_exact(const GVR& r, std::string_view ns, std::string_view name, std::string_view uid,
                           std::string_view resource_version, const WriteOptions& opts) {
   Query q;
   if (opts.dry_run) q.add("dryRun", "All");
   boost::json::object preconditions{{"uid", std::string(uid)}};
   if (!resource_version.empty()) preconditions["resourceVersion"] = std::string(resource_version);
+  boost::json::object body{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(preconditions)}};
+  // With a body, kube-apiserver decodes DeleteOptions from it and ignores the query's (kubernetes/kubernetes
+  // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go, DeleteResource): dryRun goes in both.
+  if (opts.dry_run) body["dryRun"] = boost::json::array{"All"};
   HttpRequest req;
   req.method = "DELETE";
   req.path = path(r, ns, name) + q.str();
   req.content_type = "application/json";
-  req.body = boost::json::serialize(
-      boost::json::object{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(preconditions)}});
+  req.body = boost::json::serialize(body);
   send_json(std::move(req));
 }
 

@@ -112,6 +112,11 @@ struct WriteOptions {
   bool force = false;                 ///< apply only: force=true takes over conflicting fields
 };
 
+/// metadata.resourceVersion of `obj`, an API object read from the server (`what` names it: "configmap/motor-config").
+/// Throws std::runtime_error saying the answer lacks it (every stored object has one; a proxy or a fake may not):
+/// a precondition cannot be built without it.
+std::string resource_version_of(const boost::json::object& obj, const std::string& what);
+
 /// Patch flavours the product sends. Strategic merge is deliberately absent: custom resources reject it.
 enum class PatchType {
   Json,   ///< application/json-patch+json (RFC 6902)

@@ -363,3 +363,33 @@ TEST_CASE("transport failures pass through the client unchanged") {
   CHECK_THROWS_AS(c.get(gvr::kPods, "ns", "p"), mindie::kube::TransportError);
   CHECK(c.requests_sent() == 1);
 }
+
+TEST_CASE("remove_exact sends uid and resourceVersion preconditions, and dryRun in the body the server reads") {
+  FakeTransport t;
+  t.reply(200, R"({"kind":"Status","status":"Success"})");
+  t.reply(200, R"({"kind":"Status","status":"Success"})");
+  Client client(t);
+  client.remove_exact(gvr::kConfigMaps, "ns", "motor-config", "uid-1", "41");
+  WriteOptions dry;
+  dry.dry_run = true;
+  client.remove_exact(gvr::kDeployments, "ns", "engine-0", "uid-2", "", dry);
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[0].method == "DELETE");
+  const json::object first = json::parse(t.requests[0].body).as_object();
+  CHECK(first.at("preconditions") == json::object{{"uid", "uid-1"}, {"resourceVersion", "41"}});
+  CHECK_FALSE(first.contains("dryRun"));
+  // A DELETE with a body has its DeleteOptions read from the body alone (kube-apiserver handlers/delete.go): a
+  // dryRun only in the query would delete for real.
+  const json::object second = json::parse(t.requests[1].body).as_object();
+  CHECK(second.at("preconditions") == json::object{{"uid", "uid-2"}});
+  CHECK(second.at("dryRun") == json::array{"All"});
+  CHECK(t.requests[1].path.find("dryRun=All") != std::string::npos);
+}
+
+TEST_CASE("resource_version_of names the object whose answer lacks one, instead of out_of_range") {
+  CHECK(mindie::kube::resource_version_of(json::parse(R"({"metadata":{"resourceVersion":"7"}})").as_object(), "x") ==
+        "7");
+  CHECK_THROWS_WITH(mindie::kube::resource_version_of(json::parse(R"({"metadata":{}})").as_object(),
+                                                      "configmap/motor-config"),
+                    doctest::Contains("configmap/motor-config has no metadata.resourceVersion"));
+}
