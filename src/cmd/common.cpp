@@ -380,13 +380,14 @@ bool outcome_unknown(const std::exception_ptr& cause) {
 }
 
 json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r, const json::object& obj,
-                                          const kube::WriteOptions& opts) {
+                                          const kube::WriteOptions& opts, const std::function<void()>& before_force) {
   try {
     return client.apply(r, obj, opts);
   } catch (const kube::ApiError& e) {
     // A conflict without causes is a failed resourceVersion precondition, not a field conflict: the caller's.
     if (!e.is_conflict() || opts.force || e.causes().empty()) throw;
     if (conflicts_only_with_own_updates(e)) {
+      if (before_force) before_force();
       kube::WriteOptions forced = opts;
       forced.force = true;
       return client.apply(r, obj, forced);

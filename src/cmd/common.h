@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -205,8 +206,11 @@ bool outcome_unknown(const std::exception_ptr& cause);
 /// update-config write with field manager kubectl-mindie as an Update) is taken over with force; any other
 /// conflict fails with kubectl apply --server-side's advice (PartialFailure carrying the ApiError). Other errors
 /// propagate (ApiError, TransportError).
+/// `before_force` (when given) runs before the forced re-send: under the namespace lock it confirms the lock is
+/// still ours (throwing LockLost), since the "own" earlier patch may be a rival's that took the lock over.
 boost::json::object apply_taking_back_own_fields(kube::Client& client, const kube::GVR& r,
-                                                 const boost::json::object& obj, const kube::WriteOptions& opts);
+                                                 const boost::json::object& obj, const kube::WriteOptions& opts,
+                                                 const std::function<void()>& before_force = {});
 
 /// Appends the `items` of a list of `kind` to `out`, each with "kind" set: a list answer leaves it out of its items,
 /// and readers of a mixed array (StatefulSets and Deployments) need it.

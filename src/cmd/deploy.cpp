@@ -322,6 +322,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
 }
 
 void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
+  lock_ = &lock;
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   for (const auto& notice : config_->notices) printer.warning(notice);
   const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
@@ -637,7 +638,11 @@ std::optional<AdoptionPlan> DeployOptions::plan_takeover(kube::Client& client,
 
 json::object DeployOptions::apply_object(kube::Client& client, const json::object& obj,
                                          const kube::WriteOptions& opts) const {
-  return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts);
+  // Fields of kubectl-mindie's own scale or update-config are taken back by force, but only while the lock is ours:
+  // they may be those of a rival that took the lock over while this deploy stalled.
+  return apply_taking_back_own_fields(client, gvr_of(obj), obj, opts, [this] {
+    if (lock_ != nullptr) lock_->confirm();
+  });
 }
 
 std::vector<std::string> DeployOptions::baseline_keys() const {
@@ -655,7 +660,7 @@ json::object DeployOptions::plan_intent(const std::optional<json::object>& exist
       {"mode", config::to_string(config_->deploy_mode)},
       {"workload", render::workload_name(*config_, render_options_)},
       {"baseline_resource_version",
-       existing ? existing->at("metadata").at("resourceVersion") : json::value(json::string())},
+       existing ? json::value(kube::resource_version_of(*existing, "configmap/" + std::string(baseline::kConfigMapName))) : json::value(json::string())},
       {"baseline_digest", baseline::data_digest(cm.at("data").as_object())},
       {"baseline_keys", std::move(keys)},
       {"adopt", flags_.adopt},
@@ -685,7 +690,7 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
                                            const kube::WriteOptions& opts) const {
   if (!existing) return apply_object(client, obj, opts);
   json::object guarded = obj;
-  const json::value read_rv = existing->at("metadata").at("resourceVersion");
+  const json::value read_rv(kube::resource_version_of(*existing, "configmap/" + std::string(baseline::kConfigMapName)));
   guarded["metadata"].as_object()["resourceVersion"] = read_rv;
   try {
     return apply_object(client, guarded, opts);

@@ -157,6 +157,8 @@ class DeployOptions {
   std::vector<scale::RoleChange> gang_changes_;
   /// recover(): the intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> stands_for_;
+  /// The namespace lock during run_once() (null in a client dry run): confirmed before fields are forced back.
+  NamespaceLock* lock_ = nullptr;
 };
 
 /// The deploy command for the command table (cmd/command.h).

@@ -245,7 +245,7 @@ void ScaleOptions::plan_intent(const std::string& mode, const std::string& workl
              {"live_from", std::move(live_from)},
              {"from", counts_json(counts_of(base))},
              {"to", counts_json(target)},
-             {"baseline_resource_version", cm.at("metadata").at("resourceVersion")}};
+             {"baseline_resource_version", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}};
 }
 
 bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& target) const {
@@ -268,7 +268,7 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
     const std::string raw = new_baseline_text(current, target);
     if (raw == current.raw) return;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
-    const json::object patch{{"metadata", {{"resourceVersion", cm.at("metadata").at("resourceVersion")}}},
+    const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
                              {"data", {{baseline::kBaselineKey, raw}}}};
     before_write();
     try {

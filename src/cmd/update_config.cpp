@@ -191,28 +191,47 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
                        " not found): run kubectl mindie deploy first");
   }
   require_ours(*cm, ns, "update-config", "nothing was changed");
+  if (changed_keys(*cm).empty()) {
+    printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
+    return;
+  }
   kube::WriteOptions opts;
   opts.dry_run = dry_run_ == DryRun::Server;
   opts.field_manager = render::kFieldManager;
+  change::Step step;
+  step.name = "configmap/" + cm_name;
+  step.verb = "configured";
+  step.write = [&] { write_config(client, *cm, opts, lock); };
+  // A write whose reply was lost: applied when the stored keys now hold what this one writes.
+  step.applied = [&] { return changed_keys(client.get(kube::gvr::kConfigMaps, ns, cm_name)).empty(); };
+  // One compare-and-swap merge patch: it happened whole or not at all, so no intent is recorded.
+  LockFence fence(lock, {});
+  change::Wording wording;
+  wording.change = "update-config";
+  wording.dry_run = opts.dry_run;
+  change::Runner(fence, wording).run({step});
+  printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+}
+
+void UpdateConfigOptions::write_config(kube::Client& client, json::object cm, const kube::WriteOptions& opts,
+                                       NamespaceLock& lock) const {
+  const std::string ns = proposed_->job_id;
   for (int attempt = 1;; ++attempt) {
-    json::object data = changed_keys(*cm);
-    if (data.empty()) {
-      printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
-      return;
-    }
+    json::object data = changed_keys(cm);
+    // Nothing left to change after a conflict: an earlier try of this write was stored, its reply lost.
+    if (data.empty()) return;
     // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap, and a
     // conflict is re-read and re-checked rather than overwritten.
-    const json::object patch{{"metadata", {{"resourceVersion", cm->at("metadata").at("resourceVersion")}}},
+    const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
                              {"data", std::move(data)}};
-    lock.before_write();
     try {
-      client.patch(kube::gvr::kConfigMaps, ns, cm_name, kube::PatchType::Merge, patch, opts);
-      printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+      client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
       return;
     } catch (const kube::ApiError& e) {
       if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
-    cm = client.get(kube::gvr::kConfigMaps, ns, cm_name);
+    lock.confirm();  // a rival that took the lock over: write nothing more
+    cm = client.get(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   }
 }
 

@@ -69,6 +69,10 @@ class UpdateConfigOptions {
 
   /// One read-check-write pass of run().
   void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+  /// The merge patch of `cm`'s changed keys under its resourceVersion; on 409 the lock is confirmed ours, the
+  /// ConfigMap re-read and the keys re-checked, a bounded number of times. Throws ApiError, LockLost.
+  void write_config(kube::Client& client, boost::json::object cm, const kube::WriteOptions& opts,
+                    NamespaceLock& lock) const;
 
   UpdateConfigFlags flags_;
   std::string namespace_flag_;

@@ -570,6 +570,7 @@ TEST_CASE("update-config: the same config changes nothing; a conflict is re-read
     t.reply(200, json::serialize(stored_config_map()));
     t.reply(201, kLease);
     t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
+    t.reply(200, kLease);  // the lock confirmed ours before the re-read: not a rival's change
     t.reply(200, json::serialize(fresh));
     t.reply(200, R"({"metadata":{"name":"motor-config"}})");
     t.reply(200, kLease);
