@@ -94,7 +94,8 @@ void Runner::lock_lost(const std::exception_ptr& why) {
 }
 
 void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_written) {
-  if (wording_.dry_run) std::rethrow_exception(cause);
+  // A server dry run changed nothing: no state to recover from, nothing to undo.
+  if (wording_.dry_run) throw cmd::PartialFailure(cause, "(server dry run: no changes were made)");
   if (maybe_written) {  // it could not be read back: undone with the others (undos are idempotent)
     written_.push_back(step);
     written_names_.push_back(step.name + " " + step.verb + " (its outcome unknown)");

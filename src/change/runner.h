@@ -62,7 +62,7 @@ struct Wording {
   /// The exact recovery, appended when the change is left half-done: the next command finishes or reverts it;
   /// the commands that choose.
   std::string recovery;
-  /// A server dry run: a failure is rethrown as it is (nothing was changed, nothing is undone).
+  /// A server dry run: a failure says that nothing was changed (nothing is undone, no recovery).
   bool dry_run = false;
 };
 

@@ -200,6 +200,7 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   config.holder_annotation = kLockHolderAnnotation;
   config.holder = {{"format", 1}, {"command", command}, {"user", user_name()}, {"host", host_name()},
                    {"pid", static_cast<std::int64_t>(getpid())}, {"pidns", pid_namespace()}};
+  holder_ = config.holder;
   config.labels = {{"app.kubernetes.io/managed-by", "kubectl-mindie"}};
   config.duration_seconds = kLockDurationSeconds;
   config.wait = wait;
@@ -224,8 +225,10 @@ NamespaceLock::~NamespaceLock() { unlock(false, settled_ || !armed_); }
 
 std::string NamespaceLock::intent_text(const json::object& intent) const {
   // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record).
-  json::object by{{"user", user_name()}, {"host", host_name()}, {"pid", static_cast<std::int64_t>(getpid())},
-                  {"command", command_}};
+  json::value by = json::object{{"user", user_name()}, {"host", host_name()},
+                                {"pid", static_cast<std::int64_t>(getpid())}, {"command", command_}};
+  // A recovery's steps record the intent they recover: its author stays who left it, not the recovering process.
+  if (!acting_for_.empty() && recovering_by_) by = *recovering_by_;
   // A recovery's steps are recorded as the command they recover (recover_interrupted_change), so that if they are
   // cut short too, the next command recovers the same kind of change.
   json::object all{{"format", 1}, {"command", acting_for_.empty() ? command_ : acting_for_}, {"at", now_seconds()},
@@ -258,6 +261,8 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   const kube::LeaseRecord previous =
       intent_left_by(lease, intent.is_object() ? intent.get_object() : json::object());
   foreign_intent_ = true;  // whatever happens now, it stays until recovered
+  if (intent.is_object())
+    if (const auto* by = intent.get_object().if_contains("by")) recovering_by_ = *by;
   std::string line;
   try {
     line = ec || !intent.is_object()
@@ -277,6 +282,7 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   }
   lock_->update({{kLockIntentAnnotation, nullptr}});
   recorded_.clear();
+  recovering_by_.reset();
   foreign_intent_ = false;
   settled_ = false;  // the recovery's own, not the command's
   printer_.notice(line);
@@ -316,7 +322,11 @@ LockLost NamespaceLock::lost(const kube::LeaseLost& e, const std::string& when) 
   try {
     if (const auto lease = client_.get_if_exists(kube::gvr::kLeases, ns_, kLockLeaseName)) {
       const kube::LeaseRecord now = kube::LeaseRecord::from(*lease, kLockHolderAnnotation);
-      if (!now.identity.empty()) holder = "; it is held by " + describe_lock_holder(now);
+      if (!now.identity.empty()) {
+        holder = "; it is held by " + describe_lock_holder(now);
+      } else if (const auto last = kube::LeaseRecord::from(*lease, kLockLastHolderAnnotation); !last.holder.empty()) {
+        holder = "; it was taken by " + describe_lock_holder(last) + ", which has freed it since";
+      }
     }
   } catch (const std::exception&) {
     // who holds it is a courtesy: the loss itself is certain
@@ -371,6 +381,8 @@ void NamespaceLock::before_write(const json::object& intent) {
       if (wanted != recorded_) {  // a new plan (or a recovery's steps, recorded over the intent they recover)
         lock_->update({{kLockIntentAnnotation, wanted.empty() ? json::value(nullptr) : json::value(intent_text(intent))}});
         recorded_ = wanted;
+      } else if (std::chrono::steady_clock::now() - last_sure_ > kLockIdleCheck) {
+        lock_->update({});  // held up since the last write: make sure the lock is still ours
       } else {
         lock_->renew_if_due();
       }
@@ -378,6 +390,7 @@ void NamespaceLock::before_write(const json::object& intent) {
       throw lost(e, "while this command ran");
     }
     armed_ = true;
+    last_sure_ = std::chrono::steady_clock::now();
     return;
   }
   const std::string text = wanted.empty() ? "" : intent_text(intent);
@@ -434,6 +447,7 @@ void NamespaceLock::before_write(const json::object& intent) {
   check_interrupt("while taking the namespace lock: nothing was changed");
   printer_.release_warnings();
   armed_ = true;
+  last_sure_ = std::chrono::steady_clock::now();
 }
 
 bool NamespaceLock::unfinished_change_seen() const {
@@ -455,6 +469,12 @@ void NamespaceLock::done(bool remove) {
   unlock(remove, true);
 }
 
+json::object NamespaceLock::last_holder() const {
+  json::object record = holder_;
+  record["freed"] = now_seconds();
+  return {{kLockLastHolderAnnotation, json::serialize(record)}};
+}
+
 void NamespaceLock::unlock(bool remove, bool clear_intent) {
   printer_.release_warnings();
   if (!lock_ || !lock_->held()) return;
@@ -464,11 +484,11 @@ void NamespaceLock::unlock(bool remove, bool clear_intent) {
     } else if (superseded_ && (settled_ || !armed_) && !clear_all_) {
       // This command changed nothing after all: what the superseded intent stood for is still to be put right.
       lock_->update({{kLockIntentAnnotation, json::serialize(*superseded_)}});
-      lock_->release();
+      lock_->release({}, last_holder());
     } else if (!foreign_intent_ && (clear_intent || recorded_.empty())) {
-      lock_->release({kLockIntentAnnotation});
+      lock_->release({kLockIntentAnnotation}, last_holder());
     } else {
-      lock_->release();
+      lock_->release({}, last_holder());
     }
   } catch (const std::exception& e) {
     printer_.warning("could not free lease/" + std::string(kLockLeaseName) + " in namespace " + ns_ + " (" + e.what() +

@@ -30,6 +30,10 @@ inline constexpr const char* kLockHolderAnnotation = "kubectl-mindie/holder";
 /// scale, deploy and delete record one; update-config does not: its change is one compare-and-swap merge patch of
 /// motor-config, which happened whole or not at all.
 inline constexpr const char* kLockIntentAnnotation = "kubectl-mindie/intent";
+/// Annotation on the Lease with the record of its last holder (as kLockHolderAnnotation's, plus "freed": seconds
+/// since the epoch), written as the lock is freed: a command that finds the lock was taken over while it stalled
+/// names who took it, even when that command has finished since.
+inline constexpr const char* kLockLastHolderAnnotation = "kubectl-mindie/last-holder";
 /// Seconds a holder that stops renewing keeps the lock. Long enough for the slowest step between two renewals
 /// (one request with its retries, bounded by --request-timeout, or a server dry run of a large InferServiceSet).
 inline constexpr int kLockDurationSeconds = 60;
@@ -41,6 +45,12 @@ inline constexpr int kLockDurationSeconds = 60;
 /// otherwise a stalled write could land after the new holder's recovery (a new-user trial: a scale patch held 62 s
 /// landed after the next command had dropped its intent).
 inline constexpr std::chrono::milliseconds kLockRequestBound{30'000};
+
+/// A write that follows the command's previous write (or lock renewal) by more than this confirms the lock first
+/// (one guarded renewal): a process stopped (SIGSTOP, a paused VM) or slowed between two writes may have lost it,
+/// and its own clock cannot tell how fast a rival's ran. Consecutive writes of a running command are milliseconds
+/// apart, so a change costs no extra request unless something held it up.
+inline constexpr std::chrono::milliseconds kLockIdleCheck{1000};
 
 /// --lock-timeout as given.
 struct LockFlags {
@@ -138,9 +148,12 @@ class NamespaceLock {
   /// way, e.g. a stored config the server refuses) it records its own `intent` with the earlier one under
   /// "supersedes" in its place; prints one line. Throws LockLost, CommandError (RBAC).
   void supersede(const kube::LeaseRecord& lease, const std::string& text, const boost::json::object& intent);
+  /// The kLockLastHolderAnnotation written as the lock is freed.
+  boost::json::object last_holder() const;
   /// Frees the lock; `clear_intent`: remove the intent annotation too.
   void unlock(bool remove, bool clear_intent);
-  /// LockLost for a lease lost (`e`) `when` ("while this command ran"), naming who holds it now (one GET).
+  /// LockLost for a lease lost (`e`) `when` ("while this command ran"), naming who holds it now, or who held it
+  /// last when it has been freed since (one GET).
   LockLost lost(const kube::LeaseLost& e, const std::string& when) const;
   kube::Client& client_;
   Printer& printer_;
@@ -163,6 +176,12 @@ class NamespaceLock {
   /// fails while not armed wrote nothing under the lock (it failed a check after planning again), so its intent is
   /// cleared as if settled.
   bool armed_ = false;
+  boost::json::object holder_;  ///< this process's holder record (kLockHolderAnnotation)
+  /// When before_write() last returned or the lease was last written: a write that comes more than
+  /// kLockIdleCheck later confirms the lock first (an idle or stopped process may have lost it).
+  std::chrono::steady_clock::time_point last_sure_{};
+  /// The original author ("by") of an intent being recovered: kept in the intents the recovery's steps record.
+  std::optional<boost::json::value> recovering_by_;
 };
 
 /// The change engine's fence (change/runner.h) over a NamespaceLock: each write records `intent` (taking the lock

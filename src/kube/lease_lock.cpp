@@ -242,10 +242,11 @@ void LeaseLock::renew_if_due() {
   update({});
 }
 
-bool LeaseLock::release(const std::vector<std::string>& clear) {
+bool LeaseLock::release(const std::vector<std::string>& clear, const json::object& set) {
   if (!held_) return false;
   held_ = false;
-  json::object annotations{{config_.holder_annotation, nullptr}};
+  json::object annotations = set;
+  annotations[config_.holder_annotation] = nullptr;
   for (const auto& k : clear) annotations[k] = nullptr;
   const json::object patch{
       {"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", std::move(annotations)}}},

@@ -135,8 +135,8 @@ class LeaseLock {
   /// Frees the lease: clears its holder (resourceVersion-guarded merge patch), keeping the object, whose changing
   /// resourceVersion is what observe() compares. A lease taken over meanwhile is left to its new holder. Returns
   /// false, sending nothing, when not held. `clear`: annotations removed by the same request; others stay for
-  /// the next holder (a record of unfinished work).
-  bool release(const std::vector<std::string>& clear = {});
+  /// the next holder (a record of unfinished work); `set`: annotations (string values) written by it.
+  bool release(const std::vector<std::string>& clear = {}, const boost::json::object& set = {});
   /// Deletes the lease we hold (precondition: the resourceVersion of our last write), for a command that removes
   /// everything it made in the namespace. As release() when it was taken over meanwhile.
   bool remove();

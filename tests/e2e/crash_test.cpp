@@ -355,7 +355,8 @@ TEST_CASE("interrupt: SIGINT during a delete stops before the next delete, says 
   sb.release_held();
   const auto out = run.finish();
   CHECK(out.exit_code == 130);
-  CHECK_MESSAGE(out.err.find("deleted before the failure:") != std::string::npos, out.err);
+  CHECK_MESSAGE(out.err.find("delete stopped at ") != std::string::npos, out.err);
+  CHECK_MESSAGE(out.err.find("after writing:\n  inferserviceset.mindcluster.huawei.com/") != std::string::npos, out.err);
   CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " finishes it") != std::string::npos);
   // Another delete supersedes it: it deletes whatever is left.
   const auto next = sb.mindie({"delete", "-n", kNs});

@@ -116,7 +116,9 @@ TEST_CASE("a delete that fails half-way keeps motor-config, says so, and a re-ru
   deploy_example(sb);
   const auto failed = sb.mindie({"delete", "-n", "mindie-demo"});
   CHECK(failed.exit_code == 1);
-  CHECK(failed.err.find("deleted before the failure:") != std::string::npos);
+  CHECK(failed.err.find("delete stopped at clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo "
+                        "after writing:\n  inferserviceset.mindcluster.huawei.com/mindie-motor-vllm deleted") !=
+        std::string::npos);
   CHECK(failed.err.find("configmap/motor-config (the record of the deployment) is kept") != std::string::npos);
   CHECK(failed.err.find("kubectl mindie delete -n mindie-demo") != std::string::npos);
   CHECK(names(sb, "configmaps", "mindie-demo") == std::vector<std::string>{"motor-config"});
