@@ -230,6 +230,107 @@ std::size_t longest_service_suffix(const EngineRole& role, Role which, bool dist
   return n;
 }
 
+// app_name (the StormService's name, beginning its Service names) and app_namespace.
+void read_app_names(Reader& r, const json::object* doc, StormConfig& cfg) {
+  if (auto name = r.string(doc, "", "app_name", true)) {
+    if (kube::is_dns1035_label(*name))
+      cfg.app_name = *name;
+    else
+      r.add("app_name",
+            "must be a DNS-1035 label (it names the StormService and begins its Service names): lower-case letters, "
+            "digits and '-', starting with a letter, ending with a letter or digit, at most 63 characters; got " +
+                quoted(*name));
+  }
+  if (auto ns = r.string(doc, "", "app_namespace", false)) {
+    if (kube::is_dns1123_label(*ns))
+      cfg.app_namespace = *ns;
+    else
+      r.add("app_namespace",
+            "must be a DNS-1123 label (a namespace name): lower-case letters, digits and '-', starting and ending "
+            "with a letter or digit, at most 63 characters; got " + quoted(*ns));
+  }
+}
+
+// The model: its name (a label value), model_path inside model_dir, scripts_dir.
+void read_model(Reader& r, const json::object* ss, const std::string& sp, StormConfig& cfg) {
+  if (auto m = r.string(ss, sp, "model_name", true)) {
+    if (!m->empty() && kube::is_label_value(*m))
+      cfg.model_name = *m;
+    else
+      r.add(sp + ".model_name", "is the model.aibrix.ai/name label, so it must be " + std::string(kube::kLabelValueRule) +
+                                    " (and not empty); got " + quoted(*m));
+  }
+  auto model_path = directory(r.abs_path(ss, sp, "model_path", true));
+  if (auto d = directory(r.abs_path(ss, sp, "model_dir", false))) cfg.model_dir = *d;
+  if (auto d = directory(r.abs_path(ss, sp, "scripts_dir", false))) cfg.scripts_dir = *d;
+  if (model_path) {
+    const std::string dir = cfg.model_dir == "/" ? "/" : cfg.model_dir + "/";
+    if (*model_path == cfg.model_dir || !model_path->starts_with(dir))
+      r.add(sp + ".model_path", "must be inside model_dir " + quoted(cfg.model_dir) +
+                                    " (the only host directory mounted into the engine pods); got " +
+                                    quoted(*model_path));
+    else
+      cfg.model_path = *model_path;
+  }
+}
+
+// distributed_dp, fault_scheduling, fault_retry_times. Returns false when distributed_dp is malformed.
+bool read_scheduling(Reader& r, const json::object* ss, const std::string& sp, StormConfig& cfg) {
+  bool distributed_dp_ok = true;
+  if (const json::value* v = ss ? ss->if_contains("distributed_dp") : nullptr) {
+    if (v->is_bool()) {
+      cfg.distributed_dp = v->get_bool();
+    } else if (v->is_string() && (v->get_string() == "true" || v->get_string() == "false")) {
+      cfg.distributed_dp = v->get_string() == "true";
+    } else {
+      r.add(sp + ".distributed_dp", "must be true or false, got " + r.describe(*v));
+      distributed_dp_ok = false;
+    }
+  }
+  if (auto f = r.string(ss, sp, "fault_scheduling", false)) {
+    if (*f == "force")
+      cfg.fault_scheduling = FaultScheduling::Force;
+    else if (*f == "grace")
+      cfg.fault_scheduling = FaultScheduling::Grace;
+    else
+      r.add(sp + ".fault_scheduling", "must be force or grace; got " + quoted(*f));
+  }
+  if (auto n = r.integer(ss, sp, "fault_retry_times", 0, kMaxFaultRetryTimes, false)) cfg.fault_retry_times = *n;
+  return distributed_dp_ok;
+}
+
+// With distributed_dp on: a routing role, and dp_size above 1 in prefill and decode.
+void check_distributed_dp(Reader& r, const json::object& ss, const std::string& sp, const StormConfig& cfg) {
+  const bool explicit_dp = ss.contains("distributed_dp");
+  const std::string why = explicit_dp ? "distributed_dp is true" : "distributed_dp defaults to true";
+  if (!ss.contains("routing"))
+    r.add(sp + ".routing", "is required when " + why +
+                               " (the routing proxy spreads requests over the DP ranks); add it or set "
+                               "distributed_dp: false");
+  for (Role which : {Role::Prefill, Role::Decode}) {
+    const std::string role_path = child_path(sp, to_string(which));
+    const json::value* role = ss.if_contains(to_string(which));
+    const json::value* dp = role && role->is_object() ? role->get_object().if_contains("dp_size") : nullptr;
+    // Report only when dp_size is absent or a clean 1; a malformed dp_size is already reported.
+    if (cfg.engine(which).dp_size == 1 && (!dp || (dp->is_int64() && dp->get_int64() == 1)) && role &&
+        role->is_object())
+      r.add(role_path + ".dp_size", "must be greater than 1 when " + why +
+                                        " (MindCluster: with dp_size 1, distributed_dp can only be false)");
+  }
+}
+
+// Service names "<app_name>-<role>-<replica>[-<pod>]" exist when a routing role consumes them: they must fit.
+void check_service_names(Reader& r, const StormConfig& cfg) {
+  if (!cfg.routing || cfg.app_name.empty()) return;
+  const std::size_t suffix = std::max(longest_service_suffix(cfg.prefill, Role::Prefill, cfg.distributed_dp),
+                                      longest_service_suffix(cfg.decode, Role::Decode, cfg.distributed_dp));
+  if (cfg.app_name.size() + suffix > 63)
+    r.add("app_name", "must be at most " + std::to_string(63 - suffix) +
+                          " characters: the per-replica Service names \"<app_name>-<role>-<replica>[-<pod>]\" must "
+                          "fit 63 characters up to " + std::to_string(kMaxRoleReplicas) + " replicas; got " +
+                          std::to_string(cfg.app_name.size()));
+}
+
 }  // namespace
 
 StormConfig parse_storm_config(std::string raw, std::string_view source) {
@@ -251,106 +352,27 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
   const json::object* doc = &cfg.doc;
   r.only(doc, "", {"app_name", "app_namespace", "storm_service"});
 
-  if (auto name = r.string(doc, "", "app_name", true)) {
-    if (kube::is_dns1035_label(*name))
-      cfg.app_name = *name;
-    else
-      r.add("app_name",
-            "must be a DNS-1035 label (it names the StormService and begins its Service names): lower-case letters, "
-            "digits and '-', starting with a letter, ending with a letter or digit, at most 63 characters; got " +
-                quoted(*name));
-  }
-  if (auto ns = r.string(doc, "", "app_namespace", false)) {
-    if (kube::is_dns1123_label(*ns))
-      cfg.app_namespace = *ns;
-    else
-      r.add("app_namespace",
-            "must be a DNS-1123 label (a namespace name): lower-case letters, digits and '-', starting and ending "
-            "with a letter or digit, at most 63 characters; got " + quoted(*ns));
-  }
+  read_app_names(r, doc, cfg);
 
   const std::string sp = "storm_service";
   const json::object* ss = r.object(doc, "", sp, true);
   r.only(ss, sp, {"model_name", "model_path", "model_dir", "scripts_dir", "hardware_type", "distributed_dp",
                   "fault_scheduling", "fault_retry_times", "prefill", "decode", "routing"});
 
-  if (auto m = r.string(ss, sp, "model_name", true)) {
-    if (!m->empty() && kube::is_label_value(*m))
-      cfg.model_name = *m;
-    else
-      r.add(sp + ".model_name", "is the model.aibrix.ai/name label, so it must be " + std::string(kube::kLabelValueRule) +
-                                    " (and not empty); got " + quoted(*m));
-  }
-  auto model_path = directory(r.abs_path(ss, sp, "model_path", true));
-  if (auto d = directory(r.abs_path(ss, sp, "model_dir", false))) cfg.model_dir = *d;
-  if (auto d = directory(r.abs_path(ss, sp, "scripts_dir", false))) cfg.scripts_dir = *d;
-  if (model_path) {
-    const std::string dir = cfg.model_dir == "/" ? "/" : cfg.model_dir + "/";
-    if (*model_path == cfg.model_dir || !model_path->starts_with(dir))
-      r.add(sp + ".model_path", "must be inside model_dir " + quoted(cfg.model_dir) +
-                                    " (the only host directory mounted into the engine pods); got " +
-                                    quoted(*model_path));
-    else
-      cfg.model_path = *model_path;
-  }
+  read_model(r, ss, sp, cfg);
 
   cfg.hardware = read_hardware(r, ss, sp, true);
 
-  bool distributed_dp_ok = true;
-  if (const json::value* v = ss ? ss->if_contains("distributed_dp") : nullptr) {
-    if (v->is_bool()) {
-      cfg.distributed_dp = v->get_bool();
-    } else if (v->is_string() && (v->get_string() == "true" || v->get_string() == "false")) {
-      cfg.distributed_dp = v->get_string() == "true";
-    } else {
-      r.add(sp + ".distributed_dp", "must be true or false, got " + r.describe(*v));
-      distributed_dp_ok = false;
-    }
-  }
-  if (auto f = r.string(ss, sp, "fault_scheduling", false)) {
-    if (*f == "force")
-      cfg.fault_scheduling = FaultScheduling::Force;
-    else if (*f == "grace")
-      cfg.fault_scheduling = FaultScheduling::Grace;
-    else
-      r.add(sp + ".fault_scheduling", "must be force or grace; got " + quoted(*f));
-  }
-  if (auto n = r.integer(ss, sp, "fault_retry_times", 0, kMaxFaultRetryTimes, false)) cfg.fault_retry_times = *n;
+  const bool distributed_dp_ok = read_scheduling(r, ss, sp, cfg);
 
   cfg.prefill = read_engine_role(r, ss, sp, Role::Prefill, cfg.hardware);
   cfg.decode = read_engine_role(r, ss, sp, Role::Decode, cfg.hardware);
   if (const json::object* routing = r.object(ss, sp, "routing", false))
     cfg.routing = read_routing_role(r, routing, sp + ".routing");
 
-  if (ss && cfg.distributed_dp && distributed_dp_ok) {
-    const bool explicit_dp = ss->contains("distributed_dp");
-    const std::string why = explicit_dp ? "distributed_dp is true" : "distributed_dp defaults to true";
-    if (!ss->contains("routing"))
-      r.add(sp + ".routing", "is required when " + why +
-                                 " (the routing proxy spreads requests over the DP ranks); add it or set "
-                                 "distributed_dp: false");
-    for (Role which : {Role::Prefill, Role::Decode}) {
-      const std::string role_path = child_path(sp, to_string(which));
-      const json::value* role = ss->if_contains(to_string(which));
-      const json::value* dp = role && role->is_object() ? role->get_object().if_contains("dp_size") : nullptr;
-      // Report only when dp_size is absent or a clean 1; a malformed dp_size is already reported.
-      if (cfg.engine(which).dp_size == 1 && (!dp || (dp->is_int64() && dp->get_int64() == 1)) && role &&
-          role->is_object())
-        r.add(role_path + ".dp_size", "must be greater than 1 when " + why +
-                                          " (MindCluster: with dp_size 1, distributed_dp can only be false)");
-    }
-  }
+  if (ss && cfg.distributed_dp && distributed_dp_ok) check_distributed_dp(r, *ss, sp, cfg);
 
-  // Service names "<app_name>-<role>-<replica>[-<pod>]" exist when a routing role consumes them.
-  if (cfg.routing && !cfg.app_name.empty()) {
-    const std::size_t suffix = std::max(longest_service_suffix(cfg.prefill, Role::Prefill, cfg.distributed_dp),
-                                        longest_service_suffix(cfg.decode, Role::Decode, cfg.distributed_dp));
-    if (cfg.app_name.size() + suffix > 63)
-      r.add("app_name", "must be at most " + std::to_string(63 - suffix) +
-                            " characters: the per-replica Service names \"<app_name>-<role>-<replica>[-<pod>]\" must "
-                            "fit 63 characters up to " + std::to_string(kMaxRoleReplicas) + " replicas; got " +
-                            std::to_string(cfg.app_name.size()));
-  }
+  check_service_names(r, cfg);
 
   r.throw_if_any(src);
   return cfg;

@@ -39,25 +39,27 @@ json::object host_path_volume(std::string_view name, std::string_view path, std:
 // <ROLE>_NUM etc.: the env names the published scripts read, by engine role.
 std::string env_prefix(Role r) { return r == Role::Prefill ? "PREFILL" : "DECODE"; }
 
-json::object engine_role(const StormConfig& cfg, Role which) {
-  const EngineRole& role = cfg.engine(which);
-  const std::string name(to_string(which));
-  const bool single_pod = role.pod_group_size == 1;
-
+// The pod labels of engine role `role`: the model's, MindCluster's fault handling, then the user's.
+json::object engine_labels(const StormConfig& cfg, const EngineRole& role) {
   json::object labels{{kModelNameLabel, cfg.model_name},
                       {kModelPortLabel, str(kEnginePort)},
                       {kModelEngineLabel, "vllm"},
                       {mindcluster::kFaultSchedulingLabel, to_string(cfg.fault_scheduling)},
                       {mindcluster::kFaultRetryTimesLabel, str(cfg.fault_retry_times)}};
   // MindCluster: pod-level rescheduling for single-pod instances; a group is rescheduled as a whole instead.
-  if (single_pod) labels[mindcluster::kPodReschedulingLabel] = "on";
+  if (role.pod_group_size == 1) labels[mindcluster::kPodReschedulingLabel] = "on";
   append(labels, role.labels);
+  return labels;
+}
 
+// The pod annotations of engine role `which`: MindCluster's and Volcano's, then the user's.
+json::object engine_annotations(const StormConfig& cfg, Role which) {
+  const EngineRole& role = cfg.engine(which);
   const hardware::HardwareProfile& hw = *role.hardware;
   json::object annotations{{mindcluster::kMinAvailableAnnotation, str(min_available(cfg, which))}};
   // Each pod of a single-pod role is a whole instance: a failed pod-level reschedule must not escalate to the job
   // (which would take the other instances down with it).
-  if (single_pod) annotations[mindcluster::kRecoverPolicyPathAnnotation] = "pod";
+  if (role.pod_group_size == 1) annotations[mindcluster::kRecoverPolicyPathAnnotation] = "pod";
   // Volcano's Ascend scheduling policy of the server model (MindCluster's StormService guide sets it on both roles).
   if (!hw.schedule_policy.empty()) annotations[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
   // Logical SuperPoD size, as the profile rules it for every engine pod of this project.
@@ -66,12 +68,12 @@ json::object engine_role(const StormConfig& cfg, Role which) {
   else if (hw.sp_block.pod_template == hardware::SpBlockRule::PerInstance)
     annotations[mindcluster::kSpBlockAnnotation] = str(role.npu_num * role.pod_group_size);
   append(annotations, role.annotations);
+  return annotations;
+}
 
-  // The profile's node labels (accelerator, accelerator-type), then the user's.
-  json::object node_selector;
-  append(node_selector, hw.node_selector);
-  append(node_selector, role.node_selector);
-
+// The engine container of role `role` (named `name`).
+json::object engine_container(const StormConfig& cfg, const EngineRole& role, const std::string& name) {
+  const hardware::HardwareProfile& hw = *role.hardware;
   // The env of the published stormservice.yaml.j2 (start_server.sh reads it), in its order, plus
   // ASCEND_VISIBLE_DEVICES: Ascend Docker Runtime mounts the chips Volcano allocated, which Volcano records in the
   // pod annotation named like the resource (MindCluster guide, YAML parameters).
@@ -89,7 +91,7 @@ json::object engine_role(const StormConfig& cfg, Role which) {
       env_value("MODEL_PATH", cfg.model_path),
   };
   const json::object npus{{hw.npu_resource, role.npu_num}};
-  json::object container{
+  return json::object{
       {"name", name},
       {"image", role.image},
       {"workingDir", kScriptsMount},
@@ -105,6 +107,17 @@ json::object engine_role(const StormConfig& cfg, Role which) {
            json::object{{"name", "hccn"}, {"mountPath", "/etc/hccn.conf"}, {"readOnly", true}},
        }},
   };
+}
+
+json::object engine_role(const StormConfig& cfg, Role which) {
+  const EngineRole& role = cfg.engine(which);
+  const std::string name(to_string(which));
+  json::object labels = engine_labels(cfg, role);
+  json::object annotations = engine_annotations(cfg, which);
+  // The profile's node labels (accelerator, accelerator-type), then the user's.
+  json::object node_selector;
+  append(node_selector, role.hardware->node_selector);
+  append(node_selector, role.node_selector);
   json::array volumes{
       host_path_volume("model", cfg.model_dir, "Directory"),
       json::object{{"name", "shared-mem"}, {"emptyDir", json::object{{"medium", "Memory"}}}},
@@ -118,7 +131,7 @@ json::object engine_role(const StormConfig& cfg, Role which) {
       // decides whether a failed engine comes back.
       {"restartPolicy", "Never"},
       {"nodeSelector", std::move(node_selector)},
-      {"containers", json::array{std::move(container)}},
+      {"containers", json::array{engine_container(cfg, role, name)}},
       {"volumes", std::move(volumes)},
   };
   return json::object{
@@ -383,6 +396,122 @@ std::string role_replicas_pointer(const StormConfig& cfg, Role role) {
   return std::string(kRolesPointer) + "/" + std::to_string(index) + "/replicas";
 }
 
+namespace {
+
+/// The JSON Patch of a scale being built, with the object it makes (`after`): each change guarded by a test of the
+/// old value and of its role's name (once per role).
+struct PatchBuilder {
+  const json::array& roles;   ///< the live roles
+  json::array& after_roles;   ///< the roles after the scale
+  json::array& ops;
+  std::vector<std::size_t> guarded;  ///< roles whose name is tested already
+  std::vector<std::string> changed;  ///< roles whose pod template changes (restarted)
+
+  void mark_changed(const std::string& name) {
+    if (std::find(changed.begin(), changed.end(), name) == changed.end()) changed.push_back(name);
+  }
+  void guard_name(std::size_t i) {
+    if (std::find(guarded.begin(), guarded.end(), i) != guarded.end()) return;
+    guarded.push_back(i);
+    ops.push_back(json::object{{"op", "test"},
+                               {"path", std::string(kRolesPointer) + "/" + std::to_string(i) + "/name"},
+                               {"value", roles[i].get_object().at("name")}});
+  }
+  void replace(std::size_t i, const std::string& pointer, const json::value& old_value, json::value new_value) {
+    guard_name(i);
+    ops.push_back(json::object{{"op", "test"}, {"path", pointer}, {"value", old_value}});
+    ops.push_back(json::object{{"op", "replace"}, {"path", pointer}, {"value", std::move(new_value)}});
+  }
+};
+
+/// The prefill and decode roles' indices and group shapes after `which` goes to `replicas`, their counts guarded
+/// (the new minAvailable values are computed from them: a StormService changed in between must fail the patch
+/// rather than receive values computed from stale counts).
+std::array<std::size_t, 2> engine_shapes(const json::object& live, PatchBuilder& b, Role which, int replicas,
+                                         GroupShape (&shape)[2]) {
+  std::array<std::size_t, 2> index{};
+  for (Role r : {Role::Prefill, Role::Decode}) {
+    const int k = r == Role::Prefill ? 0 : 1;
+    const auto i = role_index(live, to_string(r));
+    if (!i) malformed("spec.template.spec.roles", "has no role " + std::string(to_string(r)));
+    index[k] = *i;
+    const json::object& role = b.roles[*i].get_object();
+    shape[k] = {role_int(role, *i, "replicas", std::nullopt), std::max(1, role_int(role, *i, "podGroupSize", 1))};
+    const std::string base = std::string(kRolesPointer) + "/" + std::to_string(*i);
+    b.guard_name(*i);
+    if (r != which)
+      b.ops.push_back(json::object{{"op", "test"}, {"path", base + "/replicas"}, {"value", role.at("replicas")}});
+    if (const json::value* g = role.if_contains("podGroupSize"))
+      b.ops.push_back(json::object{{"op", "test"}, {"path", base + "/podGroupSize"}, {"value", *g}});
+    if (r == which) shape[k].replicas = replicas;
+  }
+  return index;
+}
+
+/// schedule_minAvailable of the engine roles, recomputed with `which` at `replicas`.
+void patch_min_available(const json::object& live, PatchBuilder& b, Role which, int replicas) {
+  GroupShape shape[2];
+  const std::array<std::size_t, 2> index = engine_shapes(live, b, which, replicas, shape);
+  for (Role r : {Role::Prefill, Role::Decode}) {
+    const std::size_t i = index[r == Role::Prefill ? 0 : 1];
+    const json::value* annotations = nullptr;
+    if (const json::value* t = b.roles[i].get_object().if_contains("template"); t && t->is_object())
+      if (const json::value* md = t->get_object().if_contains("metadata"); md && md->is_object())
+        annotations = md->get_object().if_contains("annotations");
+    const json::value* current =
+        annotations && annotations->is_object() ? annotations->get_object().if_contains(mindcluster::kMinAvailableAnnotation)
+                                                : nullptr;
+    if (!current || !current->is_string())
+      malformed(role_field(i, std::string("template.metadata.annotations[\"") + mindcluster::kMinAvailableAnnotation + "\"]"),
+                "is missing");
+    const std::string wanted = std::to_string(min_available(r, shape[0], shape[1]));
+    if (current->get_string() == wanted) continue;
+    // '/' in the annotation key is escaped as "~1" in a JSON Pointer (RFC 6901).
+    const std::string pointer = std::string(kRolesPointer) + "/" + std::to_string(i) +
+                                "/template/metadata/annotations/huawei.com~1schedule_minAvailable";
+    b.replace(i, pointer, *current, json::string(wanted));
+    b.after_roles[i].get_object()["template"].get_object()["metadata"].get_object()["annotations"].get_object()
+        [mindcluster::kMinAvailableAnnotation] = wanted;
+    b.mark_changed(std::string(b.roles[i].get_object().at("name").get_string()));
+  }
+}
+
+/// `env_name` (<ROLE>_NUM) in the containers of role `i`, set to `replicas` (engine ids and the proxy's host lists
+/// derive from it).
+void patch_role_num_env(PatchBuilder& b, std::size_t i, const std::string& env_name, int replicas) {
+  const json::object* role = b.roles[i].is_object() ? &b.roles[i].get_object() : nullptr;
+  const json::value* t = role ? role->if_contains("template") : nullptr;
+  const json::value* spec = t && t->is_object() ? t->get_object().if_contains("spec") : nullptr;
+  const json::value* cs = spec && spec->is_object() ? spec->get_object().if_contains("containers") : nullptr;
+  if (!cs || !cs->is_array()) return;
+  for (std::size_t c = 0; c < cs->get_array().size(); ++c) {
+    const json::value& container = cs->get_array()[c];
+    const json::value* env = container.is_object() ? container.get_object().if_contains("env") : nullptr;
+    if (!env || !env->is_array()) continue;
+    for (std::size_t e = 0; e < env->get_array().size(); ++e) {
+      const json::value& entry = env->get_array()[e];
+      if (!entry.is_object()) continue;
+      const json::value* n = entry.get_object().if_contains("name");
+      const json::value* v = entry.get_object().if_contains("value");
+      if (!n || !n->is_string() || n->get_string() != env_name || !v) continue;
+      const std::string wanted = std::to_string(replicas);
+      if (v->is_string() && v->get_string() == wanted) continue;
+      const std::string base = std::string(kRolesPointer) + "/" + std::to_string(i) + "/template/spec/containers/" +
+                               std::to_string(c) + "/env/" + std::to_string(e);
+      // The entry's name is tested too: an env list reordered since it was read must not be patched blindly.
+      b.guard_name(i);
+      b.ops.push_back(json::object{{"op", "test"}, {"path", base + "/name"}, {"value", env_name}});
+      b.replace(i, base + "/value", *v, json::string(wanted));
+      b.after_roles[i].get_object()["template"].get_object()["spec"].get_object()["containers"].get_array()[c]
+          .get_object()["env"].get_array()[e].get_object()["value"] = wanted;
+      if (const json::value* rn = role->if_contains("name"); rn && rn->is_string())
+        b.mark_changed(std::string(rn->get_string()));
+    }
+  }
+}
+
+}  // namespace
+
 ScalePlan plan_scale(const json::object& live, std::string_view role_name, int replicas) {
   const auto which = role_from_string(role_name);
   if (!which) throw std::invalid_argument("unknown role \"" + std::string(role_name) + "\"; expected prefill, decode "
@@ -397,125 +526,29 @@ ScalePlan plan_scale(const json::object& live, std::string_view role_name, int r
   ScalePlan plan;
   plan.from = role_int(roles[*target].get_object(), *target, "replicas", std::nullopt);
   plan.to = replicas;
-
-  // The object after the scale; the patch is the list of its changes, each guarded by a test of the old value.
-  json::object after = live;
-  json::array& after_roles = after["spec"].get_object()["template"].get_object()["spec"].get_object()["roles"]
-                                 .get_array();
-  json::array& ops = plan.patch;
-  std::vector<std::string> changed;
-  const auto mark_changed = [&](const std::string& name) {
-    if (std::find(changed.begin(), changed.end(), name) == changed.end()) changed.push_back(name);
-  };
-  const auto guard_name = [&](std::size_t i, std::vector<std::size_t>& guarded) {
-    if (std::find(guarded.begin(), guarded.end(), i) != guarded.end()) return;
-    guarded.push_back(i);
-    ops.push_back(json::object{{"op", "test"},
-                               {"path", std::string(kRolesPointer) + "/" + std::to_string(i) + "/name"},
-                               {"value", roles[i].get_object().at("name")}});
-  };
-  std::vector<std::size_t> guarded;
-  const auto replace = [&](std::size_t i, const std::string& pointer, const json::value& old_value,
-                           json::value new_value) {
-    guard_name(i, guarded);
-    ops.push_back(json::object{{"op", "test"}, {"path", pointer}, {"value", old_value}});
-    ops.push_back(json::object{{"op", "replace"}, {"path", pointer}, {"value", std::move(new_value)}});
-  };
   if (plan.from == plan.to) {
     plan.services = render_services(live);
     return plan;
   }
 
+  // The object after the scale; the patch is the list of its changes, each guarded by a test of the old value.
+  json::object after = live;
+  json::array& after_roles = after["spec"].get_object()["template"].get_object()["spec"].get_object()["roles"]
+                                 .get_array();
+  PatchBuilder b{roles, after_roles, plan.patch, {}, {}};
   const std::string target_pointer = std::string(kRolesPointer) + "/" + std::to_string(*target);
-  replace(*target, target_pointer + "/replicas", plan.from, replicas);
+  b.replace(*target, target_pointer + "/replicas", plan.from, replicas);
   after_roles[*target].get_object()["replicas"] = replicas;
-
-  // schedule_minAvailable of the engine roles, recomputed with the new count.
   if (*which != Role::Routing) {
-    GroupShape shape[2];
-    std::optional<std::size_t> index[2];
-    for (Role r : {Role::Prefill, Role::Decode}) {
-      const int k = r == Role::Prefill ? 0 : 1;
-      index[k] = role_index(live, to_string(r));
-      if (!index[k]) malformed("spec.template.spec.roles", "has no role " + std::string(to_string(r)));
-      const json::object& role = roles[*index[k]].get_object();
-      shape[k] = {role_int(role, *index[k], "replicas", std::nullopt),
-                  std::max(1, role_int(role, *index[k], "podGroupSize", 1))};
-      // The new minAvailable values are computed from these inputs: a StormService changed in between must fail
-      // the patch rather than receive values computed from stale counts.
-      const std::string base = std::string(kRolesPointer) + "/" + std::to_string(*index[k]);
-      guard_name(*index[k], guarded);
-      if (r != *which)
-        ops.push_back(json::object{{"op", "test"}, {"path", base + "/replicas"}, {"value", role.at("replicas")}});
-      if (const json::value* g = role.if_contains("podGroupSize"))
-        ops.push_back(json::object{{"op", "test"}, {"path", base + "/podGroupSize"}, {"value", *g}});
-      if (r == *which) shape[k].replicas = replicas;
-    }
-    for (Role r : {Role::Prefill, Role::Decode}) {
-      const int k = r == Role::Prefill ? 0 : 1;
-      const std::size_t i = *index[k];
-      const json::value* annotations = nullptr;
-      if (const json::value* t = roles[i].get_object().if_contains("template"); t && t->is_object())
-        if (const json::value* md = t->get_object().if_contains("metadata"); md && md->is_object())
-          annotations = md->get_object().if_contains("annotations");
-      const json::value* current =
-          annotations && annotations->is_object() ? annotations->get_object().if_contains(mindcluster::kMinAvailableAnnotation)
-                                                  : nullptr;
-      if (!current || !current->is_string())
-        malformed(role_field(i, std::string("template.metadata.annotations[\"") + mindcluster::kMinAvailableAnnotation + "\"]"),
-                  "is missing");
-      const std::string wanted = std::to_string(min_available(r, shape[0], shape[1]));
-      if (current->get_string() == wanted) continue;
-      // '/' in the annotation key is escaped as "~1" in a JSON Pointer (RFC 6901).
-      const std::string pointer = std::string(kRolesPointer) + "/" + std::to_string(i) +
-                                  "/template/metadata/annotations/huawei.com~1schedule_minAvailable";
-      replace(i, pointer, *current, json::string(wanted));
-      after_roles[i].get_object()["template"].get_object()["metadata"].get_object()["annotations"].get_object()
-          [mindcluster::kMinAvailableAnnotation] = wanted;
-      mark_changed(std::string(roles[i].get_object().at("name").get_string()));
-    }
-  }
-
-  // <ROLE>_NUM in every container of every role (engine ids and the proxy's host lists derive from it).
-  if (*which != Role::Routing) {
-    const std::string env_name = env_prefix(*which) + "_NUM";
-    for (std::size_t i = 0; i < roles.size(); ++i) {
-      const json::object* role = roles[i].is_object() ? &roles[i].get_object() : nullptr;
-      const json::value* t = role ? role->if_contains("template") : nullptr;
-      const json::value* spec = t && t->is_object() ? t->get_object().if_contains("spec") : nullptr;
-      const json::value* cs = spec && spec->is_object() ? spec->get_object().if_contains("containers") : nullptr;
-      if (!cs || !cs->is_array()) continue;
-      for (std::size_t c = 0; c < cs->get_array().size(); ++c) {
-        const json::value& container = cs->get_array()[c];
-        const json::value* env = container.is_object() ? container.get_object().if_contains("env") : nullptr;
-        if (!env || !env->is_array()) continue;
-        for (std::size_t e = 0; e < env->get_array().size(); ++e) {
-          const json::value& entry = env->get_array()[e];
-          if (!entry.is_object()) continue;
-          const json::value* n = entry.get_object().if_contains("name");
-          const json::value* v = entry.get_object().if_contains("value");
-          if (!n || !n->is_string() || n->get_string() != env_name || !v) continue;
-          const std::string wanted = std::to_string(replicas);
-          if (v->is_string() && v->get_string() == wanted) continue;
-          const std::string base = std::string(kRolesPointer) + "/" + std::to_string(i) + "/template/spec/containers/" +
-                                   std::to_string(c) + "/env/" + std::to_string(e);
-          // The entry's name is tested too: an env list reordered since it was read must not be patched blindly.
-          guard_name(i, guarded);
-          ops.push_back(json::object{{"op", "test"}, {"path", base + "/name"}, {"value", env_name}});
-          replace(i, base + "/value", *v, json::string(wanted));
-          after_roles[i].get_object()["template"].get_object()["spec"].get_object()["containers"].get_array()[c]
-              .get_object()["env"].get_array()[e].get_object()["value"] = wanted;
-          if (const json::value* rn = role->if_contains("name"); rn && rn->is_string())
-            mark_changed(std::string(rn->get_string()));
-        }
-      }
-    }
+    patch_min_available(live, b, *which, replicas);
+    // <ROLE>_NUM in every container of every role.
+    for (std::size_t i = 0; i < roles.size(); ++i) patch_role_num_env(b, i, env_prefix(*which) + "_NUM", replicas);
   }
 
   // Report in role order.
   for (const auto& r : roles)
     if (const json::value* n = r.is_object() ? r.get_object().if_contains("name") : nullptr; n && n->is_string())
-      if (std::find(changed.begin(), changed.end(), n->get_string()) != changed.end())
+      if (std::find(b.changed.begin(), b.changed.end(), n->get_string()) != b.changed.end())
         plan.restarted_roles.emplace_back(n->get_string());
   plan.services = render_services(after);
   return plan;

@@ -90,9 +90,9 @@ struct StormStatus {
 StormStatus build_storm_status(const std::string& ns, const StormStatusInputs& inputs,
                                std::chrono::system_clock::time_point now);
 
-/// The human view: the role table, then role → replica (pod group) → pods, then the Services, the rescheduling
-/// evidence and the not-ready lines.
-std::string render_storm_status(const StormStatus& report);
+/// The human view: the role table, then role → replica (pod group) → pods (READY, STATUS, RESTARTS, AGE, RECREATED:
+/// earlier pods of the name; `wide` adds NODE), then the Services, the rescheduling evidence and the not-ready lines.
+std::string render_storm_status(const StormStatus& report, bool wide = false);
 
 /// "waiting for APP: prefill 1/2 decode 1/1": ready replicas of the spec's, per role.
 std::string storm_progress_line(const StormStatus& report);

@@ -346,7 +346,7 @@ void StormStatusOptions::validate() const {
   if (!framework_.app.empty()) check_app(framework_.app);
   check_namespace_syntax(namespace_flag_);
   if (flags_.watch) throw UsageError("--watch is not supported with --framework aibrix yet");
-  flags_.output.only({"json", "yaml"}).validate();  // no wide view of a StormService
+  flags_.output.validate();
 }
 
 void StormStatusOptions::complete(const std::string& context_namespace) {
@@ -382,7 +382,7 @@ void StormStatusOptions::run(kube::Client& client, Printer& printer) {
   if (flags_.output.format() == "json" || flags_.output.format() == "yaml") {
     printer.object(report.to_json());
   } else {
-    printer.out() << ab::render_storm_status(report);
+    printer.out() << ab::render_storm_status(report, flags_.output.format() == "wide");
   }
 }
 

@@ -114,7 +114,7 @@ class StormStatusOptions {
   StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag);
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
-  /// --app when given, -o (json or yaml; no wide view), --watch refused. No I/O. Throws UsageError.
+  /// --app when given, -o (wide, json or yaml), --watch refused. No I/O. Throws UsageError.
   void validate() const;
   /// Reads the StormService, its pods, Services and pod events (one request each) and prints the report.
   /// Throws ApiError, TransportError or CommandError (no CRD; no, or several, StormServices to show).

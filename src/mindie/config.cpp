@@ -160,9 +160,8 @@ void read_obs_node_ports(Reader& r, const json::object* deploy, UserConfig& cfg)
     }
 }
 
-void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg) {
-  const std::string path = "motor_deploy_config";
-
+// motor_deploy_config's job_id (the namespace), deploy_mode, image and hardware_type.
+void read_identity(Reader& r, const json::object* deploy, const std::string& path, UserConfig& cfg) {
   if (auto job = r.string(deploy, path, "job_id", true)) {
     if (kube::is_dns1123_label(*job))
       cfg.job_id = *job;
@@ -199,59 +198,70 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
       r.add(path + ".hardware_type", "must be one of " + known + "; got \"" + *hw + "\"");
     }
   }
+}
 
-  // PD-hybrid: one union role of hybrid_instances_num instances, prefill and decode at 0 (PyMotor's design).
+// PD-hybrid (`deploy`, present, has hybrid_instances_num): one union role of hybrid_instances_num instances, prefill
+// and decode at 0 (PyMotor's design).
+void read_hybrid_counts(Reader& r, const json::object* deploy, const std::string& path, int max_npus,
+                        UserConfig& cfg) {
+  if (auto n = r.integer(deploy, path, "hybrid_instances_num", 1, 16, true))
+    cfg.hybrid_instances = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "single_hybrid_instance_pod_num", 1, 64, false))
+    cfg.hybrid_pods_per_instance = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "hybrid_pod_npu_num", 1, max_npus, true))
+    cfg.hybrid_npus_per_pod = static_cast<int>(*n);
+  // infer_service_set renders a union role, multi_deployment one Deployment per union instance (PyMotor 7d15c04
+  // U4); single_container's one pod has no union instances (upstream crashes on it, its X4).
+  if (cfg.deploy_mode == DeployMode::SingleContainer)
+    r.add(path + ".hybrid_instances_num", "PD-hybrid (union instances) needs deploy_mode infer_service_set or "
+                                          "multi_deployment: single_container runs one pod with every component; "
+                                          "remove hybrid_instances_num or change deploy_mode");
+  // Mixing is ambiguous (which count does scale change?), so the p/d counts may only say 0.
+  for (const char* key : {"p_instances_num", "d_instances_num"}) {
+    const json::value* v = deploy->if_contains(key);
+    if (v && !(v->is_int64() && v->get_int64() == 0))
+      r.add(child_path(path, key), std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
+                                          "and decode in one union role); got ") + r.describe(*v));
+  }
+  // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
+  for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
+    if (deploy->contains(key))
+      r.add(child_path(path, key), "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
+                              "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
+  cfg.p_instances = cfg.d_instances = 0;
+  // The empty prefill/decode roles' templates take the union's NPUs (their own settings are refused above).
+  cfg.p_npus_per_pod = cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
+}
+
+// Prefill and decode: instances, pods per instance and NPUs per pod.
+void read_pd_counts(Reader& r, const json::object* deploy, const std::string& path, int max_npus, UserConfig& cfg) {
+  // deploy.py and the coordinator accept 1..16 instances per engine role.
+  if (auto n = r.integer(deploy, path, "p_instances_num", 1, 16, true)) cfg.p_instances = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "d_instances_num", 1, 16, true)) cfg.d_instances = static_cast<int>(*n);
+  for (const char* key : {"single_hybrid_instance_pod_num", "hybrid_pod_npu_num"})
+    if (deploy && deploy->contains(key))
+      r.add(child_path(path, key), "is a PD-hybrid setting: it needs hybrid_instances_num");
+  // Pods per instance: one server per pod, so 64 bounds a super-pod sized instance and keeps typos
+  // (e.g. 160) from requesting a cluster's worth of pods.
+  if (auto n = r.integer(deploy, path, "single_p_instance_pod_num", 1, 64, false))
+    cfg.p_pods_per_instance = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "single_d_instance_pod_num", 1, 64, false))
+    cfg.d_pods_per_instance = static_cast<int>(*n);
+  // NPUs per pod cannot exceed what one server of the chosen hardware carries; without a known profile the
+  // largest profile bounds the check so the type is still validated.
+  if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, true)) cfg.p_npus_per_pod = static_cast<int>(*n);
+  if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, true)) cfg.d_npus_per_pod = static_cast<int>(*n);
+}
+
+void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg) {
+  const std::string path = "motor_deploy_config";
+  read_identity(r, deploy, path, cfg);
   const bool hybrid = deploy && deploy->contains("hybrid_instances_num");
   const int max_npus = cfg.hardware ? cfg.hardware->max_npus_per_pod : 16;
-  if (hybrid) {
-    if (auto n = r.integer(deploy, path, "hybrid_instances_num", 1, 16, true))
-      cfg.hybrid_instances = static_cast<int>(*n);
-    if (auto n = r.integer(deploy, path, "single_hybrid_instance_pod_num", 1, 64, false))
-      cfg.hybrid_pods_per_instance = static_cast<int>(*n);
-    if (auto n = r.integer(deploy, path, "hybrid_pod_npu_num", 1, max_npus, true))
-      cfg.hybrid_npus_per_pod = static_cast<int>(*n);
-    // infer_service_set renders a union role, multi_deployment one Deployment per union instance (PyMotor 7d15c04
-    // U4); single_container's one pod has no union instances (upstream crashes on it, its X4).
-    if (cfg.deploy_mode == DeployMode::SingleContainer)
-      r.add(path + ".hybrid_instances_num", "PD-hybrid (union instances) needs deploy_mode infer_service_set or "
-                                            "multi_deployment: single_container runs one pod with every component; "
-                                            "remove hybrid_instances_num or change deploy_mode");
-    // Mixing is ambiguous (which count does scale change?), so the p/d counts may only say 0.
-    for (const char* key : {"p_instances_num", "d_instances_num"}) {
-      const json::value* v = deploy->if_contains(key);
-      if (v && !(v->is_int64() && v->get_int64() == 0))
-        r.add(child_path(path, key), std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
-                                            "and decode in one union role); got ") + r.describe(*v));
-    }
-    // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
-    for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
-      if (deploy->contains(key))
-        r.add(child_path(path, key), "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
-                                "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
-    cfg.p_instances = cfg.d_instances = 0;
-  } else {
-    // deploy.py and the coordinator accept 1..16 instances per engine role.
-    if (auto n = r.integer(deploy, path, "p_instances_num", 1, 16, true)) cfg.p_instances = static_cast<int>(*n);
-    if (auto n = r.integer(deploy, path, "d_instances_num", 1, 16, true)) cfg.d_instances = static_cast<int>(*n);
-    for (const char* key : {"single_hybrid_instance_pod_num", "hybrid_pod_npu_num"})
-      if (deploy && deploy->contains(key))
-        r.add(child_path(path, key), "is a PD-hybrid setting: it needs hybrid_instances_num");
-  }
-  if (hybrid) {
-    // The empty prefill/decode roles' templates take the union's NPUs (their own settings are refused above).
-    cfg.p_npus_per_pod = cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
-  } else {
-    // Pods per instance: one server per pod, so 64 bounds a super-pod sized instance and keeps typos
-    // (e.g. 160) from requesting a cluster's worth of pods.
-    if (auto n = r.integer(deploy, path, "single_p_instance_pod_num", 1, 64, false))
-      cfg.p_pods_per_instance = static_cast<int>(*n);
-    if (auto n = r.integer(deploy, path, "single_d_instance_pod_num", 1, 64, false))
-      cfg.d_pods_per_instance = static_cast<int>(*n);
-    // NPUs per pod cannot exceed what one server of the chosen hardware carries; without a known profile the
-    // largest profile bounds the check so the type is still validated.
-    if (auto n = r.integer(deploy, path, "p_pod_npu_num", 1, max_npus, true)) cfg.p_npus_per_pod = static_cast<int>(*n);
-    if (auto n = r.integer(deploy, path, "d_pod_npu_num", 1, max_npus, true)) cfg.d_npus_per_pod = static_cast<int>(*n);
-  }
+  if (hybrid)
+    read_hybrid_counts(r, deploy, path, max_npus, cfg);
+  else
+    read_pd_counts(r, deploy, path, max_npus, cfg);
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path", false)) cfg.weight_mount_path = *p;
   // The coordinator's external NodePort (1025). Absent: infer_service_set takes PyMotor's 31015 (infer-operator
@@ -290,22 +300,10 @@ std::string read_model_name(Reader& r, const json::object* section, const json::
   return "Unknown";
 }
 
-// The engine sections (prefill, decode; union for PD-hybrid in PyMotor's shape): engine_type, model name, KV
-// transfer switch, bootstrap port, node manager logs. The engine section (PyMotor 7d15c04, U10) is
-// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config: engine type, model name
-// and the KV pool switch come from it. Returns the engine section's path.
-std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
-  const json::object* uni = r.object(&doc, "", "motor_engine_union_config", false);
-  const json::value* deploy = doc.if_contains("motor_deploy_config");
-  const bool hybrid = deploy && deploy->is_object() && deploy->get_object().contains("hybrid_instances_num");
-  // PyMotor's PD-hybrid configs carry a union section instead of prefill and decode.
-  const bool pd_required = !(hybrid && uni);
-  const json::object* prefill = r.object(&doc, "", "motor_engine_prefill_config", pd_required);
-  const json::object* decode = r.object(&doc, "", "motor_engine_decode_config", pd_required);
-  const bool prefill_is_engine = prefill && !prefill->empty();
-  const json::object* engine_section = prefill_is_engine ? prefill : uni;
-  const std::string engine_path = prefill_is_engine || !uni ? "motor_engine_prefill_config" : "motor_engine_union_config";
-
+// The engine type of the engine section (`engine_section` at `engine_path`), which decode's and union's must match:
+// sets cfg.engine_type, engine_base and the mf-store switch when it is one the product knows.
+void read_engine_type(Reader& r, const json::object* engine_section, const std::string& engine_path,
+                      const json::object* decode, const json::object* uni, UserConfig& cfg) {
   std::string engine_type(kDefaultEngineType);
   bool engine_type_ok = true;
   if (auto t = r.string(engine_section, engine_path, "engine_type", false)) {
@@ -333,6 +331,44 @@ std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig&
     cfg.engine_base = *engine_base_of(engine_type);
     cfg.mf_store = engine_type == "sglang";  // deploy.py: sglang engines get an mf-store
   }
+}
+
+// The prefill engine's bootstrap port (`prefill_engine`, its engine_config; null when absent).
+void read_bootstrap_port(Reader& r, const json::object* prefill_engine, UserConfig& cfg) {
+  // deploy.py passes it to the coordinator verbatim; accept its two spellings.
+  if (const json::value* v = prefill_engine ? prefill_engine->if_contains("disaggregation_bootstrap_port") : nullptr) {
+    const std::string path = "motor_engine_prefill_config.engine_config.disaggregation_bootstrap_port";
+    auto port_text = [](std::string_view s) {
+      return !s.empty() && s.size() <= 5 &&
+             std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+             std::stoi(std::string(s)) >= 1 && std::stoi(std::string(s)) <= 65535;
+    };
+    if (v->is_int64() && v->get_int64() >= 1 && v->get_int64() <= 65535)
+      cfg.disaggregation_bootstrap_port = std::to_string(v->get_int64());
+    else if (v->is_string() && port_text(v->get_string()))
+      cfg.disaggregation_bootstrap_port = std::string(v->get_string());
+    else
+      r.add(path, "must be a port 1..65535, got " + r.describe(*v));
+  }
+}
+
+// The engine sections (prefill, decode; union for PD-hybrid in PyMotor's shape): engine_type, model name, KV
+// transfer switch, bootstrap port, node manager logs. The engine section (PyMotor 7d15c04, U10) is
+// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config: engine type, model name
+// and the KV pool switch come from it. Returns the engine section's path.
+std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig& cfg) {
+  const json::object* uni = r.object(&doc, "", "motor_engine_union_config", false);
+  const json::value* deploy = doc.if_contains("motor_deploy_config");
+  const bool hybrid = deploy && deploy->is_object() && deploy->get_object().contains("hybrid_instances_num");
+  // PyMotor's PD-hybrid configs carry a union section instead of prefill and decode.
+  const bool pd_required = !(hybrid && uni);
+  const json::object* prefill = r.object(&doc, "", "motor_engine_prefill_config", pd_required);
+  const json::object* decode = r.object(&doc, "", "motor_engine_decode_config", pd_required);
+  const bool prefill_is_engine = prefill && !prefill->empty();
+  const json::object* engine_section = prefill_is_engine ? prefill : uni;
+  const std::string engine_path = prefill_is_engine || !uni ? "motor_engine_prefill_config" : "motor_engine_union_config";
+
+  read_engine_type(r, engine_section, engine_path, decode, uni, cfg);
 
   const json::object* prefill_engine = nullptr;
   for (auto [section, name] : {std::pair{prefill, "motor_engine_prefill_config"},
@@ -354,21 +390,7 @@ std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig&
                                    "section kv_cache_pool_config");
   }
 
-  // deploy.py passes the prefill bootstrap port to the coordinator verbatim; accept its two spellings.
-  if (const json::value* v = prefill_engine ? prefill_engine->if_contains("disaggregation_bootstrap_port") : nullptr) {
-    const std::string path = "motor_engine_prefill_config.engine_config.disaggregation_bootstrap_port";
-    auto port_text = [](std::string_view s) {
-      return !s.empty() && s.size() <= 5 &&
-             std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }) &&
-             std::stoi(std::string(s)) >= 1 && std::stoi(std::string(s)) <= 65535;
-    };
-    if (v->is_int64() && v->get_int64() >= 1 && v->get_int64() <= 65535)
-      cfg.disaggregation_bootstrap_port = std::to_string(v->get_int64());
-    else if (v->is_string() && port_text(v->get_string()))
-      cfg.disaggregation_bootstrap_port = std::string(v->get_string());
-    else
-      r.add(path, "must be a port 1..65535, got " + r.describe(*v));
-  }
+  read_bootstrap_port(r, prefill_engine, cfg);
 
   // Engine logs: deploy.py reads the node manager's logging_config (top-level section; the published examples
   // also nest it in the prefill section).

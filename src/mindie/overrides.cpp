@@ -174,6 +174,72 @@ void read_projection(Reader& r, const json::object& src, const std::string& p, j
 constexpr std::array<std::string_view, 6> kVolumeSources = {"hostPath", "emptyDir", "configMap", "secret",
                                                             "persistentVolumeClaim", "nfs"};
 
+// The source `kind` (one of kVolumeSources) of a volume, `src` at path `sp`, with Kubernetes' fields checked.
+json::object read_volume_source(Reader& r, std::string_view kind, const json::object& src, const std::string& sp) {
+  json::object s;
+  const auto required_string = [&](std::string_view key) -> std::optional<std::string> {
+    const json::value* f = r.field(&src, sp, key, true, "a string");
+    if (!f) return std::nullopt;
+    auto str = r.string(*f, child_path(sp, key));
+    if (str && str->empty()) r.add(child_path(sp, key), "must not be empty");
+    return str;
+  };
+  const auto read_only = [&]() {
+    if (const json::value* ro = src.if_contains("readOnly"))
+      if (auto b = r.boolean(*ro, child_path(sp, "readOnly"))) s["readOnly"] = *b;
+  };
+  if (kind == "hostPath") {
+    r.only(&src, sp, std::array<std::string_view, 2>{"path", "type"});
+    if (auto hp = required_string("path")) {
+      if (!absolute_path(*hp)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
+      s["path"] = *hp;
+    }
+    if (const json::value* t = src.if_contains("type"))
+      if (auto type = r.string(*t, child_path(sp, "type"))) {
+        static constexpr std::array<std::string_view, 8> kTypes = {
+            "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"};
+        if (std::find(kTypes.begin(), kTypes.end(), *type) == kTypes.end())
+          r.add(child_path(sp, "type"), "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
+                              "CharDevice, BlockDevice (or empty)");
+        s["type"] = *type;
+      }
+  } else if (kind == "emptyDir") {
+    r.only(&src, sp, std::array<std::string_view, 2>{"medium", "sizeLimit"});
+    if (const json::value* m = src.if_contains("medium"))
+      if (auto medium = r.string(*m, child_path(sp, "medium"))) {
+        if (*medium != "" && *medium != "Memory" && !medium->starts_with("HugePages"))
+          r.add(child_path(sp, "medium"), "must be empty, Memory or HugePages[-<size>]");
+        s["medium"] = *medium;
+      }
+    if (const json::value* l = src.if_contains("sizeLimit"))
+      if (auto q = r.quantity(*l, child_path(sp, "sizeLimit"))) s["sizeLimit"] = *q;
+  } else if (kind == "configMap" || kind == "secret") {
+    const std::string_view name_key = kind == "configMap" ? "name" : "secretName";
+    r.only(&src, sp, std::array<std::string_view, 4>{name_key, "items", "defaultMode", "optional"});
+    if (auto n = required_string(name_key)) {
+      if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, name_key), "is not a valid object name");
+      s[name_key] = *n;
+    }
+    read_projection(r, src, sp, s);
+  } else if (kind == "persistentVolumeClaim") {
+    r.only(&src, sp, std::array<std::string_view, 2>{"claimName", "readOnly"});
+    if (auto n = required_string("claimName")) {
+      if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, "claimName"), "is not a valid object name");
+      s["claimName"] = *n;
+    }
+    read_only();
+  } else if (kind == "nfs") {
+    r.only(&src, sp, std::array<std::string_view, 3>{"server", "path", "readOnly"});
+    if (auto server = required_string("server")) s["server"] = *server;
+    if (auto np = required_string("path")) {
+      if (!absolute_path(*np)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
+      s["path"] = *np;
+    }
+    read_only();
+  }
+  return s;
+}
+
 void read_volumes(Reader& r, const json::value& v, const std::string& path, json::array& out) {
   const json::array* a = r.array(v, path);
   if (!a) return;
@@ -207,68 +273,7 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
     const std::string sp = child_path(p, std::string(kind));
     const json::object* src = r.object(vol->at(kind), sp);
     if (!src) continue;
-    json::object s;
-    const auto required_string = [&](std::string_view key) -> std::optional<std::string> {
-      const json::value* f = r.field(src, sp, key, true, "a string");
-      if (!f) return std::nullopt;
-      auto str = r.string(*f, child_path(sp, key));
-      if (str && str->empty()) r.add(child_path(sp, key), "must not be empty");
-      return str;
-    };
-    const auto read_only = [&]() {
-      if (const json::value* ro = src->if_contains("readOnly"))
-        if (auto b = r.boolean(*ro, child_path(sp, "readOnly"))) s["readOnly"] = *b;
-    };
-    if (kind == "hostPath") {
-      r.only(src, sp, std::array<std::string_view, 2>{"path", "type"});
-      if (auto hp = required_string("path")) {
-        if (!absolute_path(*hp)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
-        s["path"] = *hp;
-      }
-      if (const json::value* t = src->if_contains("type"))
-        if (auto type = r.string(*t, child_path(sp, "type"))) {
-          static constexpr std::array<std::string_view, 8> kTypes = {
-              "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"};
-          if (std::find(kTypes.begin(), kTypes.end(), *type) == kTypes.end())
-            r.add(child_path(sp, "type"), "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
-                                "CharDevice, BlockDevice (or empty)");
-          s["type"] = *type;
-        }
-    } else if (kind == "emptyDir") {
-      r.only(src, sp, std::array<std::string_view, 2>{"medium", "sizeLimit"});
-      if (const json::value* m = src->if_contains("medium"))
-        if (auto medium = r.string(*m, child_path(sp, "medium"))) {
-          if (*medium != "" && *medium != "Memory" && !medium->starts_with("HugePages"))
-            r.add(child_path(sp, "medium"), "must be empty, Memory or HugePages[-<size>]");
-          s["medium"] = *medium;
-        }
-      if (const json::value* l = src->if_contains("sizeLimit"))
-        if (auto q = r.quantity(*l, child_path(sp, "sizeLimit"))) s["sizeLimit"] = *q;
-    } else if (kind == "configMap" || kind == "secret") {
-      const std::string_view name_key = kind == "configMap" ? "name" : "secretName";
-      r.only(src, sp, std::array<std::string_view, 4>{name_key, "items", "defaultMode", "optional"});
-      if (auto n = required_string(name_key)) {
-        if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, name_key), "is not a valid object name");
-        s[name_key] = *n;
-      }
-      read_projection(r, *src, sp, s);
-    } else if (kind == "persistentVolumeClaim") {
-      r.only(src, sp, std::array<std::string_view, 2>{"claimName", "readOnly"});
-      if (auto n = required_string("claimName")) {
-        if (!kube::is_dns1123_subdomain(*n)) r.add(child_path(sp, "claimName"), "is not a valid object name");
-        s["claimName"] = *n;
-      }
-      read_only();
-    } else if (kind == "nfs") {
-      r.only(src, sp, std::array<std::string_view, 3>{"server", "path", "readOnly"});
-      if (auto server = required_string("server")) s["server"] = *server;
-      if (auto np = required_string("path")) {
-        if (!absolute_path(*np)) r.add(child_path(sp, "path"), "must be an absolute path without '..'");
-        s["path"] = *np;
-      }
-      read_only();
-    }
-    norm[kind] = std::move(s);
+    norm[kind] = read_volume_source(r, kind, *src, sp);
     out.push_back(std::move(norm));
   }
 }

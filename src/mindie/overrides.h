@@ -69,4 +69,20 @@ struct Overrides {
 /// objects the API server accepts.
 Overrides parse_overrides(std::string raw, std::string_view source);
 
+/// What apply_overrides checks a role's overrides against, beyond its rendered objects (messages name the paths).
+struct RoleFacts {
+  std::string role;
+  int pods = 1;              ///< pods per instance
+  std::string pods_path;     ///< the config path of `pods`
+  std::string npu_resource;  ///< the hardware profile's NPU resource name
+  std::string npu_path;      ///< the config path of the role's NPUs per pod ("" when it has none)
+};
+
+/// Applies one role's overrides `o` to its rendered InferServiceSet role `rendered` and workload spec `spec` (both
+/// from render's role templates), adding to `problems` (at "roles.<role>...." paths) every collision with what the
+/// templates and the profile set: owned labels, annotations, nodeSelector keys, tolerations, volume names and mount
+/// paths, the NPU resource, a request above its limit, Volcano features on a role Volcano does not schedule.
+void apply_overrides(const RoleOverrides& o, const RoleFacts& facts, boost::json::object& rendered,
+                     boost::json::object& spec, std::vector<validation::Problem>& problems);
+
 }  // namespace mindie::overrides
