@@ -419,6 +419,7 @@ std::vector<LoggedRequest> Cluster::requests_since(std::size_t since) const {
     r.content_type = j.value("contentType", "");
     r.body = j.value("body", "");
     r.status = j.value("status", 0);
+    r.fault = j.value("fault", "");
     out.push_back(std::move(r));
   }
   return out;
@@ -548,6 +549,10 @@ void Cluster::wait_held(std::size_t count) const {
 
 void Cluster::add_fault(const std::string& spec) const {
   control_ok(control("/proxy/faults", nlohmann::json{{"spec", spec}}.dump()), "adding fault " + spec);
+}
+
+void Cluster::clear_faults() const {
+  control_ok(kubectl({"delete", "--raw", "/proxy/faults"}), "removing the fault rules");
 }
 
 void Cluster::release_held() const { control_ok(control("/proxy/release"), "releasing the held requests"); }

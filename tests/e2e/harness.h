@@ -34,6 +34,7 @@ struct LoggedRequest {
   std::string content_type;
   std::string body;
   int status = 0;  ///< 0: not answered (a hang or drop fault)
+  std::string fault;  ///< the fault KIND the proxy applied to it ("" none): a released hold-reply is logged late
   /// Every method but GET, except on the namespace lock's Lease (lease.coordination.k8s.io/kubectl-mindie, which
   /// every mutating command takes and frees): the writes to the deployment. lock_test.cpp asserts the lock's own.
   bool is_write() const { return method != "GET" && !is_lock(); }
@@ -157,6 +158,8 @@ class Cluster : public Target {
   void release_held() const;
   /// Adds a fault rule to this test's proxy from now on (POST /proxy/faults; the --fault syntax).
   void add_fault(const std::string& spec) const;
+  /// Removes every fault rule of this test's proxy (DELETE /proxy/faults): the server is reachable again.
+  void clear_faults() const;
   /// Compacts etcd at its current revision: lists and watches from older resourceVersions answer 410 Expired.
   void compact() const;
   /// Restarts the fake infer-operator: it forgets its in-memory fault records, as a restart of the real one does.
@@ -203,8 +206,10 @@ class Background {
   std::string wait_for_output(const std::string& needle, int cap_seconds = 120);
   /// The same for stderr.
   std::string wait_for_error(const std::string& needle, int cap_seconds = 120);
-  /// Sends `sig` to the process (SIGINT, SIGKILL, ...); finish() collects it.
+  /// Sends `sig` to the process (SIGINT, SIGKILL, SIGSTOP, SIGCONT, ...); finish() collects it.
   void signal(int sig);
+  /// The process's id (-1 once finish() collected it): what a lock holder's record names.
+  int pid() const { return pid_; }
   /// Waits for the process to exit on its own and returns its whole output and exit code.
   Run finish();
   /// Sends SIGTERM, then finish().
