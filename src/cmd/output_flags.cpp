@@ -33,10 +33,4 @@ void OutputFlags::validate() const {
                    "\", allowed formats are: " + allowed);
 }
 
-OutputFlags OutputFlags::only(std::vector<std::string> formats) const {
-  OutputFlags narrowed = *this;
-  narrowed.formats_ = std::move(formats);
-  return narrowed;
-}
-
 }  // namespace mindie::cmd

@@ -26,9 +26,6 @@ class OutputFlags {
   /// NoCompatiblePrinterError): unable to match a printer suitable for the output format "X", allowed formats are:
   /// a,b,c — the formats sorted, as kubectl sorts them; or with `refusal` when one was given.
   void validate() const;
-  /// This flag with its value, accepting only `formats` (a subset of formats()): for a variant of the command that
-  /// prints fewer formats (status --framework aibrix has no wide view).
-  OutputFlags only(std::vector<std::string> formats) const;
 
  private:
   std::vector<std::string> formats_;
