@@ -53,6 +53,7 @@ void Runner::run(const std::vector<Step>& steps) {
       throw;  // the lock's first take found it contended: nothing was written, the command plans again
     } catch (...) {
       const auto cause = std::current_exception();
+      if (!wording_.dry_run) fence_.bound_remaining();
       const std::optional<bool> applied = outcome(step, cause);
       if (applied != true) fail(step, cause, !applied.has_value());
     }

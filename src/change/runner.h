@@ -51,6 +51,8 @@ class Fence {
   virtual void confirm_held() = 0;
   /// The cluster is as the change found it, or as it wanted it: nothing is left to recover.
   virtual void settle() = 0;
+  /// A write failed: what the change does from now on (read-backs, undos) is bounded in total, within the lease.
+  virtual void bound_remaining() = 0;
 };
 
 /// How a change reports a failure after some of its steps were written.

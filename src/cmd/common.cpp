@@ -125,6 +125,12 @@ class TransportChain : public kube::HttpTransport {
   /// From now on every request ends by `deadline` (Session::set_deadline).
   void set_deadline(std::chrono::steady_clock::time_point deadline, const std::string& what) {
     deadline_ = std::make_unique<kube::DeadlineTransport>(*retrying_, deadline, what);
+    deadline_at_ = deadline;
+  }
+  void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) override {
+    // Only ever earlier: a change's bound after a failure never extends a --timeout already set.
+    if (deadline_ && deadline_at_ <= deadline) return;
+    set_deadline(deadline, what);
   }
   kube::HttpResponse send(const kube::HttpRequest& req) override { return top().send(req); }
   using kube::HttpTransport::stream;
@@ -140,6 +146,7 @@ class TransportChain : public kube::HttpTransport {
   std::unique_ptr<kube::HttpTransport> logging_;
   std::unique_ptr<kube::HttpTransport> retrying_;
   std::unique_ptr<kube::HttpTransport> deadline_;  // null: no deadline
+  std::chrono::steady_clock::time_point deadline_at_{};  // deadline_'s
 };
 
 }  // namespace

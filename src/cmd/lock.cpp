@@ -331,9 +331,16 @@ LockLost NamespaceLock::lost(const kube::LeaseLost& e, const std::string& when) 
   } catch (const std::exception&) {
     // who holds it is a courtesy: the loss itself is certain
   }
-  return LockLost(std::string(e.what()) + " " + when + " (it had stopped renewing it for " +
+  return LockLost("lost the namespace lock: " + std::string(e.what()) + " " + when + " (it had stopped renewing it for " +
                   std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone)" + holder +
                   ": stopped before its next write");
+}
+
+void NamespaceLock::bound_remaining() {
+  client_.bound_until(std::chrono::steady_clock::now() + kLockRecoveryBound,
+                      "the change stopped: what it does after a failure must end within " +
+                          std::to_string(kLockRecoveryBound.count() / 1000) + "s, inside the namespace lock's " +
+                          std::to_string(kLockDurationSeconds) + "s lease");
 }
 
 void NamespaceLock::renew() {
@@ -376,6 +383,9 @@ void NamespaceLock::before_write(const json::object& intent) {
   if (!lock_) return;
   check_interrupt(lock_->held() ? "before its next write" : "before its first write: nothing was changed");
   const std::string wanted = intent.empty() ? "" : json::serialize(intent);
+  // The lock is known ours as of when its write was sent, not when the answer came: a reply held up (a stopped
+  // process, a stalled network) may arrive after a rival took it over.
+  const auto sent = std::chrono::steady_clock::now();
   if (lock_->held()) {
     try {
       if (wanted != recorded_) {  // a new plan (or a recovery's steps, recorded over the intent they recover)
@@ -390,7 +400,7 @@ void NamespaceLock::before_write(const json::object& intent) {
       throw lost(e, "while this command ran");
     }
     armed_ = true;
-    last_sure_ = std::chrono::steady_clock::now();
+    last_sure_ = sent;
     return;
   }
   const std::string text = wanted.empty() ? "" : intent_text(intent);
@@ -445,9 +455,11 @@ void NamespaceLock::before_write(const json::object& intent) {
   }
   // A signal that came while the take was in flight: the lock is ours, nothing else was written.
   check_interrupt("while taking the namespace lock: nothing was changed");
+  // A take whose answer was held up (a stopped process, a stalled network) may be stale by the time it came.
+  if (std::chrono::steady_clock::now() - sent > kLockIdleCheck) confirm();
   printer_.release_warnings();
   armed_ = true;
-  last_sure_ = std::chrono::steady_clock::now();
+  last_sure_ = sent;
 }
 
 bool NamespaceLock::unfinished_change_seen() const {

@@ -52,6 +52,11 @@ inline constexpr std::chrono::milliseconds kLockRequestBound{30'000};
 /// apart, so a change costs no extra request unless something held it up.
 inline constexpr std::chrono::milliseconds kLockIdleCheck{1000};
 
+/// What a change may still take once one of its writes failed (its read-backs, undos, the lock's confirmations and
+/// release, all together): with the failed request's own kLockRequestBound it stays within the lease, so that the
+/// command has said what it left before another can take the lock over — also when the server is unreachable.
+inline constexpr std::chrono::milliseconds kLockRecoveryBound{20'000};
+
 /// --lock-timeout as given.
 struct LockFlags {
   std::string lock_timeout = "30s";  ///< a Go duration; "0" fails at once when the lock is held
@@ -110,6 +115,8 @@ class NamespaceLock {
   /// Renews the lock now (one guarded write) to make sure it is still ours before an undo. Throws LockLost naming
   /// the new holder when it was taken over; does nothing when not held.
   void confirm();
+  /// From now on every request ends within kLockRecoveryBound (a write of the change failed).
+  void bound_remaining();
   /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
   /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
   /// namespace).
@@ -177,8 +184,9 @@ class NamespaceLock {
   /// cleared as if settled.
   bool armed_ = false;
   boost::json::object holder_;  ///< this process's holder record (kLockHolderAnnotation)
-  /// When before_write() last returned or the lease was last written: a write that comes more than
-  /// kLockIdleCheck later confirms the lock first (an idle or stopped process may have lost it).
+  /// When the previous before_write() began (before its lease write, if any, was sent): a write whose
+  /// before_write() comes more than kLockIdleCheck later confirms the lock first (a process stopped, or a reply
+  /// held up, in between may have lost it); between such gaps, renew_if_due() proves it every third of the lease.
   std::chrono::steady_clock::time_point last_sure_{};
   /// The original author ("by") of an intent being recovered: kept in the intents the recovery's steps record.
   std::optional<boost::json::value> recovering_by_;
@@ -193,6 +201,7 @@ class LockFence : public change::Fence {
   void before_undo() override { lock_.confirm(); }
   void confirm_held() override { lock_.confirm(); }
   void settle() override { lock_.settle(); }
+  void bound_remaining() override { lock_.bound_remaining(); }
 
  private:
   NamespaceLock& lock_;

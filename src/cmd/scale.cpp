@@ -384,8 +384,8 @@ change::Wording ScaleOptions::wording(const config::UserConfig& base, const Inst
     return observed() + "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the baseline) still says " +
            counts;
   };
-  w.recovery = "the next kubectl-mindie command in namespace " + namespace_ +
-               " finishes or reverts it; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
+  w.recovery = "the workload and the baseline may disagree until the next kubectl-mindie command in namespace " +
+               namespace_ + " finishes or reverts the scale; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
                counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
                namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
   return w;

@@ -179,6 +179,10 @@ class Client {
   /// 404; other statuses throw ApiError.
   bool has_group_version(std::string_view group, std::string_view version);
 
+  /// From now on every request ends by `deadline` where the transport supports it (HttpTransport::bound_until).
+  void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) {
+    transport_.bound_until(deadline, what);
+  }
   /// Requests sent so far, failed ones included (for benchmarks and tests).
   std::size_t requests_sent() const { return requests_; }
 

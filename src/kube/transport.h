@@ -84,6 +84,12 @@ class HttpTransport {
   HttpResponse stream(const HttpRequest& req, const StreamSink& sink) { return stream(req, sink, {}); }
   /// The server's base URL, e.g. "https://127.0.0.1:6443" (for messages and -v logs).
   virtual std::string server() const = 0;
+  /// From now on every request ends by `deadline` (DeadlineTransport; `what` heads the error of one that does not),
+  /// where the transport supports it (a Session's chain); others ignore it.
+  virtual void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) {
+    (void)deadline;
+    (void)what;
+  }
 };
 
 }  // namespace mindie::kube

@@ -377,35 +377,6 @@ TEST_CASE("scale cut off from the API server between its two writes ends and say
   check_agrees(sb);
 }
 
-TEST_CASE("deploys into two namespaces at once with the same nodePorts: exactly one succeeds, the other names the "
-          "port") {
-  const std::string other = "mindie-twin";
-  Cluster sb({"--namespace", other});
-  e2e::TempDir dir;
-  json cfg = json::parse(e2e::read_file(e2e::kExample));
-  // Ports no other test's deployment holds.
-  cfg["motor_deploy_config"]["infer_node_port"] = 31041;
-  cfg["motor_deploy_config"]["obs_node_port"] = 31042;
-  cfg["motor_deploy_config"]["controller_obs_node_port"] = 31043;
-  const std::string here = dir.write("here.json", cfg.dump(2));
-  cfg["motor_deploy_config"]["job_id"] = other;
-  const std::string there = dir.write("there.json", cfg.dump(2));
-  // Each deploy's first PATCH in its namespace comes after its nodePort check: both pass it before either writes.
-  sb.add_fault("PATCH:.*/namespaces/" + kNs + "/.*:hold:1");
-  sb.add_fault("PATCH:.*/namespaces/" + other + "/.*:hold:1");
-  e2e::Background a(sb.mindie_argv(deploy_args(here)));
-  e2e::Background b(sb.mindie_argv(deploy_args(there)));
-  sb.wait_held(2);
-  sb.release_held();
-  const auto ra = a.finish();
-  const auto rb = b.finish();
-  INFO("A: exit " << ra.exit_code << "\n" << ra.err << "B: exit " << rb.exit_code << "\n" << rb.err);
-  CHECK((ra.exit_code == 0) != (rb.exit_code == 0));  // exactly one
-  const auto& failed = ra.exit_code != 0 ? ra : rb;
-  CHECK(failed.exit_code == 1);
-  CHECK((failed.err.find("31041") != npos || failed.err.find("31042") != npos || failed.err.find("31043") != npos));
-}
-
 TEST_CASE("a deploy that waited for the lock and then failed validation leaves no intent behind") {
   Cluster sb;
   deploy(sb);
@@ -415,7 +386,7 @@ TEST_CASE("a deploy that waited for the lock and then failed validation leaves n
   e2e::Background del(sb.mindie_argv({"delete", "-n", kNs}));
   sb.wait_held(1);
   e2e::Background dep(sb.mindie_argv({"deploy", "--config-dir", e2e::kExampleDir}));
-  dep.wait_for_error("(--lock-timeout)");
+  dep.wait_for_error("(--lock-timeout");
   sb.release_held();
   const auto deleted = del.finish();
   REQUIRE_MESSAGE(deleted.exit_code == 0, deleted.err);

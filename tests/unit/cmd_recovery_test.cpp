@@ -230,7 +230,7 @@ TEST_CASE("scale: when the undo fails too, what is printed is read back and the 
   // What was read back, not the scale's target (a new-user trial: "now runs prefill 3" while prefill was 5).
   CHECK(message.find("now runs prefill 5, decode 1") != std::string::npos);
   CHECK(message.find("now runs prefill 2") == std::string::npos);
-  CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts it") !=
+  CHECK(message.find("the next kubectl-mindie command in namespace mindie-demo finishes or reverts the scale") !=
         std::string::npos);
   REQUIRE(t.requests.size() == 11);
   CHECK(t.requests[9].method == "GET");
