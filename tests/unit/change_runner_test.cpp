@@ -1,0 +1,163 @@
+// change::Runner on a toy change kind over an in-memory store: each step fails in turn, and what the runner does
+// (undo in reverse, read back, stop on a lost lock, settle) is checked against the store, not against a script.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "change/runner.h"
+#include "cmd/lock.h"
+#include "kube/client.h"
+
+namespace change = mindie::change;
+namespace cmd = mindie::cmd;
+
+namespace {
+
+/// A fence that records what the runner asked of it; `lost_at_write` > 0 loses the lock at that write.
+struct ToyFence : change::Fence {
+  int writes = 0;
+  int lost_at_write = 0;
+  bool lock_lost_on_confirm = false;
+  int confirms = 0;
+  int undos = 0;
+  bool settled = false;
+  bool bounded = false;
+  void before_write() override {
+    if (++writes == lost_at_write) throw cmd::LockLost("lost the namespace lock: taken by scale by eve@h9, pid 99");
+  }
+  void before_undo() override { ++undos; }
+  void confirm_held() override {
+    ++confirms;
+    if (lock_lost_on_confirm) throw cmd::LockLost("lost the namespace lock: taken by deploy by eve@h9, pid 98");
+  }
+  void settle() override { settled = true; }
+  void bound_remaining() override { bounded = true; }
+};
+
+/// How the toy's write of step `k` fails.
+enum class Failure { None, Refused, Conflict, NoAnswerApplied, NoAnswerNotApplied, NoAnswerUnreadable };
+
+mindie::kube::ApiError api_error(int code, const std::string& reason) {
+  return mindie::kube::ApiError(code, reason, "injected", {}, "PATCH", "/toy");
+}
+
+/// The toy change: sets keys a, b, c of `store` to 1 (from 0), one step each; the step `fail_at` fails as `how`.
+std::vector<change::Step> toy_steps(std::map<std::string, int>& store, int fail_at, Failure how) {
+  std::vector<change::Step> steps;
+  int k = 0;
+  for (const std::string key : {"a", "b", "c"}) {
+    const bool fails = ++k == fail_at;
+    change::Step s;
+    s.name = "toy/" + key;
+    s.verb = "set";
+    s.write = [&store, key, fails, how] {
+      if (!fails || how == Failure::None) {
+        store[key] = 1;
+        return;
+      }
+      switch (how) {
+        case Failure::Refused: throw api_error(403, "Forbidden");
+        case Failure::Conflict: throw api_error(409, "Conflict");
+        case Failure::NoAnswerApplied: store[key] = 1; throw mindie::kube::TransportError("connection reset");
+        default: throw mindie::kube::TransportError("connection reset");
+      }
+    };
+    s.applied = [&store, key, fails, how]() -> bool {
+      if (fails && how == Failure::NoAnswerUnreadable) throw mindie::kube::TransportError("still unreachable");
+      return store[key] == 1;
+    };
+    s.undo = [&store, key] { store[key] = 0; };
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+std::map<std::string, int> fresh() { return {{"a", 0}, {"b", 0}, {"c", 0}}; }
+
+}  // namespace
+
+TEST_CASE("runner: a toy change killed at each step is undone in reverse, or goes on when read back as applied") {
+  for (int k = 1; k <= 3; ++k) {
+    for (Failure how : {Failure::Refused, Failure::NoAnswerNotApplied, Failure::NoAnswerUnreadable}) {
+      CAPTURE(k);
+      CAPTURE(static_cast<int>(how));
+      auto store = fresh();
+      ToyFence fence;
+      change::Runner runner(fence, {"toy", {}, "re-run the toy", false});
+      if (k == 1) {
+        // Nothing written before the failure (unreadable: maybe written, so undone): the store is as found.
+        try {
+          runner.run(toy_steps(store, k, how));
+          FAIL("run() did not throw");
+        } catch (const std::exception&) {
+        }
+      } else {
+        CHECK_THROWS_WITH_AS(runner.run(toy_steps(store, k, how)), doctest::Contains("so the toy was undone"),
+                             cmd::PartialFailure);
+      }
+      CHECK(store == fresh());
+      CHECK(fence.settled);
+      CHECK(fence.bounded);
+    }
+  }
+  // A write whose answer was lost but that was applied counts as written: the change goes on to the end.
+  auto store = fresh();
+  ToyFence fence;
+  change::Runner runner(fence, {"toy", {}, "", false});
+  runner.run(toy_steps(store, 2, Failure::NoAnswerApplied));
+  CHECK(store == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 1}});
+  CHECK(runner.written() == std::vector<std::string>{"toy/a set", "toy/b set", "toy/c set"});
+}
+
+TEST_CASE("runner: a lost lock stops the change where it is: nothing more written, not even an undo") {
+  auto store = fresh();
+  ToyFence fence;
+  fence.lost_at_write = 3;
+  change::Runner runner(fence, {"toy", {}, "", false});
+  CHECK_THROWS_WITH_AS(runner.run(toy_steps(store, 0, Failure::None)),
+                       doctest::Contains("it writes nothing more, not even an undo"), cmd::PartialFailure);
+  CHECK(store == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 0}});
+  CHECK(fence.undos == 0);
+  CHECK_FALSE(fence.settled);
+
+  // A 409 is answered by confirming the lock: lost, the change stops the same way.
+  auto store2 = fresh();
+  ToyFence fence2;
+  fence2.lock_lost_on_confirm = true;
+  change::Runner runner2(fence2, {"toy", {}, "", false});
+  CHECK_THROWS_AS(runner2.run(toy_steps(store2, 2, Failure::Conflict)), cmd::PartialFailure);
+  CHECK(fence2.confirms == 1);
+  CHECK(store2 == std::map<std::string, int>{{"a", 1}, {"b", 0}, {"c", 0}});
+  CHECK(fence2.undos == 0);
+
+  // Held: the conflict is someone else's edit; read back as not applied, the written step is undone.
+  auto store3 = fresh();
+  ToyFence fence3;
+  change::Runner runner3(fence3, {"toy", {}, "", false});
+  CHECK_THROWS_AS(runner3.run(toy_steps(store3, 2, Failure::Conflict)), cmd::PartialFailure);
+  CHECK(fence3.confirms == 1);
+  CHECK(store3 == fresh());
+  CHECK(fence3.settled);
+}
+
+TEST_CASE("runner: a server dry run's failure says nothing changed; a step without undo leaves the recovery") {
+  auto store = fresh();
+  ToyFence fence;
+  change::Runner dry(fence, {"toy", {}, "", true});
+  CHECK_THROWS_WITH_AS(dry.run(toy_steps(store, 2, Failure::Refused)),
+                       "(server dry run: no changes were made)", cmd::PartialFailure);
+  CHECK(fence.undos == 0);
+
+  auto store2 = fresh();
+  ToyFence fence2;
+  auto steps = toy_steps(store2, 3, Failure::Refused);
+  steps[1].undo = nullptr;  // like a delete
+  change::Runner runner(fence2, {"toy", {}, "the next command finishes it", false});
+  CHECK_THROWS_WITH_AS(runner.run(steps),
+                       "toy stopped at toy/c after writing:\n  toy/a set\n  toy/b set\nthe next command finishes it",
+                       cmd::PartialFailure);
+  CHECK(store2 == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 0}});
+  CHECK_FALSE(fence2.settled);
+}
