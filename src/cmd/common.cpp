@@ -80,6 +80,16 @@ void Printer::mutation(const kube::GVR& r, const std::string& name, const std::s
   out_ << '\n';
 }
 
+void Printer::result(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run,
+                     json::object after) {
+  if (format_ != "json" && format_ != "yaml") return mutation(r, name, verb, dry_run);
+  if (!after.empty()) object(std::move(after));
+}
+
+void Printer::shown_object(json::object obj) {
+  if (format_ == "json" || format_ == "yaml") object(std::move(obj));
+}
+
 void Printer::object(json::object obj) {
   if (auto* md = obj.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
   queued_.push_back(std::move(obj));

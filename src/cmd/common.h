@@ -87,6 +87,13 @@ class Printer {
   /// Queues `obj` for -o json|yaml, without metadata.managedFields (kubectl hides them by default).
   /// flush() prints what was queued.
   void object(boost::json::object obj);
+  /// What a command did to one object: with -o json|yaml `after` (the object as it is after the command; {} when
+  /// there is none, as after a delete) is queued; otherwise mutation() prints the line.
+  void result(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run,
+              boost::json::object after);
+  /// An object that -o json|yaml shows, as it is after the command, beside the results (the baseline a scale
+  /// wrote); nothing in the other formats, whose lines name what changed.
+  void shown_object(boost::json::object obj);
   /// Prints the queued objects: one as itself, several as a `kind: List` (as kubectl prints several objects).
   void flush();
   std::ostream& out() { return out_; }

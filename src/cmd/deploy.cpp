@@ -325,7 +325,6 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
   lock_ = &lock;
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   for (const auto& notice : config_->notices) printer.warning(notice);
-  const bool print_objects = printer.format() == "json" || printer.format() == "yaml";
   const auto scripts_message = [&](const std::vector<std::string>& missing) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
@@ -339,8 +338,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     for (const auto& w : deployer_scripts::script_warnings(*config_, render_options_.scripts)) printer.warning(w);
     if (!flags_.output_dir.empty()) write_output_dir();
     for (const auto& obj : objects_) {
-      if (print_objects) printer.object(obj);
-      else printer.mutation(gvr_of(obj), object_name(obj), "serverside-applied", dry_run_);
+      printer.result(gvr_of(obj), object_name(obj), "serverside-applied", dry_run_, obj);
     }
     return;
   }
@@ -390,7 +388,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     try {
       hand_over_fields(client, *takeover, opts, [&](const ForeignObject& o) {
         written.push_back(o.text() + " (field ownership)");
-        if (!print_objects) printer.mutation(*o.gvr, o.name, "adopted", dry_run_);
+        printer.result(*o.gvr, o.name, "adopted", dry_run_, {});
       });
       // The hand-over patched motor-config's field ownership (a new resourceVersion): guard against the state it
       // left, provided its data is still what was read.
@@ -412,45 +410,19 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
       throw PartialFailure(std::current_exception(), state);
     }
   }
-  for (const auto& obj : objects_) {
-    json::object stored;
-    const bool is_baseline = obj.at("kind") == "ConfigMap";
-    try {
-      lock.before_write(intent);
-      stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts) : apply_object(client, obj, opts);
-    } catch (...) {
-      if (opts.dry_run) throw;
-      if (written.empty() || (takeover && is_baseline)) {
-        // The baseline is the first write (after an adoption's hand-over): unless its outcome is unknown (no
-        // answer, a 5xx) and a read shows it applied, nothing of the config changed.
-        const std::optional<bool> applied =
-            is_baseline && outcome_unknown(std::current_exception()) ? baseline_written(client, baseline_read)
-                                                                     : std::optional<bool>(false);
-        if (applied == false) {
-          lock.settle();
-          if (written.empty()) throw;
-          throw PartialFailure(std::current_exception(), "deploy --adopt handed over the fields of what deploy.py "
-                                                         "made, then stopped; nothing else was changed; re-run: " +
-                                                             rerun_command());
-        }
-        written.push_back("configmap/" + std::string(baseline::kConfigMapName) +
-                          (applied.has_value() ? " (its reply was lost; read back: written)"
-                                   : " (no answer, and it could not be read back: it may have been written)"));
-      }
-      // The ConfigMap (the baseline) is written first, so it may now describe a workload that was not
-      // written. Every apply is idempotent: re-running deploy converges, and so does the next command's recovery.
-      std::string state = "deploy stopped after writing:";
-      for (const auto& w : written) state += "\n  " + w;
-      state += "\nthe baseline in configmap/" + std::string(baseline::kConfigMapName) +
-               " may describe a workload that is not (yet) live; its record stays in lease/" + kLockLeaseName +
-               ": the next kubectl-mindie command in namespace " + config_->job_id + " applies the workload from "
-               "the baseline first; or fix the cause above and re-run: " + rerun_command();
-      throw PartialFailure(std::current_exception(), state);
-    }
-    const kube::GVR& r = gvr_of(obj);
-    written.push_back(r.kind_dot_group() + "/" + object_name(obj));
-    if (print_objects) printer.object(stored);
-    else printer.mutation(r, object_name(obj), "serverside-applied", dry_run_);
+  std::vector<change::Step> steps;
+  for (const auto& obj : objects_) steps.push_back(object_step(client, obj, baseline_read, opts, printer));
+  LockFence fence(lock, intent);
+  change::Runner runner(fence, wording(opts.dry_run));
+  try {
+    runner.run(steps);
+  } catch (...) {
+    // Only the hand-over of an adoption was written: deploy.py's baseline and workload still agree.
+    if (!written.empty() && runner.written().empty() && !opts.dry_run)
+      throw PartialFailure(std::current_exception(), "deploy --adopt handed over the fields of what deploy.py made, "
+                                                     "then stopped; nothing else was changed; re-run: " +
+                                                         rerun_command());
+    throw;
   }
 
   // First what the operator now remembers (the PodGroup cleanup below may fail after the writes are done).
@@ -501,6 +473,40 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
   if (deployments_mode && !takeover)  // an adoption removed them
     for (const auto& w : foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
       printer.warning(w);
+}
+
+change::Step DeployOptions::object_step(kube::Client& client, const json::object& obj,
+                                       const std::optional<json::object>& baseline_read,
+                                       const kube::WriteOptions& opts, Printer& printer) const {
+  const kube::GVR& r = gvr_of(obj);
+  const bool is_baseline = obj.at("kind") == "ConfigMap";
+  change::Step step;
+  step.name = r.kind_dot_group() + "/" + object_name(obj);
+  step.verb = "serverside-applied";
+  step.write = [this, &client, &obj, &baseline_read, opts, &printer, &r, is_baseline] {
+    json::object stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts) : apply_object(client, obj, opts);
+    printer.result(r, object_name(obj), "serverside-applied", dry_run_, std::move(stored));
+  };
+  // Only the baseline is read back (a lost reply): a workload object without an answer counts as maybe written,
+  // which changes nothing, since deploy goes only forward and every apply is idempotent.
+  if (is_baseline)
+    step.applied = [this, &client, &baseline_read] {
+      const std::optional<bool> written = baseline_written(client, baseline_read);
+      if (!written) throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " could not be read back");
+      return *written;
+    };
+  return step;  // no undo: the next command applies the workload from the baseline (recover())
+}
+
+change::Wording DeployOptions::wording(bool dry_run) const {
+  change::Wording w;
+  w.change = "deploy";
+  w.dry_run = dry_run;
+  w.recovery = "the baseline in configmap/" + std::string(baseline::kConfigMapName) + " may describe a workload "
+               "that is not (yet) live; its record stays in lease/" + kLockLeaseName + ": the next kubectl-mindie "
+               "command in namespace " + config_->job_id + " applies the workload from the baseline first; or fix the "
+               "cause above and re-run: " + rerun_command();
+  return w;
 }
 
 void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) {
@@ -704,7 +710,8 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
       baseline::data_digest(live_data->as_object(), baseline_keys()) ==
           baseline::data_digest(obj.at("data").as_object()))
     return *live;  // what this deploy writes: its own apply, retried after a lost reply, met itself
-  throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
+  // A conflict: the runner confirms the lock before anything else (a rival that took it over wrote this).
+  throw change::PreconditionFailed("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
                      " was changed by someone else since this deploy read it (resourceVersion " +
                      std::string(read_rv.as_string()) + ", now " +
                      (live ? std::string(live->at("metadata").at("resourceVersion").as_string()) : "deleted") +

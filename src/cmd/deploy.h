@@ -157,6 +157,13 @@ class DeployOptions {
   std::vector<scale::RoleChange> gang_changes_;
   /// recover(): the intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> stands_for_;
+  /// The server-side apply of `obj` (motor-config guarded by `baseline_read`'s resourceVersion) as a change step,
+  /// printed once written; no undo: deploy goes only forward.
+  change::Step object_step(kube::Client& client, const boost::json::object& obj,
+                           const std::optional<boost::json::object>& baseline_read, const kube::WriteOptions& opts,
+                           Printer& printer) const;
+  /// How a failed deploy is reported (`dry_run`: a server dry run).
+  change::Wording wording(bool dry_run) const;
   /// The namespace lock during run_once() (null in a client dry run): confirmed before fields are forced back.
   NamespaceLock* lock_ = nullptr;
 };

@@ -254,26 +254,26 @@ bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& tar
   return counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
 }
 
-void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
-                                  const InstanceCounts& target, const kube::WriteOptions& opts) const {
+json::object ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
+                                          const InstanceCounts& target, const kube::WriteOptions& opts) const {
   for (int attempt = 1;; ++attempt) {
     const config::UserConfig current = baseline::read_baseline(cm, namespace_).user();
     // A retried write whose first try was stored (its answer lost) meets a 409: the re-read then already
     // holds our counts, which is success, not a rival scale.
-    if (attempt > 1 && counts_of(current) == target && (!proposed_ || current.raw == proposed_->raw)) return;
+    if (attempt > 1 && counts_of(current) == target && (!proposed_ || current.raw == proposed_->raw)) return cm;
     if (counts_of(current) != counts_of(read)) {
       throw CommandError("the baseline's instance counts changed while scaling (another scale ran at the same "
                          "time): now " + counts_text(counts_of(current)));
     }
     const std::string raw = new_baseline_text(current, target);
-    if (raw == current.raw) return;
+    if (raw == current.raw) return cm;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
     const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
                              {"data", {{baseline::kBaselineKey, raw}}}};
     before_write();
     try {
-      client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
-      return;
+      return client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch,
+                          opts);
     } catch (const kube::ApiError& e) {
       if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
@@ -285,11 +285,12 @@ void ScaleOptions::write_baseline(kube::Client& client, json::object cm, const c
 }
 
 change::Step ScaleOptions::baseline_step(kube::Client& client, const json::object& cm, const config::UserConfig& read,
-                                         const InstanceCounts& target, const kube::WriteOptions& opts) const {
+                                         const InstanceCounts& target, const kube::WriteOptions& opts,
+                                         json::object& after) const {
   change::Step step;
   step.name = "configmap/" + std::string(baseline::kConfigMapName);
   step.verb = "configured";
-  step.write = [this, &client, cm, &read, target, opts] { write_baseline(client, cm, read, target, opts); };
+  step.write = [this, &client, cm, &read, target, opts, &after] { after = write_baseline(client, cm, read, target, opts); };
   step.applied = [this, &client, target] { return baseline_says(client, target); };
   return step;
 }
@@ -508,7 +509,9 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   std::vector<change::Step> steps;
   if (!scale::build_replicas_patch(changes).empty())
     steps.push_back(service_set_step(client, *iss, changes, opts, result));
-  if (new_baseline_text(base, target) != base.raw) steps.push_back(baseline_step(client, *cm, base, target, opts));
+  json::object baseline_after = *cm;
+  if (new_baseline_text(base, target) != base.raw)
+    steps.push_back(baseline_step(client, *cm, base, target, opts, baseline_after));
   LockFence fence(*lock_, intent_);
   change::Runner runner(fence, wording(base, target, [&] {
     return service_set_now(client, namespace_, iss_name, changes, target);
@@ -535,12 +538,9 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
         "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
             " and the baseline both say " + counts_text(target) + ")");
 
-  if (printer.format() == "json" || printer.format() == "yaml") {
-    printer.object(result);
-    return;
-  }
-  printer.mutation(kube::gvr::kInferServiceSets, iss_name, "scaled", dry_run_);
-  for (const auto& pg : removed_groups) printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
+  printer.result(kube::gvr::kInferServiceSets, iss_name, "scaled", dry_run_, result);
+  printer.shown_object(std::move(baseline_after));
+  for (const auto& pg : removed_groups) printer.result(kube::gvr::kPodGroups, pg, "deleted", dry_run_, {});
 }
 
 void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json::object& cm,
@@ -629,22 +629,23 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     if (it == rendered.end()) throw CommandError("no engine Deployment " + c.name + " renders from the baseline");
     writes.push_back(engine_step(client, c, it->second, opts, results));
   }
-  if (new_baseline_text(base, target) != base.raw) writes.push_back(baseline_step(client, cm, base, target, opts));
+  json::object baseline_after = cm;
+  if (new_baseline_text(base, target) != base.raw)
+    writes.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
   LockFence fence(*lock_, intent_);
   change::Runner runner(fence, wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
   runner.run(writes);
   lock_->settle();  // the engine Deployments and the baseline agree
 
-  if (printer.format() == "json" || printer.format() == "yaml") {
-    for (auto& r : results) printer.object(std::move(r));
-    return;
-  }
+  std::size_t created = 0;
   for (const auto& c : steps)
-    printer.mutation(kube::gvr::kDeployments, c.name, c.create ? "created" : "deleted", dry_run_);
+    printer.result(kube::gvr::kDeployments, c.name, c.create ? "created" : "deleted", dry_run_,
+                   c.create && created < results.size() ? std::move(results[created++]) : json::object());
   if (steps.empty())
-    printer.mutation(kube::gvr::kConfigMaps, cm_name,
-                     target != counts_of(base) ? "configured" : "unchanged",
-                     dry_run_);
+    printer.result(kube::gvr::kConfigMaps, cm_name, target != counts_of(base) ? "configured" : "unchanged", dry_run_,
+                   std::move(baseline_after));
+  else
+    printer.shown_object(std::move(baseline_after));
 }
 
 std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,

@@ -99,8 +99,9 @@ class ScaleOptions {
   /// Writes the new baseline under a resourceVersion precondition. On 409 Conflict it re-reads the ConfigMap,
   /// re-checks the intent against the fresh baseline (counts unchanged by anyone else, -f still differing only in
   /// counts) and tries again, a bounded number of times: never a blind overwrite. Throws ApiError/CommandError.
-  void write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read,
-                      const InstanceCounts& target, const kube::WriteOptions& opts) const;
+  /// Returns the ConfigMap as written (or as found, when it already held the target).
+  boost::json::object write_baseline(kube::Client& client, boost::json::object cm, const config::UserConfig& read,
+                                     const InstanceCounts& target, const kube::WriteOptions& opts) const;
 
   /// scale of a multi_deployment deployment: creates (server-side apply, rendered from the baseline and its stored
   /// overrides) or deletes (highest indices first) engine Deployments by name, then writes the baseline; undoes the
@@ -121,8 +122,10 @@ class ScaleOptions {
   /// True when the stored baseline says `target` (a write whose reply was lost was applied). One GET; throws.
   bool baseline_says(kube::Client& client, const InstanceCounts& target) const;
   /// The baseline's write as a change step (write_baseline; read back with baseline_says; undone with the others).
+  /// `after` receives the ConfigMap as written.
   change::Step baseline_step(kube::Client& client, const boost::json::object& cm, const config::UserConfig& read,
-                             const InstanceCounts& target, const kube::WriteOptions& opts) const;
+                             const InstanceCounts& target, const kube::WriteOptions& opts,
+                             boost::json::object& after) const;
   /// The JSON Patch of `iss`'s role replicas as a change step; `result` receives the patched object.
   change::Step service_set_step(kube::Client& client, const boost::json::object& iss,
                                 const std::vector<scale::RoleChange>& changes, const kube::WriteOptions& opts,

@@ -25,6 +25,7 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
        "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
        "object");
+  flags.output.bind(desc);
   add_lock_flags(desc, flags.lock);
 }
 
@@ -38,6 +39,7 @@ void UpdateConfigOptions::complete() {
 
 void UpdateConfigOptions::validate() const {
   check_config_input_flags(flags_.filename, flags_.env_file, flags_.config_dir);
+  flags_.output.validate();
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by update-config: use --dry-run=server");
 }
@@ -192,7 +194,7 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
   }
   require_ours(*cm, ns, "update-config", "nothing was changed");
   if (changed_keys(*cm).empty()) {
-    printer.mutation(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_);
+    printer.result(kube::gvr::kConfigMaps, cm_name, "unchanged", dry_run_, std::move(*cm));
     return;
   }
   kube::WriteOptions opts;
@@ -201,32 +203,35 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
   change::Step step;
   step.name = "configmap/" + cm_name;
   step.verb = "configured";
-  step.write = [&] { write_config(client, *cm, opts, lock); };
+  json::object after;
+  step.write = [&] { after = write_config(client, *cm, opts, lock); };
   // A write whose reply was lost: applied when the stored keys now hold what this one writes.
-  step.applied = [&] { return changed_keys(client.get(kube::gvr::kConfigMaps, ns, cm_name)).empty(); };
+  step.applied = [&] {
+    after = client.get(kube::gvr::kConfigMaps, ns, cm_name);
+    return changed_keys(after).empty();
+  };
   // One compare-and-swap merge patch: it happened whole or not at all, so no intent is recorded.
   LockFence fence(lock, {});
   change::Wording wording;
   wording.change = "update-config";
   wording.dry_run = opts.dry_run;
   change::Runner(fence, wording).run({step});
-  printer.mutation(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_);
+  printer.result(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_, std::move(after));
 }
 
-void UpdateConfigOptions::write_config(kube::Client& client, json::object cm, const kube::WriteOptions& opts,
-                                       NamespaceLock& lock) const {
+json::object UpdateConfigOptions::write_config(kube::Client& client, json::object cm, const kube::WriteOptions& opts,
+                                               NamespaceLock& lock) const {
   const std::string ns = proposed_->job_id;
   for (int attempt = 1;; ++attempt) {
     json::object data = changed_keys(cm);
     // Nothing left to change after a conflict: an earlier try of this write was stored, its reply lost.
-    if (data.empty()) return;
+    if (data.empty()) return cm;
     // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap, and a
     // conflict is re-read and re-checked rather than overwritten.
     const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
                              {"data", std::move(data)}};
     try {
-      client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
-      return;
+      return client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
     } catch (const kube::ApiError& e) {
       if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
     }
@@ -240,6 +245,7 @@ namespace {
 class UpdateConfigInvocation : public Invocation {
  public:
   explicit UpdateConfigInvocation(po::options_description& desc) { add_update_config_flags(desc, flags_); }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     UpdateConfigOptions o(flags_, global.kube.namespace_);
     o.complete();
@@ -270,7 +276,7 @@ Command update_config_command() {
           "  kubectl mindie update-config -f user_config.json\n\n"
           "  # Also replace the stored scripts with PyMotor's examples/deployer folder\n"
           "  kubectl mindie update-config --config-dir ./conf --scripts-dir ./deployer\n",
-          {},
+          UpdateConfigFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<UpdateConfigInvocation>(desc);

@@ -11,6 +11,7 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/lock.h"
+#include "cmd/output_flags.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -25,6 +26,7 @@ struct UpdateConfigFlags {
   std::string scripts_dir; ///< --scripts-dir: replaces the stored startup/probe scripts (read as deploy reads it)
   std::string dry_run = "none";
   LockFlags lock;  ///< --lock-timeout
+  OutputFlags output{{"json", "yaml", "name"}, "Print the motor-config ConfigMap as updated"};  ///< -o
 };
 
 /// Binds UpdateConfigFlags to `desc`.
@@ -71,8 +73,9 @@ class UpdateConfigOptions {
   void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
   /// The merge patch of `cm`'s changed keys under its resourceVersion; on 409 the lock is confirmed ours, the
   /// ConfigMap re-read and the keys re-checked, a bounded number of times. Throws ApiError, LockLost.
-  void write_config(kube::Client& client, boost::json::object cm, const kube::WriteOptions& opts,
-                    NamespaceLock& lock) const;
+  /// Returns the ConfigMap as written.
+  boost::json::object write_config(kube::Client& client, boost::json::object cm, const kube::WriteOptions& opts,
+                                   NamespaceLock& lock) const;
 
   UpdateConfigFlags flags_;
   std::string namespace_flag_;

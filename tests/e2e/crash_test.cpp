@@ -474,7 +474,9 @@ TEST_CASE("interrupt: SIGINT or SIGTERM while deploy writes its RBAC stops it be
     const auto out = run.finish();
     CHECK(out.exit_code == 128 + sig);
     CHECK_MESSAGE(out.err.find("interrupted by SIG") != std::string::npos, out.err);
-    CHECK(out.err.find("deploy stopped after writing:") != std::string::npos);
+    CHECK(out.err.find("deploy stopped at clusterrole.rbac.authorization.k8s.io/") != std::string::npos);
+    CHECK(out.err.find("after writing:\n  configmap/motor-config serverside-applied\n  serviceaccount/") !=
+          std::string::npos);
     CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " applies the workload from the "
                        "baseline first") != std::string::npos);
     const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
