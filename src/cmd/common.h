@@ -107,6 +107,10 @@ class Printer {
   std::vector<std::string> held_;
 };
 
+/// Parses a Go duration as kubectl's --timeout takes it ("30s", "10m", "1h30m", "500ms", "0"); a bare number is
+/// seconds. Throws UsageError naming `flag` for anything else or a negative value.
+std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag);
+
 /// Refuses a -n value that is not a DNS-1123 label (namespace names are; anything else could only form a wrong
 /// request path). "" (not given) passes. Throws UsageError.
 void check_namespace_syntax(const std::string& namespace_flag);

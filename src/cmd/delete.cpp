@@ -271,6 +271,9 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
   if (done.objects == 0 && !done.config_map) printer.out() << "No resources found in " << namespace_flag_ << " namespace.\n";
 }
 
+/// The lock finishes or reverts an interrupted delete through this (cmd/lock.h, register_recovery).
+const bool kRecoveryRegistered = register_recovery("delete", &DeleteOptions::recover);
+
 std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                    const json::object& intent, const std::string& what) {
   // Nothing deleted yet (every target it named is there, none being deleted): a delete killed before its first

@@ -747,6 +747,9 @@ void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
   inputs_read_ = true;
 }
 
+/// The lock finishes or reverts an interrupted deploy through this (cmd/lock.h, register_recovery).
+const bool kRecoveryRegistered = register_recovery("deploy", &DeployOptions::recover);
+
 std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                    const json::object& intent, const std::string& what) {
   const json::value* digest = intent.if_contains("baseline_digest");

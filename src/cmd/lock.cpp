@@ -11,7 +11,6 @@
 #include <random>
 #include <thread>
 
-#include "cmd/wait.h"
 #include "util/time.h"
 
 namespace mindie::cmd {

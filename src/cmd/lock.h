@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -212,8 +213,16 @@ class LockFence : public change::Fence {
 /// intent carries ("by").
 kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const boost::json::object& intent);
 
+/// Finishes or reverts a change of one kind that an earlier holder left unfinished, with the lock held: `intent` (its
+/// kLockIntentAnnotation record), `what` naming it ("an interrupted scale from 14:02 UTC (...)"). Returns the line
+/// to print. Each mutating command registers its own (register_recovery): the lock knows none of them.
+using Recovery = std::function<std::string(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                           const boost::json::object& intent, const std::string& what)>;
+/// Registers `recovery` for the intents whose "command" is `command` (at static initialisation); returns true.
+bool register_recovery(const std::string& command, Recovery recovery);
+
 /// Finishes or reverts the change `intent` (a kLockIntentAnnotation record that `holder` left unfinished; the
-/// caller holds `lock`) and returns the line that says which and why, e.g. "recovered an interrupted scale from
+/// caller holds `lock`) by the recovery registered for its command and returns the line that says which and why, e.g. "recovered an interrupted scale from
 /// 14:02 UTC (scale by root@host-1, pid 4711): prefill 1 → 3, completed". Intents of commands this version cannot
 /// recover are reported, not changed. Throws what the recovering writes throw.
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,

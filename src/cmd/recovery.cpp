@@ -1,13 +1,26 @@
-// recover_interrupted_change (cmd/lock.h): which command's intent is finished or reverted how.
+// recover_interrupted_change (cmd/lock.h): the registry of each command's recovery, and the call through it.
+#include <map>
+
 #include "cmd/lock.h"
-#include "cmd/delete.h"
-#include "cmd/deploy.h"
-#include "cmd/scale.h"
 #include "util/time.h"
 
 namespace mindie::cmd {
 
 namespace json = boost::json;
+
+namespace {
+
+std::map<std::string, Recovery>& recoveries() {
+  static std::map<std::string, Recovery> registry;  // filled during static initialisation, read-only after
+  return registry;
+}
+
+}  // namespace
+
+bool register_recovery(const std::string& command, Recovery recovery) {
+  recoveries()[command] = std::move(recovery);
+  return true;
+}
 
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                        const json::object& intent, const kube::LeaseRecord& holder) {
@@ -22,9 +35,8 @@ std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock
     std::string previous;
     ~Restore() { lock.act_for(previous); }
   } restore{lock, lock.act_for(command)};
-  if (command == "scale") return ScaleOptions::recover(client, lock, ns, intent, what);
-  if (command == "deploy") return DeployOptions::recover(client, lock, ns, intent, what);
-  if (command == "delete") return DeleteOptions::recover(client, lock, ns, intent, what);
+  if (const auto it = recoveries().find(command); it != recoveries().end())
+    return it->second(client, lock, ns, intent, what);
   return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
          "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
 }

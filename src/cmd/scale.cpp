@@ -648,6 +648,9 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     printer.shown_object(std::move(baseline_after));
 }
 
+/// The lock finishes or reverts an interrupted scale through this (cmd/lock.h, register_recovery).
+const bool kRecoveryRegistered = register_recovery("scale", &ScaleOptions::recover);
+
 std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                   const json::object& intent, const std::string& what) {
   const auto from = counts_from_json(intent, "from");

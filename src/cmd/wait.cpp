@@ -16,39 +16,6 @@ namespace mindie::cmd {
 namespace po = boost::program_options;
 namespace json = boost::json;
 
-std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag) {
-  const auto bad = [&](const std::string& why) {
-    return UsageError("invalid value \"" + text + "\" for " + flag + ": " + why +
-                      " (a duration such as 30s, 10m or 1h30m)");
-  };
-  if (text.empty()) throw bad("empty");
-  if (text[0] == '-') throw bad("negative");
-  if (std::all_of(text.begin(), text.end(), ::isdigit)) {
-    if (text.size() > 9) throw bad("too long");
-    return std::chrono::seconds(std::stoll(text));
-  }
-  // Go's time.ParseDuration without fractions: (number unit)+ with units h, m, s, ms.
-  double total_ms = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t j = i;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-    if (j == i || j - i > 9) throw bad("expected a number");
-    const double value = std::stod(text.substr(i, j - i));
-    std::size_t k = j;
-    while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
-    const std::string unit = text.substr(j, k - j);
-    if (unit == "h") total_ms += value * 3600e3;
-    else if (unit == "m") total_ms += value * 60e3;
-    else if (unit == "s") total_ms += value * 1e3;
-    else if (unit == "ms") total_ms += value;
-    else throw bad(unit.empty() ? "missing unit" : "unknown unit \"" + unit + "\"");
-    i = k;
-  }
-  if (total_ms > 366.0 * 24 * 3600e3) throw bad("longer than a year");
-  return std::chrono::milliseconds(static_cast<std::int64_t>(total_ms));
-}
-
 std::chrono::steady_clock::time_point next_judgement(const status::Report& report,
                                                      std::chrono::steady_clock::time_point deadline) {
   if (!report.recheck_at) return deadline;

@@ -15,10 +15,6 @@
 
 namespace mindie::cmd {
 
-/// Parses a Go duration as kubectl's --timeout takes it ("30s", "10m", "1h30m", "500ms", "0"); a bare number is
-/// seconds. Throws UsageError naming `flag` for anything else or a negative value.
-std::chrono::milliseconds parse_duration(const std::string& text, const std::string& flag);
-
 /// `deadline`, or sooner the moment `report` would change with nothing else changing (Report::recheck_at), at
 /// least a second away: when a watcher of the deployment must judge again.
 std::chrono::steady_clock::time_point next_judgement(const status::Report& report,
