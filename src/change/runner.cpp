@@ -48,14 +48,21 @@ void Runner::run(const std::vector<Step>& steps) {
   for (const auto& step : steps) {
     try {
       fence_.before_write();
-      step.write();
     } catch (const cmd::Replan&) {
       throw;  // the lock's first take found it contended: nothing was written, the command plans again
+    } catch (const cmd::LockLost&) {
+      lock_lost(std::current_exception());
+    } catch (...) {
+      fail(step, std::current_exception(), false);  // a signal, or the lease unreachable: this step was not sent
+    }
+    try {
+      step.write();
     } catch (...) {
       const auto cause = std::current_exception();
       if (!wording_.dry_run) fence_.bound_remaining();
       const std::optional<bool> applied = outcome(step, cause);
       if (applied != true) fail(step, cause, !applied.has_value());
+      fence_.lift_bound();  // read back as applied: the change goes on at its usual pace
     }
     written_.push_back(step);
     written_names_.push_back(step.name + " " + step.verb);
@@ -83,7 +90,7 @@ std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& 
   try {
     return step.applied();
   } catch (const std::exception&) {
-    return unknown ? std::nullopt : std::optional<bool>(false);
+    return std::nullopt;  // unreadable: a 409 too may have been this write's own stored first try
   }
 }
 

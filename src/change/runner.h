@@ -53,6 +53,8 @@ class Fence {
   virtual void settle() = 0;
   /// A write failed: what the change does from now on (read-backs, undos) is bounded in total, within the lease.
   virtual void bound_remaining() = 0;
+  /// The failed write was read back as applied after all: the bound of bound_remaining() is lifted.
+  virtual void lift_bound() = 0;
 };
 
 /// How a change reports a failure after some of its steps were written.

@@ -173,7 +173,18 @@ class TransportChain : public kube::HttpTransport {
   void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) override {
     // Only ever earlier: a change's bound after a failure never extends a --timeout already set.
     if (deadline_ && deadline_at_ <= deadline) return;
+    if (!bounded_) {  // what lift_bound() puts back
+      saved_ = std::move(deadline_);
+      saved_at_ = deadline_at_;
+      bounded_ = true;
+    }
     set_deadline(deadline, what);
+  }
+  void lift_bound() override {
+    if (!bounded_) return;
+    deadline_ = std::move(saved_);
+    deadline_at_ = saved_at_;
+    bounded_ = false;
   }
   kube::HttpResponse send(const kube::HttpRequest& req) override { return top().send(req); }
   using kube::HttpTransport::stream;
@@ -190,6 +201,9 @@ class TransportChain : public kube::HttpTransport {
   std::unique_ptr<kube::HttpTransport> retrying_;
   std::unique_ptr<kube::HttpTransport> deadline_;  // null: no deadline
   std::chrono::steady_clock::time_point deadline_at_{};  // deadline_'s
+  bool bounded_ = false;                          // bound_until() set deadline_; saved_ is what it replaced
+  std::unique_ptr<kube::HttpTransport> saved_;
+  std::chrono::steady_clock::time_point saved_at_{};
 };
 
 }  // namespace

@@ -118,6 +118,8 @@ class NamespaceLock {
   void confirm();
   /// From now on every request ends within kLockRecoveryBound (a write of the change failed).
   void bound_remaining();
+  /// Lifts bound_remaining()'s bound (the failed write turned out applied).
+  void lift_bound();
   /// Frees the lock (after the command's last write) and clears the intent; a failure to free it is a warning, not
   /// an error: the lease expires. `remove`: delete the Lease instead (delete, which removes everything in the
   /// namespace).
@@ -203,6 +205,7 @@ class LockFence : public change::Fence {
   void confirm_held() override { lock_.confirm(); }
   void settle() override { lock_.settle(); }
   void bound_remaining() override { lock_.bound_remaining(); }
+  void lift_bound() override { lock_.lift_bound(); }
 
  private:
   NamespaceLock& lock_;

@@ -358,15 +358,22 @@ change::Step ScaleOptions::engine_step(kube::Client& client, const EngineChange&
       if (!e.is_not_found()) throw;  // already gone (a retried request): the goal holds
     }
   };
-  const auto exists = [this, &client, name = c.name, uid] {
-    const auto live = client.get_if_exists(kube::gvr::kDeployments, namespace_, name);
+  auto seen = std::make_shared<json::object>();  // what the last read-back found
+  const auto exists = [this, &client, name = c.name, uid, seen] {
+    auto live = client.get_if_exists(kube::gvr::kDeployments, namespace_, name);
     if (!live || live->at("metadata").as_object().contains("deletionTimestamp")) return false;
     *uid = std::string(live->at("metadata").at("uid").as_string());
+    *seen = std::move(*live);
     return true;
   };
   if (c.create) {
     step.write = [apply] { apply(true); };
-    step.applied = exists;
+    // Its answer lost but created: -o json|yaml shows it as read back, in its place among the results.
+    step.applied = [exists, seen, &results] {
+      if (!exists()) return false;
+      results.push_back(*seen);
+      return true;
+    };
     step.undo = remove;
   } else {
     step.write = remove;

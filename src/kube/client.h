@@ -183,6 +183,8 @@ class Client {
   void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) {
     transport_.bound_until(deadline, what);
   }
+  /// Lifts what bound_until() set (HttpTransport::lift_bound).
+  void lift_bound() { transport_.lift_bound(); }
   /// Requests sent so far, failed ones included (for benchmarks and tests).
   std::size_t requests_sent() const { return requests_; }
 

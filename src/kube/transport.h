@@ -90,6 +90,8 @@ class HttpTransport {
     (void)deadline;
     (void)what;
   }
+  /// Lifts what bound_until() set, back to the deadline before it (none, or a --timeout's).
+  virtual void lift_bound() {}
 };
 
 }  // namespace mindie::kube

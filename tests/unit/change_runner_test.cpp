@@ -19,6 +19,7 @@ namespace {
 struct ToyFence : change::Fence {
   int writes = 0;
   int lost_at_write = 0;
+  int unreachable_at_write = 0;  ///< > 0: the lease cannot be renewed at that write (no answer)
   bool lock_lost_on_confirm = false;
   int confirms = 0;
   int undos = 0;
@@ -26,6 +27,7 @@ struct ToyFence : change::Fence {
   bool bounded = false;
   void before_write() override {
     if (++writes == lost_at_write) throw cmd::LockLost("lost the namespace lock: taken by scale by eve@h9, pid 99");
+    if (writes == unreachable_at_write) throw mindie::kube::TransportError("lease: connection reset");
   }
   void before_undo() override { ++undos; }
   void confirm_held() override {
@@ -34,10 +36,19 @@ struct ToyFence : change::Fence {
   }
   void settle() override { settled = true; }
   void bound_remaining() override { bounded = true; }
+  void lift_bound() override { bounded = false; }
 };
 
 /// How the toy's write of step `k` fails.
-enum class Failure { None, Refused, Conflict, NoAnswerApplied, NoAnswerNotApplied, NoAnswerUnreadable };
+enum class Failure {
+  None,
+  Refused,
+  Conflict,
+  NoAnswerApplied,
+  NoAnswerNotApplied,
+  NoAnswerUnreadable,
+  ConflictOwnUnreadable,  ///< stored, its reply lost; the retry meets 409; the read-back fails
+};
 
 mindie::kube::ApiError api_error(int code, const std::string& reason) {
   return mindie::kube::ApiError(code, reason, "injected", {}, "PATCH", "/toy");
@@ -61,11 +72,13 @@ std::vector<change::Step> toy_steps(std::map<std::string, int>& store, int fail_
         case Failure::Refused: throw api_error(403, "Forbidden");
         case Failure::Conflict: throw api_error(409, "Conflict");
         case Failure::NoAnswerApplied: store[key] = 1; throw mindie::kube::TransportError("connection reset");
+        case Failure::ConflictOwnUnreadable: store[key] = 1; throw api_error(409, "Conflict");
         default: throw mindie::kube::TransportError("connection reset");
       }
     };
     s.applied = [&store, key, fails, how]() -> bool {
-      if (fails && how == Failure::NoAnswerUnreadable) throw mindie::kube::TransportError("still unreachable");
+      if (fails && (how == Failure::NoAnswerUnreadable || how == Failure::ConflictOwnUnreadable))
+        throw mindie::kube::TransportError("still unreachable");
       return store[key] == 1;
     };
     s.undo = [&store, key] { store[key] = 0; };
@@ -108,6 +121,7 @@ TEST_CASE("runner: a toy change killed at each step is undone in reverse, or goe
   change::Runner runner(fence, {"toy", {}, "", false});
   runner.run(toy_steps(store, 2, Failure::NoAnswerApplied));
   CHECK(store == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 1}});
+  CHECK_FALSE(fence.bounded);  // the failure's bound lifted: it was no failure after all
   CHECK(runner.written() == std::vector<std::string>{"toy/a set", "toy/b set", "toy/c set"});
 }
 
@@ -160,4 +174,31 @@ TEST_CASE("runner: a server dry run's failure says nothing changed; a step witho
                        cmd::PartialFailure);
   CHECK(store2 == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 0}});
   CHECK_FALSE(fence2.settled);
+}
+
+TEST_CASE("runner: a 409 whose read-back fails may be the write's own stored try: it is undone with the rest") {
+  auto store = fresh();
+  ToyFence fence;
+  change::Runner runner(fence, {"toy", {}, "", false});
+  CHECK_THROWS_WITH_AS(runner.run(toy_steps(store, 2, Failure::ConflictOwnUnreadable)),
+                       doctest::Contains("toy/b set\n  toy/a set"), cmd::PartialFailure);
+  CHECK(store == fresh());  // b, stored by its first try, reverted too
+}
+
+TEST_CASE("runner: a lease that cannot be renewed before a write: that write was never sent, never undone") {
+  auto store = fresh();
+  ToyFence fence;
+  fence.unreachable_at_write = 2;
+  change::Runner runner(fence, {"toy", {}, "", false});
+  auto steps = toy_steps(store, 0, Failure::None);
+  steps[1].applied = []() -> bool { throw mindie::kube::TransportError("unreachable"); };
+  steps[1].undo = [] { FAIL("the undo of a write never sent"); };
+  try {
+    runner.run(steps);
+    FAIL("run() did not throw");
+  } catch (const cmd::PartialFailure& e) {
+    CHECK(std::string(e.what()).find("toy/b set") == std::string::npos);  // neither written nor reverted
+    CHECK(std::string(e.what()).find("reverted):\n  toy/a set\nnothing changed") != std::string::npos);
+  }
+  CHECK(store == fresh());
 }

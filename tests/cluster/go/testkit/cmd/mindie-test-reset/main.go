@@ -223,7 +223,10 @@ func reset(ctx context.Context, dyn dynamic.Interface, resources []schema.GroupV
 func empty(ctx context.Context, dyn dynamic.Interface, resources []schema.GroupVersionResource, ns string) error {
 	zero := int64(0)
 	background := metav1.DeletePropagationBackground
-	for attempt := 0; ; attempt++ {
+	// A bound in time, not in attempts: on a loaded machine (two cores shared with a build) the garbage collector
+	// and KWOK take longer than 200 quick looks to finish a namespace's deletions.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
 		var mu sync.Mutex
 		left := 0
 		var firstErr error
@@ -262,8 +265,8 @@ func empty(ctx context.Context, dyn dynamic.Interface, resources []schema.GroupV
 		if left == 0 {
 			return nil
 		}
-		if attempt >= 200 {
-			return fmt.Errorf("namespace %s does not stay empty (%d objects left)", ns, left)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("namespace %s does not stay empty (%d objects left after 90s)", ns, left)
 		}
 		select {
 		case <-ctx.Done():
