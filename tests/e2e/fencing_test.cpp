@@ -97,7 +97,10 @@ const std::string& faketime_library() {
 /// stopped, changes nothing). --lock-timeout 10m (30 s of real time) lets it wait that long.
 std::vector<std::string> rival_argv(const Cluster& sb, std::vector<std::string> args) {
   args.insert(args.end(), {"--lock-timeout", "10m"});
-  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + faketime_library(), "FAKETIME=+2m x20"};
+  // A sanitized kubectl-mindie (MINDIE_E2E_BINARY) refuses to start with libfaketime preloaded before its runtime
+  // unless told the order is fine.
+  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + faketime_library(), "FAKETIME=+2m x20",
+                                   "ASAN_OPTIONS=verify_asan_link_order=0"};
   const auto mindie = sb.mindie_argv(std::move(args));
   argv.insert(argv.end(), mindie.begin(), mindie.end());
   return argv;
