@@ -69,6 +69,22 @@ void Runner::run(const std::vector<Step>& steps) {
   }
 }
 
+Recovered Runner::recover(const std::vector<Step>& steps, Direction direction) {
+  std::vector<Step> applied, left;
+  for (const auto& step : steps) (step.applied() ? applied : left).push_back(step);
+  if (applied.empty()) return Recovered::NothingApplied;
+  if (direction == Direction::Finish) {
+    if (left.empty()) return Recovered::AlreadyComplete;
+    run(left);
+    return Recovered::Finished;
+  }
+  for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+    fence_.before_undo();
+    it->undo();
+  }
+  return Recovered::Reverted;
+}
+
 std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& cause) {
   try {
     std::rethrow_exception(cause);

@@ -70,6 +70,20 @@ struct Wording {
   bool dry_run = false;
 };
 
+/// Which way recover() puts right a change left unfinished.
+enum class Direction {
+  Finish,  ///< write the steps not yet applied
+  Revert,  ///< undo the applied steps, in reverse
+};
+
+/// What recover() found and did.
+enum class Recovered {
+  NothingApplied,   ///< no step had taken effect: nothing to do
+  AlreadyComplete,  ///< every step had (Finish)
+  Finished,         ///< the steps not applied were written
+  Reverted,         ///< the applied steps were undone
+};
+
 /// Runs steps in order under a Fence. Not thread-safe; one per change.
 class Runner {
  public:
@@ -84,6 +98,11 @@ class Runner {
   ///   <change> was undone" with what was reverted; an undo failed or a step cannot be undone: PartialFailure with
   ///   what was written, what the cluster says now and the recovery (the intent stays for the next command).
   void run(const std::vector<Step>& steps);
+  /// Puts right a change that a command left unfinished (killed, or stopped by a failure it could not undo), from
+  /// `steps` planned again from its intent: reads back each step's `applied` (which every step needs here), then
+  /// goes `direction`. Writes go through run() (fenced, undone on failure), undos are fenced as run()'s are. The
+  /// kind needs no recovery code of its own beyond its plan. Throws what reads, writes and undos throw.
+  Recovered recover(const std::vector<Step>& steps, Direction direction);
   /// Names of the steps written so far, in order.
   const std::vector<std::string>& written() const { return written_names_; }
 

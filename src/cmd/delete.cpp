@@ -275,25 +275,20 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
 const bool kRecoveryRegistered = register_recovery("delete", &DeleteOptions::recover);
 
 std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                   const json::object& intent, const std::string& what) {
+                                   const change::Intent& recorded, const std::string& what) {
   // Nothing deleted yet (every target it named is there, none being deleted): a delete killed before its first
   // delete is dropped, not carried out by whatever command comes next.
-  if (const auto* t = intent.if_contains("targets"); t != nullptr && t->is_array() && !t->get_array().empty()) {
+  const auto& targets = std::get<change::DeleteIntent>(recorded.change).targets;
+  if (!targets.empty()) {
     bool untouched = true;
-    for (const auto& v : t->get_array()) {
-      const json::object* o = v.if_object();
-      const auto field = [&](const char* k) {
-        const json::value* f = o != nullptr ? o->if_contains(k) : nullptr;
-        return f != nullptr && f->is_string() ? std::string(f->get_string()) : std::string();
-      };
-      const kube::GVR* r = kube::gvr::for_kind(field("apiVersion"), field("kind"));
-      const std::string name = field("name"), target_ns = field("namespace");
+    for (const auto& t : targets) {
+      const kube::GVR* r = kube::gvr::for_kind(t.api_version, t.kind);
       // Only this deployment's namespace (or cluster-scoped RBAC) and valid names reach a request path.
-      if (r == nullptr || !kube::is_dns1123_subdomain(name) || (!target_ns.empty() && target_ns != ns)) {
+      if (r == nullptr || !kube::is_dns1123_subdomain(t.name) || (!t.ns.empty() && t.ns != ns)) {
         untouched = false;
         break;
       }
-      const auto live = client.get_if_exists(*r, target_ns, name);
+      const auto live = client.get_if_exists(*r, t.ns, t.name);
       const auto* md = live ? object_at(*live, "metadata") : nullptr;
       if (md == nullptr || md->contains("deletionTimestamp")) {
         untouched = false;
@@ -320,13 +315,11 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
   DeletePlan plan = plan_delete(client, ns);
   // Recorded before the first delete: a delete stopped half-way is finished by the next command (recover()), one
   // that deleted nothing yet is dropped (what it would delete, all of which is still there).
-  json::array targets;
+  change::DeleteIntent removal{plan.deploy_mode, plan.workload, {}};
   for (const auto& t : plan.targets)
-    if (t.kept_reason.empty())
-      targets.push_back({{"apiVersion", t.gvr.api_version()}, {"kind", t.gvr.kind}, {"namespace", t.ns}, {"name", t.name}});
-  if (plan.config_map)
-    targets.push_back({{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"namespace", ns}, {"name", baseline::kConfigMapName}});
-  const json::object intent{{"workload", plan.workload}, {"mode", plan.deploy_mode}, {"targets", std::move(targets)}};
+    if (t.kept_reason.empty()) removal.targets.push_back({t.gvr.api_version(), t.gvr.kind, t.ns, t.name});
+  if (plan.config_map) removal.targets.push_back({"v1", "ConfigMap", ns, baseline::kConfigMapName});
+  const change::Intent intent{std::move(removal)};
   // An unfinished change is superseded (a delete removes it all) before anything else, even with nothing to delete;
   // a Lease left with nothing else of the deployment is taken to be deleted with it.
   if (lock.unfinished_change_seen() || (plan.targets.empty() && !plan.config_map && lock.lease_seen()))

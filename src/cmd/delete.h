@@ -99,7 +99,7 @@ class DeleteOptions {
   /// before the first delete). Returns the line that says so ("recovered `what`: finished, ..."). Throws what the
   /// deletes throw.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                             const boost::json::object& intent, const std::string& what);
+                             const change::Intent& intent, const std::string& what);
 
  private:
   /// Deletes one target; false when it was already gone.

@@ -378,7 +378,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
 
   // The baseline as read: its resourceVersion guards the baseline write and is recorded in the intent.
   std::optional<json::object> baseline_read = existing;
-  json::object intent = plan_intent(baseline_read);
+  change::Intent intent = plan_intent(baseline_read);
   lock.before_write(intent);
   std::vector<std::string> written;
   if (takeover) {
@@ -658,36 +658,30 @@ std::vector<std::string> DeployOptions::baseline_keys() const {
   return keys;
 }
 
-json::object DeployOptions::plan_intent(const std::optional<json::object>& existing) const {
+change::Intent DeployOptions::plan_intent(const std::optional<json::object>& existing) const {
   const json::object& cm = objects_.front();  // render: motor-config comes first
-  json::array keys;
-  for (const auto& k : baseline_keys()) keys.emplace_back(k);
-  json::object intent{
-      {"mode", config::to_string(config_->deploy_mode)},
-      {"workload", render::workload_name(*config_, render_options_)},
-      {"baseline_resource_version",
-       existing ? json::value(kube::resource_version_of(*existing, "configmap/" + std::string(baseline::kConfigMapName))) : json::value(json::string())},
-      {"baseline_digest", baseline::data_digest(cm.at("data").as_object())},
-      {"baseline_keys", std::move(keys)},
-      {"adopt", flags_.adopt},
-      {"force_conflicts", flags_.force_conflicts}};
-  if (stands_for_) intent["supersedes"] = *stands_for_;
+  change::DeployIntent d;
+  d.mode = config::to_string(config_->deploy_mode);
+  d.workload = render::workload_name(*config_, render_options_);
+  if (existing)
+    d.baseline_resource_version =
+        kube::resource_version_of(*existing, "configmap/" + std::string(baseline::kConfigMapName));
+  d.baseline_digest = baseline::data_digest(cm.at("data").as_object());
+  d.baseline_keys = baseline_keys();
+  d.adopt = flags_.adopt;
+  d.force_conflicts = flags_.force_conflicts;
   // The counts it changes, for status and the recovery line ("prefill 1 → 2").
   if (existing) {
     const baseline::Baseline stored = baseline::read_baseline(*existing, config_->job_id);
     if (stored.config && stored.config->hybrid() == config_->hybrid()) {
-      const json::object from = instance_counts_json(*stored.config), to = instance_counts_json(*config_);
-      json::array roles;
-      for (const auto& [role, key] : {std::pair{"prefill", "prefill"}, std::pair{"decode", "decode"},
-                                      std::pair{"union", "hybrid"}, std::pair{"encode", "encode"}})
-        if (from.at(key) != to.at(key)) roles.emplace_back(role);
-      if (!roles.empty()) {
-        intent["roles"] = std::move(roles);
-        intent["from"] = from;
-        intent["to"] = to;
-      }
+      change::CountChange counts{{}, counts_of(*stored.config), counts_of(*config_)};
+      for (const char* role : {"prefill", "decode", "union", "encode"})
+        if (counts.from.of(role) != counts.to.of(role)) counts.roles.emplace_back(role);
+      if (!counts.roles.empty()) d.counts = std::move(counts);
     }
   }
+  change::Intent intent{std::move(d)};
+  intent.supersedes = stands_for_;
   return intent;
 }
 
@@ -751,30 +745,26 @@ void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
 const bool kRecoveryRegistered = register_recovery("deploy", &DeployOptions::recover);
 
 std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                   const json::object& intent, const std::string& what) {
-  const json::value* digest = intent.if_contains("baseline_digest");
-  const json::value* rv = intent.if_contains("baseline_resource_version");
-  if (digest == nullptr || !digest->is_string() || rv == nullptr || !rv->is_string())
-    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
-  const std::string change = intent_change_text(intent);
+                                   const change::Intent& recorded, const std::string& what) {
+  const auto& intent = std::get<change::DeployIntent>(recorded.change);
+  const std::string change = change::count_change_text(intent);
   const std::string head = "recovered " + what + ": " + (change.empty() ? "" : change + ", ");
   const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
-  const json::value* supersedes = intent.if_contains("supersedes");
   const json::value* data = cm ? cm->if_contains("data") : nullptr;
   std::vector<std::string> keys;  // the keys it wrote (all of motor-config's when the intent does not say)
-  if (const auto* k = intent.if_contains("baseline_keys"); k != nullptr && k->is_array()) {
-    for (const auto& v : k->get_array())
-      if (v.is_string()) keys.emplace_back(v.get_string());
+  if (intent.baseline_keys) {
+    keys = *intent.baseline_keys;
   } else if (data != nullptr && data->is_object()) {
     for (const auto& [key, v] : data->get_object()) keys.emplace_back(key);
   }
   const bool written = data != nullptr && data->is_object() &&
-                       baseline::data_digest(data->as_object(), keys) == digest->get_string();
-  const bool unmoved = cm ? cm->at("metadata").at("resourceVersion") == *rv : rv->get_string().empty();
+                       baseline::data_digest(data->as_object(), keys) == intent.baseline_digest;
+  const bool unmoved = cm ? cm->at("metadata").at("resourceVersion") == json::value(intent.baseline_resource_version)
+                          : intent.baseline_resource_version.empty();
   if (!written && unmoved) {
     // It stood for an earlier intent (it superseded one, or it is a recovery's): that one is still to recover.
-    if (supersedes != nullptr && supersedes->is_object()) {
-      const json::object& earlier = supersedes->get_object();
+    if (recorded.supersedes) {
+      const json::object& earlier = *recorded.supersedes;
       return head + "its baseline had not been written; " +
              recover_interrupted_change(client, lock, ns, earlier, intent_left_by({}, earlier));
     }
@@ -788,15 +778,14 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
   // Whatever was written, the workload made from the baseline as it is now agrees with it.
   DeployFlags flags;
   flags.skip_node_check = true;  // it runs already, or was checked by the deploy that wrote the baseline
-  if (const auto* adopt = intent.if_contains("adopt"); adopt != nullptr && adopt->is_bool()) flags.adopt = adopt->get_bool();
-  if (const auto* force = intent.if_contains("force_conflicts"); force != nullptr && force->is_bool())
-    flags.force_conflicts = force->get_bool();
+  flags.adopt = intent.adopt;
+  flags.force_conflicts = intent.force_conflicts;
   DeployOptions o(flags, ns);
   o.complete();
   o.read_baseline_inputs(baseline::read_baseline(*cm, ns));
   // Its own intent stands for this one: cut short before its baseline write, this one is recovered again.
-  o.stands_for_ = intent;
-  if (json::serialize(intent).size() > 16 * 1024) o.stands_for_->erase("supersedes");
+  o.stands_for_ = change::to_record(recorded);
+  if (json::serialize(*o.stands_for_).size() > 16 * 1024) o.stands_for_->erase("supersedes");
   std::ostream quiet(nullptr);  // the line returned says what happened; the deploy's own output would repeat it
   Printer printer(quiet, quiet, "");
   o.run_once(client, printer, lock);

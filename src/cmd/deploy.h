@@ -71,7 +71,7 @@ class DeployOptions {
   /// not stand for an earlier one ("supersedes"). Returns the line that says which ("recovered `what`: ...").
   /// Throws what the writes throw.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                             const boost::json::object& intent, const std::string& what);
+                             const change::Intent& intent, const std::string& what);
   /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
   /// job_id and renders the objects; once (run() calls it when the caller has not: the Invocation does, before
   /// loading the kubeconfig, so a bad file is reported as such whatever the kubeconfig holds). Local files only.
@@ -123,7 +123,7 @@ class DeployOptions {
   /// `existing`, "" when absent), "baseline_digest" (baseline::data_digest of the motor-config it writes) and
   /// "baseline_keys" (its keys), "adopt", "force_conflicts", "supersedes" (stands_for_, when set), and "roles",
   /// "from", "to" for the instance counts it changes}.
-  boost::json::object plan_intent(const std::optional<boost::json::object>& existing) const;
+  change::Intent plan_intent(const std::optional<boost::json::object>& existing) const;
   /// Server-side apply of motor-config `obj` guarded by the resourceVersion of `existing` (when there is one), so
   /// that a baseline someone wrote since this deploy read it is never overwritten. A conflict is read back: the
   /// live ConfigMap holding what `obj` holds (a retried apply whose first reply was lost) is this deploy's write;

@@ -96,30 +96,21 @@ std::string describe_lock_holder(const kube::LeaseRecord& r) {
   return out;
 }
 
-std::string intent_change_text(const json::object& intent) {
-  const auto count = [&](std::string_view side, std::string_view role) -> std::string {
-    const auto* counts = intent.if_contains(side);
-    if (counts == nullptr || !counts->is_object()) return "?";
-    const auto* n = counts->get_object().if_contains(role == "union" ? "hybrid" : role);
-    return n != nullptr && n->is_int64() && n->get_int64() >= 0 && n->get_int64() <= 16
-               ? std::to_string(n->get_int64())
-               : "?";
-  };
-  std::string out;
-  if (const auto* roles = intent.if_contains("roles"); roles != nullptr && roles->is_array())
-    for (const auto& v : roles->get_array())
-      for (const char* role : {"prefill", "decode", "union", "encode"})  // only known names reach the terminal
-        if (v == role) out += (out.empty() ? "" : ", ") + std::string(role) + " " + count("from", role) + " \u2192 " +
-                              count("to", role);
-  return out;
+namespace {
+
+// The kind of change and what it moves, of an intent record anyone may have written: "scale" and "prefill 1 → 3",
+// or `fallback` and "" for what this version cannot read.
+std::pair<std::string, std::string> describe_record(const json::object& record, const std::string& fallback) {
+  const auto command = change::known_command(record);
+  if (!command) return {fallback, ""};
+  try {
+    return {*command, change::count_change_text(change::parse_intent(record).change)};
+  } catch (const change::UnreadableIntent&) {
+    return {*command, ""};
+  }
 }
 
-std::string intent_command(const json::object& intent, const std::string& fallback) {
-  if (const auto* c = intent.if_contains("command"); c != nullptr && c->is_string())
-    for (const char* known : {"scale", "deploy", "update-config", "delete"})
-      if (c->get_string() == known) return known;
-  return fallback;
-}
+}  // namespace
 
 LockNotes lock_notes(const json::object& lease, std::int64_t now) {
   LockNotes notes;
@@ -134,13 +125,12 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
     return notes;
   }
   const json::object& o = intent.get_object();
-  const std::string command = intent_command(o, "change");
+  const auto [command, change] = describe_record(o, "change");
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC") + " (" +
            (at->get_int64() > now + 1 ? std::string("ahead of this host's clock")
                                       : util::human_duration(now - at->get_int64()) + " ago") + ")";
-  const std::string change = intent_change_text(o);
   const std::string what = command + when + (change.empty() ? "" : ": " + change);
   std::string stale;  // held, but by the holder's clock not renewed for its duration
   if (!r.identity.empty() && !lock_holder_gone(r)) {
@@ -222,29 +212,31 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
 
 NamespaceLock::~NamespaceLock() { unlock(false, settled_ || !armed_); }
 
-std::string NamespaceLock::intent_text(const json::object& intent) const {
-  // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record).
-  json::value by = json::object{{"user", user_name()}, {"host", host_name()},
-                                {"pid", static_cast<std::int64_t>(getpid())}, {"command", command_}};
-  // A recovery's steps record the intent they recover: its author stays who left it, not the recovering process.
-  if (!acting_for_.empty() && recovering_by_) by = *recovering_by_;
-  // A recovery's steps are recorded as the command they recover (recover_interrupted_change), so that if they are
-  // cut short too, the next command recovers the same kind of change.
-  json::object all{{"format", 1}, {"command", acting_for_.empty() ? command_ : acting_for_}, {"at", now_seconds()},
-                   {"by", std::move(by)}};
-  for (const auto& [k, v] : intent) all[k] = v;
-  if (superseded_ && acting_for_.empty()) {
+namespace {
+
+// What an intent records, without when and by whom: two writes that record the same key need one lease update.
+std::string intent_key(change::Intent intent) {
+  intent.at = 0;
+  intent.by = {};
+  return json::serialize(change::to_record(intent));
+}
+
+}  // namespace
+
+std::string NamespaceLock::intent_text(change::Intent intent) const {
+  intent.at = now_seconds();
+  // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record); a
+  // recovery's steps record the intent they recover, whose author stays who left it, not the recovering process.
+  intent.by = recovering_ && recovering_by_ ? *recovering_by_
+                                           : json::object{{"user", user_name()}, {"host", host_name()},
+                                            {"pid", static_cast<std::int64_t>(getpid())}, {"command", command_}};
+  if (superseded_ && !recovering_ && !intent.supersedes) {
     json::object earlier = *superseded_;
     // A chain of superseded intents stays small: beyond a few, the oldest is dropped (it is stood for anyway).
     if (json::serialize(earlier).size() > 16 * 1024) earlier.erase("supersedes");
-    all["supersedes"] = std::move(earlier);
+    intent.supersedes = std::move(earlier);
   }
-  return json::serialize(all);
-}
-
-std::string NamespaceLock::act_for(std::string command) {
-  std::swap(acting_for_, command);
-  return command;
+  return json::serialize(change::to_record(intent));
 }
 
 kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const json::object& intent) {
@@ -260,8 +252,10 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   const kube::LeaseRecord previous =
       intent_left_by(lease, intent.is_object() ? intent.get_object() : json::object());
   foreign_intent_ = true;  // whatever happens now, it stays until recovered
+  recovering_ = true;
   if (intent.is_object())
-    if (const auto* by = intent.get_object().if_contains("by")) recovering_by_ = *by;
+    if (const auto* by = intent.get_object().if_contains("by"); by != nullptr && by->is_object())
+      recovering_by_ = by->get_object();
   std::string line;
   try {
     line = ec || !intent.is_object()
@@ -282,17 +276,18 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   lock_->update({{kLockIntentAnnotation, nullptr}});
   recorded_.clear();
   recovering_by_.reset();
+  recovering_ = false;
   foreign_intent_ = false;
   settled_ = false;  // the recovery's own, not the command's
   printer_.notice(line);
 }
 
-void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string& text, const json::object& intent) {
+void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string& text, const change::Intent& intent) {
   json::error_code ec;
   const json::value left = json::parse(text, ec);
   const json::object none;
   const json::object& o = !ec && left.is_object() ? left.get_object() : none;
-  const std::string command = intent_command(o, "command");
+  const std::string command = change::known_command(o).value_or("command");
   std::string when;
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
@@ -308,7 +303,7 @@ void NamespaceLock::supersede(const kube::LeaseRecord& lease, const std::string&
   } catch (...) {
     rethrow_as_command_error(std::current_exception(), "update");
   }
-  recorded_ = json::serialize(intent);
+  recorded_ = intent_key(intent);
   printer_.notice("found an interrupted " + command + when + " (" + describe_lock_holder(intent_left_by(lease, o)) +
                   "): this " + command_ + " supersedes it (" +
                   (command_ == "delete" ? "it deletes the whole deployment"
@@ -382,17 +377,17 @@ void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const 
   }
 }
 
-void NamespaceLock::before_write(const json::object& intent) {
+void NamespaceLock::before_write(const std::optional<change::Intent>& intent) {
   if (!lock_) return;
   check_interrupt(lock_->held() ? "before its next write" : "before its first write: nothing was changed");
-  const std::string wanted = intent.empty() ? "" : json::serialize(intent);
+  const std::string wanted = intent ? intent_key(*intent) : "";
   // The lock is known ours as of when its write was sent, not when the answer came: a reply held up (a stopped
   // process, a stalled network) may arrive after a rival took it over.
   const auto sent = std::chrono::steady_clock::now();
   if (lock_->held()) {
     try {
       if (wanted != recorded_) {  // a new plan (or a recovery's steps, recorded over the intent they recover)
-        lock_->update({{kLockIntentAnnotation, wanted.empty() ? json::value(nullptr) : json::value(intent_text(intent))}});
+        lock_->update({{kLockIntentAnnotation, intent ? json::value(intent_text(*intent)) : json::value(nullptr)}});
         recorded_ = wanted;
       } else if (std::chrono::steady_clock::now() - last_sure_ > kLockIdleCheck) {
         lock_->update({});  // held up since the last write: make sure the lock is still ours
@@ -408,7 +403,7 @@ void NamespaceLock::before_write(const json::object& intent) {
     last_sure_ = sent;
     return;
   }
-  const std::string text = wanted.empty() ? "" : intent_text(intent);
+  const std::string text = intent ? intent_text(*intent) : "";
   kube::LeaseLock::Acquired got;
   try {
     got = lock_->acquire(
@@ -449,7 +444,7 @@ void NamespaceLock::before_write(const json::object& intent) {
     // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
     printer_.drop_warnings();
     if ((command_ == "deploy" || command_ == "delete") && !text.empty())
-      supersede(got.previous, std::string(left->get_string()), intent);
+      supersede(got.previous, std::string(left->get_string()), *intent);
     else recover(got.previous, std::string(left->get_string()));
     throw Replan();
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "change/intent.h"
 #include "change/runner.h"
 #include "cmd/common.h"
 #include "cmd/interrupt.h"
@@ -105,11 +106,12 @@ class NamespaceLock {
   /// takes over an expired lease or one whose process is gone (a warning naming it), then throws Replan when anyone
   /// held it since construction. Later calls renew it when due. Throws CommandError naming the holder when it stays
   /// held, naming the permission when RBAC forbids Leases, and when the lock was taken over meanwhile.
-  /// `intent` (the command's own fields; {} for none): what the command is about to change, recorded in the lease
-  /// by the same request that takes it, or by one update when it differs from what was recorded. A lease that
-  /// carries an intent left by an earlier holder is recovered first (recover_interrupted_change prints one line),
-  /// then Replan is thrown; a deploy supersedes it instead (supersede()). Throws Interrupted when a signal was noted.
-  void before_write(const boost::json::object& intent = {});
+  /// `intent` (none: a write that records nothing): what the command is about to change, recorded in the lease
+  /// by the same request that takes it, or by one update when it differs from what was recorded; its `at` and `by`
+  /// are the lock's to set. A lease that carries an intent left by an earlier holder is recovered first
+  /// (recover_interrupted_change prints one line), then Replan is thrown; a deploy supersedes it instead
+  /// (supersede()). Throws Interrupted when a signal was noted.
+  void before_write(const std::optional<change::Intent>& intent = std::nullopt);
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
   /// after an interrupt. Throws LockLost.
   void renew();
@@ -141,23 +143,21 @@ class NamespaceLock {
   /// "unchanged" over a half-done change. Call it right after construction (scale, update-config; deploy and delete
   /// supersede instead, at their first before_write). Throws as before_write() but Replan.
   void recover_first();
-  /// Records the intents of the writes that follow as `command`'s (a recovery's steps, recover_interrupted_change;
-  /// "" the lock's own command) and returns the previous setting.
-  std::string act_for(std::string command);
 
  private:
   /// Rethrows `e`, a failure to `doing` the Lease, as a CommandError saying what to do when it is a 403 (the RBAC
   /// the lock needs) or, before the lock is held, a 404 of the namespace itself (create it); as it is otherwise.
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
-  /// The intent annotation's text for `intent`.
-  std::string intent_text(const boost::json::object& intent) const;
+  /// The intent annotation's text for `intent`: stamped with the time and its author, carrying the intent this
+  /// command superseded.
+  std::string intent_text(change::Intent intent) const;
   /// Finishes or reverts the intent an earlier holder left in `previous`, then clears it; prints one line.
   void recover(const kube::LeaseRecord& previous, const std::string& text);
   /// deploy or delete found `text`, an intent an earlier holder left in `lease`: a deploy writes the baseline and the
   /// whole workload again, a delete removes it all, so rather than recovering it first (which could fail the same
   /// way, e.g. a stored config the server refuses) it records its own `intent` with the earlier one under
   /// "supersedes" in its place; prints one line. Throws LockLost, CommandError (RBAC).
-  void supersede(const kube::LeaseRecord& lease, const std::string& text, const boost::json::object& intent);
+  void supersede(const kube::LeaseRecord& lease, const std::string& text, const change::Intent& intent);
   /// The kLockLastHolderAnnotation written as the lock is freed.
   boost::json::object last_holder() const;
   /// Frees the lock; `clear_intent`: remove the intent annotation too.
@@ -172,15 +172,13 @@ class NamespaceLock {
   std::chrono::milliseconds wait_;
   std::unique_ptr<kube::LeaseLock> lock_;  // null when disabled
   std::unique_ptr<InterruptGuard> interrupts_;  // null when disabled
-  std::string recorded_;  ///< the command fields of the intent in the lease ("" none)
+  std::string recorded_;  ///< the intent in the lease, unstamped (intent_key; "" none)
   bool settled_ = false;
   /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
   bool foreign_intent_ = false;
   /// The earlier intent a deploy or delete superseded: recorded under "supersedes" in its own, and put back when the
   /// command settles (changed nothing).
   std::optional<boost::json::object> superseded_;
-  /// act_for(): the command whose intent the writes under way record ("" command_).
-  std::string acting_for_;
   bool clear_all_ = false;  ///< done() was called: the command finished
   /// A write follows: before_write() returned since the lock was taken (or since the last Replan). A command that
   /// fails while not armed wrote nothing under the lock (it failed a check after planning again), so its intent is
@@ -192,14 +190,18 @@ class NamespaceLock {
   /// held up, in between may have lost it); between such gaps, renew_if_due() proves it every third of the lease.
   std::chrono::steady_clock::time_point last_sure_{};
   /// The original author ("by") of an intent being recovered: kept in the intents the recovery's steps record.
-  std::optional<boost::json::value> recovering_by_;
+  std::optional<boost::json::object> recovering_by_;
+  /// recover() runs: the writes of the recovery record the intent they recover, with its author.
+  bool recovering_ = false;
 };
 
 /// The change engine's fence (change/runner.h) over a NamespaceLock: each write records `intent` (taking the lock
 /// on the first), each undo and each conflict confirm the lock is still ours.
 class LockFence : public change::Fence {
  public:
-  LockFence(NamespaceLock& lock, boost::json::object intent) : lock_(lock), intent_(std::move(intent)) {}
+  /// `intent`: what each write records; none for a change of one write (update-config's).
+  LockFence(NamespaceLock& lock, std::optional<change::Intent> intent)
+      : lock_(lock), intent_(std::move(intent)) {}
   void before_write() override { lock_.before_write(intent_); }
   void before_undo() override { lock_.confirm(); }
   void confirm_held() override { lock_.confirm(); }
@@ -209,18 +211,18 @@ class LockFence : public change::Fence {
 
  private:
   NamespaceLock& lock_;
-  boost::json::object intent_;
+  std::optional<change::Intent> intent_;
 };
 
 /// Who left `intent`: `lease`'s holder record, or when the lease was freed since (its holder cleared) the record the
 /// intent carries ("by").
 kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const boost::json::object& intent);
 
-/// Finishes or reverts a change of one kind that an earlier holder left unfinished, with the lock held: `intent` (its
-/// kLockIntentAnnotation record), `what` naming it ("an interrupted scale from 14:02 UTC (...)"). Returns the line
+/// Finishes or reverts a change of one kind that an earlier holder left unfinished, with the lock held: `intent` (read
+/// from its kLockIntentAnnotation record), `what` naming it ("an interrupted scale from 14:02 UTC (...)"). Returns the line
 /// to print. Each mutating command registers its own (register_recovery): the lock knows none of them.
 using Recovery = std::function<std::string(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                           const boost::json::object& intent, const std::string& what)>;
+                                           const change::Intent& intent, const std::string& what)>;
 /// Registers `recovery` for the intents whose "command" is `command` (at static initialisation); returns true.
 bool register_recovery(const std::string& command, Recovery recovery);
 
@@ -231,16 +233,8 @@ bool register_recovery(const std::string& command, Recovery recovery);
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                        const boost::json::object& intent, const kube::LeaseRecord& holder);
 
-/// The "command" of an intent when it is one this product records (scale, deploy, update-config, delete), else
-/// `fallback`: the lease is anyone's to write, and the name reaches the terminal.
-std::string intent_command(const boost::json::object& intent, const std::string& fallback);
-
 /// One-line description of a lock holder's record ("scale by root@host-1, pid 4711").
 std::string describe_lock_holder(const kube::LeaseRecord& record);
-
-/// The change an intent records, as "prefill 1 → 3, decode 1 → 2" (its roles' from → to counts; "" when it names
-/// none readable).
-std::string intent_change_text(const boost::json::object& intent);
 
 /// What the namespace lock's Lease tells status (one GET of lease/kubectl-mindie, absent: nothing).
 struct LockNotes {

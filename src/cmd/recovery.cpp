@@ -23,22 +23,23 @@ bool register_recovery(const std::string& command, Recovery recovery) {
 }
 
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                       const json::object& intent, const kube::LeaseRecord& holder) {
-  const std::string command = intent_command(intent, "");
-  std::string what = "an interrupted " + (command.empty() ? std::string("command") : command);
-  if (const auto* at = intent.if_contains("at"); at != nullptr && at->is_int64())
+                                       const json::object& record, const kube::LeaseRecord& holder) {
+  const auto command = change::known_command(record);
+  std::string what = "an interrupted " + command.value_or("command");
+  if (const auto* at = record.if_contains("at"); at != nullptr && at->is_int64())
     what += " from " + util::utc_text(at->get_int64(), "%H:%M UTC");
   what += " (" + describe_lock_holder(holder) + ")";
-  // The recovery's own writes are recorded as this command's, should they be cut short too.
-  struct Restore {
-    NamespaceLock& lock;
-    std::string previous;
-    ~Restore() { lock.act_for(previous); }
-  } restore{lock, lock.act_for(command)};
-  if (const auto it = recoveries().find(command); it != recoveries().end())
-    return it->second(client, lock, ns, intent, what);
-  return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
-         "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
+  const auto it = command ? recoveries().find(*command) : recoveries().end();
+  if (it == recoveries().end())
+    return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
+           "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
+  change::Intent intent;
+  try {
+    intent = change::parse_intent(record);
+  } catch (const change::UnreadableIntent&) {
+    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
+  }
+  return it->second(client, lock, ns, intent, what);
 }
 
 }  // namespace mindie::cmd

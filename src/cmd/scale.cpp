@@ -83,23 +83,11 @@ void ScaleOptions::read_proposed() {
   namespace_ = proposed_->job_id;
 }
 
-namespace {
-
-json::object counts_json(const InstanceCounts& c) {
-  return {{"prefill", c.prefill}, {"decode", c.decode}, {"hybrid", c.hybrid}, {"encode", c.encode}};
-}
-
-}  // namespace
-
-json::object instance_counts_json(const config::UserConfig& c) {
-  return counts_json({c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances});
-}
-
-namespace {
-
 InstanceCounts counts_of(const config::UserConfig& c) {
   return {c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances};
 }
+
+namespace {
 
 std::string counts_text(const InstanceCounts& c) {
   const std::string encode = c.encode ? ", encode " + std::to_string(c.encode) : "";
@@ -122,25 +110,6 @@ int baseline_count(const config::UserConfig& b, std::string_view role) {
                             : b.hybrid_instances;
 }
 
-
-// Counts of an intent someone could have written: each 0..16, else nullopt.
-std::optional<InstanceCounts> counts_from_json(const json::object& intent, std::string_view key) {
-  const json::value* v = intent.if_contains(key);
-  if (v == nullptr || !v->is_object()) return std::nullopt;
-  InstanceCounts c;
-  for (auto [name, field] : {std::pair{"prefill", &c.prefill}, std::pair{"decode", &c.decode},
-                             std::pair{"hybrid", &c.hybrid}, std::pair{"encode", &c.encode}}) {
-    const json::value* n = v->get_object().if_contains(name);
-    if (n == nullptr || !n->is_int64() || n->get_int64() < 0 || n->get_int64() > 16) return std::nullopt;
-    *field = static_cast<int>(n->get_int64());
-  }
-  return c;
-}
-
-// The count of `role` (prefill, decode, encode or union) in `c`.
-int count_of(const InstanceCounts& c, std::string_view role) {
-  return role == "prefill" ? c.prefill : role == "decode" ? c.decode : role == "encode" ? c.encode : c.hybrid;
-}
 
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
@@ -235,17 +204,8 @@ void ScaleOptions::plan_intent(const std::string& mode, const std::string& workl
                                const std::vector<std::string>& roles, const config::UserConfig& base,
                                const InstanceCounts& target, const json::object& cm,
                                const std::map<std::string, int>& live) {
-  json::array names;
-  for (const auto& r : roles) names.emplace_back(r);
-  json::object live_from;
-  for (const auto& [role, n] : live) live_from[role] = n;
-  intent_ = {{"mode", mode},
-             {"workload", workload},
-             {"roles", std::move(names)},
-             {"live_from", std::move(live_from)},
-             {"from", counts_json(counts_of(base))},
-             {"to", counts_json(target)},
-             {"baseline_resource_version", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}};
+  intent_ = {mode, workload, {roles, counts_of(base), target}, live,
+             kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))};
 }
 
 bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& target) const {
@@ -519,7 +479,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   json::object baseline_after = *cm;
   if (new_baseline_text(base, target) != base.raw)
     steps.push_back(baseline_step(client, *cm, base, target, opts, baseline_after));
-  LockFence fence(*lock_, intent_);
+  LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence, wording(base, target, [&] {
     return service_set_now(client, namespace_, iss_name, changes, target);
   }));
@@ -639,7 +599,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   json::object baseline_after = cm;
   if (new_baseline_text(base, target) != base.raw)
     writes.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
-  LockFence fence(*lock_, intent_);
+  LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence, wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
   runner.run(writes);
   lock_->settle();  // the engine Deployments and the baseline agree
@@ -659,35 +619,25 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
 const bool kRecoveryRegistered = register_recovery("scale", &ScaleOptions::recover);
 
 std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                                  const json::object& intent, const std::string& what) {
-  const auto from = counts_from_json(intent, "from");
-  const auto to = counts_from_json(intent, "to");
-  std::vector<std::string> roles;
-  if (const auto* r = intent.if_contains("roles"); r != nullptr && r->is_array())
-    for (const auto& v : r->get_array())
-      if (v.is_string() && (v == "prefill" || v == "decode" || v == "union" || v == "encode"))
-        roles.emplace_back(v.get_string());
-  const json::value* rv = intent.if_contains("baseline_resource_version");
-  if (!from || !to || roles.empty() || rv == nullptr || !rv->is_string())
-    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
-  const std::string head = "recovered " + what + ": " + intent_change_text(intent) + ", ";
+                                  const change::Intent& recorded, const std::string& what) {
+  const auto& intent = std::get<change::ScaleIntent>(recorded.change);
+  const InstanceCounts* from = &intent.counts.from;
+  const InstanceCounts* to = &intent.counts.to;
+  const std::vector<std::string>& roles = intent.counts.roles;
+  const std::string head = "recovered " + what + ": " + change::count_change_text(intent) + ", ";
 
   const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
   const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
   const InstanceCounts now = counts_of(stored.user());
-  const bool unmoved = now == *from && cm->at("metadata").at("resourceVersion") == *rv;
+  const bool unmoved =
+      now == *from && cm->at("metadata").at("resourceVersion") == json::value(intent.baseline_resource_version);
 
   // How much of the scale the live workload shows: every role still at what was live when the intent was
   // recorded (live_from; the baseline's counts when absent) means nothing was applied.
-  const json::object* live_from = nullptr;
-  if (const auto* v = intent.if_contains("live_from"); v != nullptr && v->is_object()) live_from = &v->get_object();
-  const auto was_live = [&](const std::string& role) -> int {
-    if (live_from != nullptr)
-      if (const auto* n = live_from->if_contains(role); n != nullptr && n->is_int64() && n->get_int64() >= 0 &&
-                                                        n->get_int64() <= 1 << 20)
-        return static_cast<int>(n->get_int64());
-    return count_of(*from, role);
+  const auto was_live = [&](const std::string& role) {
+    const auto it = intent.live_from.find(role);
+    return it != intent.live_from.end() ? it->second : from->of(role);
   };
   bool untouched = true;
   if (unmoved) {
@@ -715,7 +665,7 @@ std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, con
   const InstanceCounts goal = finish ? *to : now;
   ScaleFlags flags;
   for (const auto& role : roles) {
-    const int n = count_of(goal, role);
+    const int n = goal.of(role);
     if (role == "prefill") flags.prefill = n;
     else if (role == "decode") flags.decode = n;
     else if (role == "union") flags.hybrid = n;

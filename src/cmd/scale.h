@@ -37,13 +37,7 @@ struct ScaleFlags {
 
 /// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
 /// are 0; config::UserConfig::hybrid()); and encode instances (config::UserConfig::encode).
-struct InstanceCounts {
-  int prefill = 0;
-  int decode = 0;
-  int hybrid = 0;
-  int encode = 0;
-  bool operator==(const InstanceCounts&) const = default;
-};
+using InstanceCounts = change::RoleCounts;
 
 /// One engine Deployment a multi_deployment scale creates or deletes.
 struct EngineChange {
@@ -52,8 +46,8 @@ struct EngineChange {
   std::string uid;     ///< a delete's: of the Deployment as listed
 };
 
-/// The instance counts of `c` as an intent records them: {"prefill", "decode", "hybrid", "encode"}.
-boost::json::object instance_counts_json(const config::UserConfig& c);
+/// The instance counts of `c`.
+change::RoleCounts counts_of(const config::UserConfig& c);
 
 /// Binds ScaleFlags to `desc`.
 void add_scale_flags(boost::program_options::options_description& desc, ScaleFlags& flags);
@@ -87,7 +81,7 @@ class ScaleOptions {
   /// reverts the live roles to the baseline when the baseline moved since; drops it when nothing was applied.
   /// `what` names the scale ("an interrupted scale from 14:02 UTC (...)"). Returns the line to print. Throws as run().
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                             const boost::json::object& intent, const std::string& what);
+                             const change::Intent& intent, const std::string& what);
 
  private:
   /// Reads and validates -f when given and takes the namespace from its job_id (checked against -n). Throws
@@ -113,7 +107,7 @@ class ScaleOptions {
   void run_once(kube::Client& client, Printer& printer);
   /// lock_->before_write(intent_): the first takes the namespace lock (may throw Replan) and records the intent,
   /// later ones renew it.
-  void before_write() const { lock_->before_write(intent_); }
+  void before_write() const { lock_->before_write(change::Intent{intent_}); }
   /// Records in intent_ what the scale is about to change: `roles` from the baseline's counts to `target`.
   /// `live`: each role's live count as read (replicas, or engine Deployments).
   void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
@@ -144,7 +138,7 @@ class ScaleOptions {
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
   NamespaceLock* lock_ = nullptr;           ///< during run()
-  boost::json::object intent_;              ///< what this pass changes (plan_intent)
+  change::ScaleIntent intent_;              ///< what this pass changes (plan_intent)
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

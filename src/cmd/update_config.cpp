@@ -211,7 +211,7 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
     return changed_keys(after).empty();
   };
   // One compare-and-swap merge patch: it happened whole or not at all, so no intent is recorded.
-  LockFence fence(lock, {});
+  LockFence fence(lock, std::nullopt);
   change::Wording wording;
   wording.change = "update-config";
   wording.dry_run = opts.dry_run;

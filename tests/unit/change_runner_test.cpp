@@ -202,3 +202,62 @@ TEST_CASE("runner: a lease that cannot be renewed before a write: that write was
   }
   CHECK(store == fresh());
 }
+
+namespace {
+
+/// A toy change kind: its intent names the keys it sets to a value; plan() is all it declares (no recovery code).
+struct ToyIntent {
+  std::vector<std::string> keys;
+  int value = 0;
+  int was = 0;  ///< what the keys held when the change was planned
+};
+
+std::vector<change::Step> plan_toy(std::map<std::string, int>& store, const ToyIntent& intent) {
+  std::vector<change::Step> steps;
+  for (const auto& key : intent.keys) {
+    change::Step s;
+    s.name = "toy/" + key;
+    s.verb = "set";
+    s.write = [&store, key, v = intent.value] { store[key] = v; };
+    s.applied = [&store, key, v = intent.value] { return store[key] == v; };
+    s.undo = [&store, key, was = intent.was] { store[key] = was; };
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("runner: a toy change killed after each step is recovered from its intent by its plan alone") {
+  const ToyIntent intent{{"a", "b", "c"}, 7, 0};
+  for (std::size_t killed_after = 0; killed_after <= 3; ++killed_after) {
+    for (change::Direction direction : {change::Direction::Finish, change::Direction::Revert}) {
+      CAPTURE(killed_after);
+      auto store = fresh();
+      // The first command records the intent (the toy's "lease" is `intent` itself) and dies after k writes.
+      {
+        ToyFence fence;
+        change::Runner first(fence, {"toy", {}, "", false});
+        auto steps = plan_toy(store, intent);
+        steps.resize(killed_after);
+        first.run(steps);
+      }
+      // The next command plans again from the intent and recovers with the generic runner.
+      ToyFence fence;
+      change::Runner next(fence, {"toy", {}, "", false});
+      const change::Recovered r = next.recover(plan_toy(store, intent), direction);
+      if (killed_after == 0) {
+        CHECK(r == change::Recovered::NothingApplied);
+        CHECK(store == fresh());
+      } else if (direction == change::Direction::Revert) {
+        CHECK(r == change::Recovered::Reverted);
+        CHECK(store == fresh());
+        CHECK(fence.undos == static_cast<int>(killed_after));
+      } else {
+        CHECK(r == (killed_after == 3 ? change::Recovered::AlreadyComplete : change::Recovered::Finished));
+        CHECK(store == std::map<std::string, int>{{"a", 7}, {"b", 7}, {"c", 7}});
+        CHECK(fence.writes == static_cast<int>(3 - killed_after));  // only what was left is written
+      }
+    }
+  }
+}

@@ -1,0 +1,81 @@
+// change::Intent: the records released versions wrote are read back, and what is written reads back the same.
+#include <doctest/doctest.h>
+
+#include "change/intent.h"
+
+namespace change = mindie::change;
+namespace json = boost::json;
+
+namespace {
+
+json::object parsed(const char* text) { return json::parse(text).as_object(); }
+
+}  // namespace
+
+TEST_CASE("intent: a scale record as released versions wrote it") {
+  const auto record = parsed(R"({"format":1,"command":"scale","at":1764900000,
+    "by":{"user":"root","host":"h1","pid":4711,"command":"scale"},
+    "mode":"infer_service_set","workload":"mindie-motor-vllm-0","roles":["prefill","decode"],
+    "live_from":{"prefill":1,"decode":2},
+    "from":{"prefill":1,"decode":1,"hybrid":0,"encode":0},"to":{"prefill":3,"decode":2,"hybrid":0,"encode":0},
+    "baseline_resource_version":"812"})");
+  const change::Intent intent = change::parse_intent(record);
+  const auto& s = std::get<change::ScaleIntent>(intent.change);
+  CHECK(s.workload == "mindie-motor-vllm-0");
+  CHECK(s.counts.roles == std::vector<std::string>{"prefill", "decode"});
+  CHECK(s.counts.to == change::RoleCounts{3, 2, 0, 0});
+  CHECK(s.live_from.at("decode") == 2);
+  CHECK(s.baseline_resource_version == "812");
+  CHECK(intent.at == 1764900000);
+  CHECK(intent.by.at("pid") == 4711);
+  CHECK(change::count_change_text(intent.change) == "prefill 1 \u2192 3, decode 1 \u2192 2");
+  CHECK(change::to_record(intent) == record);  // written back as read
+}
+
+TEST_CASE("intent: a deploy record, with the intent it superseded kept as found") {
+  const auto record = parsed(R"({"format":1,"command":"deploy","at":5,"by":{"user":"u"},
+    "mode":"infer_service_set","workload":"w","baseline_resource_version":"","baseline_digest":"abc",
+    "baseline_keys":["user_config.json"],"adopt":false,"force_conflicts":true,
+    "supersedes":{"command":"rollout-from-the-future","x":1}})");
+  const change::Intent intent = change::parse_intent(record);
+  const auto& d = std::get<change::DeployIntent>(intent.change);
+  CHECK(d.baseline_resource_version.empty());
+  CHECK(d.baseline_keys == std::vector<std::string>{"user_config.json"});
+  CHECK(d.force_conflicts);
+  CHECK_FALSE(d.counts);
+  REQUIRE(intent.supersedes);
+  CHECK(intent.supersedes->at("x") == 1);
+  CHECK(change::to_record(intent) == record);
+}
+
+TEST_CASE("intent: a delete record; unreadable targets are kept as a sign the delete began") {
+  const auto record = parsed(R"({"format":1,"command":"delete","at":1,"by":{},"workload":"w","mode":"m",
+    "targets":[{"apiVersion":"v1","kind":"ConfigMap","namespace":"ns","name":"motor-config"},7]})");
+  const change::Intent intent = change::parse_intent(record);
+  const auto& d = std::get<change::DeleteIntent>(intent.change);
+  REQUIRE(d.targets.size() == 2);
+  CHECK(d.targets[0] == change::DeleteTarget{"v1", "ConfigMap", "ns", "motor-config"});
+  CHECK(d.targets[1] == change::DeleteTarget{});
+}
+
+TEST_CASE("intent: what cannot be read is named, never guessed") {
+  CHECK_FALSE(change::known_command(parsed(R"({"command":"rollout"})")));
+  CHECK_FALSE(change::known_command(parsed(R"({"command":7})")));
+  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"rollout"})")), change::UnreadableIntent);
+  // A scale whose counts are out of range, or without roles, or without the baseline's resourceVersion.
+  CHECK_THROWS_WITH_AS(change::parse_intent(parsed(R"({"command":"scale","roles":["prefill"],
+    "from":{"prefill":1,"decode":1,"hybrid":0,"encode":0},"to":{"prefill":99,"decode":1,"hybrid":0,"encode":0},
+    "baseline_resource_version":"1"})")),
+                       "\"to\".prefill is not a number 0..16", change::UnreadableIntent);
+  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"scale","roles":["evil\u001b[2J"],
+    "from":{"prefill":1,"decode":1,"hybrid":0,"encode":0},"to":{"prefill":1,"decode":1,"hybrid":0,"encode":0},
+    "baseline_resource_version":"1"})")),
+                  change::UnreadableIntent);
+  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"deploy","baseline_digest":"d"})")),
+                  change::UnreadableIntent);
+  // A deploy's counts are only shown: unreadable, they are left out and the deploy still recovers.
+  const auto d = change::parse_intent(parsed(R"({"command":"deploy","baseline_digest":"d",
+    "baseline_resource_version":"3","roles":["prefill"],"from":{},"to":{}})"));
+  CHECK_FALSE(std::get<change::DeployIntent>(d.change).counts);
+  CHECK(change::count_change_text(d.change).empty());
+}
