@@ -148,6 +148,12 @@ class NamespaceLock {
   /// Rethrows `e`, a failure to `doing` the Lease, as a CommandError saying what to do when it is a 403 (the RBAC
   /// the lock needs) or, before the lock is held, a 404 of the namespace itself (create it); as it is otherwise.
   [[noreturn]] void rethrow_as_command_error(const std::exception_ptr& e, const std::string& doing) const;
+  /// before_write() with the lock held: records `intent` when it differs from what the lease holds, else renews
+  /// the lock when due, or confirms it after a pause longer than kLockIdleCheck. Throws LockLost.
+  void renew_for_write(const std::optional<change::Intent>& intent);
+  /// before_write()'s first call: takes the lock with `intent`, recovering or superseding an intent an earlier
+  /// holder left (then throws Replan), and throws Replan when anyone held it since construction.
+  void take(const std::optional<change::Intent>& intent);
   /// The intent annotation's text for `intent`: stamped with the time and its author, carrying the intent this
   /// command superseded.
   std::string intent_text(change::Intent intent) const;
