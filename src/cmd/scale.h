@@ -11,6 +11,7 @@
 #include "cmd/command.h"
 #include "cmd/common.h"
 #include "cmd/lock.h"
+#include "cmd/multi_deployment.h"
 #include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
@@ -103,8 +104,27 @@ class ScaleOptions {
   void run_multi(kube::Client& client, Printer& printer, const boost::json::object& cm,
                  const baseline::Baseline& stored, const InstanceCounts& target);
 
-  /// One read-plan-write pass of run().
+  /// One read-plan-write pass of run(): reads the baseline, checks, and scales by deploy mode.
   void run_once(kube::Client& client, Printer& printer);
+  /// Refuses what the stored deployment cannot scale to (single_container, a mode this version does not know, PD-
+  /// hybrid against prefill/decode flags, encode instances it has not). No I/O. Throws CommandError.
+  void check_scalable(const baseline::Baseline& stored) const;
+  /// The counts asked for: -f's, or the flags' over the baseline's.
+  InstanceCounts target_counts(const config::UserConfig& base) const;
+  /// scale of an infer_service_set deployment: the InferServiceSet's role replicas (JSON Patch with test ops), then
+  /// the baseline, then the PodGroups of removed gang instances; prints the results.
+  void run_service_set(kube::Client& client, Printer& printer, const boost::json::object& cm,
+                       const baseline::Baseline& stored, const InstanceCounts& target);
+  /// After a scale of `iss` by `changes` is recorded: what infer-operator remembers of gang instances, and the
+  /// PodGroups of removed ones deleted. Returns the PodGroups deleted.
+  std::vector<std::string> finish_gang_scale(kube::Client& client, Printer& printer, const boost::json::object& iss,
+                                             const std::vector<scale::RoleChange>& changes,
+                                             const InstanceCounts& target, const kube::WriteOptions& opts) const;
+  /// The engine Deployments to create (missing indices below the target) and delete (the highest first) so that
+  /// each role of `targets` runs its count; warns of roles that drifted from `base`.
+  std::vector<EngineChange> plan_engine_changes(const std::vector<WorkloadDeployment>& live,
+                                                const std::vector<std::pair<std::string, int>>& targets,
+                                                const config::UserConfig& base, Printer& printer) const;
   /// lock_->before_write(intent_): the first takes the namespace lock (may throw Replan) and records the intent,
   /// later ones renew it.
   void before_write() const { lock_->before_write(change::Intent{intent_}); }
