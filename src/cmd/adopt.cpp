@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "kube/retry_on_conflict.h"
 #include "cmd/common.h"
 #include "kube/csa_upgrade.h"
 #include "mindie/baseline.h"
@@ -88,22 +89,20 @@ AdoptionPlan plan_adoption(kube::Client& client, const std::string& ns, const st
 void hand_over_fields(kube::Client& client, const AdoptionPlan& plan, const kube::WriteOptions& opts,
                       const std::function<void(const ForeignObject&)>& on_patched) {
   constexpr int kAttempts = 3;
+  // 422 too: the upgrade patch's test op on managedFields failed (they changed since read).
+  const auto refused = [](const kube::ApiError& e) { return e.code() == 409 || e.code() == 422; };
   for (const auto& o : plan.take_over) {
-    // The plan's read first; a fresh one only after a refusal.
-    std::optional<json::object> live = o.live;
-    for (int attempt = 1;; ++attempt) {
-      if (attempt > 1) live = client.get_if_exists(*o.gvr, o.ns, o.name);
-      const auto patch = live ? kube::csa_upgrade_patch(*live, opts.field_manager) : std::nullopt;
-      if (!patch) break;  // gone, or nothing of client-side apply's left: the apply creates or owns it
-      try {
-        client.patch(*o.gvr, o.ns, o.name, kube::PatchType::Json, *patch, opts);
-      } catch (const kube::ApiError& e) {
-        if ((e.code() == 409 || e.code() == 422) && attempt < kAttempts) continue;
-        throw;
-      }
-      on_patched(o);
-      break;
-    }
+    kube::retry_on_conflict(
+        kAttempts,
+        [&](int attempt) {
+          // The plan's read first; a fresh one only after a refusal.
+          const std::optional<json::object> live = attempt > 1 ? client.get_if_exists(*o.gvr, o.ns, o.name) : o.live;
+          const auto patch = live ? kube::csa_upgrade_patch(*live, opts.field_manager) : std::nullopt;
+          if (!patch) return;  // gone, or nothing of client-side apply's left: the apply creates or owns it
+          client.patch(*o.gvr, o.ns, o.name, kube::PatchType::Json, *patch, opts);
+          on_patched(o);
+        },
+        refused);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cmd/scale_steps.h"
+#include "kube/retry_on_conflict.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/render.h"
 #include "util/json_text.h"
@@ -132,7 +133,13 @@ bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& tar
 
 json::object ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
                                           const InstanceCounts& target, const kube::WriteOptions& opts) const {
-  for (int attempt = 1;; ++attempt) {
+  return kube::retry_on_conflict(kBaselineWriteAttempts, [&](int attempt) {
+    if (attempt > 1) {
+      // Changed since it was read: by a rival that took the lock over (then nothing more may be written), or by
+      // an edit from outside kubectl-mindie, or it is this write's own first try whose reply was lost.
+      lock_->confirm();
+      cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
+    }
     const config::UserConfig current = baseline::read_baseline(cm, namespace_).user();
     // A retried write whose first try was stored (its answer lost) meets a 409: the re-read then already
     // holds our counts, which is success, not a rival scale.
@@ -144,20 +151,15 @@ json::object ScaleOptions::write_baseline(kube::Client& client, json::object cm,
     const std::string raw = new_baseline_text(current, target);
     if (raw == current.raw) return cm;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
-    const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
-                             {"data", {{baseline::kBaselineKey, raw}}}};
+    const json::object patch{
+        {"metadata",
+         {{"resourceVersion",
+           kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
+        {"data", {{baseline::kBaselineKey, raw}}}};
     before_write();
-    try {
-      return client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch,
-                          opts);
-    } catch (const kube::ApiError& e) {
-      if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
-    }
-    // Changed since it was read: by a rival that took the lock over (then nothing more may be written), or by an
-    // edit from outside kubectl-mindie, or it is this write's own first try whose reply was lost.
-    lock_->confirm();
-    cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
-  }
+    return client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch,
+                        opts);
+  });
 }
 
 change::Step ScaleOptions::baseline_step(kube::Client& client, const json::object& cm, const config::UserConfig& read,

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "kube/retry_on_conflict.h"
 #include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "mindie/baseline_policy.h"
@@ -222,22 +223,23 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
 json::object UpdateConfigOptions::write_config(kube::Client& client, json::object cm, const kube::WriteOptions& opts,
                                                NamespaceLock& lock) const {
   const std::string ns = proposed_->job_id;
-  for (int attempt = 1;; ++attempt) {
+  return kube::retry_on_conflict(kBaselineWriteAttempts, [&](int attempt) {
+    if (attempt > 1) {  // changed since it was read
+      lock.confirm();   // by a rival that took the lock over: write nothing more
+      cm = client.get(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+    }
     json::object data = changed_keys(cm);
     // Nothing left to change after a conflict: an earlier try of this write was stored, its reply lost.
     if (data.empty()) return cm;
     // Merge patch: only the keys we own change; the resourceVersion makes it a compare-and-swap, and a
     // conflict is re-read and re-checked rather than overwritten.
-    const json::object patch{{"metadata", {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
-                             {"data", std::move(data)}};
-    try {
-      return client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
-    } catch (const kube::ApiError& e) {
-      if (!e.is_conflict() || attempt == kBaselineWriteAttempts) throw;
-    }
-    lock.confirm();  // a rival that took the lock over: write nothing more
-    cm = client.get(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
-  }
+    const json::object patch{
+        {"metadata",
+         {{"resourceVersion",
+           kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
+        {"data", std::move(data)}};
+    return client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
+  });
 }
 
 namespace {
