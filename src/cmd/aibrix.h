@@ -1,8 +1,7 @@
 // --framework aibrix: deploy, scale, status and delete of an AIBrix StormService (orchestration.aibrix.ai/v1alpha1)
 // and the per-replica Services its routing proxy addresses, with the same conventions as the MindIE commands
-// (validation before any request, server-side apply, guarded JSON Patches, kubectl-style output and errors). The
-// objects and the status report come from src/aibrix (parse_storm_config, render_storm_service, plan_scale,
-// build_storm_status); this file only talks to the API server.
+// (validation before any request, writes as steps of the change engine under the namespace lock, -o json|yaml|name).
+// The objects and the status report come from src/aibrix; the commands live in storm_{deploy,scale,status,delete}.cpp.
 #pragma once
 
 #include <boost/json.hpp>
@@ -12,12 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "change/runner.h"
 #include "cmd/common.h"
 #include "cmd/delete.h"
 #include "cmd/deploy.h"
 #include "cmd/scale.h"
 #include "cmd/status.h"
 #include "kube/watch.h"
+
+namespace mindie::aibrix {
+struct ScalePlan;
+}
 
 namespace mindie::cmd {
 
@@ -58,7 +62,7 @@ class StormDeployOptions {
   /// prints) the objects; with --wait, waits through watches on connections from `new_transport` until the
   /// StormService is ready. Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing
   /// sent), ApiError, TransportError, CommandError (no StormService CRD, a --wait timeout) or PartialFailure (the
-  /// StormService applied, its Services not all).
+  /// runner's: what was written before a write failed, and the command to re-run).
   /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
   /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
@@ -92,12 +96,18 @@ class StormScaleOptions {
   void validate();
   /// Patches and applies; with --wait, waits as StormDeployOptions::run does. Throws ApiError, TransportError,
   /// CommandError (no CRD, an unscalable object, an object that kept changing, a --wait timeout) or PartialFailure
-  /// (the scale applied, its Services not all).
+  /// (the runner's: the scale applied, its Services not all).
   /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
   /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
+  /// Reads the StormService, plans and runs the guarded patch (scale_step); re-reads and re-plans when a test op
+  /// failed (422), at most kBaselineWriteAttempts times. Returns the plan that was applied (or needed no patch).
+  aibrix::ScalePlan patch_replicas(kube::Client& client, Printer& printer, change::Runner& runner);
+  /// The guarded JSON Patch of `plan`, read back by the role's replicas when its answer was lost (no answer, a 5xx).
+  change::Step scale_step(kube::Client& client, Printer& printer, const aibrix::ScalePlan& plan) const;
+
   FrameworkFlags framework_;
   ScaleFlags flags_;
   std::string namespace_flag_;
@@ -114,7 +124,7 @@ class StormStatusOptions {
   StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag);
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
-  /// --app when given, -o (wide, json or yaml), --watch refused. No I/O. Throws UsageError.
+  /// --app when given, -o (wide, json, yaml or name), --watch refused. No I/O. Throws UsageError.
   void validate() const;
   /// Reads the StormService, its pods, Services and pod events (one request each) and prints the report.
   /// Throws ApiError, TransportError or CommandError (no CRD; no, or several, StormServices to show).
@@ -137,12 +147,15 @@ class StormDeleteOptions {
   void validate();
   /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
   /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
-  /// (no CRD, nothing to delete, a --wait timeout) or PartialFailure (a delete failed after others succeeded).
+  /// (no CRD, nothing to delete, a --wait timeout) or PartialFailure (the runner's: a delete failed after others).
   /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
   /// not through the wait.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
+  /// --wait: until the StormService and its pods are gone, or --timeout (CommandError naming what is left).
+  void wait_gone(Printer& printer, const kube::Informer::TransportFactory& new_transport) const;
+
   FrameworkFlags framework_;
   DeleteFlags flags_;
   std::string namespace_flag_;

@@ -123,6 +123,17 @@ void Printer::shown_object(json::object obj) {
   if (format_ == "json" || format_ == "yaml") object(std::move(obj));
 }
 
+void Printer::view(const kube::GVR& r, const std::string& name, json::object obj,
+                   const std::function<std::string(bool wide)>& table) {
+  if (format_ == "json" || format_ == "yaml") object(std::move(obj));
+  else if (format_ == "name") out_ << r.kind_dot_group() << '/' << name << '\n';
+  else out_ << table(format_ == "wide");
+}
+
+void Printer::human(const std::string& line) {
+  if (format_.empty()) out_ << line << '\n';
+}
+
 void Printer::object(json::object obj) {
   if (auto* md = obj.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
   queued_.push_back(std::move(obj));

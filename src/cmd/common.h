@@ -94,6 +94,12 @@ class Printer {
   /// An object that -o json|yaml shows, as it is after the command, beside the results (the baseline a scale
   /// wrote); nothing in the other formats, whose lines name what changed.
   void shown_object(boost::json::object obj);
+  /// What a command shows of one object (status): with -o json|yaml `obj`, with -o name "kind.group/name", otherwise
+  /// the text `table` draws (its argument: -o wide).
+  void view(const kube::GVR& r, const std::string& name, boost::json::object obj,
+            const std::function<std::string(bool wide)>& table);
+  /// A line of the human output only ("... ready"): with -o the output is the objects or their names alone.
+  void human(const std::string& line);
   /// Prints the queued objects: one as itself, several as a `kind: List` (as kubectl prints several objects).
   void flush();
   std::ostream& out() { return out_; }

@@ -171,6 +171,8 @@ void DeleteOptions::validate() {
     throw UsageError("-n NAMESPACE is required: delete removes the deployment of one namespace (its job_id)");
   check_namespace_syntax(namespace_flag_);
   flags_.output.validate();
+  if (flags_.output.format() != "" && flags_.output.format() != "name")
+    throw UsageError("-o " + flags_.output.format() + " is supported by delete with --framework aibrix only");
   WaitAfterFlags w{flags_.wait, flags_.timeout};
   timeout_ = check_wait_after_flags(w, dry_run_);
 }

@@ -22,7 +22,8 @@ struct DeleteFlags {
   std::string dry_run = "none";  ///< --dry-run: none, client (read only, print) or server (dryRun=All)
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
-  OutputFlags output{{"name"}, "Output format", " (only kind.group/name)"};  ///< -o
+  /// -o; json and yaml with --framework aibrix only, for now
+  OutputFlags output{{"json", "yaml", "name"}, "Output format", " (json and yaml: --framework aibrix)"};
   LockFlags lock;  ///< --lock-timeout
 };
 

@@ -37,6 +37,7 @@ StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
 void StatusOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
   flags_.output.validate();
+  if (flags_.output.format() == "name") throw UsageError("-o name is supported by status with --framework aibrix only");
 }
 
 void StatusOptions::complete(const std::string& context_namespace) {

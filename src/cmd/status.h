@@ -21,7 +21,8 @@ namespace mindie::cmd {
 
 /// status's own flags, as given.
 struct StatusFlags {
-  OutputFlags output{{"wide", "json", "yaml"}, "Output format", " (default: a tree)"};  ///< -o; "" is the tree
+  /// -o; "" is the tree; name with --framework aibrix only, for now
+  OutputFlags output{{"wide", "json", "yaml", "name"}, "Output format", " (default: a tree; name: --framework aibrix)"};
   bool watch = false;  ///< -w/--watch
 };
 

@@ -302,3 +302,94 @@ TEST_CASE("aibrix: deploy, scale and delete take the namespace lock; a live hold
   }
   CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
 }
+
+TEST_CASE("aibrix: -o name names what each command wrote or shows; --dry-run=server prints what it would write") {
+  Cluster sb(storm_args());
+  const auto dry = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=server", "-o", "json"});
+  REQUIRE_MESSAGE(dry.exit_code == 0, dry.err);
+  const json list = json::parse(dry.out);
+  CHECK(list["kind"] == "List");
+  REQUIRE(list["items"].size() == 5);
+  CHECK(list["items"][0]["kind"] == "StormService");
+  CHECK(list["items"][1]["kind"] == "Service");
+  CHECK(names(sb, "stormservices").empty());
+  CHECK(names(sb, "services").empty());
+
+  const auto dep = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "-o", "name"});
+  REQUIRE_MESSAGE(dep.exit_code == 0, dep.err);
+  CHECK(dep.out == "stormservice.orchestration.aibrix.ai/qwen3-pd\nservice/qwen3-pd-prefill-0\n"
+                   "service/qwen3-pd-prefill-1\nservice/qwen3-pd-decode-0-0\nservice/qwen3-pd-decode-0-1\n");
+  const auto shown = sb.mindie({"status", "--framework", "aibrix", "-n", "vllm-test", "-o", "name"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
+  CHECK(shown.out == "stormservice.orchestration.aibrix.ai/qwen3-pd\n");
+
+  // A server dry run of a scale: the StormService as it would be, nothing changed.
+  const auto would = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
+                                "decode", "--replicas", "2", "--dry-run=server", "-o", "yaml"});
+  REQUIRE_MESSAGE(would.exit_code == 0, would.err);
+  CHECK(would.out.find("kind: List") != std::string::npos);
+  CHECK(would.out.find("name: qwen3-pd-decode-1-1") != std::string::npos);
+  CHECK(names(sb, "services").size() == 4);
+  const auto up = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
+                             "--replicas", "2", "-o", "name"});
+  REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+  CHECK(up.out.rfind("stormservice.orchestration.aibrix.ai/qwen3-pd\n", 0) == 0);
+  CHECK(up.out.find("service/qwen3-pd-decode-1-1\n") != std::string::npos);
+  CHECK(up.out.find("applied") == std::string::npos);
+
+  const std::size_t before = sb.requests().size();
+  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "-o", "name"});
+  REQUIRE_MESSAGE(gone.exit_code == 0, gone.err);
+  std::size_t deletes = 0;
+  for (const auto& r : sb.requests_since(before)) {
+    if (r.method != "DELETE") continue;
+    ++deletes;  // each only while it is the object read: a successor of the same name is never deleted
+    CHECK_MESSAGE(json::parse(r.body)["preconditions"]["uid"].is_string(), r.path);
+  }
+  CHECK(deletes == 7);
+  CHECK(gone.out.rfind("stormservice.orchestration.aibrix.ai/qwen3-pd\nservice/qwen3-pd-decode-0-0\n", 0) == 0);
+  CHECK(gone.out.find("deleted") == std::string::npos);
+  CHECK(names(sb, "services").empty());
+}
+
+TEST_CASE("aibrix: a write refused mid-way stops the change; the runner says what was written and what to re-run") {
+  const std::string svc = "/api/v1/namespaces/vllm-test/services/";
+  Cluster sb(storm_args({"--fault", "PATCH:" + svc + "qwen3-pd-decode-0-0:403:1"}));
+  const auto run = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("deploy stopped at service/qwen3-pd-decode-0-0 after writing:\n"
+                             "  stormservice.orchestration.aibrix.ai/qwen3-pd serverside-applied\n"
+                             "  service/qwen3-pd-prefill-0 serverside-applied\n"
+                             "  service/qwen3-pd-prefill-1 serverside-applied\n") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("fix the cause above and re-run: kubectl mindie deploy --framework aibrix -f " + kStormExample) !=
+        std::string::npos);
+  CHECK(names(sb, "services") == std::vector<std::string>{"qwen3-pd-prefill-0", "qwen3-pd-prefill-1"});
+  const auto again = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample});  // the fault is spent
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(names(sb, "services").size() == 4);
+
+  // A delete refused at its second Service (the LIST's order: by name) keeps what it did not reach.
+  sb.add_fault("DELETE:" + svc + "qwen3-pd-decode-0-1:403:1");
+  const auto del = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
+  CHECK(del.exit_code == 1);
+  CHECK_MESSAGE(del.err.find("delete stopped at service/qwen3-pd-decode-0-1 after writing:\n"
+                             "  stormservice.orchestration.aibrix.ai/qwen3-pd deleted\n"
+                             "  service/qwen3-pd-decode-0-0 deleted\n") != std::string::npos,
+                del.err);
+  CHECK(del.err.find("re-run: kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd") !=
+        std::string::npos);
+  CHECK(names(sb, "services").size() == 3);
+}
+
+TEST_CASE("aibrix: a scale patch whose reply was lost is recognised, not re-applied") {
+  // The first PATCH of the StormService is deploy's apply; the second, scale's JSON Patch, applies but loses its reply.
+  Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":lose-reply:1:1"}));
+  deploy(sb);
+  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
+                              "prefill", "--replicas", "3"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
+  CHECK(run.out.find("service/qwen3-pd-prefill-2 serverside-applied") != std::string::npos);
+  CHECK(role_of(status_json(sb), "prefill")["replicas"] == 3);
+}

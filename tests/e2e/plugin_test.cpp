@@ -303,7 +303,7 @@ TEST_CASE("completion: commands, flags, -o values, --context names from the kube
   CHECK(complete({"scale", "--pre"}).values == std::vector<std::string>{"--prefill"});
   CHECK(complete({"scale", "--prefill", "2", "--pre"}).values.empty());  // already given
 
-  CHECK(complete({"status", "-o", ""}).values == std::vector<std::string>{"wide", "json", "yaml"});
+  CHECK(complete({"status", "-o", ""}).values == std::vector<std::string>{"wide", "json", "yaml", "name"});
   CHECK(complete({"status", "--output", "j"}).values == std::vector<std::string>{"json"});
   CHECK(complete({"status", "--output=y"}).values == std::vector<std::string>{"--output=yaml"});
   CHECK(complete({"deploy", "--dry-run=s"}).values == std::vector<std::string>{"--dry-run=server"});
@@ -362,7 +362,7 @@ TEST_CASE("through the real kubectl: plugin list, kubectl mindie, and completion
   const Completion sub = parse_completion(e2e::run_process({kKubectl, "__complete", "mindie", "up"}));
   CHECK(sub.values == std::vector<std::string>{"update-config"});
   const Completion out = parse_completion(e2e::run_process({kKubectl, "__complete", "mindie", "status", "-o", ""}));
-  CHECK(out.values == std::vector<std::string>{"wide", "json", "yaml"});
+  CHECK(out.values == std::vector<std::string>{"wide", "json", "yaml", "name"});
 }
 
 TEST_CASE("no escape codes when stdout is not a terminal: status and status --watch") {

@@ -5,6 +5,7 @@
 
 #include "aibrix/storm_status.h"
 #include "cmd/aibrix.h"
+#include "cmd/delete.h"
 #include "cmd/status.h"
 #include "util/table.h"
 
@@ -87,9 +88,10 @@ TEST_CASE("storm status view: aligned columns; -o wide adds each pod's node") {
         std::string::npos);
 }
 
-TEST_CASE("status --framework aibrix accepts -o wide, as the MindIE status does") {
+TEST_CASE("status --framework aibrix accepts -o wide and name, as well as json and yaml") {
   namespace po = boost::program_options;
-  for (const char* format : {"wide", "json", "yaml"}) {
+  for (const char* format : {"wide", "json", "yaml", "name"}) {
+    CAPTURE(format);
     cmd::StatusFlags flags;
     po::options_description desc;
     cmd::add_status_flags(desc, flags);
@@ -100,5 +102,35 @@ TEST_CASE("status --framework aibrix accepts -o wide, as the MindIE status does"
     cmd::FrameworkFlags framework;
     framework.framework = "aibrix";
     CHECK_NOTHROW(cmd::StormStatusOptions(framework, flags, "team-a").validate());
+    // The MindIE status does not name its objects yet.
+    if (std::string(format) == "name")
+      CHECK_THROWS_WITH_AS(cmd::StatusOptions(flags, "team-a").validate(),
+                           "-o name is supported by status with --framework aibrix only", cmd::UsageError);
+    else
+      CHECK_NOTHROW(cmd::StatusOptions(flags, "team-a").validate());
+  }
+}
+
+TEST_CASE("delete --framework aibrix accepts -o json, yaml and name; the MindIE delete only name, for now") {
+  namespace po = boost::program_options;
+  for (const char* format : {"json", "yaml", "name"}) {
+    CAPTURE(format);
+    cmd::DeleteFlags flags;
+    po::options_description desc;
+    cmd::add_delete_flags(desc, flags);
+    po::variables_map vm;
+    const char* argv[] = {"delete", "-o", format};
+    po::store(po::parse_command_line(3, argv, desc), vm);
+    po::notify(vm);
+    cmd::FrameworkFlags framework;
+    framework.framework = "aibrix";
+    framework.app = "demo";
+    CHECK_NOTHROW(cmd::StormDeleteOptions(framework, flags, "team-a").validate());
+    if (std::string(format) == "name")
+      CHECK_NOTHROW(cmd::DeleteOptions(flags, "team-a").validate());
+    else
+      CHECK_THROWS_WITH_AS(cmd::DeleteOptions(flags, "team-a").validate(),
+                           ("-o " + std::string(format) + " is supported by delete with --framework aibrix only").c_str(),
+                           cmd::UsageError);
   }
 }
