@@ -7,6 +7,7 @@
 #include "cmd/common.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
+#include "util/strings.h"
 
 namespace mindie::cmd {
 
@@ -55,10 +56,8 @@ std::string ScriptsDir::expected_path(const std::string& key) const {
 
 std::string ScriptsDir::left_out_notice() const {
   if (left_out.empty()) return "";
-  std::string names;
-  for (const auto& n : left_out) names += (names.empty() ? "" : ", ") + n;
   return "--scripts-dir " + dir + " (" + layout + "): stored the " + std::to_string(scripts.size()) +
-         " files deploy.py stores; left out " + names;
+         " files deploy.py stores; left out " + util::join(left_out, ", ");
 }
 
 ScriptsDir read_scripts(const std::string& dir) {
