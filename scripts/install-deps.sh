@@ -6,7 +6,8 @@ packages=(cmake g++ make ninja-build pkg-config
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   openssl curl  # tests/cluster/cluster.sh: the cluster's certificates, its readiness checks
   faketime  # libfaketime: the e2e lock tests run commands with skewed and sped-up clocks
-  clang-14 libclang-rt-14-dev)  # libFuzzer for the bounded fuzz run of scripts/test.sh
+  clang-14 libclang-rt-14-dev  # libFuzzer for the bounded fuzz run of scripts/test.sh
+  clang-format-14 clang-tidy-14)  # scripts/lint.sh: the code's layout and function sizes
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

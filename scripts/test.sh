@@ -4,7 +4,7 @@
 #      1.37 and the oldest release supported, 1.19; ~6 and ~5 min the first time on 2 cores, then reused from
 #      ~/.cache/kubectl-mindie/cluster);
 #   1. the build (as scripts/build.sh, less the unit tests: the product, the end-to-end tests, the benchmarks, the Go
-#      instruments);
+#      instruments), then scripts/lint.sh over it (clang-format-14, clang-tidy-14's function size, src/cmd file size);
 #   2. the Go instruments' own tests, the smoke subset of the end-to-end tests on a 1.19 cluster (ctest e2e_oldest),
 #      and the long end-to-end matrices (the fault matrix, the storm of concurrent commands, the cluster scripts'
 #      tests), on the plain build: they run many processes and gain nothing from the sanitizers' slower code;
@@ -34,6 +34,8 @@ step "build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" --target kubectl-mindie kubectl_complete-mindie testkit e2e_tests command_bench \
   status_bench
+step "lint (scripts/lint.sh: layout, functions of at most 80 lines, src/cmd files of at most 300)"
+bash scripts/lint.sh build
 step "Go instruments' tests, e2e smoke on the oldest Kubernetes, the long end-to-end matrices"
 ctest --test-dir build --output-on-failure -R '^(testkit|e2e_oldest)$'
 # The long ones, here only (step 3 excludes them): the same list both places.

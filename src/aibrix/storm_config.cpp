@@ -11,6 +11,7 @@
 #include "util/yaml_json.h"
 #include "validation/json_document.h"
 #include "validation/reader.h"
+#include "util/strings.h"
 
 namespace mindie::aibrix {
 namespace json = boost::json;
@@ -139,8 +140,7 @@ const HardwareProfile* read_hardware(Reader& r, const json::object* obj, const s
   if (!name) return nullptr;
   const HardwareProfile* p = hardware::find_hardware_profile(*name);
   if (!p) {
-    std::string names;
-    for (const auto& known : hardware::hardware_profiles()) names += (names.empty() ? "" : ", ") + known.name;
+    const std::string names = util::join(hardware::hardware_profiles(), ", ", &HardwareProfile::name);
     r.add(child_path(path, "hardware_type"), "must be one of " + names + "; got " + quoted(*name));
   }
   return p;

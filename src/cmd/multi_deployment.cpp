@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "mindie/render.h"
+#include "util/strings.h"
 
 namespace mindie::cmd {
 
@@ -32,9 +33,8 @@ std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, 
                                                           const std::string& workload, bool engines_only) {
   std::string selector = multi_selector(workload);
   if (engines_only) {
-    std::string roles;
-    for (const auto role : render::kInstanceEngineRoles) roles += (roles.empty() ? "" : ",") + std::string(role);
-    selector += "," + std::string(render::kComponentLabel) + " in (" + roles + ")";
+    selector +=
+        "," + std::string(render::kComponentLabel) + " in (" + util::join(render::kInstanceEngineRoles, ",") + ")";
   }
   json::object list = client.list(kube::gvr::kDeployments, ns, selector);
   std::vector<WorkloadDeployment> out;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cmd/common.h"
+#include "util/strings.h"
 
 namespace mindie::cmd {
 
@@ -27,10 +28,8 @@ void OutputFlags::validate() const {
   if (!refusal_.empty()) throw UsageError(refusal_);
   std::vector<std::string> sorted = formats_;
   std::sort(sorted.begin(), sorted.end());
-  std::string allowed;
-  for (const auto& f : sorted) allowed += (allowed.empty() ? "" : ",") + f;
   throw UsageError("unable to match a printer suitable for the output format \"" + value_ +
-                   "\", allowed formats are: " + allowed);
+                   "\", allowed formats are: " + util::join(sorted, ","));
 }
 
 }  // namespace mindie::cmd

@@ -9,7 +9,7 @@
 
 #include "cmd/command.h"
 #include "cmd/interrupt.h"
-#include "cmd/status.h"
+#include "cmd/status_inputs.h"
 
 namespace mindie::cmd {
 

@@ -301,6 +301,13 @@ struct CurlTransport::Impl {
   // One request; `sink` non-null streams (see HttpTransport::stream).
   HttpResponse perform(const HttpRequest& req, const Credentials& creds, const StreamSink* sink = nullptr,
                        const StreamHeadObserver* on_head = nullptr);
+  // Sets the credentials' client certificate on the handle when it differs from the one in use.
+  void use_client_certificate(const Credentials& creds);
+  // Sets the request's verb, URL, body, headers and time bounds on the handle, with `t` as the callbacks' state;
+  // returns the header list, which the caller frees after the transfer.
+  curl_slist* set_request(const HttpRequest& req, const std::string& url, const Credentials& creds, Transfer& t);
+  // The answer of a finished transfer, or the TransportError that says why there is none.
+  HttpResponse outcome(CURLcode rc, Transfer& t, const HttpRequest& req, const std::string& url);
 };
 
 CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> auth, std::size_t max_body_bytes)
@@ -380,31 +387,44 @@ HttpResponse CurlTransport::stream(const HttpRequest& req, const StreamSink& sin
 
 HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credentials& creds, const StreamSink* sink,
                                           const StreamHeadObserver* on_head) {
-  CURL* h = handle;
   Transfer t;
   t.sink = sink;
   t.on_head = on_head;
   t.start = std::chrono::steady_clock::now();
   t.max_body = max_body;
   const std::string url = base_url + req.path;
+  use_client_certificate(creds);
+  curl_slist* headers = set_request(req, url, creds, t);
+  error[0] = '\0';
+  const CURLcode rc = curl_easy_perform(handle);
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
+  curl_slist_free_all(headers);
+  return outcome(rc, t, req, url);
+}
 
-  if (creds.client_cert_pem != cert_in_use || creds.client_key_pem != key_in_use) {
-    // A changed certificate is part of libcurl's connection matching, so it never rides an old connection.
-    if (creds.client_cert_pem.empty()) {
-      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, nullptr);
-      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, nullptr);
-    } else {
-      curl_blob cert = pem_blob(creds.client_cert_pem);
-      curl_blob key = pem_blob(creds.client_key_pem);
-      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
-    }
-    cert_in_use = creds.client_cert_pem;
-    key_in_use = creds.client_key_pem;
+void CurlTransport::Impl::use_client_certificate(const Credentials& creds) {
+  if (creds.client_cert_pem == cert_in_use && creds.client_key_pem == key_in_use) return;
+  CURL* h = handle;
+  // A changed certificate is part of libcurl's connection matching, so it never rides an old connection.
+  if (creds.client_cert_pem.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, nullptr);
+    curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, nullptr);
+  } else {
+    curl_blob cert = pem_blob(creds.client_cert_pem);
+    curl_blob key = pem_blob(creds.client_key_pem);
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
   }
+  cert_in_use = creds.client_cert_pem;
+  key_in_use = creds.client_key_pem;
+}
 
+curl_slist* CurlTransport::Impl::set_request(const HttpRequest& req, const std::string& url, const Credentials& creds,
+                                             Transfer& t) {
+  CURL* h = handle;
+  const bool streaming = t.sink != nullptr;
   // HTTPGET resets the body state a previous POST/PATCH left on the reused handle; the verb itself comes from
   // CUSTOMREQUEST.
   curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -441,19 +461,18 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
       req.timeout.count() > 0 && (config.request_timeout.count() == 0 || req.timeout < config.request_timeout)
           ? req.timeout
           : config.request_timeout;
-  const long whole_timeout = sink == nullptr ? static_cast<long>(bound.count()) : 0L;
+  const long whole_timeout = streaming ? 0L : static_cast<long>(bound.count());
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, whole_timeout);
   t.head_timeout = bound;
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, sink == nullptr ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, streaming ? 0L : 1L);
   // Offer gzip, which the API server uses for large lists, but not for a stream: a compressor that does not
   // flush after each event would hold events back.
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, sink == nullptr ? "" : nullptr);
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, streaming ? nullptr : "");
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  return headers;
+}
 
-  error[0] = '\0';
-  const CURLcode rc = curl_easy_perform(h);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-  curl_slist_free_all(headers);
+HttpResponse CurlTransport::Impl::outcome(CURLcode rc, Transfer& t, const HttpRequest& req, const std::string& url) {
   if (t.error) std::rethrow_exception(t.error);
   if (t.aborted) {
     t.resp.aborted = true;
@@ -473,12 +492,12 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   }
   if (rc != CURLE_OK) {
     const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);
-    if (sink != nullptr && t.head_done)
+    if (t.sink != nullptr && t.head_done)
       throw TransportError("The stream from the server " + config.server + " broke: " + detail);
     throw TransportError("Unable to connect to the server " + config.server + ": " + detail, !permanent(rc));
   }
   long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   t.resp.status = static_cast<int>(status);
   return std::move(t.resp);
 }

@@ -96,6 +96,96 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
+// A started plugin: its process and the read end of its stdout.
+struct SpawnedPlugin {
+  pid_t pid = -1;
+  int stdout_fd = -1;
+};
+
+// Starts `exec` (argv = command + args, environment = plugin_environment) with its stdout on a pipe and its stdin
+// `stdin_fd` when interactive, else /dev/null. `name` names it in errors. Throws ExecCredentialError.
+SpawnedPlugin spawn_plugin(const ExecConfig& exec, bool interactive, int stdin_fd, const std::string& exec_info,
+                           const std::string& name) {
+  std::vector<std::string> argv = {exec.command};
+  argv.insert(argv.end(), exec.args.begin(), exec.args.end());
+  std::vector<std::string> env = plugin_environment(exec, exec_info);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw ExecCredentialError("cannot run " + name + ": pipe: " + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (interactive) {
+    if (stdin_fd != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  pid_t pid = -1;
+  auto c_argv = c_strings(argv);
+  auto c_env = c_strings(env);
+  const int rc = posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    if (rc == ENOENT) {
+      throw ExecCredentialError(name + ": executable not found" +
+                                (exec.install_hint.empty() ? std::string() : "\n\n" + exec.install_hint));
+    }
+    throw ExecCredentialError("cannot run " + name + ": " + std::strerror(rc));
+  }
+  return {pid, out[0]};
+}
+
+// Reads `fd` into `output` until EOF; returns why it stopped early ("" = it did not): `timed_out` at `deadline`, or
+// more than `max_output` bytes.
+std::string read_output(int fd, std::chrono::steady_clock::time_point deadline, std::size_t max_output,
+                        const std::string& name, const std::string& timed_out, std::string& output) {
+  char buf[16384];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return timed_out;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return {};
+    output.append(buf, static_cast<std::size_t>(n));
+    if (output.size() > max_output)
+      return name + " wrote more than " + std::to_string(max_output) + " bytes; it was stopped";
+  }
+}
+
+// False when process `pid` is still running at `deadline` (a pidfd becomes readable when the process ends); true
+// when it ended, or when no pidfd can be had to tell.
+bool exits_before(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return true;
+  int ready = 0;
+  do {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{pidfd, POLLIN, 0};
+    ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000))) : 0;
+  } while (ready < 0 && errno == EINTR);
+  close(pidfd);
+  return ready != 0;
+}
+
+// Kills the plugin when there is a `problem`, waits for its exit, and throws ExecCredentialError for the problem, a
+// signal or a non-zero exit code.
+void reap(pid_t pid, const std::string& problem, const std::string& name) {
+  if (!problem.empty()) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!problem.empty()) throw ExecCredentialError(problem);
+  if (WIFSIGNALED(status))
+    throw ExecCredentialError(name + " was killed by signal " + std::to_string(WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    throw ExecCredentialError(name + " failed with exit code " + std::to_string(WEXITSTATUS(status)));
+}
+
 }  // namespace
 
 std::string exec_info_json(const RestConfig& config, bool interactive) {
@@ -156,87 +246,18 @@ ExecCredentialPlugin::ExecCredentialPlugin(const RestConfig& config, ExecLimits 
 ExecCredential ExecCredentialPlugin::fetch() {
   const ExecConfig& exec = *config_.exec;
   const bool interactive = decide_interactive(exec, limits_.stdin_fd);
-  std::vector<std::string> argv = {exec.command};
-  argv.insert(argv.end(), exec.args.begin(), exec.args.end());
-  std::vector<std::string> env = plugin_environment(exec, exec_info_json(config_, interactive));
   const std::string name = "exec plugin \"" + exec.command + "\"";
-
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) throw ExecCredentialError("cannot run " + name + ": pipe: " + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (interactive) {
-    if (limits_.stdin_fd != STDIN_FILENO) posix_spawn_file_actions_adddup2(&actions, limits_.stdin_fd, STDIN_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  }
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  pid_t pid = -1;
-  auto c_argv = c_strings(argv);
-  auto c_env = c_strings(env);
-  const int rc = posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  if (rc != 0) {
-    close(out[0]);
-    if (rc == ENOENT) {
-      throw ExecCredentialError(name + ": executable not found" +
-                                (exec.install_hint.empty() ? std::string() : "\n\n" + exec.install_hint));
-    }
-    throw ExecCredentialError("cannot run " + name + ": " + std::strerror(rc));
-  }
-
-  // Read stdout until EOF, within the time and size bounds; stop the plugin when it exceeds either.
-  std::string output;
-  std::string problem;
+  const SpawnedPlugin plugin =
+      spawn_plugin(exec, interactive, limits_.stdin_fd, exec_info_json(config_, interactive), name);
   const auto deadline = std::chrono::steady_clock::now() + limits_.timeout;
-  char buf[16384];
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      problem = name + " did not finish within " + std::to_string(limits_.timeout.count()) + " ms; it was stopped";
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;
-    const ssize_t n = read(out[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output.append(buf, static_cast<std::size_t>(n));
-    if (output.size() > limits_.max_output) {
-      problem = name + " wrote more than " + std::to_string(limits_.max_output) + " bytes; it was stopped";
-      break;
-    }
-  }
-  close(out[0]);
-  // A plugin may close stdout and go on running: wait for its exit within the same deadline (a pidfd becomes
-  // readable when the process ends).
-  if (problem.empty()) {
-    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd >= 0) {
-      int ready = 0;
-      do {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        pollfd p{pidfd, POLLIN, 0};
-        ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000))) : 0;
-      } while (ready < 0 && errno == EINTR);
-      close(pidfd);
-      if (ready == 0)
-        problem = name + " did not finish within " + std::to_string(limits_.timeout.count()) + " ms; it was stopped";
-    }
-  }
-  if (!problem.empty()) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!problem.empty()) throw ExecCredentialError(problem);
-  if (WIFSIGNALED(status))
-    throw ExecCredentialError(name + " was killed by signal " + std::to_string(WTERMSIG(status)));
-  if (WEXITSTATUS(status) != 0)
-    throw ExecCredentialError(name + " failed with exit code " + std::to_string(WEXITSTATUS(status)));
+  const std::string timed_out =
+      name + " did not finish within " + std::to_string(limits_.timeout.count()) + " ms; it was stopped";
+  std::string output;
+  std::string problem = read_output(plugin.stdout_fd, deadline, limits_.max_output, name, timed_out, output);
+  close(plugin.stdout_fd);
+  // A plugin may close stdout and go on running: wait for its exit within the same deadline.
+  if (problem.empty() && !exits_before(plugin.pid, deadline)) problem = timed_out;
+  reap(plugin.pid, problem, name);
   return parse_exec_credential(output, exec.api_version, exec.command);
 }
 

@@ -309,66 +309,73 @@ void resolve_user(const Entry* user, const std::string& u_where, const Kubeconfi
     fail(u_where + ": username/password or bearer token may be set, but not both");
 }
 
-RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::string& origin) {
-  RestConfig cfg;
-  cfg.request_timeout = parse_request_timeout(flags.request_timeout);
+// A named entry of the merged kubeconfig and how errors name it; `entry` is null when none is named.
+struct Chosen {
+  const Entry* entry = nullptr;
+  std::string where;
+};
 
-  const std::string context_name = flags.context.empty() ? m.current_context : flags.context;
-  const Entry* ctx = nullptr;
-  std::string ctx_where = "flags";
-  if (!context_name.empty()) {
-    const auto it = m.contexts.find(context_name);
+// The context (--context, else current-context; none when --server or --cluster stand without one) and the
+// names it gives, which --cluster, --user and --namespace override.
+struct ContextChoice {
+  std::string name;
+  Chosen chosen{nullptr, "flags"};
+  std::string cluster_name, user_name;
+};
+
+ContextChoice choose_context(const Merged& m, const KubeconfigFlags& flags, const std::string& origin) {
+  ContextChoice c;
+  c.name = flags.context.empty() ? m.current_context : flags.context;
+  if (!c.name.empty()) {
+    const auto it = m.contexts.find(c.name);
     if (it == m.contexts.end()) {
-      fail(std::string(flags.context.empty() ? "current-context" : "context") + " \"" + context_name +
-           "\" not found in " + origin);
+      fail(std::string(flags.context.empty() ? "current-context" : "context") + " \"" + c.name + "\" not found in " +
+           origin);
     }
-    ctx = &it->second;
-    ctx_where = ctx->source + ": context \"" + context_name + "\"";
+    c.chosen = {&it->second, it->second.source + ": context \"" + c.name + "\""};
   } else if (flags.server.empty() && flags.cluster.empty()) {
     fail(origin + ": no current-context is set; pass --context");
   }
-  cfg.context = context_name;
-  const std::string cluster_name = !flags.cluster.empty() ? flags.cluster
-                                   : ctx != nullptr        ? get_string(ctx->body, "cluster", ctx_where)
-                                                           : std::string();
-  const std::string user_name = !flags.user.empty() ? flags.user
-                                : ctx != nullptr     ? get_string(ctx->body, "user", ctx_where)
-                                                     : std::string();
-  const std::string ctx_namespace = ctx != nullptr ? get_string(ctx->body, "namespace", ctx_where) : "";
-  if (!flags.namespace_.empty()) {
-    cfg.namespace_ = flags.namespace_;
-    cfg.namespace_from_flag = true;
-  } else {
-    cfg.namespace_ = ctx_namespace;  // "" here: load_rest_config continues with in-cluster, then "default"
-  }
+  const Entry* ctx = c.chosen.entry;
+  c.cluster_name = !flags.cluster.empty() ? flags.cluster
+                   : ctx != nullptr       ? get_string(ctx->body, "cluster", c.chosen.where)
+                                          : std::string();
+  c.user_name = !flags.user.empty() ? flags.user
+                : ctx != nullptr    ? get_string(ctx->body, "user", c.chosen.where)
+                                    : std::string();
+  return c;
+}
 
-  // The cluster: --cluster or the context's; --server alone needs none.
-  const Entry* cluster = nullptr;
-  std::string cl_where = "--server " + flags.server;
-  if (!cluster_name.empty()) {
-    const auto it = m.clusters.find(cluster_name);
+// The cluster (--cluster or the context's; --server alone needs none), its TLS and proxy settings into `cfg` with
+// the flags over them; `server` gets the server URL as given.
+Chosen resolve_cluster(const Merged& m, const KubeconfigFlags& flags, const ContextChoice& context,
+                       const std::string& origin, RestConfig& cfg, std::string& server) {
+  Chosen cluster{nullptr, "--server " + flags.server};
+  if (!context.cluster_name.empty()) {
+    const auto it = m.clusters.find(context.cluster_name);
     if (it == m.clusters.end()) {
-      fail("cluster \"" + cluster_name + "\" (" +
-           (!flags.cluster.empty() ? std::string("given by --cluster") : "used by context \"" + context_name + "\"") +
+      fail("cluster \"" + context.cluster_name + "\" (" +
+           (!flags.cluster.empty() ? std::string("given by --cluster") : "used by context \"" + context.name + "\"") +
            ") not found in " + origin);
     }
-    cluster = &it->second;
-    cl_where = cluster->source + ": cluster \"" + cluster_name + "\"";
+    cluster = {&it->second, it->second.source + ": cluster \"" + context.cluster_name + "\""};
   } else if (flags.server.empty()) {
-    fail(ctx_where + " names no cluster");
+    fail(context.chosen.where + " names no cluster");
   }
-  std::string server = flags.server;
-  if (cluster != nullptr) {
+  const std::string& cl_where = cluster.where;
+  server = flags.server;
+  if (cluster.entry != nullptr) {
+    const YAML::Node& body = cluster.entry->body;
     if (server.empty()) {
-      server = get_string(cluster->body, "server", cl_where);
+      server = get_string(body, "server", cl_where);
       if (server.empty()) fail(cl_where + " has no server");
-      cfg.tls_server_name = get_string(cluster->body, "tls-server-name", cl_where);
+      cfg.tls_server_name = get_string(body, "tls-server-name", cl_where);
     }
-    cfg.insecure_skip_tls_verify = get_bool(cluster->body, "insecure-skip-tls-verify", cl_where);
-    cfg.proxy_url = get_string(cluster->body, "proxy-url", cl_where);
+    cfg.insecure_skip_tls_verify = get_bool(body, "insecure-skip-tls-verify", cl_where);
+    cfg.proxy_url = get_string(body, "proxy-url", cl_where);
     // --insecure-skip-tls-verify drops the file's CA (client-go's getCluster), so it is not even read.
     if (!flags.insecure_skip_tls_verify) {
-      cfg.ca_pem = pem_from(*cluster, "certificate-authority", cl_where);
+      cfg.ca_pem = pem_from(*cluster.entry, "certificate-authority", cl_where);
       if (cfg.insecure_skip_tls_verify && !cfg.ca_pem.empty())
         fail(cl_where + ": specifying a root certificates file with the insecure flag is not allowed");
     }
@@ -380,22 +387,42 @@ RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::str
     if (scheme != "http" && scheme != "https" && scheme != "socks5")
       fail(cl_where + ": proxy-url must start with http://, https:// or socks5://");
   }
+  return cluster;
+}
 
-  // An empty user name is an anonymous context; a named user that is absent is an error, as in client-go.
-  const Entry* user = nullptr;
-  std::string u_where = ctx_where;
-  if (!user_name.empty()) {
-    const auto it = m.users.find(user_name);
-    if (it == m.users.end()) {
-      fail("user \"" + user_name + "\" (" +
-           (!flags.user.empty() ? std::string("given by --user") : "used by context \"" + context_name + "\"") +
-           ") not found in " + origin);
-    }
-    user = &it->second;
-    u_where = user->source + ": user \"" + user_name + "\"";
+// The user the context or --user names; an empty user name is an anonymous context, a named user that is absent
+// is an error, as in client-go.
+Chosen find_user(const Merged& m, const KubeconfigFlags& flags, const ContextChoice& context,
+                 const std::string& origin) {
+  if (context.user_name.empty()) return {nullptr, context.chosen.where};
+  const auto it = m.users.find(context.user_name);
+  if (it == m.users.end()) {
+    fail("user \"" + context.user_name + "\" (" +
+         (!flags.user.empty() ? std::string("given by --user") : "used by context \"" + context.name + "\"") +
+         ") not found in " + origin);
   }
-  resolve_user(user, u_where, flags, cfg);
-  if (cfg.exec && cluster != nullptr) cfg.exec->cluster_config_json = exec_extension_json(*cluster, cl_where);
+  return {&it->second, it->second.source + ": user \"" + context.user_name + "\""};
+}
+
+RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::string& origin) {
+  RestConfig cfg;
+  cfg.request_timeout = parse_request_timeout(flags.request_timeout);
+  const ContextChoice context = choose_context(m, flags, origin);
+  cfg.context = context.name;
+  const Entry* ctx = context.chosen.entry;
+  const std::string ctx_namespace = ctx != nullptr ? get_string(ctx->body, "namespace", context.chosen.where) : "";
+  if (!flags.namespace_.empty()) {
+    cfg.namespace_ = flags.namespace_;
+    cfg.namespace_from_flag = true;
+  } else {
+    cfg.namespace_ = ctx_namespace;  // "" here: load_rest_config continues with in-cluster, then "default"
+  }
+  std::string server;
+  const Chosen cluster = resolve_cluster(m, flags, context, origin, cfg, server);
+  const Chosen user = find_user(m, flags, context, origin);
+  resolve_user(user.entry, user.where, flags, cfg);
+  if (cfg.exec && cluster.entry != nullptr)
+    cfg.exec->cluster_config_json = exec_extension_json(*cluster.entry, cluster.where);
 
   cfg.server = normalise_server(server, !cfg.ca_pem.empty() || !cfg.client_cert_pem.empty() ||
                                             cfg.insecure_skip_tls_verify);

@@ -11,6 +11,7 @@
 #include "util/json_path.h"
 #include "util/json_text.h"
 #include "validation/json_document.h"
+#include "util/strings.h"
 
 namespace mindie::config {
 namespace json = boost::json;
@@ -193,8 +194,7 @@ void read_identity(Reader& r, const json::object* deploy, const std::string& pat
     cfg.hardware = hardware::find_hardware_profile(*hw);
     if (!cfg.hardware) {
       // The known models come from manifests/hardware_profiles.yaml, so the message follows the data.
-      std::string known;
-      for (const auto& p : hardware::hardware_profiles()) known += (known.empty() ? "" : ", ") + p.name;
+      const std::string known = util::join(hardware::hardware_profiles(), ", ", &hardware::HardwareProfile::name);
       r.add(path + ".hardware_type", "must be one of " + known + "; got \"" + *hw + "\"");
     }
   }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "kube/names.h"
+#include "util/strings.h"
 
 namespace mindie::node_fit {
 
@@ -67,8 +68,7 @@ bool matches(const NodeSupply& node, const PodDemand& d) {
 }
 
 std::string selector_text(const PodDemand& d) {
-  std::string out;
-  for (const auto& [k, v] : d.selector) out += (out.empty() ? "" : ",") + k + "=" + v;
+  const std::string out = util::join(d.selector, ",", [](const auto& kv) { return kv.first + "=" + kv.second; });
   return out.empty() ? "(any node)" : out;
 }
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <span>
 
 #include "util/json_path.h"
 #include "mindcluster/labels.h"
+#include "util/strings.h"
 
 namespace mindie::operator_rules {
 namespace json = boost::json;
@@ -219,8 +221,7 @@ std::string gang_scale_out_refusal(const GangScaleOut& s) {
   for (const auto& [pod, k] : s.leftover_pods)
     if (k >= s.from) going.push_back(pod);
   if (!going.empty()) {
-    std::string names;
-    for (std::size_t i = 0; i < going.size() && i < 4; ++i) names += (i ? ", " : "") + going[i];
+    std::string names = util::join(std::span(going).first(std::min<std::size_t>(going.size(), 4)), ", ");
     if (going.size() > 4) names += ", ...";
     return head + std::to_string(going.size()) + " pod(s) of removed instances are still going (" + names + "); " +
            why + ". Wait until they are gone (kubectl get pods -n " + s.ns + " -l infer.huawei.com/instanceset-name=" +

@@ -15,6 +15,7 @@
 #include "util/yaml_json.h"
 #include "validation/json_document.h"
 #include "validation/reader.h"
+#include "util/strings.h"
 
 namespace mindie::overrides {
 namespace json = boost::json;
@@ -29,12 +30,6 @@ constexpr std::array<std::string_view, 10> kRoleFields = {"resources",    "label
                                                           "nodeSelector", "tolerations", "volumes",
                                                           "volumeMounts", "faultScheduling", "faultRetryTimes",
                                                           "gangSchedule"};
-
-std::string join(const auto& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + std::string(i);
-  return out;
-}
 
 // No ".." path element, no control characters (Kubernetes rejects ".." in hostPath, subPath and item paths).
 bool relative_path_ok(std::string_view p) {
@@ -265,8 +260,8 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
     for (auto s : kVolumeSources)
       if (vol->contains(s)) sources.push_back(s);
     if (sources.size() != 1) {
-      r.add(p, sources.empty() ? "needs one volume source: " + join(kVolumeSources)
-                               : "has several volume sources (" + join(sources) + "); give exactly one");
+      r.add(p, sources.empty() ? "needs one volume source: " + util::join(kVolumeSources, ", ")
+                               : "has several volume sources (" + util::join(sources, ", ") + "); give exactly one");
       continue;
     }
     const std::string_view kind = sources.front();
@@ -402,7 +397,7 @@ Overrides parse_overrides(std::string raw, std::string_view source) {
             const std::string name(kv.key());
             const std::string path = child_path("roles", name);
             if (std::find(known.begin(), known.end(), name) == known.end()) {
-              r.add(path, "unknown role; known roles: " + join(known));
+              r.add(path, "unknown role; known roles: " + util::join(known, ", "));
               continue;
             }
             if (kv.value().is_null()) continue;  // `prefill:` with nothing under it

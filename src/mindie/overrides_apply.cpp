@@ -9,6 +9,7 @@
 #include "mindie/render.h"
 #include "mindie/render_parts.h"
 #include "util/json_path.h"
+#include "util/strings.h"
 
 namespace mindie::overrides {
 
@@ -141,9 +142,8 @@ void apply_mounts(const RoleOverrides& o, const std::string& role, const json::a
     const std::string path(m.at("mountPath").as_string());
     bool ok = true;
     if (!volume_names.count(name)) {
-      std::string known;
-      for (const auto& n : volume_names) known += (known.empty() ? "" : ", ") + n;
-      p.add(at + ".name", "no volume \"" + name + "\" in the " + role + " pod (volumes: " + known + ")");
+      p.add(at + ".name",
+            "no volume \"" + name + "\" in the " + role + " pod (volumes: " + util::join(volume_names, ", ") + ")");
       ok = false;
     }
     if (auto it = builtin_paths.find(path); it != builtin_paths.end()) {

@@ -3,6 +3,7 @@
 #include "mindie/render.h"
 #include "mindie/status_internal.h"
 #include "util/json_path.h"
+#include "util/strings.h"
 
 namespace mindie::status::detail {
 
@@ -121,9 +122,9 @@ void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& t
                     operator_rules::recreate_advice(ctx.ns, name, lr.gang, tally.old_workloads));
   }
   if (!tally.other_images.empty()) {
-    std::string images, wanted_images;
-    for (const auto& i : tally.other_images) images += (images.empty() ? "" : ", ") + i;
-    for (const auto& [c, i] : lr.spec_images) wanted_images += (wanted_images.empty() ? "" : ", ") + i;
+    const std::string images = util::join(tally.other_images, ", ");
+    const std::string wanted_images =
+        util::join(lr.spec_images, ", ", [](const auto& spec) -> const std::string& { return spec.second; });
     drift.push_back("role " + name + ": pods run image " + images + ", " + roles_at + " says " + wanted_images);
   }
   const bool iss = ctx.in.service_set.has_value();

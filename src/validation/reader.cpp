@@ -9,6 +9,7 @@
 #include "kube/names.h"
 #include "util/json_path.h"
 #include "util/json_text.h"
+#include "util/strings.h"
 
 namespace mindie::validation {
 namespace json = boost::json;
@@ -169,8 +170,7 @@ StringMap Reader::string_map(const json::value& v, const std::string& path, MapK
 
 void Reader::only(const json::object* o, const std::string& path, std::span<const std::string_view> known) {
   if (!o) return;
-  std::string list;
-  for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+  const std::string list = util::join(known, ", ");
   for (const auto& kv : *o)
     if (std::find(known.begin(), known.end(), kv.key()) == known.end())
       add(child_path(path, kv.key()), "is not a known key; expected one of: " + list);
