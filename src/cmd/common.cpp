@@ -123,15 +123,29 @@ void Printer::shown_object(json::object obj) {
   if (format_ == "json" || format_ == "yaml") object(std::move(obj));
 }
 
+void Printer::subject(const kube::GVR& r, json::object obj) {
+  if (format_ == "name") {
+    const json::value* md = obj.if_contains("metadata");
+    const json::value* name = md && md->is_object() ? md->get_object().if_contains("name") : nullptr;
+    out_ << r.kind_dot_group() << '/' << (name && name->is_string() ? std::string(name->get_string()) : "") << '\n';
+  }
+  if (format_ == "json" || format_ == "yaml") object(std::move(obj));
+}
+
+void Printer::summary(const std::string& line) {
+  if (format_.empty()) out_ << line << '\n';
+}
+
 void Printer::object(json::object obj) {
   if (auto* md = obj.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
   queued_.push_back(std::move(obj));
 }
 
 void Printer::flush() {
-  if (queued_.empty()) return;
+  if (format_ != "json" && format_ != "yaml") return;
+  if (queued_.empty() && !always_list_) return;
   json::value doc;
-  if (queued_.size() == 1) {
+  if (queued_.size() == 1 && !always_list_) {
     doc = std::move(queued_.front());
   } else {
     json::array items;

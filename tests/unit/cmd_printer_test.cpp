@@ -1,0 +1,62 @@
+// cmd::Printer: the format decides what each call prints, so that commands never test it.
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cmd/common.h"
+
+using namespace mindie;
+namespace json = boost::json;
+
+namespace {
+
+json::object config_map(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"managedFields", json::array{json::object{{"manager", "x"}}}}}}};
+}
+
+/// What `calls` print to stdout with -o `format`, after flush().
+template <typename Calls>
+std::string printed(const std::string& format, Calls calls) {
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, format);
+  calls(printer);
+  printer.flush();
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("Printer: a delete's result, summary and subject in each format") {
+  const auto calls = [](cmd::Printer& p) {
+    p.result(kube::gvr::kConfigMaps, "a", "deleted", cmd::DryRun::Server, config_map("a"));
+    p.subject(kube::gvr::kConfigMaps, config_map("b"));
+    p.summary("done");
+  };
+  CHECK(printed("", calls) == "configmap/a deleted (server dry run)\ndone\n");
+  CHECK(printed("name", calls) == "configmap/a\nconfigmap/b\n");
+  const json::value list = json::parse(printed("json", calls));
+  CHECK(list.at("kind") == "List");
+  REQUIRE(list.at("items").as_array().size() == 2);
+  CHECK(list.at("items").at(1).at("metadata").at("name") == "b");
+  CHECK_FALSE(list.at("items").at(0).at("metadata").as_object().contains("managedFields"));
+}
+
+TEST_CASE("Printer: always_list prints a List of one, and an empty List for nothing; other formats nothing") {
+  const auto one = [](cmd::Printer& p) {
+    p.always_list();
+    p.result(kube::gvr::kConfigMaps, "a", "deleted", cmd::DryRun::None, config_map("a"));
+  };
+  CHECK(json::parse(printed("json", one)).at("items").as_array().size() == 1);
+  const auto none = [](cmd::Printer& p) {
+    p.always_list();
+    p.summary("No resources found in ns namespace.");
+  };
+  CHECK(json::parse(printed("json", none)).at("items").as_array().empty());
+  CHECK(printed("yaml", none).find("kind: List") != std::string::npos);
+  CHECK(printed("name", none).empty());
+  CHECK(printed("", none) == "No resources found in ns namespace.\n");
+}
