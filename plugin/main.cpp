@@ -5,8 +5,10 @@
 #include <malloc.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,37 @@ std::ptrdiff_t find_command(const std::vector<std::string>& args) {
   return -1;
 }
 
+/// The "Exit codes:" block of --help: each code in a column of 17, its meaning wrapped at 110 columns beside it
+/// (scripts/update-docs.sh joins the lines back into docs/exit-codes.md).
+std::string exit_codes_block(const std::vector<cmd::ExitCode>& codes) {
+  std::string out = "\nExit codes:\n";
+  for (const auto& [code, when] : codes) {
+    std::string line = "  " + code;
+    line.resize(std::max<std::size_t>(line.size() + 2, 17), ' ');
+    std::size_t column = line.size();
+    std::istringstream words(when);
+    std::string word;
+    bool first = true;
+    while (words >> word) {
+      if (!first && column + 1 + word.size() > 110) {
+        line += "\n" + std::string(17, ' ');
+        column = 17;
+      } else if (!first) {
+        line += ' ';
+        ++column;
+      }
+      line += word;
+      column += word.size();
+      first = false;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 void print_help(const cmd::Command& c, const po::options_description& desc) {
   std::cout << c.description << "\n\nExamples:\n" << c.examples << "\nOptions:\n" << desc << "\nUsage:\n  "
-            << c.synopsis << "\n";
+            << c.synopsis << "\n" << exit_codes_block(c.exit_codes);
 }
 
 /// Prints `e` the way kubectl does and returns the exit code: 1, or 128 + the signal of an interrupted command.

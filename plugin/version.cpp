@@ -85,7 +85,8 @@ Command version_command() {
           false,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<VersionInvocation>(desc);
-          }};
+          },
+          {{"0", "the version was printed"}, {"1", "a bad flag"}}};
 }
 
 }  // namespace mindie

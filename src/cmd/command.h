@@ -32,6 +32,18 @@ class Invocation {
   virtual void run(const GlobalFlags& global, Printer& printer) = 0;
 };
 
+/// One exit status of a command and when it is returned: --help lists them and docs/exit-codes.md is generated from
+/// that (scripts/update-docs.sh). plugin/main.cpp returns cmd::exit_code_of (cmd/interrupt.h) for an error.
+struct ExitCode {
+  std::string code;  ///< "0", or several with one meaning ("129, 130, 143")
+  std::string when;
+};
+
+/// The exit statuses of a command that changes a deployment under the namespace lock (deploy, scale,
+/// update-config, delete): 0; 1 with `errors` (what fails it, beyond the usual: flags, input, the lock held, the
+/// lock taken over, API and connection errors); 128 + a signal noted at a safe point.
+std::vector<ExitCode> changing_exit_codes(const std::string& errors);
+
 /// A subcommand as the table lists it.
 struct Command {
   std::string name;
@@ -46,6 +58,7 @@ struct Command {
   /// Adds the command's own flags to `desc` (not --help, not the global flags) and returns the invocation they are
   /// bound to.
   std::function<std::unique_ptr<Invocation>(boost::program_options::options_description& desc)> bind;
+  std::vector<ExitCode> exit_codes;  ///< every status it returns, in --help's "Exit codes:" block
 };
 
 }  // namespace mindie::cmd

@@ -87,8 +87,9 @@ class Printer {
   /// Queues `obj` for -o json|yaml, without metadata.managedFields (kubectl hides them by default).
   /// flush() prints what was queued.
   void object(boost::json::object obj);
-  /// What a command did to one object: with -o json|yaml `after` (the object as it is after the command; {} when
-  /// there is none, as after a delete) is queued; otherwise mutation() prints the line.
+  /// What a command did to one object: with -o json|yaml `after` (the object as it is after the command, or would be
+  /// in a dry run; for a delete the object as it was deleted; {} shows nothing) is queued; otherwise mutation()
+  /// prints the line.
   void result(const kube::GVR& r, const std::string& name, const std::string& verb, DryRun dry_run,
               boost::json::object after);
   /// An object that -o json|yaml shows, as it is after the command, beside the results (the baseline a scale
@@ -98,8 +99,14 @@ class Printer {
   /// the text `table` draws (its argument: -o wide).
   void view(const kube::GVR& r, const std::string& name, boost::json::object obj,
             const std::function<std::string(bool wide)>& table);
-  /// A line of the human output only ("... ready"): with -o the output is the objects or their names alone.
-  void human(const std::string& line);
+  /// An object the command reports on without changing it (what wait waited for): -o name prints
+  /// "kind.group/name", -o json|yaml queues it; the human format shows it through summary().
+  void subject(const kube::GVR& r, boost::json::object obj);
+  /// The human format's line for what the command did as a whole ("... condition met", "No resources found in
+  /// NS namespace."); nothing in the other formats, which show the objects.
+  void summary(const std::string& line);
+  /// flush() prints the queued objects as a `kind: List` even when there are none or one (delete's answer).
+  void always_list() { always_list_ = true; }
   /// Prints the queued objects: one as itself, several as a `kind: List` (as kubectl prints several objects).
   void flush();
   std::ostream& out() { return out_; }
@@ -109,6 +116,7 @@ class Printer {
   std::ostream& err_;
   std::string format_;
   std::vector<boost::json::object> queued_;
+  bool always_list_ = false;
   bool holding_ = false;
   std::vector<std::string> held_;
 };

@@ -11,6 +11,7 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/delete_plan.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "kube/watch.h"
@@ -22,58 +23,12 @@ struct DeleteFlags {
   std::string dry_run = "none";  ///< --dry-run: none, client (read only, print) or server (dryRun=All)
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
-  /// -o; json and yaml with --framework aibrix only, for now
-  OutputFlags output{{"json", "yaml", "name"}, "Output format", " (json and yaml: --framework aibrix)"};
+  OutputFlags output{{"json", "yaml", "name"}, "Output format", " (what was deleted)"};  ///< -o
   LockFlags lock;  ///< --lock-timeout
 };
 
 /// Binds DeleteFlags to `desc`.
 void add_delete_flags(boost::program_options::options_description& desc, DeleteFlags& flags);
-
-/// One object to delete. `kept_reason` non-empty: found but not this deployment's own, so left alone (a warning).
-struct DeleteTarget {
-  kube::GVR gvr;
-  std::string ns;  ///< "" for cluster-scoped objects
-  std::string name;
-  std::string kept_reason;
-  /// The object as read: its delete's preconditions, so that a delete that lost the namespace lock cannot remove a
-  /// successor's object of the same name. uid ("" none: unconditional); resourceVersion only for objects without a
-  /// status that a controller rewrites (motor-config, RBAC), where it cannot fail spuriously.
-  std::string uid;
-  std::string resource_version;
-};
-
-/// What delete removes in one namespace, in order, and what --wait waits to see gone. Built by plan_delete (reads
-/// only); other workload kinds (e.g. AIBrix) extend it by appending to `targets` before the ConfigMap and to
-/// `gone`.
-struct DeletePlan {
-  std::string ns;
-  /// The motor-config ConfigMap when it exists (and was written by kubectl-mindie).
-  std::optional<boost::json::object> config_map;
-  /// The recorded workload name (annotation kubectl-mindie/infer-service-set, else the baseline's default; ""
-  /// when neither is known).
-  std::string workload;
-  /// The recorded deploy mode ("" when unknown).
-  std::string deploy_mode;
-  /// Objects to delete, in order; the ConfigMap is never among them (run() deletes it last).
-  std::vector<DeleteTarget> targets;
-  /// Collections that must be empty before --wait returns (the workload, its Deployments and pods).
-  std::vector<kube::WatchTarget> gone;
-};
-
-/// The label every object deploy writes carries (render.cpp's set_common_metadata).
-inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=kubectl-mindie";
-
-/// Reads what deploy created in `ns` and returns the plan. Found by names recorded on motor-config (the
-/// InferServiceSet, the RBAC names deploy derives from the namespace) and by labels (managed-by kubectl-mindie,
-/// instance = the workload name; every labelled InferServiceSet, Deployment, Service and ServiceAccount without an
-/// owner: owned objects go with their owner through garbage collection and are never deleted directly).
-/// Cluster-scoped RBAC is planned only when it is this deployment's own: labelled managed-by kubectl-mindie, its
-/// instance label equal to the workload, and (the binding) every subject in `ns`; otherwise it becomes a kept
-/// target with the reason. Without a motor-config the plan is label-based alone. Throws CommandError when
-/// motor-config exists but was not written by kubectl-mindie (deploy.py's: nothing of another tool's deployment is
-/// touched), ApiError / TransportError on read failures. Sends only GETs and LISTs.
-DeletePlan plan_delete(kube::Client& client, const std::string& ns);
 
 /// The delete command, in kubectl's order: complete(), validate() (no I/O), run(). It never reads the kubeconfig's
 /// namespace, so its flags are checked before the kubeconfig is loaded.
@@ -85,12 +40,13 @@ class DeleteOptions {
   /// Flag values and combinations; -n is required (a destructive command never falls back to the kubeconfig's
   /// namespace). No I/O. Throws UsageError.
   void validate();
-  /// Plans (plan_delete), deletes each target in order printing "kind.group/name deleted" (kubectl's words; a
+  /// Plans (plan_delete), deletes each target in order printing "kind.group/name deleted" (kubectl's words, with
+  /// " (dry run)" / " (server dry run)"; -o name: the name alone; -o json|yaml: a List of the objects deleted; a
   /// target already gone is skipped silently: delete is idempotent), with --wait waits until every collection of
   /// plan.gone is empty, then deletes motor-config. Prints "No resources found in NS namespace." when there is
-  /// nothing. Throws PartialFailure (what was deleted, that the record is kept, the command to re-run) when a
-  /// delete fails after others succeeded, CommandError on a --wait timeout (naming what is left; motor-config kept),
-  /// ApiError / TransportError otherwise.
+  /// nothing (-o json|yaml: an empty List). Throws PartialFailure (what was deleted, that the record is kept, the
+  /// command to re-run) when a delete fails after others succeeded, CommandError on a --wait timeout (naming what
+  /// is left; motor-config kept), ApiError / TransportError otherwise.
   /// Takes the namespace lock (NamespaceLock) before its first delete, unless a dry run, holds it through --wait
   /// and deletes its Lease with motor-config.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
@@ -105,9 +61,10 @@ class DeleteOptions {
  private:
   /// Deletes one target; false when it was already gone.
   bool remove(kube::Client& client, const DeleteTarget& t) const;
-  /// The delete of `t` as a change step: printed and appended to `deleted` once done (or read back as gone).
-  change::Step delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer,
-                           std::vector<std::string>& deleted) const;
+  /// The delete of `t` as a change step: printed and counted in `deleted` once done (or read back as gone).
+  change::Step delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer, std::size_t& deleted) const;
+  /// How the change runner words a failure of this delete.
+  change::Wording wording() const;
   /// Waits until every collection of `gone` is empty or the timeout passes. Throws CommandError on timeout.
   void wait_gone(const std::vector<kube::WatchTarget>& gone, const kube::Informer::TransportFactory& new_transport,
                  NamespaceLock& lock) const;

@@ -430,7 +430,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
   if (!gang_scale_in_.empty())
     for (const auto& pg : remove_stale_pod_groups(client, config_->job_id, render::workload_name(*config_, render_options_),
                                                   gang_scale_in_, opts, "deploy wrote every object"))
-      printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
+      printer.result(kube::gvr::kPodGroups, pg, "deleted", dry_run_, {});
 
   // deploy.py's objects that ours replace under other names: removed once ours are written (the controller's
   // ServiceAccount is bound by our ClusterRoleBinding by now).
@@ -444,7 +444,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
                              "deploy wrote every object but could not delete " + o.text() +
                                  ", deploy.py's, which kubectl-mindie's objects replace; re-run: " + rerun_command());
       }
-      printer.mutation(*o.gvr, o.name, "deleted", dry_run_);
+      printer.result(*o.gvr, o.name, "deleted", dry_run_, {});
     }
 
   // multi_deployment, single_container: what the baseline no longer has would keep running unseen — engine
@@ -467,7 +467,7 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
                              "deploy wrote every object but could not delete " + r->kind_dot_group() + "/" + name +
                                  ", which the baseline no longer has; re-run: " + rerun_command());
       }
-      printer.mutation(*r, name, "deleted", dry_run_);
+      printer.result(*r, name, "deleted", dry_run_, {});
     }
   }
   if (deployments_mode && !takeover)  // an adoption removed them
@@ -870,7 +870,9 @@ Command deploy_command() {
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeployInvocation>(desc);
-          }};
+          },
+          changing_exit_codes("a conflict over fields another manager owns, the operator's CRD or a node check "
+                              "failing, --wait timing out (naming every pod not ready)")};
 }
 
 }  // namespace mindie::cmd

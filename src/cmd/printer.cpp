@@ -52,7 +52,16 @@ void Printer::view(const kube::GVR& r, const std::string& name, json::object obj
   else out_ << table(format_ == "wide");
 }
 
-void Printer::human(const std::string& line) {
+void Printer::subject(const kube::GVR& r, json::object obj) {
+  if (format_ == "name") {
+    const json::value* md = obj.if_contains("metadata");
+    const json::value* name = md && md->is_object() ? md->get_object().if_contains("name") : nullptr;
+    out_ << r.kind_dot_group() << '/' << (name && name->is_string() ? std::string(name->get_string()) : "") << '\n';
+  }
+  if (format_ == "json" || format_ == "yaml") object(std::move(obj));
+}
+
+void Printer::summary(const std::string& line) {
   if (format_.empty()) out_ << line << '\n';
 }
 
@@ -62,9 +71,10 @@ void Printer::object(json::object obj) {
 }
 
 void Printer::flush() {
-  if (queued_.empty()) return;
+  if (format_ != "json" && format_ != "yaml") return;
+  if (queued_.empty() && !always_list_) return;
   json::value doc;
-  if (queued_.size() == 1) {
+  if (queued_.size() == 1 && !always_list_) {
     doc = std::move(queued_.front());
   } else {
     json::array items;

@@ -228,7 +228,10 @@ Command scale_command() {
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<ScaleInvocation>(desc);
-          }};
+          },
+          changing_exit_codes("no deployment in the namespace, a change scale cannot make (a role it lacks, counts the "
+                              "operator refuses), the baseline changed by others on every attempt, --wait timing out "
+                              "(naming every pod not ready)")};
 }
 
 }  // namespace mindie::cmd

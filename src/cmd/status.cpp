@@ -202,7 +202,9 @@ Command status_command() {
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<StatusInvocation>(desc);
-          }};
+          },
+          {{"0", "the status was shown, ready or not (wait --for=ready is the gate)"},
+           {"1", "an error: a bad flag, no deployment in the namespace, an API or connection error"}}};
 }
 
 }  // namespace mindie::cmd

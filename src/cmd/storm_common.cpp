@@ -225,7 +225,7 @@ void wait_ready(Printer& printer, const std::string& ns, const std::string& app,
     const ab::StormStatus report = ab::build_storm_status(ns, inputs, std::chrono::system_clock::now());
     if (report.ready) {
       if (progress) *progress << "\r\x1b[K" << std::flush;
-      printer.human(storm_ref(app) + " ready");
+      printer.summary(storm_ref(app) + " ready");
       return;
     }
     if (progress) *progress << "\r\x1b[K" << ab::storm_progress_line(report) << std::flush;

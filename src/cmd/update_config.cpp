@@ -282,7 +282,9 @@ Command update_config_command() {
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<UpdateConfigInvocation>(desc);
-          }};
+          },
+          changing_exit_codes("no deployment in the namespace, a change of the instance counts or the deploy mode "
+                              "(scale's or deploy's to make), the baseline changed by others on every attempt")};
 }
 
 }  // namespace mindie::cmd

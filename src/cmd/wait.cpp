@@ -51,9 +51,24 @@ void bound_requests(Session& session, std::chrono::milliseconds timeout, const s
                          "timed out waiting for the condition (--timeout " + text + ")");
 }
 
+// The workload objects of `inputs`, each with apiVersion and kind (a list answer leaves them out of its items).
+WaitedFor waited_for(const std::string& subject, bool multi, status::StatusInputs inputs) {
+  WaitedFor w{subject, multi ? &kube::gvr::kDeployments : &kube::gvr::kInferServiceSets, {}};
+  const auto add = [&](json::object obj) {
+    obj["apiVersion"] = w.gvr->api_version();
+    obj["kind"] = w.gvr->kind;
+    w.objects.push_back(std::move(obj));
+  };
+  if (!multi && inputs.service_set) add(std::move(*inputs.service_set));
+  if (multi)
+    for (auto& d : inputs.deployments)
+      if (d.is_object()) add(std::move(d.get_object()));
+  return w;
+}
+
 }  // namespace
 
-std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                              const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
                              const std::function<void()>& check) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -78,7 +93,8 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
     informer.start();
     for (;;) {
-      report = status::build_report(ns, current(), std::chrono::system_clock::now());
+      inputs = current();
+      report = status::build_report(ns, inputs, std::chrono::system_clock::now());
       show(report);
       if (report.ready) break;
       if (check) check();
@@ -87,7 +103,8 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
       const auto wake = next_judgement(
           report, check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline);
       if (!informer.wait_for_change(wake) && std::chrono::steady_clock::now() >= deadline) {
-        report = status::build_report(ns, current(), std::chrono::system_clock::now());
+        inputs = current();
+        report = status::build_report(ns, inputs, std::chrono::system_clock::now());
         if (report.ready) break;
         if (progress && !shown.empty()) *progress << '\n';
         std::string message = "timed out waiting for the condition on " + subject + " (ready)";
@@ -99,7 +116,7 @@ std::string wait_until_ready(kube::Client& client, const kube::Informer::Transpo
     }
   }
   if (progress && !shown.empty()) *progress << "\r\x1b[K" << std::flush;
-  return subject;
+  return waited_for(subject, multi, std::move(inputs));
 }
 
 void add_wait_after_flags(po::options_description& desc, WaitAfterFlags& flags) {
@@ -118,6 +135,7 @@ void add_wait_flags(po::options_description& desc, WaitFlags& flags) {
   desc.add_options()("for", po::value(&flags.for_condition), "The condition to wait for: ready")(
       "timeout", po::value(&flags.timeout)->default_value("10m"),
       "How long to wait before giving up (a duration: 30s, 10m, 1h); 0 checks once");
+  flags.output.bind(desc);
 }
 
 WaitOptions::WaitOptions(WaitFlags flags, std::string namespace_flag)
@@ -129,6 +147,7 @@ void WaitOptions::validate() {
   if (flags_.for_condition != "ready" && flags_.for_condition != "condition=Ready")
     throw UsageError("unrecognized condition: \"" + flags_.for_condition + "\" (the supported condition is ready)");
   timeout_ = parse_duration(flags_.timeout, "--timeout");
+  flags_.output.validate();
 }
 
 void WaitOptions::complete(const std::string& context_namespace) {
@@ -137,7 +156,9 @@ void WaitOptions::complete(const std::string& context_namespace) {
 
 void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
-  printer.out() << wait_until_ready(client, new_transport, namespace_, timeout_, progress) << " condition met\n";
+  WaitedFor waited = wait_until_ready(client, new_transport, namespace_, timeout_, progress);
+  printer.summary(waited.subject + " condition met");
+  for (auto& obj : waited.objects) printer.subject(*waited.gvr, std::move(obj));
 }
 
 void wait_after(Session& session, const WaitAfterFlags& flags, const std::string& ns, Printer& printer) {
@@ -158,9 +179,9 @@ void wait_after(Session& session, const WaitAfterFlags& flags, const std::string
                     "(the baseline and the workload agree); only the wait stopped: kubectl mindie wait -n " + ns +
                     " --for=ready");
   };
-  const std::string subject = wait_until_ready(session.client(), [&session] { return session.new_transport(); }, ns,
-                                               timeout, progress, check);
-  if (printer.format().empty()) printer.out() << subject << " ready\n";
+  const WaitedFor waited = wait_until_ready(session.client(), [&session] { return session.new_transport(); }, ns,
+                                            timeout, progress, check);
+  printer.summary(waited.subject + " ready");  // the other formats showed the objects as changed
 }
 
 namespace {
@@ -168,6 +189,7 @@ namespace {
 class WaitInvocation : public Invocation {
  public:
   explicit WaitInvocation(po::options_description& desc) { add_wait_flags(desc, flags_); }
+  std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     // The kubeconfig first: complete() takes its namespace (loading it sends nothing).
     Session session(global, std::cerr);
@@ -191,12 +213,17 @@ Command wait_command() {
           "Wait until every role has its instances ready and the operator has observed the latest change. Exits 0\n"
           "once ready; on timeout exits 1 naming every pod that is not ready and why.",
           "  # Wait up to 15 minutes for the deployment in mindie-demo\n"
-          "  kubectl mindie wait -n mindie-demo --for=ready --timeout 15m\n",
-          {},
+          "  kubectl mindie wait -n mindie-demo --for=ready --timeout 15m\n\n"
+          "  # Wait, then print the InferServiceSet as it is once ready\n"
+          "  kubectl mindie wait -n mindie-demo --for=ready -o yaml\n",
+          WaitFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<WaitInvocation>(desc);
-          }};
+          },
+          {{"0", "every role has its instances ready"},
+           {"1", "timed out (naming every pod that is not ready and why), a bad flag, no deployment in the namespace, "
+                  "an API or connection error"}}};
 }
 
 }  // namespace mindie::cmd

@@ -7,13 +7,26 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/output_flags.h"
 #include "kube/watch.h"
 #include "mindie/status_report.h"
 
 namespace mindie::cmd {
+
+/// What wait_until_ready waited for, once ready.
+struct WaitedFor {
+  /// As messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "deployments/NAME"
+  /// (the status tree's name for the Deployments of NAME).
+  std::string subject;
+  const kube::GVR* gvr = nullptr;  ///< the kind of `objects`
+  /// The workload objects as they are once ready (the InferServiceSet; multi_deployment: its Deployments), each with
+  /// apiVersion and kind.
+  std::vector<boost::json::object> objects;
+};
 
 /// `deadline`, or sooner the moment `report` would change with nothing else changing (Report::recheck_at), at
 /// least a second away: when a watcher of the deployment must judge again.
@@ -23,13 +36,12 @@ std::chrono::steady_clock::time_point next_judgement(const status::Report& repor
 /// Waits until the deployment in `ns` is ready as status defines it (status::Report::ready: every role's instances
 /// healthy, the operator has observed the current generation, removed instances' pods gone). Reads once; when not
 /// ready, watches (each watch on a connection from `new_transport`) until ready or `timeout` passes. `progress` (may
-/// be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns what was waited for, as
-/// messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "deployments/NAME" (the
-/// status tree's name for the engine Deployments of NAME). Throws CommandError on timeout, naming every pod that is
+/// be null) gets "ready instances x/y per role" lines redrawn in place (a terminal). Returns what was waited for
+/// (WaitedFor). Throws CommandError on timeout, naming every pod that is
 /// not ready and why, and the errors of read_status_inputs. `check` (may be empty) is called at least once a
 /// second while it waits, e.g. to throw Interrupted after a noted Ctrl-C. The caller bounds its requests by the
 /// same timeout (Session::set_deadline), so that a request that hangs cannot outlast it.
-std::string wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                              const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
                              const std::function<void()>& check = {});
 
@@ -50,6 +62,7 @@ std::chrono::milliseconds check_wait_after_flags(const WaitAfterFlags& flags, Dr
 struct WaitFlags {
   std::string for_condition;     ///< --for: only "ready"
   std::string timeout = "10m";  ///< --timeout, a Go duration
+  OutputFlags output{{"json", "yaml", "name"}, "Output format", " (the objects waited for)"};  ///< -o
 };
 
 /// Binds WaitFlags to `desc`.
@@ -61,9 +74,10 @@ class WaitOptions {
   WaitOptions(WaitFlags flags, std::string namespace_flag);
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
-  /// -n's syntax, --for and --timeout values (the timeout is kept for run()); no I/O. Throws UsageError.
+  /// -n's syntax, --for, --timeout (kept for run()) and -o values; no I/O. Throws UsageError.
   void validate();
-  /// Prints "inferserviceset.mindcluster.huawei.com/NAME condition met" once ready (kubectl wait's words).
+  /// Prints "inferserviceset.mindcluster.huawei.com/NAME condition met" once ready (kubectl wait's words); -o name
+  /// names the objects waited for, -o json|yaml prints them as they are then (a List when several).
   /// Throws CommandError on timeout, ApiError / TransportError when the cluster cannot be read.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 

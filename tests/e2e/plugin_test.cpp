@@ -61,6 +61,44 @@ std::string documented_help(const std::string& page) {
   return text.substr(begin, close + 1 - begin);
 }
 
+/// The rows of --help's "Exit codes:" block as docs/exit-codes.md writes them ("| CODE | WHEN |"): a code at column
+/// 3, its meaning after two or more spaces, continued on lines indented by 17.
+std::vector<std::string> help_exit_rows(const std::string& help) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto at = help.find("\nExit codes:\n");
+  if (at == std::string::npos) return {};
+  std::istringstream lines(help.substr(at + 13));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(std::string(17, ' '), 0) == 0 && !rows.empty()) {
+      rows.back().second += " " + line.substr(line.find_first_not_of(' '));
+    } else if (line.rfind("  ", 0) == 0) {
+      const auto gap = line.find("  ", 2);
+      REQUIRE(gap != std::string::npos);
+      rows.emplace_back(line.substr(2, gap - 2), line.substr(line.find_first_not_of(' ', gap)));
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [code, when] : rows) out.push_back("| " + code + " | " + when + " |");
+  return out;
+}
+
+/// The table rows under "## kubectl mindie CMD" of docs/exit-codes.md (empty when there is no such section).
+std::vector<std::string> documented_exit_rows(const std::string& cmd) {
+  const std::string text = e2e::read_file(std::string(MINDIE_SOURCE_DIR) + "/docs/exit-codes.md");
+  const auto section = text.find("\n## kubectl mindie " + cmd + "\n");
+  if (section == std::string::npos) return {};
+  std::istringstream lines(text.substr(section + 1));
+  std::string line;
+  std::vector<std::string> out;
+  std::getline(lines, line);  // the heading
+  while (std::getline(lines, line)) {
+    if (line.rfind("## ", 0) == 0) break;
+    if (line.rfind("| ", 0) == 0 && line != "| code | when |" && line != "| --- | --- |") out.push_back(line);
+  }
+  return out;
+}
+
 /// Candidates (without descriptions) and the directive of a completion answer.
 struct Completion {
   std::vector<std::string> values;
@@ -255,6 +293,23 @@ TEST_CASE("every command's --help is in kubectl's style and equals the help bloc
   }
 }
 
+TEST_CASE("docs/exit-codes.md has each command's exit codes as its --help lists them, and a bad flag exits 1") {
+  for (const auto& cmd : listed_commands()) {
+    CAPTURE(cmd);
+    const Run help = mindie({cmd, "--help"});
+    REQUIRE_MESSAGE(help.exit_code == 0, help.err);
+    const std::vector<std::string> rows = help_exit_rows(help.out);
+    REQUIRE(rows.size() >= 2);
+    CHECK(rows[0].rfind("| 0 | ", 0) == 0);
+    CHECK(rows[1].rfind("| 1 | ", 0) == 0);
+    CHECK_MESSAGE(documented_exit_rows(cmd) == rows,
+                  "docs/exit-codes.md differs from `kubectl mindie " << cmd << " --help`: run scripts/update-docs.sh");
+    const Run bad = mindie({cmd, "--no-such-flag"});
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err.rfind("error: ", 0) == 0);
+  }
+}
+
 TEST_CASE("version prints the version, git commit and build date; -o json the same; --version too") {
   const Run text = mindie({"version"});
   REQUIRE_MESSAGE(text.exit_code == 0, text.err);
@@ -292,7 +347,8 @@ TEST_CASE("completion: commands, flags, -o values, --context names from the kube
     const Completion flags = complete({cmd, "--"});
     const std::string help = mindie({cmd, "--help"}).out;
     std::smatch m;
-    std::string rest = help.substr(help.find("\nOptions:\n"));
+    const auto options = help.find("\nOptions:\n");
+    std::string rest = help.substr(options, help.find("\nUsage:\n") - options);  // not the exit codes' words
     std::set<std::string> listed;
     for (std::regex flag("--([a-z][a-z0-9-]*)"); std::regex_search(rest, m, flag); rest = m.suffix())
       listed.insert("--" + m[1].str());
