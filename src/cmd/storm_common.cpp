@@ -159,7 +159,10 @@ change::Step delete_step(kube::Client& client, Printer& printer, const kube::GVR
   change::Step step;
   step.name = r.kind_dot_group() + "/" + name;
   step.verb = verb;
-  const auto note = [&printer, r, name, verb, dry_run] { printer.result(r, name, verb, dry_run, {}); };
+  // -o json|yaml lists what was deleted as read (a LIST's items carry no kind).
+  read["apiVersion"] = r.api_version();
+  read["kind"] = r.kind;
+  const auto note = [&printer, r, name, verb, dry_run, read] { printer.result(r, name, verb, dry_run, read); };
   step.write = [&client, r, ns, name, uid, opts, dry_run, note] {
     if (dry_run != DryRun::Client) {
       try {

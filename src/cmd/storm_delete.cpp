@@ -44,6 +44,7 @@ void StormDeleteOptions::run(kube::Client& client, Printer& printer,
   if (!storm_service && services.empty())
     throw CommandError(kStormServices.kind_dot_group() + " \"" + app + "\" not found in namespace " + ns +
                        " (and no Services of it): nothing to delete");
+  printer.always_list();  // -o json|yaml: what was deleted, however many
   LockFence fence(*lock, std::nullopt);
   change::Runner runner(fence, storm::wording("delete", "kubectl mindie delete --framework aibrix -n " + ns +
                                                             " --app " + app, dry_run_));
