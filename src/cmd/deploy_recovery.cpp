@@ -1,0 +1,86 @@
+#include "cmd/deploy.h"
+
+#include <ostream>
+
+#include "mindie/overrides.h"
+
+namespace mindie::cmd {
+
+namespace json = boost::json;
+
+void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
+  config_ = stored.user();
+  env_ = stored.env();
+  if (stored.overrides_raw)
+    render_options_.overrides = overrides::parse_overrides(
+        *stored.overrides_raw, "configmap/" + std::string(baseline::kConfigMapName) + " " + baseline::kOverridesKey);
+  render_options_.scripts = stored.scripts;
+  render_options_.service_id = stored.service_id.empty() ? config_->job_id : stored.service_id;
+  render_options_.service_set_name = stored.recorded_workload;
+  render_objects();
+  inputs_read_ = true;
+}
+
+/// The lock finishes or reverts an interrupted deploy through this (cmd/lock.h, register_recovery).
+const bool kRecoveryRegistered = register_recovery("deploy", &DeployOptions::recover);
+
+// The workload is rendered again from motor-config as it is now (the user_config.json, env.json, overrides and scripts
+// it stores) and applied, as a deploy of those files would, so that the workload and the baseline agree. Dropped,
+// with nothing sent, when the baseline was not written (motor-config's data digest is not the intent's and its
+// resourceVersion is the one read) and the intent supersedes no earlier one ("supersedes").
+std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                   const json::object& intent, const std::string& what) {
+  const json::value* digest = intent.if_contains("baseline_digest");
+  const json::value* rv = intent.if_contains("baseline_resource_version");
+  if (digest == nullptr || !digest->is_string() || rv == nullptr || !rv->is_string())
+    return "Warning: removed an unreadable record of " + what + " from lease/" + kLockLeaseName;
+  const std::string change = intent_change_text(intent);
+  const std::string head = "recovered " + what + ": " + (change.empty() ? "" : change + ", ");
+  const auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  const json::value* supersedes = intent.if_contains("supersedes");
+  const json::value* data = cm ? cm->if_contains("data") : nullptr;
+  std::vector<std::string> keys;  // the keys it wrote (all of motor-config's when the intent does not say)
+  if (const auto* k = intent.if_contains("baseline_keys"); k != nullptr && k->is_array()) {
+    for (const auto& v : k->get_array())
+      if (v.is_string()) keys.emplace_back(v.get_string());
+  } else if (data != nullptr && data->is_object()) {
+    for (const auto& [key, v] : data->get_object()) keys.emplace_back(key);
+  }
+  const bool written = data != nullptr && data->is_object() &&
+                       baseline::data_digest(data->as_object(), keys) == digest->get_string();
+  const bool unmoved = cm ? cm->at("metadata").at("resourceVersion") == *rv : rv->get_string().empty();
+  if (!written && unmoved) {
+    // It stood for an earlier intent (it superseded one, or it is a recovery's): that one is still to recover.
+    if (supersedes != nullptr && supersedes->is_object()) {
+      const json::object& earlier = supersedes->get_object();
+      return head + "its baseline had not been written; " +
+             recover_interrupted_change(client, lock, ns, earlier, intent_left_by({}, earlier));
+    }
+    if (!cm) return head + "dropped: nothing of it had been written";
+    return head + "dropped: the baseline had not been written, and the workload is written after it";
+  }
+  if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
+  if (!has_our_records(*cm))
+    return "Warning: found the record of " + what + ", but configmap/" + baseline::kConfigMapName +
+           " is not kubectl-mindie's (no label " + render::kManagedByLabel + "); removed the record, changed nothing";
+  // Whatever was written, the workload made from the baseline as it is now agrees with it.
+  DeployFlags flags;
+  flags.skip_node_check = true;  // it runs already, or was checked by the deploy that wrote the baseline
+  if (const auto* adopt = intent.if_contains("adopt"); adopt != nullptr && adopt->is_bool()) flags.adopt = adopt->get_bool();
+  if (const auto* force = intent.if_contains("force_conflicts"); force != nullptr && force->is_bool())
+    flags.force_conflicts = force->get_bool();
+  DeployOptions o(flags, ns);
+  o.complete();
+  o.read_baseline_inputs(baseline::read_baseline(*cm, ns));
+  // Its own intent stands for this one: cut short before its baseline write, this one is recovered again.
+  o.superseded_intent_ = intent;
+  if (json::serialize(intent).size() > 16 * 1024) o.superseded_intent_->erase("supersedes");
+  std::ostream quiet(nullptr);  // the line returned says what happened; the deploy's own output would repeat it
+  Printer printer(quiet, quiet, "");
+  o.run_once(client, printer, lock);
+  return head + (written ? "completed: the workload was applied from the baseline it had written"
+                         : "completed: the workload was applied from the baseline in configmap/" +
+                               std::string(baseline::kConfigMapName));
+}
+
+}  // namespace mindie::cmd
