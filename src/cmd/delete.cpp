@@ -1,4 +1,5 @@
 #include "cmd/delete.h"
+#include "cmd/node_port_claims.h"
 
 #include <algorithm>
 #include <iostream>
@@ -149,6 +150,12 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     if (!obj) continue;
     const std::string why = foreign_rbac(*obj, ns, plan.workload);
     plan.targets.push_back({*r, "", name, why, metadata_string(*obj, "uid"), metadata_string(*obj, "resourceVersion")});
+  }
+  // The nodePorts deploy claimed cluster-wide (cmd/node_port_claims.h), found by the namespace they name.
+  for (const auto& item : list_items(client, kube::gvr::kClusterRoles, "", std::string(kClaimedByLabel) + "=" + ns)) {
+    const auto& obj = item.as_object();
+    plan.targets.push_back({kube::gvr::kClusterRoles, "", name_of(obj), "", metadata_string(obj, "uid"),
+                            metadata_string(obj, "resourceVersion")});
   }
 
   // What --wait waits for: the workload and its Deployments, and every pod of either.

@@ -6,6 +6,7 @@
 #include "cmd/command.h"
 #include "cmd/deploy_checks.h"
 #include "cmd/deploy_steps.h"
+#include "cmd/node_port_claims.h"
 #include "kube/names.h"
 #include "mindie/deployer_scripts.h"
 
@@ -115,7 +116,7 @@ DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& pr
   if (const auto missing = missing_scripts(); !missing.empty())
     throw CommandError(missing_scripts_message(missing) + "; nothing was written");
   for (const auto& w : deployer_scripts::script_warnings(*config_, render_options_.scripts)) printer.warning(w);
-  check_operator_rules(client, printer, p.existing.has_value());
+  p.claims = claims_to_make(client, check_operator_rules(client, printer, p.existing.has_value()));
   if (!flags_.skip_node_check) check_nodes(client, printer, objects_);
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
   if (p.existing && !p.opts.dry_run) {
@@ -134,6 +135,7 @@ void DeployOptions::write_objects(kube::Client& client, Printer& printer, Namesp
   std::optional<json::object> baseline_read = prepared.existing;
   json::object intent = plan_intent(baseline_read);
   lock.before_write(intent);
+  claim_node_ports(client, lock, intent, prepared);
   std::vector<std::string> handed_over;
   if (prepared.takeover) hand_over(client, printer, lock, prepared, baseline_read, intent, handed_over);
   std::vector<change::Step> steps;

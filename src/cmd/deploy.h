@@ -79,6 +79,7 @@ class DeployOptions {
     std::optional<boost::json::object> existing;  ///< motor-config as read (nullopt: a first deploy)
     std::optional<AdoptionPlan> takeover;         ///< --adopt, or deploy.py's deployment found (refused without it)
     kube::WriteOptions opts;                      ///< dry run, force, field manager of every write
+    std::vector<render::NodePortClaim> claims;    ///< nodePorts to claim before the first write (node_port_claims.h)
   };
 
   /// One read-plan-write pass of run(): prepare(), write_objects(), finish().
@@ -89,6 +90,12 @@ class DeployOptions {
   Prepared prepare(kube::Client& client, Printer& printer);
   /// Records the intent, hands over an adoption's fields, then writes every object through change::Runner.
   void write_objects(kube::Client& client, Printer& printer, NamespaceLock& lock, const Prepared& prepared);
+  /// Claims `prepared.claims` cluster-wide (node_port_claims.h) by a runner of their own: only they are undone.
+  void claim_node_ports(kube::Client& client, NamespaceLock& lock, const boost::json::object& intent,
+                        const Prepared& prepared) const;
+  /// A redeploy that moved its nodePorts: releases the claims of the ports the stored config fixed and this one does
+  /// not.
+  void release_moved_claims(kube::Client& client, const Prepared& prepared) const;
   /// --adopt: hands deploy.py's field ownership over; re-reads motor-config into `baseline_read`, re-plans `intent`.
   void hand_over(kube::Client& client, Printer& printer, NamespaceLock& lock, const Prepared& prepared,
                  std::optional<boost::json::object>& baseline_read, boost::json::object& intent,
@@ -104,8 +111,9 @@ class DeployOptions {
   void check_existing_baseline(const baseline::Baseline& existing, Printer& printer) const;
   /// Keeps the stored env.json, overrides and scripts a redeploy does not pass again; re-renders when it keeps any.
   void keep_stored_files(const baseline::Baseline& existing);
-  /// What infer-operator would refuse or never carry out (deploy_checks.h); records the gang roles it changes.
-  void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
+  /// What infer-operator would refuse or never carry out (deploy_checks.h); records the gang roles it changes;
+  /// returns the nodePorts the deployment's Services will hold.
+  std::vector<render::NodePortClaim> check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
   /// deploy.py's deployment in the namespace: refused unless --adopt, else what adoption takes over. Reads only.
   std::optional<AdoptionPlan> plan_takeover(kube::Client& client, const std::optional<boost::json::object>& existing) const;
   /// Script keys the config's pods run that the ConfigMap would lack.

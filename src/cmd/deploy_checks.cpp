@@ -108,18 +108,18 @@ void warn_earlier_templates(kube::Client& client, Printer& printer, const std::s
 
 }  // namespace
 
-void check_node_ports(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
-                      const render::RenderOptions& opts) {
+std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer,
+                                                    const config::UserConfig& cfg, const render::RenderOptions& opts) {
   // One taken anywhere in the cluster stops the role for good (the operator creates Services first).
   const auto claims = render::node_port_claims(cfg, opts);
-  if (claims.empty()) return;
+  if (claims.empty()) return {};
   std::optional<json::object> services;
   try {
     services = client.list(kube::gvr::kServices, "", "", 500);
   } catch (const kube::ApiError& e) {
     if (e.code() != 403) throw;
     warn_node_ports_unchecked(printer, claims, e);
-    return;
+    return claims;
   }
   const json::array& items = services->at("items").as_array();
   std::vector<render::NodePortClaim> to_check;
@@ -137,6 +137,7 @@ void check_node_ports(kube::Client& client, Printer& printer, const config::User
   }
   const auto conflicts = operator_rules::node_port_conflicts(to_check, items);
   if (!conflicts.empty()) throw CommandError(node_port_conflicts_message(conflicts));
+  return to_check;
 }
 
 void check_gang_support(kube::Client& client, const json::object& iss) {
@@ -206,16 +207,18 @@ std::string missing_scripts_message(const std::vector<std::string>& missing) {
          ", which would not hold them: pass --scripts-dir DIR (the folder of PyMotor's deployer scripts)";
 }
 
-void DeployOptions::check_operator_rules(kube::Client& client, Printer& printer, bool redeploy) {
-  check_node_ports(client, printer, *config_, render_options_);
-  if (config_->deploy_mode != config::DeployMode::InferServiceSet) return;
+std::vector<render::NodePortClaim> DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
+                                                                      bool redeploy) {
+  std::vector<render::NodePortClaim> ports = check_node_ports(client, printer, *config_, render_options_);
+  if (config_->deploy_mode != config::DeployMode::InferServiceSet) return ports;
   const json::object& iss = objects_.back();
   check_gang_support(client, iss);
-  if (!redeploy) return;
+  if (!redeploy) return ports;
   GangChanges changes =
       check_live_instance_sets(client, printer, *config_, iss, render::workload_name(*config_, render_options_));
   gang_scale_in_ = std::move(changes.scale_in);
   gang_changes_ = std::move(changes.changes);
+  return ports;
 }
 
 void DeployOptions::check_existing_baseline(const baseline::Baseline& existing, Printer& printer) const {

@@ -6,6 +6,7 @@
 #include "cmd/deploy.h"
 #include "cmd/gang_instances.h"
 #include "cmd/multi_deployment.h"
+#include "cmd/node_port_claims.h"
 #include "cmd/pod_groups.h"
 #include "cmd/scale.h"
 #include "mindie/baseline_policy.h"
@@ -198,10 +199,31 @@ void DeployOptions::finish(kube::Client& client, Printer& printer, const Prepare
       printer.mutation(kube::gvr::kPodGroups, pg, "deleted", dry_run_);
   if (prepared.takeover) remove_replaced(client, printer, prepared);
   remove_stale(client, printer, prepared);
+  release_moved_claims(client, prepared);
   const bool deployments_mode = baseline::runs_deployments(config::to_string(config_->deploy_mode));
   if (deployments_mode && !prepared.takeover)  // an adoption removed them
     for (const auto& w : foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
       printer.warning(w);
+}
+
+void DeployOptions::claim_node_ports(kube::Client& client, NamespaceLock& lock, const json::object& intent,
+                                     const Prepared& prepared) const {
+  if (prepared.claims.empty()) return;
+  LockFence fence(lock, intent);
+  change::Runner runner(fence, wording(prepared.opts.dry_run));
+  runner.run(claim_steps(client, prepared.claims, prepared.opts));
+}
+
+void DeployOptions::release_moved_claims(kube::Client& client, const Prepared& prepared) const {
+  if (!prepared.existing) return;
+  const baseline::Baseline stored = baseline::read_baseline(*prepared.existing, config_->job_id);
+  if (!stored.config) return;
+  const auto now = render::node_port_claims(*config_, render_options_);
+  std::vector<int> moved;
+  for (const auto& was : render::node_port_claims(*stored.config, render_options_))
+    if (std::none_of(now.begin(), now.end(), [&](const auto& c) { return c.port == was.port; }))
+      moved.push_back(was.port);
+  if (!moved.empty()) release_claims(client, config_->job_id, moved, prepared.opts);
 }
 
 void DeployOptions::remove_replaced(kube::Client& client, Printer& printer, const Prepared& prepared) const {
