@@ -154,6 +154,10 @@ void DeployOptions::write_objects(kube::Client& client, Printer& printer, Namesp
   }
 }
 
+/// The lock finishes or reverts an interrupted deploy through this (cmd/lock.h, register_recovery). Here, not in
+/// deploy_recovery.cpp: the linker keeps a static library's object only when something else in it is used.
+const bool kRecoveryRegistered = register_recovery("deploy", &DeployOptions::recover);
+
 namespace {
 
 /// deploy: DeployOptions, or StormDeployOptions with --framework aibrix.

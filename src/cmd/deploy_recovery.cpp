@@ -21,9 +21,6 @@ void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
   inputs_read_ = true;
 }
 
-/// The lock finishes or reverts an interrupted deploy through this (cmd/lock.h, register_recovery).
-const bool kRecoveryRegistered = register_recovery("deploy", &DeployOptions::recover);
-
 // The workload is rendered again from motor-config as it is now (the user_config.json, env.json, overrides and scripts
 // it stores) and applied, as a deploy of those files would, so that the workload and the baseline agree. Dropped,
 // with nothing sent, when the baseline was not written (motor-config's data digest is not the intent's and its
