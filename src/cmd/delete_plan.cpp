@@ -6,6 +6,7 @@
 
 #include "cmd/adopt.h"
 #include "cmd/common.h"
+#include "cmd/node_port_claims.h"
 #include "cmd/status.h"
 #include "mindie/status_report.h"
 #include "kube/names.h"
@@ -152,6 +153,14 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
     const std::string why = foreign_rbac(*obj, ns, plan.workload);
     plan.targets.push_back(
         {*r, "", name, why, metadata_string(*obj, "uid"), metadata_string(*obj, "resourceVersion"), *obj});
+  }
+  // The nodePorts deploy claimed cluster-wide (cmd/node_port_claims.h), found by the namespace they name.
+  for (auto& item : list_items(client, kube::gvr::kClusterRoles, "", std::string(kClaimedByLabel) + "=" + ns)) {
+    auto& obj = item.as_object();
+    obj["kind"] = kube::gvr::kClusterRoles.kind;  // a list answer leaves it out of its items
+    obj["apiVersion"] = kube::gvr::kClusterRoles.api_version();
+    plan.targets.push_back({kube::gvr::kClusterRoles, "", name_of(obj), "", metadata_string(obj, "uid"),
+                            metadata_string(obj, "resourceVersion"), obj});
   }
 
   // What --wait waits for: the workload and its Deployments, and every pod of either.

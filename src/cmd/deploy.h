@@ -63,13 +63,8 @@ class DeployOptions {
   /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run; reads and plans again when
   /// another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
-  /// Finishes the deploy `intent` records (a kLockIntentAnnotation record of "deploy" that a command left
-  /// unfinished; the caller holds `lock`): the workload is rendered again from motor-config as it is now (the
-  /// user_config.json, env.json, overrides and scripts it stores) and applied, as a deploy of those files would,
-  /// so that the workload and the baseline agree. Dropped, with nothing sent, when the baseline was not written
-  /// (motor-config's data digest is not the intent's and its resourceVersion is the one read) and the intent does
-  /// not stand for an earlier one ("supersedes"). Returns the line that says which ("recovered `what`: ...").
-  /// Throws what the writes throw.
+  /// Finishes an interrupted deploy `intent` (the caller holds `lock`): applies the workload from motor-config as it
+  /// is now, or drops the intent when its baseline was not written; returns the line saying which.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                              const change::Intent& intent, const std::string& what);
   /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
@@ -79,67 +74,78 @@ class DeployOptions {
   void read_inputs();
 
  private:
-  /// Refuses a redeploy that would change deploy_mode or the InferServiceSet name recorded in the existing
-  /// ConfigMap; warns (via `printer`) about every path at which the new config differs from the stored baseline.
-  /// Throws CommandError, baseline::BaselineError (no mode recorded and an unusable baseline).
+  /// What run_once() read and decided before its first write.
+  struct Prepared {
+    std::optional<boost::json::object> existing;  ///< motor-config as read (nullopt: a first deploy)
+    std::optional<AdoptionPlan> takeover;         ///< --adopt, or deploy.py's deployment found (refused without it)
+    kube::WriteOptions opts;                      ///< dry run, force, field manager of every write
+    std::vector<render::NodePortClaim> claims;    ///< nodePorts to claim before the first write (node_port_claims.h)
+  };
+
+  /// One read-plan-write pass of run(): prepare(), write_objects(), finish().
+  void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+  /// --dry-run=client: warns what it cannot check offline and prints the objects.
+  void print_client_dry_run(Printer& printer) const;
+  /// The reads and checks before the first write (deploy_checks.h); throws CommandError with nothing written.
+  Prepared prepare(kube::Client& client, Printer& printer);
+  /// Records the intent, hands over an adoption's fields, then writes every object through change::Runner.
+  void write_objects(kube::Client& client, Printer& printer, NamespaceLock& lock, const Prepared& prepared);
+  /// Claims `prepared.claims` cluster-wide (node_port_claims.h) by a runner of their own: only they are undone.
+  void claim_node_ports(kube::Client& client, NamespaceLock& lock, const change::Intent& intent,
+                        const Prepared& prepared) const;
+  /// A redeploy that moved its nodePorts: releases the claims of the ports the stored config fixed and this one does
+  /// not.
+  void release_moved_claims(kube::Client& client, const Prepared& prepared) const;
+  /// --adopt: hands deploy.py's field ownership over; re-reads motor-config into `baseline_read`, re-plans `intent`.
+  void hand_over(kube::Client& client, Printer& printer, NamespaceLock& lock, const Prepared& prepared,
+                 std::optional<boost::json::object>& baseline_read, change::Intent& intent,
+                 std::vector<std::string>& handed_over) const;
+  /// After every object is written: gang records, stale PodGroups, adoption leftovers, objects no longer rendered.
+  void finish(kube::Client& client, Printer& printer, const Prepared& prepared) const;
+  /// Deletes deploy.py's objects that an adoption replaced under other names.
+  void remove_replaced(kube::Client& client, Printer& printer, const Prepared& prepared) const;
+  /// multi_deployment, single_container: deletes our workload objects the baseline no longer renders.
+  void remove_stale(kube::Client& client, Printer& printer, const Prepared& prepared) const;
+
+  /// Refuses a change of deploy_mode or workload name; warns where the new config differs from the stored one.
   void check_existing_baseline(const baseline::Baseline& existing, Printer& printer) const;
-  /// Keeps the files a previous deploy stored (env.json, overrides.yaml, scripts) that this deploy does not pass
-  /// again, so a redeploy without -e, --overrides or --scripts-dir never deletes them (server-side apply would
-  /// drop keys the manager stops sending). Re-renders when anything is kept. Throws CommandError when stored
-  /// overrides no longer validate.
+  /// Keeps the stored env.json, overrides and scripts a redeploy does not pass again; re-renders when it keeps any.
   void keep_stored_files(const baseline::Baseline& existing);
-  /// Before any write, what infer-operator would refuse or never carry out (shared/docs/infer-operator-rules.md):
-  /// a nodePort another Service holds (one cluster-wide Service LIST; forbidden = a warning), gang-scheduled roles
-  /// without Volcano's PodGroup API (A3), and on a redeploy (`redeploy`) a change of what the live InstanceSets fixed
-  /// at creation (D3). Warns how many live instances keep an earlier pod template. Throws CommandError.
-  /// Records in gang_scale_in_ the gang roles this redeploy scales in, and in gang_changes_ every gang role whose
-  /// count it changes; refuses a gang scale-out that would start infer-operator's rebuild loop
-  /// (cmd/gang_instances.h).
-  void check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
-  /// The node preflight (PyMotor 7d15c04 U3, extended): the engine pods of objects_ must fit the nodes, packed by
-  /// node_fit::pack onto the allocatable NPUs of the nodes their nodeSelector matches. One cluster-wide Node LIST;
-  /// forbidden (403) is a warning with a hint. Throws CommandError naming each role that does not fit.
-  void check_nodes(kube::Client& client, Printer& printer) const;
-  /// deploy.py's deployment in the namespace (motor-config without our label, cmd/adopt.h): refused unless
-  /// --adopt; with it, what adoption takes over and removes. Reads only. Throws CommandError.
+  /// What infer-operator would refuse or never carry out (deploy_checks.h); records the gang roles it changes;
+  /// returns the nodePorts the deployment's Services will hold.
+  std::vector<render::NodePortClaim> check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
+  /// deploy.py's deployment in the namespace: refused unless --adopt, else what adoption takes over. Reads only.
   std::optional<AdoptionPlan> plan_takeover(kube::Client& client, const std::optional<boost::json::object>& existing) const;
-  /// Script keys the config's pods run (deployer_scripts::needed) that the ConfigMap would lack.
+  /// Script keys the config's pods run that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
-  /// Server-side apply of `obj`. A conflict only with our own earlier patches (scale/update-config) is taken
-  /// over; any other conflict fails with kubectl's advice (PartialFailure carrying the ApiError).
+  /// Server-side apply of `obj`, taking back fields of our own earlier patches only while the lock is ours.
   boost::json::object apply_object(kube::Client& client, const boost::json::object& obj,
                                    const kube::WriteOptions& opts) const;
+  /// --output-dir: the objects as YAML files grouped as deploy.py wrote them.
   void write_output_dir() const;
   /// Renders objects_ from config_, env_ and render_options_ for the config's deploy_mode.
   void render_objects();
   /// The command line that re-runs this deploy (printed when it stops half-way).
   std::string rerun_command() const;
 
-  /// The inputs of a deploy of what motor-config `stored` holds (for recover()): its config, env.json, overrides,
-  /// scripts, SERVICE_ID and workload name; renders objects_. Throws baseline::BaselineError,
-  /// validation::ValidationError (a stored file that no longer validates).
+  /// recover(): the inputs of a deploy of what motor-config `stored` holds; renders objects_.
   void read_baseline_inputs(const baseline::Baseline& stored);
-  /// The intent deploy records before its first write: {"mode", "workload", "baseline_resource_version" (of
-  /// `existing`, "" when absent), "baseline_digest" (baseline::data_digest of the motor-config it writes) and
-  /// "baseline_keys" (its keys), "adopt", "force_conflicts", "supersedes" (stands_for_, when set), and "roles",
-  /// "from", "to" for the instance counts it changes}.
+  /// The intent recorded in the Lease before the first write (a change::DeployIntent).
   change::Intent plan_intent(const std::optional<boost::json::object>& existing) const;
-  /// Server-side apply of motor-config `obj` guarded by the resourceVersion of `existing` (when there is one), so
-  /// that a baseline someone wrote since this deploy read it is never overwritten. A conflict is read back: the
-  /// live ConfigMap holding what `obj` holds (a retried apply whose first reply was lost) is this deploy's write;
-  /// otherwise throws CommandError saying it was changed meanwhile.
+  /// Server-side apply of motor-config guarded by the resourceVersion of `existing`; a conflict is read back.
   boost::json::object apply_baseline(kube::Client& client, const boost::json::object& obj,
                                      const std::optional<boost::json::object>& existing,
                                      const kube::WriteOptions& opts) const;
-  /// After a failure of the baseline write whose outcome is unknown: true when motor-config holds what this deploy
-  /// writes (its keys, baseline_keys()) and is not `read` (the object read before, which may hold the same data);
-  /// nullopt when it cannot be read (unknown stays unknown). One GET.
+  /// Whether motor-config now holds what this deploy writes and is not `read`; nullopt when unreadable. One GET.
   std::optional<bool> baseline_written(kube::Client& client, const std::optional<boost::json::object>& read) const;
   /// The keys of the motor-config this deploy writes, sorted.
   std::vector<std::string> baseline_keys() const;
-
-  /// One read-plan-write pass of run(), its writes after lock.before_write().
-  void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+  /// The server-side apply of `obj` as a change step, printed once written; no undo: deploy goes only forward.
+  change::Step object_step(kube::Client& client, const boost::json::object& obj,
+                           const std::optional<boost::json::object>& baseline_read, const kube::WriteOptions& opts,
+                           Printer& printer) const;
+  /// How a failed deploy is reported (`dry_run`: a server dry run).
+  change::Wording wording(bool dry_run) const;
 
   DeployFlags flags_;
   std::string namespace_flag_;
@@ -155,15 +161,8 @@ class DeployOptions {
   std::map<std::string, int> gang_scale_in_;
   /// Gang roles whose live instance count this redeploy changes (live -> rendered), recorded after the writes.
   std::vector<scale::RoleChange> gang_changes_;
-  /// recover(): the intent this deploy puts right, recorded under "supersedes" in its own.
-  std::optional<boost::json::object> stands_for_;
-  /// The server-side apply of `obj` (motor-config guarded by `baseline_read`'s resourceVersion) as a change step,
-  /// printed once written; no undo: deploy goes only forward.
-  change::Step object_step(kube::Client& client, const boost::json::object& obj,
-                           const std::optional<boost::json::object>& baseline_read, const kube::WriteOptions& opts,
-                           Printer& printer) const;
-  /// How a failed deploy is reported (`dry_run`: a server dry run).
-  change::Wording wording(bool dry_run) const;
+  /// recover(): the interrupted intent this deploy puts right, recorded under "supersedes" in its own.
+  std::optional<boost::json::object> superseded_intent_;
   /// The namespace lock during run_once() (null in a client dry run): confirmed before fields are forced back.
   NamespaceLock* lock_ = nullptr;
 };

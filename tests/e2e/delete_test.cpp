@@ -56,6 +56,9 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
         "serviceaccount/mindie-motor-controller deleted\n"
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n"
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31015 deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31017 deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31027 deleted\n"
         "configmap/motor-config deleted\n");
 
   // Only DELETEs, one per object, the ConfigMap the last write; nothing outside mindie-demo's own.
@@ -65,7 +68,7 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
     CHECK(r.method == "DELETE");
     deletes.push_back(r.path);
   }
-  REQUIRE(deletes.size() == 5);
+  REQUIRE(deletes.size() == 8);  // with the nodePort claims (cmd/node_port_claims.h)
   CHECK(deletes.back() == kCm);
   for (const auto& p : deletes) CHECK(p.find("mindie-motor-controller-mindie-motor") == std::string::npos);
 
@@ -76,6 +79,8 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
   const auto roles = names(sb, "clusterroles", "");
   CHECK(std::find(roles.begin(), roles.end(), "mindie-motor-controller-mindie-demo") == roles.end());
   CHECK(std::find(roles.begin(), roles.end(), "mindie-motor-controller-mindie-motor") != roles.end());
+  CHECK(std::find(roles.begin(), roles.end(), "mindie-motor-nodeport-31015") == roles.end());
+  CHECK(std::find(roles.begin(), roles.end(), "mindie-motor-nodeport-31016") != roles.end());
   // The other deployment is whole.
   CHECK(names(sb, "inferservicesets", "mindie-motor") == std::vector<std::string>{"mindie-motor-vllm"});
   CHECK(!names(sb, "pods", "mindie-motor").empty());
@@ -128,6 +133,9 @@ TEST_CASE("a delete that fails half-way keeps motor-config, says so, and a re-ru
   REQUIRE_MESSAGE(rerun.exit_code == 0, rerun.err);
   CHECK(rerun.out ==
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31015 deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31017 deleted\n"
+        "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31027 deleted\n"
         "configmap/motor-config deleted\n");
   CHECK(names(sb, "configmaps", "mindie-demo").empty());
 }

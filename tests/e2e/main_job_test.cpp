@@ -53,9 +53,9 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
         std::string::npos);
 
   const auto reqs = sb.requests();
-  // discovery, baseline GET, the Service LIST (nodePort), the Node LIST, 5 applies; and the namespace lock read,
-  // created and freed
-  CHECK(reqs.size() <= 12);
+  // discovery, baseline GET, the Service LIST (nodePort), a GET per nodePort claim, the Node LIST, 3 claims
+  // (cmd/node_port_claims.h) and 5 applies; and the namespace lock read, created and freed
+  CHECK(reqs.size() <= 18);
   std::vector<std::string> writes;
   for (const auto& r : reqs) {
     if (!r.is_write()) continue;
@@ -64,8 +64,11 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
     CHECK(r.query.find("fieldManager=kubectl-mindie") != std::string::npos);
     writes.push_back(r.path);
   }
-  REQUIRE(writes.size() == 5);
-  CHECK(writes.front() == kConfigMap);
+  REQUIRE(writes.size() == 8);
+  // The nodePorts are claimed first, each under the namespace's own field manager.
+  for (int i = 0; i < 3; ++i)
+    CHECK(writes[i].rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) == 0);
+  CHECK(writes[3] == kConfigMap);
   CHECK(writes.back() == kIss);
 
   // The baseline is the input, byte for byte.

@@ -81,12 +81,13 @@ cmd::DeployFlags example_deploy_flags() {
 }
 
 /// Queues the answers to a first deploy's reads, up to the creation of the namespace lock: no Lease, the
-/// InferServiceSet group served, no motor-config, no nodePort taken, a node with room.
+/// InferServiceSet group served, no motor-config, no nodePort taken or claimed, a node with room.
 void queue_first_deploy_reads(FakeTransport& t) {
   t.reply(404, kNotFound);                                                       // the namespace lock: free
   t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
   t.reply(404, kNotFound);                                                       // no motor-config yet
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
+  for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);                           // nor claimed (node_port_claims.h)
   t.reply(200, kNodeList);                                                       // node preflight: room
 }
 
@@ -153,7 +154,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   printer.flush();
   INFO(listing(t));
 
-  REQUIRE(t.requests.size() >= 8);
+  REQUIRE(t.requests.size() >= 15);
   CHECK(path_of(t.requests[0]) == kLeasePath);
   CHECK(t.requests[1].method == "GET");
   CHECK(t.requests[1].path == "/apis/mindcluster.huawei.com/v1");
@@ -161,16 +162,24 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(t.requests[2].path == kCmPath);
   CHECK(t.requests[3].method == "GET");
   CHECK(path_of(t.requests[3]) == "/api/v1/services");  // cluster-wide: a nodePort is taken in any namespace
-  CHECK(path_of(t.requests[4]) == "/api/v1/nodes");     // the node preflight
+  for (std::size_t i = 4; i < 7; ++i)  // the nodePort claims, read
+    CHECK(path_of(t.requests[i]).rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) == 0);
+  CHECK(path_of(t.requests[7]) == "/api/v1/nodes");     // the node preflight
   // The lock is created before the first write and freed (holder cleared) after the last.
-  CHECK(t.requests[5].method == "POST");
-  CHECK(path_of(t.requests[5]) == kLeasesPath);
+  CHECK(t.requests[8].method == "POST");
+  CHECK(path_of(t.requests[8]) == kLeasesPath);
+  // The claims first, each under the namespace's own field manager, never forced.
+  for (std::size_t i = 9; i < 12; ++i) {
+    CHECK(t.requests[i].method == "PATCH");
+    CHECK(path_of(t.requests[i]) == path_of(t.requests[i - 5]));
+    CHECK(query_of(t.requests[i]) == "fieldManager=kubectl-mindie-claim-" + kNs);
+  }
   CHECK(t.requests.back().method == "PATCH");
   CHECK(t.requests.back().content_type == "application/merge-patch+json");
   CHECK(path_of(t.requests.back()) == kLeasePath);
   // Between them only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
   std::vector<const kube::HttpRequest*> applies;
-  for (std::size_t i = 6; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
+  for (std::size_t i = 12; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
   for (const auto* r : applies) {
     CHECK(r->method == "PATCH");
     CHECK(r->content_type == "application/apply-patch+yaml");
@@ -189,7 +198,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(printed.rfind("configmap/motor-config serverside-applied\n", 0) == 0);
   CHECK(printed.ends_with("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n"));
   CHECK(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\n')) == applies.size());
-  CHECK(t.pending() == 12 - applies.size() - 1);
+  CHECK(t.pending() == 12 - applies.size() - 3 - 1);
   CHECK(o.target_namespace() == kNs);
 }
 
@@ -229,6 +238,7 @@ TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   t.reply(200, "{}");
   t.reply(404, kNotFound);
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");
+  for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);  // no nodePort claimed
   t.reply(200, kNodeList);
   for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");
   kube::Client client(t);
@@ -236,10 +246,11 @@ TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   cmd::Printer printer(out, err, "name");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() > 4);
-  for (std::size_t i = 4; i < t.requests.size(); ++i) {
+  REQUIRE(t.requests.size() > 7);
+  for (std::size_t i = 7; i < t.requests.size(); ++i) {
     CHECK(t.requests[i].method == "PATCH");
-    CHECK(query_of(t.requests[i]) == "fieldManager=kubectl-mindie&dryRun=All");
+    CHECK(query_of(t.requests[i]) ==
+          (i < 10 ? "fieldManager=kubectl-mindie-claim-" + kNs + "&dryRun=All" : "fieldManager=kubectl-mindie&dryRun=All"));
   }
   CHECK(out.str().rfind("configmap/motor-config\n", 0) == 0);  // -o name: kind/name only
 }

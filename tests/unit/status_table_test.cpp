@@ -111,7 +111,7 @@ TEST_CASE("status --framework aibrix accepts -o wide and name, as well as json a
   }
 }
 
-TEST_CASE("delete --framework aibrix accepts -o json, yaml and name; the MindIE delete only name, for now") {
+TEST_CASE("delete accepts -o json, yaml and name in both frameworks") {
   namespace po = boost::program_options;
   for (const char* format : {"json", "yaml", "name"}) {
     CAPTURE(format);
@@ -126,11 +126,6 @@ TEST_CASE("delete --framework aibrix accepts -o json, yaml and name; the MindIE 
     framework.framework = "aibrix";
     framework.app = "demo";
     CHECK_NOTHROW(cmd::StormDeleteOptions(framework, flags, "team-a").validate());
-    if (std::string(format) == "name")
-      CHECK_NOTHROW(cmd::DeleteOptions(flags, "team-a").validate());
-    else
-      CHECK_THROWS_WITH_AS(cmd::DeleteOptions(flags, "team-a").validate(),
-                           ("-o " + std::string(format) + " is supported by delete with --framework aibrix only").c_str(),
-                           cmd::UsageError);
+    CHECK_NOTHROW(cmd::DeleteOptions(flags, "team-a").validate());
   }
 }

@@ -1,0 +1,43 @@
+// deploy's checks before its first write: what infer-operator would refuse or never carry out
+// (shared/docs/infer-operator-rules.md) and whether the engine pods fit the nodes. Each throws CommandError ending
+// "nothing was written", or warns and goes on when the read it needs is forbidden.
+#pragma once
+
+#include <boost/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cmd/common.h"
+#include "mindie/config.h"
+#include "mindie/render.h"
+#include "mindie/scale_plan.h"
+
+namespace mindie::cmd {
+
+/// Refuses a fixed nodePort another Service holds (one cluster-wide Service LIST; forbidden: a warning); returns the
+/// ports the deployment's Services will hold (not those a live role Service keeps in place of them).
+std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
+                      const render::RenderOptions& opts);
+
+/// Refuses gang-scheduled roles of `iss` when the server does not serve Volcano's PodGroup API (rules A3).
+void check_gang_support(kube::Client& client, const boost::json::object& iss);
+
+/// The gang roles a redeploy changes: those it scales in (role -> instances wanted) and every count it changes.
+struct GangChanges {
+  std::map<std::string, int> scale_in;
+  std::vector<scale::RoleChange> changes;
+};
+
+/// A redeploy against the live InstanceSets of `iss`: refuses a rebuild loop and changes fixed at creation (D3),
+/// warns about instances on an earlier pod template; returns the gang roles it changes.
+GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
+                                     const boost::json::object& iss, const std::string& workload);
+
+/// Refuses engine pods of `objects` that fit no node's allocatable NPUs (one Node LIST; forbidden: a warning).
+void check_nodes(kube::Client& client, Printer& printer, const std::vector<boost::json::object>& objects);
+
+/// The refusal for script keys the pods run that motor-config would not hold.
+std::string missing_scripts_message(const std::vector<std::string>& missing);
+
+}  // namespace mindie::cmd

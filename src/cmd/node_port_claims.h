@@ -1,0 +1,39 @@
+// Cluster-wide nodePort claims: before its first write a deploy applies, for each nodePort its Services will hold,
+// an empty ClusterRole "mindie-motor-nodeport-<port>" whose label names its namespace, under a field manager of that
+// namespace's own: the API server refuses a second namespace's apply with a field conflict (409), so of two
+// namespaces deploying the same port at once exactly one wins; the cluster-wide Service check alone cannot tell,
+// since infer-operator creates the Services later (docs/architecture.md, "Cluster-wide claims").
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "change/runner.h"
+#include "cmd/common.h"
+#include "mindie/render.h"
+
+namespace mindie::cmd {
+
+/// The label naming the namespace whose deployment holds a claim.
+inline constexpr const char* kClaimedByLabel = "kubectl-mindie/claimed-by-namespace";
+
+/// The claim object's name for `port`: under the "mindie-motor-" prefix of deploy's cluster-scoped RBAC.
+std::string node_port_claim_name(int port);
+
+/// The claims of `claims` not yet made (one GET each); throws CommandError naming the port and the namespace
+/// that holds it when another namespace's claim exists. Nothing is written.
+std::vector<render::NodePortClaim> claims_to_make(kube::Client& client,
+                                                  const std::vector<render::NodePortClaim>& claims);
+
+/// One step per claim: apply it, never forced (a conflict with another namespace's claim: CommandError naming it),
+/// undone by deleting it while it is still this namespace's.
+std::vector<change::Step> claim_steps(kube::Client& client, const std::vector<render::NodePortClaim>& claims,
+                                      const kube::WriteOptions& opts);
+
+/// Deletes the claims namespace `ns` holds for ports among `released` (a redeploy that moved them); returns
+/// the names deleted.
+std::vector<std::string> release_claims(kube::Client& client, const std::string& ns, const std::vector<int>& released,
+                                        const kube::WriteOptions& opts);
+
+}  // namespace mindie::cmd
