@@ -48,7 +48,7 @@ void Runner::run(const std::vector<Step>& steps) {
   for (const auto& step : steps) {
     try {
       fence_.before_write();
-    } catch (const cmd::Replan&) {
+    } catch (const cmd::PlanAgain&) {
       throw;  // the lock's first take found it contended: nothing was written, the command plans again
     } catch (const cmd::LockLost&) {
       lock_lost(std::current_exception());
@@ -125,7 +125,7 @@ void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_
     written_names_.push_back(step.name + " " + step.verb + " (its outcome unknown)");
   }
   if (written_.empty()) {
-    fence_.settle();
+    fence_.nothing_to_recover();
     std::rethrow_exception(cause);
   }
   const bool forward_only = std::any_of(written_.begin(), written_.end(), [](const Step& s) { return !s.undo; });
@@ -155,7 +155,7 @@ void Runner::undo_all(const std::exception_ptr& cause, const std::string& stoppe
                                          written_list() + now + (wording_.recovery.empty() ? "" : "\n") +
                                          wording_.recovery);
   }
-  fence_.settle();
+  fence_.nothing_to_recover();
   throw cmd::PartialFailure(cause, head + ", so the " + wording_.change + " was undone (these writes were "
                                    "reverted):" + reverted + "\nnothing changed");
 }

@@ -50,7 +50,7 @@ class Fence {
   /// holder when the lock was taken over (the change must write nothing more), returns when it is still ours.
   virtual void confirm_held() = 0;
   /// The cluster is as the change found it, or as it wanted it: nothing is left to recover.
-  virtual void settle() = 0;
+  virtual void nothing_to_recover() = 0;
   /// A write failed: what the change does from now on (read-backs, undos) is bounded in total, within the lease.
   virtual void bound_remaining() = 0;
   /// The failed write was read back as applied after all: the bound of bound_remaining() is lifted.
@@ -93,8 +93,8 @@ class Runner {
   /// - the lock lost: nothing more is written, not even an undo; PartialFailure naming what was written;
   /// - a 409 on a lock still held, a refusal (4xx), or an unknown outcome read back as not applied: step k counts
   ///   as not written; unknown and unreadable: as written;
-  /// - nothing written: the fence settles and the cause is rethrown as it is;
-  /// - else the written steps are undone in reverse: all undone, the fence settles and PartialFailure says "so the
+  /// - nothing written: the fence is told nothing is left to recover and the cause is rethrown as it is;
+  /// - else the written steps are undone in reverse: all undone, the fence is told nothing is left to recover and PartialFailure says "so the
   ///   <change> was undone" with what was reverted; an undo failed or a step cannot be undone: PartialFailure with
   ///   what was written, what the cluster says now and the recovery (the intent stays for the next command).
   void run(const std::vector<Step>& steps);

@@ -124,7 +124,7 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
   Deleted done;
   try {
     done = run_once(client, printer, new_transport, lock);
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
     done = run_once(client, printer, new_transport, lock);  // another command held the lock since the plan: again
   }
   // The lock's Lease goes with the deployment: nothing of it is left (a failure above keeps the Lease and the

@@ -64,7 +64,7 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   NamespaceLock lock(client, printer, config_->job_id, "deploy", lock_wait_, dry_run_ == DryRun::None);
   try {
     run_once(client, printer, lock);
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
     // Another command held the lock since our first read: what was read may be its half-done change. Plan again
     // from fresh reads, holding the lock now.
     DeployOptions fresh(flags_, namespace_flag_);

@@ -107,7 +107,7 @@ std::optional<bool> DeployOptions::baseline_written(kube::Client& client,
                baseline::data_digest(objects_.front().at("data").as_object()) &&
            (!read || live->at("metadata").at("resourceVersion") != read->at("metadata").at("resourceVersion"));
   } catch (const std::exception&) {
-    return std::nullopt;  // unknown: say so, and keep the intent for the next command (never settled)
+    return std::nullopt;  // unknown: say so, and keep the intent for the next command (never cleared)
   }
 }
 
@@ -171,7 +171,7 @@ void DeployOptions::hand_over(kube::Client& client, Printer& printer, NamespaceL
     }
   } catch (...) {
     if (handed_over.empty() || prepared.opts.dry_run) throw;
-    lock.settle();  // field ownership only: the baseline and the workload are deploy.py's still, and agree
+    lock.nothing_to_recover();  // field ownership only: the baseline and the workload are deploy.py's still, and agree
     std::string state = "deploy --adopt stopped after handing over the fields of:";
     for (const auto& w : handed_over) state += "\n  " + w;
     state += "\nnothing else was changed; fix the cause above and re-run: " + rerun_command();

@@ -49,7 +49,7 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   printer_.hold_warnings();
 }
 
-NamespaceLock::~NamespaceLock() { unlock(false, settled_ || !armed_); }
+NamespaceLock::~NamespaceLock() { unlock(false, nothing_to_recover_ || !armed_); }
 
 
 std::string NamespaceLock::intent_text(change::Intent intent) const {
@@ -212,12 +212,12 @@ void NamespaceLock::take(const std::optional<change::Intent>& intent) {
     if ((command_ == "deploy" || command_ == "delete") && !text.empty())
       supersede(got.previous, std::string(left->get_string()), *intent);
     else recover(got.previous, std::string(left->get_string()));
-    throw Replan();
+    throw PlanAgain();
   }
   recorded_ = wanted;
   if (got.contended) {
     printer_.drop_warnings();  // what was read may be another command's half-done change
-    throw Replan();
+    throw PlanAgain();
   }
   // A signal that came while the take was in flight: the lock is ours, nothing else was written.
   check_interrupt("while taking the namespace lock: nothing was changed");
@@ -235,7 +235,7 @@ void NamespaceLock::recover_first() {
   if (!unfinished_change_seen()) return;
   try {
     before_write();
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
     // Recovered, or held by someone meanwhile: either way nothing was read yet, so there is nothing to plan again.
   }
 }
@@ -257,7 +257,7 @@ void NamespaceLock::unlock(bool remove, bool clear_intent) {
   try {
     if (remove) {
       lock_->remove();
-    } else if (superseded_ && (settled_ || !armed_) && !clear_all_) {
+    } else if (superseded_ && (nothing_to_recover_ || !armed_) && !clear_all_) {
       // This command changed nothing after all: what the superseded intent stood for is still to be put right.
       lock_->update({{kLockIntentAnnotation, json::serialize(*superseded_)}});
       lock_->release({}, last_holder());

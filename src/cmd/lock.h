@@ -71,7 +71,7 @@ std::chrono::milliseconds check_lock_flags(const LockFlags& flags);
 
 /// Thrown by NamespaceLock::before_write() when the lock was held by someone else since the command read the
 /// cluster: the command plans again from fresh reads (it holds the lock by then). Never reaches the user.
-class Replan : public std::exception {
+class PlanAgain : public std::exception {
  public:
   const char* what() const noexcept override { return "the namespace lock was contended: plan again"; }
 };
@@ -103,13 +103,13 @@ class NamespaceLock {
   NamespaceLock& operator=(const NamespaceLock&) = delete;
 
   /// Takes the lock on the first call: waits up to `wait` for a holder that is alive (one notice line on stderr),
-  /// takes over an expired lease or one whose process is gone (a warning naming it), then throws Replan when anyone
+  /// takes over an expired lease or one whose process is gone (a warning naming it), then throws PlanAgain when anyone
   /// held it since construction. Later calls renew it when due. Throws CommandError naming the holder when it stays
   /// held, naming the permission when RBAC forbids Leases, and when the lock was taken over meanwhile.
   /// `intent` (none: a write that records nothing): what the command is about to change, recorded in the lease
   /// by the same request that takes it, or by one update when it differs from what was recorded; its `at` and `by`
   /// are the lock's to set. A lease that carries an intent left by an earlier holder is recovered first
-  /// (recover_interrupted_change prints one line), then Replan is thrown; a deploy supersedes it instead
+  /// (recover_interrupted_change prints one line), then PlanAgain is thrown; a deploy supersedes it instead
   /// (supersede()). Throws Interrupted when a signal was noted.
   void before_write(const std::optional<change::Intent>& intent = std::nullopt);
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
@@ -130,7 +130,7 @@ class NamespaceLock {
   /// cleared when the lock is freed. Without it, a failing command frees the lock and leaves its intent for the next
   /// command to recover. After superseding an earlier intent, that one is put back instead: what it stood for is
   /// still to be put right.
-  void settle() { settled_ = true; }
+  void nothing_to_recover() { nothing_to_recover_ = true; }
   /// True while the lock is held.
   bool held() const { return lock_ && lock_->held(); }
   /// True when the lease as read at construction records an intent (a change left unfinished, or one a live holder
@@ -141,7 +141,7 @@ class NamespaceLock {
   /// When unfinished_change_seen(), takes the lock now, before the command's own reads: the unfinished change is
   /// recovered (or the live holder waited for) first, so that no command plans from, fails on, or reports
   /// "unchanged" over a half-done change. Call it right after construction (scale, update-config; deploy and delete
-  /// supersede instead, at their first before_write). Throws as before_write() but Replan.
+  /// supersede instead, at their first before_write). Throws as before_write() but PlanAgain.
   void recover_first();
 
  private:
@@ -152,7 +152,7 @@ class NamespaceLock {
   /// the lock when due, or confirms it after a pause longer than kLockIdleCheck. Throws LockLost.
   void renew_for_write(const std::optional<change::Intent>& intent);
   /// before_write()'s first call: takes the lock with `intent`, recovering or superseding an intent an earlier
-  /// holder left (then throws Replan), and throws Replan when anyone held it since construction.
+  /// holder left (then throws PlanAgain), and throws PlanAgain when anyone held it since construction.
   void take(const std::optional<change::Intent>& intent);
   /// The intent annotation's text for `intent`: stamped with the time and its author, carrying the intent this
   /// command superseded.
@@ -179,16 +179,16 @@ class NamespaceLock {
   std::unique_ptr<kube::LeaseLock> lock_;  // null when disabled
   std::unique_ptr<InterruptGuard> interrupts_;  // null when disabled
   std::string recorded_;  ///< the intent in the lease, unstamped (intent_key; "" none)
-  bool settled_ = false;
+  bool nothing_to_recover_ = false;
   /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
   bool foreign_intent_ = false;
   /// The earlier intent a deploy or delete superseded: recorded under "supersedes" in its own, and put back when the
-  /// command settles (changed nothing).
+  /// command had nothing to recover (changed nothing).
   std::optional<boost::json::object> superseded_;
   bool clear_all_ = false;  ///< done() was called: the command finished
-  /// A write follows: before_write() returned since the lock was taken (or since the last Replan). A command that
+  /// A write follows: before_write() returned since the lock was taken (or since the last PlanAgain). A command that
   /// fails while not armed wrote nothing under the lock (it failed a check after planning again), so its intent is
-  /// cleared as if settled.
+  /// cleared as if nothing were left to recover.
   bool armed_ = false;
   boost::json::object holder_;  ///< this process's holder record (kLockHolderAnnotation)
   /// When the previous before_write() began (before its lease write, if any, was sent): a write whose
@@ -211,7 +211,7 @@ class LockFence : public change::Fence {
   void before_write() override { lock_.before_write(intent_); }
   void before_undo() override { lock_.confirm(); }
   void confirm_held() override { lock_.confirm(); }
-  void settle() override { lock_.settle(); }
+  void nothing_to_recover() override { lock_.nothing_to_recover(); }
   void bound_remaining() override { lock_.bound_remaining(); }
   void lift_bound() override { lock_.lift_bound(); }
 

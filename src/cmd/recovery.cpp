@@ -76,7 +76,7 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   recovering_by_.reset();
   recovering_ = false;
   foreign_intent_ = false;
-  settled_ = false;  // the recovery's own, not the command's
+  nothing_to_recover_ = false;  // the recovery's own, not the command's
   printer_.notice(line);
 }
 

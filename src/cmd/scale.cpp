@@ -93,7 +93,7 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   } reset{lock_};  // lock_ never outlives the lock, whatever run_once throws
   try {
     run_once(client, printer);
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
     // Another command held the lock since our first read (its change may have been half-done): read and plan
     // again, holding the lock now.
     run_once(client, printer);

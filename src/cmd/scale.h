@@ -125,7 +125,7 @@ class ScaleOptions {
   std::vector<EngineChange> plan_engine_changes(const std::vector<WorkloadDeployment>& live,
                                                 const std::vector<std::pair<std::string, int>>& targets,
                                                 const config::UserConfig& base, Printer& printer) const;
-  /// lock_->before_write(intent_): the first takes the namespace lock (may throw Replan) and records the intent,
+  /// lock_->before_write(intent_): the first takes the namespace lock (may throw PlanAgain) and records the intent,
   /// later ones renew it.
   void before_write() const { lock_->before_write(change::Intent{intent_}); }
   /// Records in intent_ what the scale is about to change: `roles` from the baseline's counts to `target`.

@@ -123,7 +123,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence, wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
   runner.run(writes);
-  lock_->settle();  // the engine Deployments and the baseline agree
+  lock_->nothing_to_recover();  // the engine Deployments and the baseline agree
 
   std::size_t created = 0;
   for (const auto& c : steps)

@@ -65,7 +65,7 @@ void ScaleOptions::run_service_set(kube::Client& client, Printer& printer, const
   }));
   runner.run(steps);
 
-  lock_->settle();  // the workload and the baseline agree from here: nothing left to recover
+  lock_->nothing_to_recover();  // the workload and the baseline agree from here: nothing left to recover
 
   const auto removed_groups = finish_gang_scale(client, printer, *iss, changes, target, opts);
   printer.result(kube::gvr::kInferServiceSets, iss_name, "scaled", dry_run_, result);

@@ -110,7 +110,7 @@ void check_app(const std::string& app) {
 void take_lock(NamespaceLock& lock) {
   try {
     lock.before_write();
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
   }
 }
 

@@ -32,7 +32,7 @@ void require_crd(kube::Client& client, const std::string& nothing_done);
 /// --app: required, a DNS-1035 label. Throws UsageError.
 void check_app(const std::string& app);
 
-/// Takes the namespace lock at once: a Storm command reads what it plans from only after this, so a Replan (someone
+/// Takes the namespace lock at once: a Storm command reads what it plans from only after this, so a PlanAgain (someone
 /// held the lock since it was observed) has nothing to redo.
 void take_lock(NamespaceLock& lock);
 

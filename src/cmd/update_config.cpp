@@ -178,7 +178,7 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
   lock.recover_first();
   try {
     run_once(client, printer, lock);
-  } catch (const Replan&) {
+  } catch (const PlanAgain&) {
     run_once(client, printer, lock);  // another command held the lock since our read: read again, holding it
   }
   lock.done();

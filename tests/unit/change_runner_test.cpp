@@ -1,5 +1,5 @@
 // change::Runner on a toy change kind over an in-memory store: each step fails in turn, and what the runner does
-// (undo in reverse, read back, stop on a lost lock, settle) is checked against the store, not against a script.
+// (undo in reverse, read back, stop on a lost lock, tell the fence nothing is left to recover) is checked against the store, not against a script.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -23,7 +23,7 @@ struct ToyFence : change::Fence {
   bool lock_lost_on_confirm = false;
   int confirms = 0;
   int undos = 0;
-  bool settled = false;
+  bool consistent = false;  ///< nothing_to_recover() was called
   bool bounded = false;
   void before_write() override {
     if (++writes == lost_at_write) throw cmd::LockLost("lost the namespace lock: taken by scale by eve@h9, pid 99");
@@ -34,7 +34,7 @@ struct ToyFence : change::Fence {
     ++confirms;
     if (lock_lost_on_confirm) throw cmd::LockLost("lost the namespace lock: taken by deploy by eve@h9, pid 98");
   }
-  void settle() override { settled = true; }
+  void nothing_to_recover() override { consistent = true; }
   void bound_remaining() override { bounded = true; }
   void lift_bound() override { bounded = false; }
 };
@@ -111,7 +111,7 @@ TEST_CASE("runner: a toy change killed at each step is undone in reverse, or goe
                              cmd::PartialFailure);
       }
       CHECK(store == fresh());
-      CHECK(fence.settled);
+      CHECK(fence.consistent);
       CHECK(fence.bounded);
     }
   }
@@ -134,7 +134,7 @@ TEST_CASE("runner: a lost lock stops the change where it is: nothing more writte
                        doctest::Contains("it writes nothing more, not even an undo"), cmd::PartialFailure);
   CHECK(store == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 0}});
   CHECK(fence.undos == 0);
-  CHECK_FALSE(fence.settled);
+  CHECK_FALSE(fence.consistent);
 
   // A 409 is answered by confirming the lock: lost, the change stops the same way.
   auto store2 = fresh();
@@ -153,7 +153,7 @@ TEST_CASE("runner: a lost lock stops the change where it is: nothing more writte
   CHECK_THROWS_AS(runner3.run(toy_steps(store3, 2, Failure::Conflict)), cmd::PartialFailure);
   CHECK(fence3.confirms == 1);
   CHECK(store3 == fresh());
-  CHECK(fence3.settled);
+  CHECK(fence3.consistent);
 }
 
 TEST_CASE("runner: a server dry run's failure says nothing changed; a step without undo leaves the recovery") {
@@ -173,7 +173,7 @@ TEST_CASE("runner: a server dry run's failure says nothing changed; a step witho
                        "toy stopped at toy/c after writing:\n  toy/a set\n  toy/b set\nthe next command finishes it",
                        cmd::PartialFailure);
   CHECK(store2 == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 0}});
-  CHECK_FALSE(fence2.settled);
+  CHECK_FALSE(fence2.consistent);
 }
 
 TEST_CASE("runner: a 409 whose read-back fails may be the write's own stored try: it is undone with the rest") {

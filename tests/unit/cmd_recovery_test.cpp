@@ -256,7 +256,7 @@ TEST_CASE("scale: an undo whose reply was lost but that was applied counts as un
   cmd::Printer printer(out, err, "");
   CHECK_THROWS_WITH_AS(o.run(client, printer), doctest::Contains("so the scale was undone"), cmd::PartialFailure);
   REQUIRE(t.requests.size() == 10);
-  CHECK(annotations_of(t.requests[9]).at(cmd::kLockIntentAnnotation).is_null());  // settled: intent cleared
+  CHECK(annotations_of(t.requests[9]).at(cmd::kLockIntentAnnotation).is_null());  // nothing to recover: intent cleared
 }
 
 TEST_CASE("the next command finishes an interrupted scale whose workload write was applied") {
