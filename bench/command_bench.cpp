@@ -73,14 +73,17 @@ int main(int argc, char** argv) {
     return std::vector<std::string>{"scale", "-n", "mindie-demo", "--prefill", std::to_string(1 + (i + 1) % 2)};
   }));
   results.push_back(measure(same, "scale --wait (one instance more or less, until ready)", runs, [&](int i) {
-    return std::vector<std::string>{"scale", "-n", "mindie-demo", "--prefill", std::to_string(1 + (i + 1) % 2), "--wait"};
+    return std::vector<std::string>{"scale", "-n", "mindie-demo", "--prefill", std::to_string(1 + (i + 1) % 2),
+                                    "--wait"};
   }));
-  results.push_back(
-      measure(same, "status", runs, [&](int) { return std::vector<std::string>{"status", "-n", "mindie-demo"}; }));
+  results.push_back(measure(same, "status", runs, [&](int) {
+    return std::vector<std::string>{"status", "-n", "mindie-demo"};
+  }));
   results.push_back(measure(same, "wait --for=ready (already ready)", runs, [&](int) {
     return std::vector<std::string>{"wait", "-n", "mindie-demo", "--for=ready"};
   }));
-  std::printf("| command | requests (max) | writes (max) | median wall time, ms (%d runs) |\n|---|---|---|---|\n", runs);
+  std::printf("| command | requests (max) | writes (max) | median wall time, ms (%d runs) |\n|---|---|---|---|\n",
+              runs);
   for (const auto& m : results)
     std::printf("| %s | %zu | %zu | %.1f |\n", m.name.c_str(), m.requests, m.writes, m.median_ms);
 }

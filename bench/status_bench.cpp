@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
   // The rendered objects, with the engine roles blown up, applied as kubectl would: the fleet exists before the
   // first status call, so only status is measured. The engines ask for no NPUs here (at 4 NPUs a pod, 2,000 of them
   // would need 1,000 8-NPU servers); what status reads does not change.
-  const auto rendered = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts,
-                                   "--dry-run=client", "-o", "json"});
+  const auto rendered = sb.mindie(
+      {"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts, "--dry-run=client", "-o", "json"});
   if (rendered.exit_code != 0) {
     std::cerr << rendered.err;
     return 1;
@@ -134,23 +134,25 @@ int main(int argc, char** argv) {
   const std::string selector = "infer.huawei.com/inferservice-name=mindie-motor-vllm-0";
   const auto pods = sb.admin({"get", "pods", "-n", "mindie-demo", "-l", selector, "--no-headers", "-o", "name"});
   const auto pod_count = std::count(pods.out.begin(), pods.out.end(), '\n');
-  std::printf("%ld pods (%d prefill and %d decode instances of %d pods, controller, coordinator) Ready %.0f s after "
-              "the apply, %ld expected\n\n",
-              static_cast<long>(pod_count), kInstancesPerRole, kInstancesPerRole, pods_per_instance, ready_s, fleet);
+  std::printf(
+      "%ld pods (%d prefill and %d decode instances of %d pods, controller, coordinator) Ready %.0f s after "
+      "the apply, %ld expected\n\n",
+      static_cast<long>(pod_count), kInstancesPerRole, kInstancesPerRole, pods_per_instance, ready_s, fleet);
   if (pod_count != fleet) {
     std::cerr << "the fleet has " << pod_count << " pods, not " << fleet << "\n";
     return 1;
   }
 
-  std::printf("| %ld pods, %d instances | requests | median CPU, ms | median wall, ms | median peak RSS, MiB |\n"
-              "|---|---|---|---|---|\n",
-              static_cast<long>(pod_count), 2 * kInstancesPerRole + 2);
+  std::printf(
+      "| %ld pods, %d instances | requests | median CPU, ms | median wall, ms | median peak RSS, MiB |\n"
+      "|---|---|---|---|---|\n",
+      static_cast<long>(pod_count), 2 * kInstancesPerRole + 2);
   const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
       {"kubectl mindie status", sb.mindie_argv({"status", "-n", "mindie-demo"})},
       {"kubectl mindie status -o json", sb.mindie_argv({"status", "-n", "mindie-demo", "-o", "json"})},
       {"kubectl get pods -o json -l " + selector,
-       {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "get", "pods", "-n", "mindie-demo", "-o", "json",
-        "-l", selector}},
+       {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "get", "pods", "-n", "mindie-demo", "-o", "json", "-l",
+        selector}},
   };
   std::vector<Sample> medians;
   for (const auto& [name, argv_] : commands) {

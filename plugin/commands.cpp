@@ -14,8 +14,9 @@ namespace mindie {
 
 const std::vector<cmd::Command>& commands() {
   static const std::vector<cmd::Command> table = {
-      cmd::deploy_command(), cmd::scale_command(),  cmd::update_config_command(), cmd::status_command(),
-      cmd::wait_command(),   cmd::delete_command(), version_command(),
+      cmd::deploy_command(), cmd::scale_command(), cmd::update_config_command(),
+      cmd::status_command(), cmd::wait_command(),  cmd::delete_command(),
+      version_command(),
   };
   return table;
 }

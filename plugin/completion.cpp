@@ -90,7 +90,8 @@ std::vector<std::string> baseline_namespaces(const std::map<std::string, std::st
     flags.server = get("server");
     flags.token = get("token");
     flags.tls_server_name = get("tls-server-name");
-    flags.insecure_skip_tls_verify = typed.count("insecure-skip-tls-verify") && get("insecure-skip-tls-verify") != "false";
+    flags.insecure_skip_tls_verify = typed.count("insecure-skip-tls-verify") &&
+                                     get("insecure-skip-tls-verify") != "false";
     if (typed.count("request-timeout")) flags.request_timeout = get("request-timeout");
     kube::RestConfig rest = kube::load_rest_config(flags);
     const std::chrono::milliseconds cap(5000);
@@ -125,8 +126,8 @@ int complete(std::vector<std::string> words, bool descriptions, std::ostream& ou
   std::string pending;  // a flag waiting for its value in the next word
   const auto takes_value = [](const po::option_description& o) { return o.semantic()->min_tokens() > 0; };
   // The option a word names ("--name", "--name=value", "-n", "-nvalue", "-n=value") and its inline value.
-  const auto lookup = [&desc](const std::string& word, std::string& value, bool& has_value)
-      -> const po::option_description* {
+  const auto lookup = [&desc](const std::string& word, std::string& value,
+                              bool& has_value) -> const po::option_description* {
     has_value = false;
     if (word.rfind("--", 0) == 0) {
       const std::size_t eq = word.find('=');

@@ -4,8 +4,8 @@
 // output conventions (stderr, exit 1).
 #include <malloc.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -41,8 +41,8 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
 /// Index of the subcommand: the first argument that is neither a flag nor the value of a global flag.
 std::ptrdiff_t find_command(const std::vector<std::string>& args) {
   static const std::set<std::string> takes_value = {
-      "--kubeconfig", "--context", "--cluster", "--user", "-n", "--namespace", "-s", "--server", "--token",
-      "--tls-server-name", "--request-timeout", "-v", "--v"};
+      "--kubeconfig", "--context",         "--cluster",         "--user", "-n", "--namespace", "-s", "--server",
+      "--token",      "--tls-server-name", "--request-timeout", "-v",     "--v"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].empty() || args[i][0] != '-') return static_cast<std::ptrdiff_t>(i);
     if (takes_value.count(args[i])) ++i;
@@ -79,8 +79,10 @@ std::string exit_codes_block(const std::vector<cmd::ExitCode>& codes) {
 }
 
 void print_help(const cmd::Command& c, const po::options_description& desc) {
-  std::cout << c.description << "\n\nExamples:\n" << c.examples << "\nOptions:\n" << desc << "\nUsage:\n  "
-            << c.synopsis << "\n" << exit_codes_block(c.exit_codes);
+  std::cout << c.description << "\n\nExamples:\n"
+            << c.examples << "\nOptions:\n"
+            << desc << "\nUsage:\n  " << c.synopsis << "\n"
+            << exit_codes_block(c.exit_codes);
 }
 
 /// Prints `e` the way kubectl does and returns the exit code: 1, or 128 + the signal of an interrupted command.

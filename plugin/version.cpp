@@ -35,21 +35,18 @@ cmd::OutputFlags version_output() {
 
 class VersionInvocation : public Invocation {
  public:
-  explicit VersionInvocation(po::options_description& desc) {
-    output_.bind(desc);
-  }
+  explicit VersionInvocation(po::options_description& desc) { output_.bind(desc); }
   std::string output() const override { return output_.format(); }
   void run(const cmd::GlobalFlags&, cmd::Printer& printer) override {
     output_.validate();
     const std::string& format = output_.format();
     std::ostream& out = printer.out();
-    const std::vector<std::pair<const char*, std::string>> fields = {
-        {"version", MINDIE_VERSION},
-        {"gitCommit", build::git_commit()},
-        {"gitTreeState", build::git_tree_state()},
-        {"buildDate", build::build_date()},
-        {"compiler", std::string("gcc ") + __VERSION__},
-        {"platform", build_platform()}};
+    const std::vector<std::pair<const char*, std::string>> fields = {{"version", MINDIE_VERSION},
+                                                                     {"gitCommit", build::git_commit()},
+                                                                     {"gitTreeState", build::git_tree_state()},
+                                                                     {"buildDate", build::build_date()},
+                                                                     {"compiler", std::string("gcc ") + __VERSION__},
+                                                                     {"platform", build_platform()}};
     if (format == "json") {
       boost::json::object o;
       for (const auto& [k, v] : fields) o[k] = v;

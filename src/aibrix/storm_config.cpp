@@ -8,10 +8,10 @@
 
 #include "kube/names.h"
 #include "util/json_path.h"
+#include "util/strings.h"
 #include "util/yaml_json.h"
 #include "validation/json_document.h"
 #include "validation/reader.h"
-#include "util/strings.h"
 
 namespace mindie::aibrix {
 namespace json = boost::json;
@@ -48,9 +48,9 @@ int min_available(Role role, GroupShape prefill, GroupShape decode) {
   if (role == Role::Routing) throw std::invalid_argument("the routing role has no schedule_minAvailable");
   const GroupShape& own = role == Role::Prefill ? prefill : decode;
   const GroupShape& other = role == Role::Prefill ? decode : prefill;
-  if (own.pod_group_size > 1) return own.pod_group_size;        // (a) one PodGroup per instance
-  if (other.pod_group_size > 1) return own.replicas;            // (b) the shared PodGroup holds this role only
-  return prefill.replicas + decode.replicas;                    // (c) both roles share one PodGroup
+  if (own.pod_group_size > 1) return own.pod_group_size;  // (a) one PodGroup per instance
+  if (other.pod_group_size > 1) return own.replicas;      // (b) the shared PodGroup holds this role only
+  return prefill.replicas + decode.replicas;              // (c) both roles share one PodGroup
 }
 
 int min_available(const StormConfig& cfg, Role role) {
@@ -153,7 +153,8 @@ void check_sp_block(Reader& r, const EngineRole& role, const std::string& path) 
   for (const auto& [key, value] : role.annotations)
     if (key == "sp-block")
       r.add(child_path(child_path(path, "annotations"), key),
-            "applies to hardware with logical SuperPoDs (A3, A5) only; hardware_type " + role.hardware->name + " has no logical SuperPoDs");
+            "applies to hardware with logical SuperPoDs (A3, A5) only; hardware_type " + role.hardware->name +
+                " has no logical SuperPoDs");
 }
 
 EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string& ss_path, Role which,
@@ -163,8 +164,9 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   const json::object* obj = r.object(ss, ss_path, name, true);
   if (!obj) return role;
   const std::string path = child_path(ss_path, name);
-  r.only(obj, path, {"replicas", "podGroupSize", "dp_size", "tp_size", "npu_num", "image", "hardware_type", "labels",
-                     "annotations", "nodeSelector"});
+  r.only(obj, path,
+         {"replicas", "podGroupSize", "dp_size", "tp_size", "npu_num", "image", "hardware_type", "labels",
+          "annotations", "nodeSelector"});
 
   role.hardware = default_hw;
   if (obj->contains("hardware_type")) role.hardware = read_hardware(r, obj, path, false);
@@ -186,14 +188,13 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   if (numbers_ok) {
     if (role.dp_size % role.pod_group_size != 0) {
       r.add(child_path(path, "dp_size"), "must be a multiple of podGroupSize (" + std::to_string(role.pod_group_size) +
-                                        ") so every pod runs the same number of DP ranks; got " +
-                                        std::to_string(role.dp_size));
+                                             ") so every pod runs the same number of DP ranks; got " +
+                                             std::to_string(role.dp_size));
     } else if (role.dp_size_local() * role.tp_size > role.npu_num) {
       r.add(child_path(path, "npu_num"),
             "must be at least (dp_size / podGroupSize) × tp_size = " + std::to_string(role.dp_size_local()) + " × " +
                 std::to_string(role.tp_size) + " = " + std::to_string(role.dp_size_local() * role.tp_size) +
-                " (each pod runs dp_size/podGroupSize DP ranks of tp_size NPUs); got " +
-                std::to_string(role.npu_num));
+                " (each pod runs dp_size/podGroupSize DP ranks of tp_size NPUs); got " + std::to_string(role.npu_num));
     }
   }
 
@@ -201,7 +202,8 @@ EngineRole read_engine_role(Reader& r, const json::object* ss, const std::string
   role.annotations = r.string_map(obj, path, "annotations", Reader::MapKind::Annotations);
   role.node_selector = r.string_map(obj, path, "nodeSelector", Reader::MapKind::NodeSelector);
   check_reserved(r, role.labels, child_path(path, "labels"), Reader::MapKind::Labels, true, role.hardware);
-  check_reserved(r, role.annotations, child_path(path, "annotations"), Reader::MapKind::Annotations, true, role.hardware);
+  check_reserved(r, role.annotations, child_path(path, "annotations"), Reader::MapKind::Annotations, true,
+                 role.hardware);
   check_reserved(r, role.node_selector, child_path(path, "nodeSelector"), Reader::MapKind::NodeSelector, true,
                  role.hardware);
   check_sp_block(r, role, path);
@@ -233,8 +235,7 @@ std::size_t longest_service_suffix(const EngineRole& role, Role which, bool dist
 // app_name (the StormService's name, beginning its Service names) and app_namespace.
 void read_app_names(Reader& r, const json::object* doc, StormConfig& cfg) {
   if (auto name = r.string(doc, "", "app_name", true)) {
-    if (kube::is_dns1035_label(*name))
-      cfg.app_name = *name;
+    if (kube::is_dns1035_label(*name)) cfg.app_name = *name;
     else
       r.add("app_name",
             "must be a DNS-1035 label (it names the StormService and begins its Service names): lower-case letters, "
@@ -242,23 +243,22 @@ void read_app_names(Reader& r, const json::object* doc, StormConfig& cfg) {
                 quoted(*name));
   }
   if (auto ns = r.string(doc, "", "app_namespace", false)) {
-    if (kube::is_dns1123_label(*ns))
-      cfg.app_namespace = *ns;
+    if (kube::is_dns1123_label(*ns)) cfg.app_namespace = *ns;
     else
       r.add("app_namespace",
             "must be a DNS-1123 label (a namespace name): lower-case letters, digits and '-', starting and ending "
-            "with a letter or digit, at most 63 characters; got " + quoted(*ns));
+            "with a letter or digit, at most 63 characters; got " +
+                quoted(*ns));
   }
 }
 
 // The model: its name (a label value), model_path inside model_dir, scripts_dir.
 void read_model(Reader& r, const json::object* ss, const std::string& sp, StormConfig& cfg) {
   if (auto m = r.string(ss, sp, "model_name", true)) {
-    if (!m->empty() && kube::is_label_value(*m))
-      cfg.model_name = *m;
+    if (!m->empty() && kube::is_label_value(*m)) cfg.model_name = *m;
     else
-      r.add(sp + ".model_name", "is the model.aibrix.ai/name label, so it must be " + std::string(kube::kLabelValueRule) +
-                                    " (and not empty); got " + quoted(*m));
+      r.add(sp + ".model_name", "is the model.aibrix.ai/name label, so it must be " +
+                                    std::string(kube::kLabelValueRule) + " (and not empty); got " + quoted(*m));
   }
   auto model_path = directory(r.abs_path(ss, sp, "model_path", true));
   if (auto d = directory(r.abs_path(ss, sp, "model_dir", false))) cfg.model_dir = *d;
@@ -269,8 +269,7 @@ void read_model(Reader& r, const json::object* ss, const std::string& sp, StormC
       r.add(sp + ".model_path", "must be inside model_dir " + quoted(cfg.model_dir) +
                                     " (the only host directory mounted into the engine pods); got " +
                                     quoted(*model_path));
-    else
-      cfg.model_path = *model_path;
+    else cfg.model_path = *model_path;
   }
 }
 
@@ -288,12 +287,9 @@ bool read_scheduling(Reader& r, const json::object* ss, const std::string& sp, S
     }
   }
   if (auto f = r.string(ss, sp, "fault_scheduling", false)) {
-    if (*f == "force")
-      cfg.fault_scheduling = FaultScheduling::Force;
-    else if (*f == "grace")
-      cfg.fault_scheduling = FaultScheduling::Grace;
-    else
-      r.add(sp + ".fault_scheduling", "must be force or grace; got " + quoted(*f));
+    if (*f == "force") cfg.fault_scheduling = FaultScheduling::Force;
+    else if (*f == "grace") cfg.fault_scheduling = FaultScheduling::Grace;
+    else r.add(sp + ".fault_scheduling", "must be force or grace; got " + quoted(*f));
   }
   if (auto n = r.integer(ss, sp, "fault_retry_times", 0, kMaxFaultRetryTimes, false)) cfg.fault_retry_times = *n;
   return distributed_dp_ok;
@@ -314,8 +310,8 @@ void check_distributed_dp(Reader& r, const json::object& ss, const std::string& 
     // Report only when dp_size is absent or a clean 1; a malformed dp_size is already reported.
     if (cfg.engine(which).dp_size == 1 && (!dp || (dp->is_int64() && dp->get_int64() == 1)) && role &&
         role->is_object())
-      r.add(role_path + ".dp_size", "must be greater than 1 when " + why +
-                                        " (MindCluster: with dp_size 1, distributed_dp can only be false)");
+      r.add(role_path + ".dp_size",
+            "must be greater than 1 when " + why + " (MindCluster: with dp_size 1, distributed_dp can only be false)");
   }
 }
 
@@ -327,8 +323,8 @@ void check_service_names(Reader& r, const StormConfig& cfg) {
   if (cfg.app_name.size() + suffix > 63)
     r.add("app_name", "must be at most " + std::to_string(63 - suffix) +
                           " characters: the per-replica Service names \"<app_name>-<role>-<replica>[-<pod>]\" must "
-                          "fit 63 characters up to " + std::to_string(kMaxRoleReplicas) + " replicas; got " +
-                          std::to_string(cfg.app_name.size()));
+                          "fit 63 characters up to " +
+                          std::to_string(kMaxRoleReplicas) + " replicas; got " + std::to_string(cfg.app_name.size()));
 }
 
 }  // namespace
@@ -343,8 +339,7 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
   }
   Reader r(validation::Notation::Yaml);
   if (!parsed.is_object())
-    throw ValidationError(src,
-                          {{"", "must be a mapping (YAML) or object (JSON), got " + r.describe(parsed)}});
+    throw ValidationError(src, {{"", "must be a mapping (YAML) or object (JSON), got " + r.describe(parsed)}});
 
   StormConfig cfg;
   cfg.raw = std::move(raw);
@@ -356,8 +351,9 @@ StormConfig parse_storm_config(std::string raw, std::string_view source) {
 
   const std::string sp = "storm_service";
   const json::object* ss = r.object(doc, "", sp, true);
-  r.only(ss, sp, {"model_name", "model_path", "model_dir", "scripts_dir", "hardware_type", "distributed_dp",
-                  "fault_scheduling", "fault_retry_times", "prefill", "decode", "routing"});
+  r.only(ss, sp,
+         {"model_name", "model_path", "model_dir", "scripts_dir", "hardware_type", "distributed_dp", "fault_scheduling",
+          "fault_retry_times", "prefill", "decode", "routing"});
 
   read_model(r, ss, sp, cfg);
 

@@ -43,8 +43,8 @@
 #include <utility>
 #include <vector>
 
-#include "mindcluster/labels.h"
 #include "hardware/profile.h"
+#include "mindcluster/labels.h"
 #include "validation/reader.h"
 
 namespace mindie::aibrix {
@@ -117,10 +117,10 @@ struct StormConfig {
   std::string raw;
   boost::json::object doc;
 
-  std::string app_name;                ///< StormService name; DNS-1035 label
+  std::string app_name;  ///< StormService name; DNS-1035 label
   std::string app_namespace = "default";
-  std::string model_name;              ///< valid label value
-  std::string model_path;              ///< absolute, inside model_dir
+  std::string model_name;  ///< valid label value
+  std::string model_path;  ///< absolute, inside model_dir
   std::string model_dir = "/mnt/models";
   std::string scripts_dir = "/scripts";
   const hardware::HardwareProfile* hardware = nullptr;  ///< storm_service.hardware_type

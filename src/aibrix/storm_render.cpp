@@ -206,10 +206,10 @@ json::object storm_service(const StormConfig& cfg) {
   return json::object{
       {"apiVersion", kApiVersion},
       {"kind", kKind},
-      {"metadata", json::object{{"name", cfg.app_name},
-                                {"namespace", cfg.app_namespace},
-                                {"labels", json::object{{kManagedByLabel, kManagedByValue},
-                                                        {kInstanceLabel, cfg.app_name}}}}},
+      {"metadata",
+       json::object{{"name", cfg.app_name},
+                    {"namespace", cfg.app_namespace},
+                    {"labels", json::object{{kManagedByLabel, kManagedByValue}, {kInstanceLabel, cfg.app_name}}}}},
       {"spec",
        json::object{
            // Pooled mode: one RoleSet whose roles scale independently (MindCluster: spec.replicas stays 1).
@@ -304,8 +304,7 @@ std::string metadata_string(const json::object& ss, std::string_view key) {
   return std::string(v->get_string());
 }
 
-json::object service(const std::string& name, const std::string& ns, const json::object& selector,
-                     json::array ports) {
+json::object service(const std::string& name, const std::string& ns, const json::object& selector, json::array ports) {
   json::object labels = selector;
   labels[kManagedByLabel] = kManagedByValue;
   return json::object{
@@ -374,8 +373,7 @@ std::vector<json::object> render_storm_service(const StormConfig& cfg) {
 }
 
 std::string services_selector(std::string_view app) {
-  return std::string(kStormServiceNameLabel) + "=" + std::string(app) + "," + kManagedByLabel + "=" +
-         kManagedByValue;
+  return std::string(kStormServiceNameLabel) + "=" + std::string(app) + "," + kManagedByLabel + "=" + kManagedByValue;
 }
 
 std::string pods_selector(std::string_view app) { return std::string(kStormServiceNameLabel) + "=" + std::string(app); }
@@ -401,8 +399,8 @@ namespace {
 /// The JSON Patch of a scale being built, with the object it makes (`after`): each change guarded by a test of the
 /// old value and of its role's name (once per role).
 struct PatchBuilder {
-  const json::array& roles;   ///< the live roles
-  json::array& after_roles;   ///< the roles after the scale
+  const json::array& roles;  ///< the live roles
+  json::array& after_roles;  ///< the roles after the scale
   json::array& ops;
   std::vector<std::size_t> guarded;  ///< roles whose name is tested already
   std::vector<std::string> changed;  ///< roles whose pod template changes (restarted)
@@ -458,11 +456,12 @@ void patch_min_available(const json::object& live, PatchBuilder& b, Role which, 
     if (const json::value* t = b.roles[i].get_object().if_contains("template"); t && t->is_object())
       if (const json::value* md = t->get_object().if_contains("metadata"); md && md->is_object())
         annotations = md->get_object().if_contains("annotations");
-    const json::value* current =
-        annotations && annotations->is_object() ? annotations->get_object().if_contains(mindcluster::kMinAvailableAnnotation)
-                                                : nullptr;
+    const json::value* current = annotations && annotations->is_object()
+                                     ? annotations->get_object().if_contains(mindcluster::kMinAvailableAnnotation)
+                                     : nullptr;
     if (!current || !current->is_string())
-      malformed(role_field(i, std::string("template.metadata.annotations[\"") + mindcluster::kMinAvailableAnnotation + "\"]"),
+      malformed(role_field(i, std::string("template.metadata.annotations[\"") + mindcluster::kMinAvailableAnnotation +
+                                  "\"]"),
                 "is missing");
     const std::string wanted = std::to_string(min_available(r, shape[0], shape[1]));
     if (current->get_string() == wanted) continue;
@@ -470,8 +469,11 @@ void patch_min_available(const json::object& live, PatchBuilder& b, Role which, 
     const std::string pointer = std::string(kRolesPointer) + "/" + std::to_string(i) +
                                 "/template/metadata/annotations/huawei.com~1schedule_minAvailable";
     b.replace(i, pointer, *current, json::string(wanted));
-    b.after_roles[i].get_object()["template"].get_object()["metadata"].get_object()["annotations"].get_object()
-        [mindcluster::kMinAvailableAnnotation] = wanted;
+    b.after_roles[i]
+        .get_object()["template"]
+        .get_object()["metadata"]
+        .get_object()["annotations"]
+        .get_object()[mindcluster::kMinAvailableAnnotation] = wanted;
     b.mark_changed(std::string(b.roles[i].get_object().at("name").get_string()));
   }
 }
@@ -502,8 +504,14 @@ void patch_role_num_env(PatchBuilder& b, std::size_t i, const std::string& env_n
       b.guard_name(i);
       b.ops.push_back(json::object{{"op", "test"}, {"path", base + "/name"}, {"value", env_name}});
       b.replace(i, base + "/value", *v, json::string(wanted));
-      b.after_roles[i].get_object()["template"].get_object()["spec"].get_object()["containers"].get_array()[c]
-          .get_object()["env"].get_array()[e].get_object()["value"] = wanted;
+      b.after_roles[i]
+          .get_object()["template"]
+          .get_object()["spec"]
+          .get_object()["containers"]
+          .get_array()[c]
+          .get_object()["env"]
+          .get_array()[e]
+          .get_object()["value"] = wanted;
       if (const json::value* rn = role->if_contains("name"); rn && rn->is_string())
         b.mark_changed(std::string(rn->get_string()));
     }
@@ -514,8 +522,10 @@ void patch_role_num_env(PatchBuilder& b, std::size_t i, const std::string& env_n
 
 ScalePlan plan_scale(const json::object& live, std::string_view role_name, int replicas) {
   const auto which = role_from_string(role_name);
-  if (!which) throw std::invalid_argument("unknown role \"" + std::string(role_name) + "\"; expected prefill, decode "
-                                          "or routing");
+  if (!which)
+    throw std::invalid_argument("unknown role \"" + std::string(role_name) +
+                                "\"; expected prefill, decode "
+                                "or routing");
   if (replicas < 1 || replicas > kMaxRoleReplicas)
     throw std::invalid_argument("replicas must be 1.." + std::to_string(kMaxRoleReplicas) + ", got " +
                                 std::to_string(replicas));
@@ -533,8 +543,8 @@ ScalePlan plan_scale(const json::object& live, std::string_view role_name, int r
 
   // The object after the scale; the patch is the list of its changes, each guarded by a test of the old value.
   json::object after = live;
-  json::array& after_roles = after["spec"].get_object()["template"].get_object()["spec"].get_object()["roles"]
-                                 .get_array();
+  json::array& after_roles =
+      after["spec"].get_object()["template"].get_object()["spec"].get_object()["roles"].get_array();
   PatchBuilder b{roles, after_roles, plan.patch, {}, {}};
   const std::string target_pointer = std::string(kRolesPointer) + "/" + std::to_string(*target);
   b.replace(*target, target_pointer + "/replicas", plan.from, replicas);

@@ -54,12 +54,13 @@ inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";
 /// huawei.com/recover_policy_path "pod" when podGroupSize is 1 (each pod is a whole instance, so a fault must not
 /// escalate to the job); from the role's hardware::HardwareProfile: the nodeSelector (accelerator,
 /// accelerator-type), huawei.com/schedule_policy (MindCluster's newer StormService guide sets it on both roles),
-/// sp-block (npu_num, or podGroupSize × npu_num on SuperPoDs, per the profile's pod-template sp_block rule) and the NPU resource
-/// (npu_resource, requests = limits = npu_num); the profile's pod_labels (ring-controller.atlas, for MindIE's rank
-/// tables) are not applied, as the guide's StormService carries none; the env start_server.sh reads (as the
+/// sp-block (npu_num, or podGroupSize × npu_num on SuperPoDs, per the profile's pod-template sp_block rule) and the NPU
+/// resource (npu_resource, requests = limits = npu_num); the profile's pod_labels (ring-controller.atlas, for MindIE's
+/// rank tables) are not applied, as the guide's StormService carries none; the env start_server.sh reads (as the
 /// published template, plus ASCEND_VISIBLE_DEVICES from the Volcano allocation annotation named like the resource,
-/// as the guide's parameter table requires); user labels, annotations and node selectors after ours. Routing: default scheduler, no NPUs, the env start_proxy.sh reads (including PROXY_PORT and
-/// SERVER_PORT, which the published template omits). Does not throw for a config from parse_storm_config.
+/// as the guide's parameter table requires); user labels, annotations and node selectors after ours. Routing: default
+/// scheduler, no NPUs, the env start_proxy.sh reads (including PROXY_PORT and SERVER_PORT, which the published template
+/// omits). Does not throw for a config from parse_storm_config.
 std::vector<boost::json::object> render_storm_service(const StormConfig& cfg);
 
 /// The per-replica Services the routing proxy (start_proxy.sh) addresses, derived from a StormService rendered by

@@ -98,9 +98,8 @@ PodEvidence read_evidence(const StormStatusInputs& inputs) {
     std::string when = str(find(&e, {"lastTimestamp"}));
     if (when.empty()) when = str(find(&e, {"eventTime"}));
     const std::int64_t t = util::parse_rfc3339(when).value_or(0);
-    const std::string source = str(find(&e, {"source", "component"})).empty()
-                                   ? str(find(&e, {"reportingComponent"}))
-                                   : str(find(&e, {"source", "component"}));
+    const std::string source = str(find(&e, {"source", "component"})).empty() ? str(find(&e, {"reportingComponent"}))
+                                                                              : str(find(&e, {"source", "component"}));
     const std::string text = (source.empty() ? "" : source + " ") + str(find(&e, {"reason"})) + ": " +
                              str(find(&e, {"message"}));
     if (!uid.empty() && uid != live->second) {
@@ -140,8 +139,8 @@ std::map<std::int64_t, std::vector<const json::value*>> pods_by_replica(const js
 
 /// Pod `p` of replica `r` of `role`: its state and evidence, its rescheduling and unready lines into `report`, its
 /// counts into `role`.
-StormPod read_storm_pod(const json::value& p, std::int64_t now, std::int64_t r, const PodEvidence& ev,
-                        StormRole& role, StormStatus& report) {
+StormPod read_storm_pod(const json::value& p, std::int64_t now, std::int64_t r, const PodEvidence& ev, StormRole& role,
+                        StormStatus& report) {
   StormPod pod;
   pod.state = kube::read_pod_state(p, now);
   // A pod being deleted counts as gone: its replica is not ready.
@@ -250,7 +249,8 @@ StormStatus build_storm_status(const std::string& ns, const StormStatusInputs& i
   report.ns = ns;
   report.name = str(find(&ssv, {"metadata", "name"}));
   report.generation = num(find(&ssv, {"metadata", "generation"}), 1);
-  if (const json::value* observed = find(&ssv, {"status", "observedGeneration"})) report.observed_generation = num(observed);
+  if (const json::value* observed = find(&ssv, {"status", "observedGeneration"}))
+    report.observed_generation = num(observed);
   bool ready = report.observed_generation && *report.observed_generation >= report.generation;
   const PodEvidence ev = read_evidence(inputs);
   std::map<std::string, const json::value*> role_status;
@@ -285,9 +285,9 @@ std::string render_storm_status(const StormStatus& report, bool wide) {
   out << "StormService " << report.name << " in namespace " << report.ns << ": "
       << (report.ready ? "ready" : "not ready") << " (generation " << report.generation << ", observed "
       << n(report.observed_generation) << ")\n\n";
-  util::Table roles({{"ROLE"}, {"REPLICAS"}, {"READY"}, {"GROUPSIZE"}, {"PODS"}, {"RESTARTS"}, {"RECREATED"},
-                     {"MINAVAILABLE"}},
-                    wide);
+  util::Table roles(
+      {{"ROLE"}, {"REPLICAS"}, {"READY"}, {"GROUPSIZE"}, {"PODS"}, {"RESTARTS"}, {"RECREATED"}, {"MINAVAILABLE"}},
+      wide);
   for (const auto& r : report.roles)
     roles.add({r.name, std::to_string(r.replicas), std::to_string(r.ready_replicas), std::to_string(r.pod_group_size),
                std::to_string(r.ready_pods) + "/" + std::to_string(r.replicas * r.pod_group_size),
@@ -300,16 +300,17 @@ std::string render_storm_status(const StormStatus& report, bool wide) {
     for (const auto& g : r.groups) {
       tree.add({"  replica " + std::to_string(g.replica) + (g.ready ? "  ready" : "  not ready")});
       for (const auto& p : g.pods)
-        tree.add({"    " + p.state.name, std::to_string(p.state.ready_containers) + "/" + std::to_string(p.state.containers),
-                  p.state.status, std::to_string(p.state.restarts),
+        tree.add({"    " + p.state.name,
+                  std::to_string(p.state.ready_containers) + "/" + std::to_string(p.state.containers), p.state.status,
+                  std::to_string(p.state.restarts),
                   p.state.age_seconds ? util::human_duration(*p.state.age_seconds) : std::string("-"),
                   std::to_string(p.earlier_pods), p.state.node.empty() ? "<none>" : p.state.node});
     }
   }
   out << tree.str();
   out << "\nServices: " << report.expected_services.size() << " expected";
-  for (const auto& [label, list] : {std::pair{"missing", &report.missing_services},
-                                    std::pair{"extra", &report.extra_services}}) {
+  for (const auto& [label, list] :
+       {std::pair{"missing", &report.missing_services}, std::pair{"extra", &report.extra_services}}) {
     if (list->empty()) continue;
     out << ", " << label << ":";
     for (const auto& v : *list) out << ' ' << v;

@@ -28,8 +28,8 @@ struct StormPod {
   kube::PodState state;
   std::optional<std::int64_t> pod_group_index;  ///< AIBrix's pod-group-index label
   bool ready = false;                           ///< Ready and not being deleted
-  std::int64_t earlier_pods = 0;  ///< pods of this name with another uid that events name (recreations)
-  std::optional<std::string> last_event;  ///< the latest event about an earlier pod, else the latest warning
+  std::int64_t earlier_pods = 0;                ///< pods of this name with another uid that events name (recreations)
+  std::optional<std::string> last_event;        ///< the latest event about an earlier pod, else the latest warning
 };
 
 /// One replica (pod group) of a role.
@@ -42,10 +42,10 @@ struct StormGroup {
 /// One role (prefill, decode, routing).
 struct StormRole {
   std::string name;
-  std::int64_t replicas = 0;        ///< spec
-  std::int64_t pod_group_size = 1;  ///< spec podGroupSize (at least 1)
-  std::optional<std::string> min_available;  ///< huawei.com/schedule_minAvailable (none for routing)
-  std::optional<std::int64_t> status_replicas;        ///< the controller's roleStatuses, when present
+  std::int64_t replicas = 0;                    ///< spec
+  std::int64_t pod_group_size = 1;              ///< spec podGroupSize (at least 1)
+  std::optional<std::string> min_available;     ///< huawei.com/schedule_minAvailable (none for routing)
+  std::optional<std::int64_t> status_replicas;  ///< the controller's roleStatuses, when present
   std::optional<std::int64_t> status_ready_replicas;
   std::int64_t ready_replicas = 0;  ///< replicas whose pods are all present and ready, counted here
   std::int64_t pods = 0;

@@ -87,8 +87,8 @@ std::string command_of(const Change& change);
 /// A recorded intent.
 struct Intent {
   Change change;
-  std::int64_t at = 0;        ///< seconds since the epoch when recorded
-  boost::json::object by;     ///< who recorded it (the lock's holder record: user, host, pid, command)
+  std::int64_t at = 0;     ///< seconds since the epoch when recorded
+  boost::json::object by;  ///< who recorded it (the lock's holder record: user, host, pid, command)
   /// The raw record of an earlier intent this one superseded (a deploy or delete takes its place), as found: it may
   /// be another version's, so it is kept as it was and parsed only when recovered.
   std::optional<boost::json::object> supersedes;

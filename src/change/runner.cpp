@@ -130,8 +130,8 @@ void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_
   }
   const bool forward_only = std::any_of(written_.begin(), written_.end(), [](const Step& s) { return !s.undo; });
   if (forward_only)  // a delete cannot be taken back: the change is finished by the next command
-    throw cmd::PartialFailure(cause, wording_.change + " stopped at " + step.name + " after writing:" +
-                                         written_list() + (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
+    throw cmd::PartialFailure(cause, wording_.change + " stopped at " + step.name + " after writing:" + written_list() +
+                                         (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
   undo_all(cause, step.name);
 }
 
@@ -146,18 +146,20 @@ void Runner::undo_all(const std::exception_ptr& cause, const std::string& stoppe
     }
   } catch (const cmd::LockLost&) {
     throw cmd::PartialFailure(std::current_exception(),
-                              head + " after writing:" + written_list() + "\nthe lock was taken over while it waited, "
-                              "so it leaves the change to the command holding the lock now, which finishes or "
-                              "reverts it");
+                              head + " after writing:" + written_list() +
+                                  "\nthe lock was taken over while it waited, "
+                                  "so it leaves the change to the command holding the lock now, which finishes or "
+                                  "reverts it");
   } catch (const std::exception& e) {
     const std::string now = wording_.observed ? "\n" + wording_.observed() : "";
-    throw cmd::PartialFailure(cause, head + " and undoing it failed too (" + e.what() + "); written:" +
-                                         written_list() + now + (wording_.recovery.empty() ? "" : "\n") +
-                                         wording_.recovery);
+    throw cmd::PartialFailure(cause, head + " and undoing it failed too (" + e.what() + "); written:" + written_list() +
+                                         now + (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
   }
   fence_.nothing_to_recover();
-  throw cmd::PartialFailure(cause, head + ", so the " + wording_.change + " was undone (these writes were "
-                                   "reverted):" + reverted + "\nnothing changed");
+  throw cmd::PartialFailure(cause, head + ", so the " + wording_.change +
+                                       " was undone (these writes were "
+                                       "reverted):" +
+                                       reverted + "\nnothing changed");
 }
 
 }  // namespace mindie::change

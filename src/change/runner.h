@@ -59,7 +59,7 @@ class Fence {
 
 /// How a change reports a failure after some of its steps were written.
 struct Wording {
-  std::string change;    ///< "scale", "delete"
+  std::string change;  ///< "scale", "delete"
   /// What the cluster says now when an undo failed, read when it is printed ("" none): "the engine Deployments now
   /// run prefill 2".
   std::function<std::string()> observed;
@@ -94,7 +94,8 @@ class Runner {
   /// - a 409 on a lock still held, a refusal (4xx), or an unknown outcome read back as not applied: step k counts
   ///   as not written; unknown and unreadable: as written;
   /// - nothing written: the fence is told nothing is left to recover and the cause is rethrown as it is;
-  /// - else the written steps are undone in reverse: all undone, the fence is told nothing is left to recover and PartialFailure says "so the
+  /// - else the written steps are undone in reverse: all undone, the fence is told nothing is left to recover and
+  /// PartialFailure says "so the
   ///   <change> was undone" with what was reverted; an undo failed or a step cannot be undone: PartialFailure with
   ///   what was written, what the cluster says now and the recovery (the intent stays for the next command).
   void run(const std::vector<Step>& steps);

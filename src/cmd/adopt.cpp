@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "kube/retry_on_conflict.h"
 #include "cmd/common.h"
 #include "kube/csa_upgrade.h"
+#include "kube/retry_on_conflict.h"
 #include "mindie/baseline.h"
 
 namespace mindie::cmd {
@@ -45,11 +45,11 @@ bool has_our_records(const json::object& cm) {
 void require_ours(const json::object& cm, const std::string& ns, const std::string& command,
                   const std::string& nothing_done) {
   if (has_our_records(cm)) return;
-  throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + ns +
-                     " was not written by kubectl-mindie (no label " + render::kManagedByLabel + "=" +
-                     render::kFieldManager + "): it belongs to another tool's deployment (deploy.py?), which " +
-                     command + " does not act on; take it over first with kubectl mindie deploy -f user_config.json --adopt; " +
-                     nothing_done);
+  throw CommandError(
+      "configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + ns +
+      " was not written by kubectl-mindie (no label " + render::kManagedByLabel + "=" + render::kFieldManager +
+      "): it belongs to another tool's deployment (deploy.py?), which " + command +
+      " does not act on; take it over first with kubectl mindie deploy -f user_config.json --adopt; " + nothing_done);
 }
 
 std::string ForeignObject::text() const { return gvr->kind_dot_group() + "/" + name; }

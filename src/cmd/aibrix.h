@@ -72,7 +72,6 @@ class StormDeployOptions {
   void read_inputs();
 
  private:
-
   DeployFlags flags_;
   std::string namespace_flag_;
   DryRun dry_run_ = DryRun::None;

@@ -54,7 +54,7 @@ struct Command {
   /// The -o values it accepts, taken from its OutputFlags (cmd/output_flags.h), whose validation and help line
   /// read the same list; completion offers them. Empty: no -o.
   std::vector<std::string> outputs;
-  bool global_flags = true;          ///< takes the connection flags (--kubeconfig, -n, ...); version does not
+  bool global_flags = true;  ///< takes the connection flags (--kubeconfig, -n, ...); version does not
   /// Adds the command's own flags to `desc` (not --help, not the global flags) and returns the invocation they are
   /// bound to.
   std::function<std::unique_ptr<Invocation>(boost::program_options::options_description& desc)> bind;

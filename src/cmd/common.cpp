@@ -16,21 +16,20 @@ namespace json = boost::json;
 
 void add_global_flags(po::options_description& desc, GlobalFlags& flags) {
   // kubectl's connection flags; they override the kubeconfig's values (see kube::load_rest_config).
-  desc.add_options()
-      ("kubeconfig", po::value(&flags.kube.kubeconfig), "Path to the kubeconfig file to use")
-      ("context", po::value(&flags.kube.context), "The name of the kubeconfig context to use")
-      ("cluster", po::value(&flags.kube.cluster), "The name of the kubeconfig cluster to use")
-      ("user", po::value(&flags.kube.user), "The name of the kubeconfig user to use")
-      ("namespace,n", po::value(&flags.kube.namespace_), "The namespace (must equal job_id when a config is given)")
-      ("server,s", po::value(&flags.kube.server), "The address and port of the Kubernetes API server")
-      ("token", po::value(&flags.kube.token), "Bearer token for authentication to the API server")
-      ("tls-server-name", po::value(&flags.kube.tls_server_name),
-       "Server name to use for server certificate validation (default: the server's host)")
-      ("insecure-skip-tls-verify", po::value(&flags.kube.insecure_skip_tls_verify)->implicit_value(true),
-       "Do not check the server's certificate (insecure)")
-      ("request-timeout", po::value(&flags.kube.request_timeout)->default_value("0"),
-       "How long to wait for one server request: seconds, or a duration such as 30s, 1m (0 = no limit)")
-      ("v,v", po::value(&flags.verbosity)->default_value(0), "Log level: 6 requests, 8 request/response bodies");
+  desc.add_options()("kubeconfig", po::value(&flags.kube.kubeconfig), "Path to the kubeconfig file to use")(
+      "context", po::value(&flags.kube.context), "The name of the kubeconfig context to use")(
+      "cluster", po::value(&flags.kube.cluster), "The name of the kubeconfig cluster to use")(
+      "user", po::value(&flags.kube.user), "The name of the kubeconfig user to use")(
+      "namespace,n", po::value(&flags.kube.namespace_), "The namespace (must equal job_id when a config is given)")(
+      "server,s", po::value(&flags.kube.server), "The address and port of the Kubernetes API server")(
+      "token", po::value(&flags.kube.token), "Bearer token for authentication to the API server")(
+      "tls-server-name", po::value(&flags.kube.tls_server_name),
+      "Server name to use for server certificate validation (default: the server's host)")(
+      "insecure-skip-tls-verify", po::value(&flags.kube.insecure_skip_tls_verify)->implicit_value(true),
+      "Do not check the server's certificate (insecure)")(
+      "request-timeout", po::value(&flags.kube.request_timeout)->default_value("0"),
+      "How long to wait for one server request: seconds, or a duration such as 30s, 1m (0 = no limit)")(
+      "v,v", po::value(&flags.verbosity)->default_value(0), "Log level: 6 requests, 8 request/response bodies");
 }
 
 DryRun parse_dry_run(const std::string& s) {
@@ -102,12 +101,12 @@ void check_namespace_flag(const std::string& namespace_flag, const std::string& 
 
 void check_namespace_syntax(const std::string& namespace_flag) {
   if (!namespace_flag.empty() && !kube::is_dns1123_label(namespace_flag))
-    throw UsageError("invalid namespace \"" + namespace_flag + "\": a namespace is a DNS-1123 label (lower-case "
+    throw UsageError("invalid namespace \"" + namespace_flag +
+                     "\": a namespace is a DNS-1123 label (lower-case "
                      "letters, digits and '-', at most 63 characters)");
 }
 
-void check_config_input_flags(const std::string& filename, const std::string& env_file,
-                              const std::string& config_dir) {
+void check_config_input_flags(const std::string& filename, const std::string& env_file, const std::string& config_dir) {
   if (filename.empty() && config_dir.empty()) throw UsageError("must specify -f user_config.json or --config-dir DIR");
   if (!filename.empty() && !config_dir.empty()) throw UsageError("-f and --config-dir cannot be used together");
   if (!env_file.empty() && !config_dir.empty())

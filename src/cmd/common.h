@@ -28,7 +28,7 @@ struct GlobalFlags {
   /// --kubeconfig, --context, --cluster, --user, -n/--namespace, -s/--server, --token, --tls-server-name,
   /// --insecure-skip-tls-verify, --request-timeout
   kube::KubeconfigFlags kube;
-  int verbosity = 0;           ///< -v/--v: 6 logs requests, 8 also bodies
+  int verbosity = 0;  ///< -v/--v: 6 logs requests, 8 also bodies
 };
 
 /// Adds the global flags to `desc`, bound to `flags`.
@@ -178,8 +178,7 @@ struct ConfigInputs {
 
 /// Checks that exactly one of -f / --config-dir is given and -e is not combined with --config-dir. No I/O.
 /// Throws UsageError.
-void check_config_input_flags(const std::string& filename, const std::string& env_file,
-                              const std::string& config_dir);
+void check_config_input_flags(const std::string& filename, const std::string& env_file, const std::string& config_dir);
 
 /// Reads and validates the files named by the flags. Throws CommandError / validation::ValidationError.
 ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,

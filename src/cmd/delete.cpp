@@ -15,11 +15,10 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
-  desc.add_options()
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none, client (only print what would be deleted) or server (send with dryRun=All)")
-      ("wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")
-      ("timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
+  desc.add_options()("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
+                     "none, client (only print what would be deleted) or server (send with dryRun=All)")(
+      "wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")(
+      "timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
   flags.output.bind(desc);
   add_lock_flags(desc, flags.lock);
 }
@@ -98,8 +97,10 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
     // Woken every second to see a noted Ctrl-C (the namespace lock's InterruptGuard holds signals back) and to
     // renew the lock when due: it is held through the wait.
     check_interrupt("while waiting for the deletion of the deployment in namespace " + namespace_flag_ +
-                    ": the deletions were sent; configmap/" + baseline::kConfigMapName + " (the record) is kept: "
-                    "re-run kubectl mindie delete -n " + namespace_flag_ + " --wait to finish");
+                    ": the deletions were sent; configmap/" + baseline::kConfigMapName +
+                    " (the record) is kept: "
+                    "re-run kubectl mindie delete -n " +
+                    namespace_flag_ + " --wait to finish");
     const auto wake = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1));
     if (!informer.wait_for_change(wake)) {
       if (std::chrono::steady_clock::now() < deadline) {
@@ -111,8 +112,10 @@ void DeleteOptions::wait_gone(const std::vector<kube::WatchTarget>& gone,
       std::string message = "timed out waiting for the deletion of the deployment in namespace " + namespace_flag_ +
                             "; still there:";
       for (const auto& n : still) message += "\n* " + n;
-      message += "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the record) is kept: re-run kubectl mindie "
-                 "delete -n " + namespace_flag_ + " --wait once they are gone";
+      message += "\nconfigmap/" + std::string(baseline::kConfigMapName) +
+                 " (the record) is kept: re-run kubectl mindie "
+                 "delete -n " +
+                 namespace_flag_ + " --wait once they are gone";
       throw CommandError(message);
     }
   }
@@ -150,8 +153,8 @@ std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, co
   Printer printer(quiet, quiet, "");
   const Deleted d = o.run_once(client, printer, {}, lock);
   if (d.objects == 0 && !d.config_map) return "recovered " + what + ": nothing was left to delete";
-  return "recovered " + what + ": finished, deleted what was left of the deployment (" +
-         std::to_string(d.objects) + (d.objects == 1 ? " object" : " objects") + ")";
+  return "recovered " + what + ": finished, deleted what was left of the deployment (" + std::to_string(d.objects) +
+         (d.objects == 1 ? " object" : " objects") + ")";
 }
 
 change::Wording DeleteOptions::wording() const {
@@ -159,10 +162,16 @@ change::Wording DeleteOptions::wording() const {
   change::Wording w;
   w.change = "delete";
   w.dry_run = dry_run_ != DryRun::None;
-  w.recovery = "configmap/" + std::string(baseline::kConfigMapName) + " (the record of the deployment) is kept; the "
-               "record of this delete stays in lease/" + kLockLeaseName + ": the next kubectl-mindie command in "
-               "namespace " + ns + " finishes it (a deploy supersedes it); fix the cause above and re-run: kubectl "
-               "mindie delete -n " + ns;
+  w.recovery = "configmap/" + std::string(baseline::kConfigMapName) +
+               " (the record of the deployment) is kept; the "
+               "record of this delete stays in lease/" +
+               kLockLeaseName +
+               ": the next kubectl-mindie command in "
+               "namespace " +
+               ns +
+               " finishes it (a deploy supersedes it); fix the cause above and re-run: kubectl "
+               "mindie delete -n " +
+               ns;
   return w;
 }
 

@@ -24,7 +24,7 @@ struct DeleteFlags {
   bool wait = false;             ///< --wait: return once the workload and its pods are gone
   std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
   OutputFlags output{{"json", "yaml", "name"}, "Output format", " (what was deleted)"};  ///< -o
-  LockFlags lock;  ///< --lock-timeout
+  LockFlags lock;                                                                        ///< --lock-timeout
 };
 
 /// Binds DeleteFlags to `desc`.
@@ -70,8 +70,8 @@ class DeleteOptions {
                  NamespaceLock& lock) const;
   /// What one pass deleted.
   struct Deleted {
-    std::size_t objects = 0;     ///< objects deleted (those already gone not counted)
-    bool config_map = false;     ///< motor-config was there (and is deleted now)
+    std::size_t objects = 0;  ///< objects deleted (those already gone not counted)
+    bool config_map = false;  ///< motor-config was there (and is deleted now)
   };
   /// One plan-delete pass of run(), its deletes after lock.before_write() with the intent {"workload", "mode"}.
   Deleted run_once(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport,

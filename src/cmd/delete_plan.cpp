@@ -8,9 +8,9 @@
 #include "cmd/common.h"
 #include "cmd/node_port_claims.h"
 #include "cmd/status.h"
-#include "mindie/status_report.h"
 #include "kube/names.h"
 #include "mindie/render.h"
+#include "mindie/status_report.h"
 
 namespace mindie::cmd {
 
@@ -61,8 +61,7 @@ json::array list_items(kube::Client& client, const kube::GVR& r, const std::stri
 
 // Why a cluster-scoped RBAC object is not this deployment's own ("" = it is).
 std::string foreign_rbac(const json::object& obj, const std::string& ns, const std::string& workload) {
-  if (!managed_by_us(obj))
-    return "not labelled app.kubernetes.io/managed-by=kubectl-mindie";
+  if (!managed_by_us(obj)) return "not labelled app.kubernetes.io/managed-by=kubectl-mindie";
   const std::string instance = label(obj, kInstanceLabel);
   if (!workload.empty() && instance != workload)
     return "its label " + std::string(kInstanceLabel) + " is \"" + instance + "\", not \"" + workload + "\"";
@@ -70,8 +69,7 @@ std::string foreign_rbac(const json::object& obj, const std::string& ns, const s
     for (const auto& s : subjects->as_array()) {
       const auto* so = s.is_object() ? &s.get_object() : nullptr;
       const json::value* sns = so ? so->if_contains("namespace") : nullptr;
-      if (!sns || !sns->is_string() || sns->as_string() != ns)
-        return "it binds subjects outside namespace " + ns;
+      if (!sns || !sns->is_string() || sns->as_string() != ns) return "it binds subjects outside namespace " + ns;
     }
   }
   return "";
@@ -120,8 +118,8 @@ std::int64_t plan_namespaced(kube::Client& client, DeletePlan& plan, const std::
       services = status::service_count(iss);
     }
   }
-  for (const kube::GVR* r : {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices,
-                             &kube::gvr::kServiceAccounts}) {
+  for (const kube::GVR* r :
+       {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices, &kube::gvr::kServiceAccounts}) {
     for (auto& item : list_items(client, *r, ns, selector)) {
       auto& obj = item.as_object();
       if (!has_owner(obj)) {
@@ -176,8 +174,13 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns) {
 }
 
 DeleteTarget DeletePlan::config_map_target() const {
-  return {kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, "", metadata_string(*config_map, "uid"),
-          metadata_string(*config_map, "resourceVersion"), *config_map};
+  return {kube::gvr::kConfigMaps,
+          ns,
+          baseline::kConfigMapName,
+          "",
+          metadata_string(*config_map, "uid"),
+          metadata_string(*config_map, "resourceVersion"),
+          *config_map};
 }
 
 change::DeleteIntent DeletePlan::intent() const {

@@ -16,27 +16,25 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
-  desc.add_options()
-      ("filename,f", po::value(&flags.filename), "user_config.json to deploy")
-      ("env-file,e", po::value(&flags.env_file), "env.json with the containers' environment")
-      ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
-      ("scripts-dir", po::value(&flags.scripts_dir),
-       "PyMotor's deployer folder (or its startup/ folder, or a flat folder): the scripts motor-config stores")
-      ("name", po::value(&flags.name), "InferServiceSet name (default: mindie-motor-<engine>)")
-      ("overrides", po::value(&flags.overrides),
-       "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none, client (print only) or server (send with dryRun=All)");
+  desc.add_options()("filename,f", po::value(&flags.filename), "user_config.json to deploy")(
+      "env-file,e", po::value(&flags.env_file), "env.json with the containers' environment")(
+      "config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")(
+      "scripts-dir", po::value(&flags.scripts_dir),
+      "PyMotor's deployer folder (or its startup/ folder, or a flat folder): the scripts motor-config stores")(
+      "name", po::value(&flags.name), "InferServiceSet name (default: mindie-motor-<engine>)")(
+      "overrides", po::value(&flags.overrides),
+      "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")(
+      "dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
+      "none, client (print only) or server (send with dryRun=All)");
   flags.output.bind(desc);
-  desc.add_options()
-      ("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")
-      ("force-conflicts", po::bool_switch(&flags.force_conflicts),
-       "Take over fields another field manager owns (server-side apply force)")
-      ("skip-node-check", po::bool_switch(&flags.skip_node_check),
-       "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches")
-      ("adopt", po::bool_switch(&flags.adopt),
-       "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
-       "records (implies --force-conflicts)");
+  desc.add_options()("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")(
+      "force-conflicts", po::bool_switch(&flags.force_conflicts),
+      "Take over fields another field manager owns (server-side apply force)")(
+      "skip-node-check", po::bool_switch(&flags.skip_node_check),
+      "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches")(
+      "adopt", po::bool_switch(&flags.adopt),
+      "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
+      "records (implies --force-conflicts)");
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
 }
@@ -97,8 +95,9 @@ void DeployOptions::print_client_dry_run(Printer& printer) const {
 DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& printer) {
   if (config_->deploy_mode == config::DeployMode::InferServiceSet &&
       !client.has_group_version("mindcluster.huawei.com", "v1")) {
-    throw CommandError("the server does not serve mindcluster.huawei.com/v1 (InferServiceSet): install MindCluster "
-                       "infer-operator first; nothing was written");
+    throw CommandError(
+        "the server does not serve mindcluster.huawei.com/v1 (InferServiceSet): install MindCluster "
+        "infer-operator first; nothing was written");
   }
   Prepared p;
   p.opts.dry_run = dry_run_ == DryRun::Server;
@@ -147,9 +146,10 @@ void DeployOptions::write_objects(kube::Client& client, Printer& printer, Namesp
   } catch (...) {
     // Only the hand-over of an adoption was written: deploy.py's baseline and workload still agree.
     if (!handed_over.empty() && runner.written().empty() && !prepared.opts.dry_run)
-      throw PartialFailure(std::current_exception(), "deploy --adopt handed over the fields of what deploy.py made, "
-                                                     "then stopped; nothing else was changed; re-run: " +
-                                                         rerun_command());
+      throw PartialFailure(std::current_exception(),
+                           "deploy --adopt handed over the fields of what deploy.py made, "
+                           "then stopped; nothing else was changed; re-run: " +
+                               rerun_command());
     throw;
   }
 }
@@ -240,4 +240,3 @@ Command deploy_command() {
 }
 
 }  // namespace mindie::cmd
-

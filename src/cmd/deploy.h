@@ -12,13 +12,13 @@
 #include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "cmd/common.h"
-#include "mindie/scale_plan.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
 #include "mindie/render.h"
+#include "mindie/scale_plan.h"
 
 namespace mindie::cmd {
 
@@ -32,12 +32,12 @@ struct DeployFlags {
   std::string overrides;    ///< --overrides: YAML of per-role changes to the pod templates (mindie/overrides.h)
   std::string dry_run = "none";
   OutputFlags output{{"json", "yaml", "name"}, "Print the objects"};  ///< -o
-  LockFlags lock;  ///< --lock-timeout
-  std::string output_dir;   ///< --output-dir: also write the rendered objects there
+  LockFlags lock;                                                     ///< --lock-timeout
+  std::string output_dir;  ///< --output-dir: also write the rendered objects there
   bool force_conflicts = false;
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
   bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
-  WaitAfterFlags wait;      ///< --wait, --timeout
+  WaitAfterFlags wait;           ///< --wait, --timeout
 };
 
 /// Binds DeployFlags to `desc`.
@@ -115,7 +115,8 @@ class DeployOptions {
   /// returns the nodePorts the deployment's Services will hold.
   std::vector<render::NodePortClaim> check_operator_rules(kube::Client& client, Printer& printer, bool redeploy);
   /// deploy.py's deployment in the namespace: refused unless --adopt, else what adoption takes over. Reads only.
-  std::optional<AdoptionPlan> plan_takeover(kube::Client& client, const std::optional<boost::json::object>& existing) const;
+  std::optional<AdoptionPlan> plan_takeover(kube::Client& client,
+                                            const std::optional<boost::json::object>& existing) const;
   /// Script keys the config's pods run that the ConfigMap would lack.
   std::vector<std::string> missing_scripts() const;
   /// Server-side apply of `obj`, taking back fields of our own earlier patches only while the lock is ours.

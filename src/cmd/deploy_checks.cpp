@@ -28,9 +28,13 @@ void warn_node_ports_unchecked(Printer& printer, const std::vector<render::NodeP
     keys += (keys.empty() ? "" : ", ") + c.key;
   }
   printer.warning("cannot check that nodePort" + std::string(claims.size() > 1 ? "s " : " ") + ports +
-                  (claims.size() > 1 ? " are" : " is") + " free: listing Services in all namespaces is "
-                  "forbidden (" + e.status_message() + "); a port another Service holds keeps the role from "
-                  "starting (set " + keys + " to choose another)");
+                  (claims.size() > 1 ? " are" : " is") +
+                  " free: listing Services in all namespaces is "
+                  "forbidden (" +
+                  e.status_message() +
+                  "); a port another Service holds keeps the role from "
+                  "starting (set " +
+                  keys + " to choose another)");
 }
 
 /// The refusal naming each Service that holds a port the deployment needs.
@@ -47,8 +51,7 @@ std::string node_port_conflicts_message(const std::vector<operator_rules::NodePo
 
 /// A list in namespace `ns` forbidden to a user who may still deploy: nullopt, with a warning that `check` is skipped.
 std::optional<json::object> list_or_warn(kube::Client& client, Printer& printer, const kube::GVR& r,
-                                         const std::string& ns, const std::string& selector,
-                                         const std::string& check) {
+                                         const std::string& ns, const std::string& selector, const std::string& check) {
   try {
     return client.list(r, ns, selector);
   } catch (const kube::ApiError& e) {
@@ -82,8 +85,9 @@ void refuse_fixed_at_creation(const std::string& ns, const json::object& iss, co
     msg += (msg.empty() ? "" : "\n") + std::string("role ") + f.role + ": this deploy changes " + f.what + " from \"" +
            f.live + "\" to \"" + f.wanted + "\", but infer-operator fixes instanceset/" + f.instance_set +
            "'s labels and annotations when it creates it: its new instances would keep \"" + f.live + "\"";
-  throw CommandError(msg + "\ndelete the deployment (kubectl mindie delete -n " + ns + ") and deploy again; nothing "
-                           "was written");
+  throw CommandError(msg + "\ndelete the deployment (kubectl mindie delete -n " + ns +
+                     ") and deploy again; nothing "
+                     "was written");
 }
 
 /// Warns how many running instances of each role keep an earlier pod template (the operator never updates them).
@@ -91,8 +95,8 @@ void warn_earlier_templates(kube::Client& client, Printer& printer, const std::s
                             const std::string& selector) {
   json::array workloads;
   for (const kube::GVR* r : {&kube::gvr::kStatefulSets, &kube::gvr::kDeployments}) {
-    const auto listed =
-        list_or_warn(client, printer, *r, ns, selector, "which running instances keep an earlier pod template is unknown");
+    const auto listed = list_or_warn(client, printer, *r, ns, selector,
+                                     "which running instances keep an earlier pod template is unknown");
     if (!listed) return;
     append_with_kind(workloads, listed->at("items").as_array(), r->kind);
   }
@@ -128,9 +132,13 @@ std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printe
     const auto live = operator_rules::own_node_port(c, items);
     if (cfg.deploy_mode == config::DeployMode::InferServiceSet && live && *live != c.port) {
       printer.warning("service/" + c.service + " keeps nodePort " + std::to_string(*live) + ", not " +
-                      std::to_string(c.port) + ": infer-operator never updates a role Service; to move it, "
-                      "delete it (kubectl delete service -n " + cfg.job_id + " " + c.service + ") and deploy again, "
-                      "or set " + c.key + " to " + std::to_string(*live));
+                      std::to_string(c.port) +
+                      ": infer-operator never updates a role Service; to move it, "
+                      "delete it (kubectl delete service -n " +
+                      cfg.job_id + " " + c.service +
+                      ") and deploy again, "
+                      "or set " +
+                      c.key + " to " + std::to_string(*live));
       continue;
     }
     to_check.push_back(c);
@@ -148,8 +156,10 @@ void check_gang_support(kube::Client& client, const json::object& iss) {
   const bool several = gang.size() > 1;
   throw CommandError("role" + std::string(several ? "s " : " ") + roles + (several ? " run" : " runs") +
                      " more than one pod per instance, so " + (several ? "they are" : "it is") +
-                     " gang-scheduled, and infer-operator refuses " + (several ? "them" : "it") + " unless Volcano's "
-                     "PodGroup CRD (podgroups.scheduling.volcano.sh, " + kube::gvr::kPodGroups.api_version() +
+                     " gang-scheduled, and infer-operator refuses " + (several ? "them" : "it") +
+                     " unless Volcano's "
+                     "PodGroup CRD (podgroups.scheduling.volcano.sh, " +
+                     kube::gvr::kPodGroups.api_version() +
                      ") is established when the operator starts: the server does not serve it; install Volcano "
                      "(then restart infer-operator); nothing was written");
 }
@@ -181,20 +191,21 @@ void check_nodes(kube::Client& client, Printer& printer, const std::vector<json:
   if (demands.empty()) return;
   std::vector<node_fit::NodeSupply> nodes;
   try {
-    client.list_each(kube::gvr::kNodes, "", "", 500, "", [&](json::object& node) {
-      nodes.push_back(node_fit::node_supply(node, resources));
-    });
+    client.list_each(kube::gvr::kNodes, "", "", 500, "",
+                     [&](json::object& node) { nodes.push_back(node_fit::node_supply(node, resources)); });
   } catch (const kube::ApiError& e) {
     if (e.code() != 403) throw;
     printer.warning("cannot check that the engine pods fit the nodes: listing nodes is forbidden (" +
-                    e.status_message() + "); pods that fit no node stay Pending (kubectl mindie status explains "
+                    e.status_message() +
+                    "); pods that fit no node stay Pending (kubectl mindie status explains "
                     "them); ask for list on nodes, or pass --skip-node-check to skip this check");
     return;
   }
   const auto short_roles = node_fit::pack(demands, nodes);
   if (short_roles.empty()) return;
-  std::string msg = "the engine pods do not fit the cluster's nodes (counting allocatable NPUs, not what runs "
-                    "there now); nothing was written:";
+  std::string msg =
+      "the engine pods do not fit the cluster's nodes (counting allocatable NPUs, not what runs "
+      "there now); nothing was written:";
   for (const auto& s : short_roles) msg += "\n* " + s.message();
   msg += "\nlower the instance or pod counts, add or label nodes, or pass --skip-node-check to deploy anyway";
   throw CommandError(msg);
@@ -208,14 +219,14 @@ std::string missing_scripts_message(const std::vector<std::string>& missing) {
 }
 
 std::vector<render::NodePortClaim> DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
-                                                                      bool redeploy) {
+                                                                       bool redeploy) {
   std::vector<render::NodePortClaim> ports = check_node_ports(client, printer, *config_, render_options_);
   if (config_->deploy_mode != config::DeployMode::InferServiceSet) return ports;
   const json::object& iss = objects_.back();
   check_gang_support(client, iss);
   if (!redeploy) return ports;
-  GangChanges changes =
-      check_live_instance_sets(client, printer, *config_, iss, render::workload_name(*config_, render_options_));
+  GangChanges changes = check_live_instance_sets(client, printer, *config_, iss,
+                                                 render::workload_name(*config_, render_options_));
   gang_scale_in_ = std::move(changes.scale_in);
   gang_changes_ = std::move(changes.changes);
   return ports;
@@ -254,12 +265,12 @@ void DeployOptions::check_existing_baseline(const baseline::Baseline& existing, 
   boost::system::error_code absent;
   const bool was_hybrid = old_doc.find_pointer("/motor_deploy_config/hybrid_instances_num", absent) != nullptr;
   if (was_hybrid != config_->hybrid()) {
-    msg += std::string("\n  (the workload switches from ") + (was_hybrid ? "PD-hybrid" : "prefill/decode") +
-           " to " + (config_->hybrid() ? "PD-hybrid" : "prefill/decode") + " instances)";
+    msg += std::string("\n  (the workload switches from ") + (was_hybrid ? "PD-hybrid" : "prefill/decode") + " to " +
+           (config_->hybrid() ? "PD-hybrid" : "prefill/decode") + " instances)";
   } else {
-    for (const auto& [path, role] : {std::pair{policy::kPrefillInstancesPath, "prefill"},
-                                     std::pair{policy::kDecodeInstancesPath, "decode"},
-                                     std::pair{policy::kHybridInstancesPath, "union"}}) {
+    for (const auto& [path, role] :
+         {std::pair{policy::kPrefillInstancesPath, "prefill"}, std::pair{policy::kDecodeInstancesPath, "decode"},
+          std::pair{policy::kHybridInstancesPath, "union"}}) {
       if (std::find(changed.begin(), changed.end(), path) != changed.end())
         msg += std::string("\n  (") + role + " instances change: use kubectl mindie scale to change counts alone)";
     }
@@ -275,8 +286,8 @@ std::optional<AdoptionPlan> DeployOptions::plan_takeover(kube::Client& client,
   if (foreign && !flags_.adopt)
     throw CommandError("namespace " + config_->job_id + " holds a deployment kubectl-mindie did not make: configmap/" +
                        baseline::kConfigMapName + " has no label " + render::kManagedByLabel + "=" +
-                       render::kFieldManager + " (PyMotor's deploy.py writes it so). deploy would write over:" +
-                       plan.describe() +
+                       render::kFieldManager +
+                       " (PyMotor's deploy.py writes it so). deploy would write over:" + plan.describe() +
                        "\nre-run with --adopt to take it over (labels, field ownership, motor-config's records), after "
                        "which scale, status and delete work on it; nothing was written");
   return plan;

@@ -17,8 +17,8 @@ namespace mindie::cmd {
 
 /// Refuses a fixed nodePort another Service holds (one cluster-wide Service LIST; forbidden: a warning); returns the
 /// ports the deployment's Services will hold (not those a live role Service keeps in place of them).
-std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
-                      const render::RenderOptions& opts);
+std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer,
+                                                    const config::UserConfig& cfg, const render::RenderOptions& opts);
 
 /// Refuses gang-scheduled roles of `iss` when the server does not serve Volcano's PodGroup API (rules A3).
 void check_gang_support(kube::Client& client, const boost::json::object& iss);

@@ -1,10 +1,9 @@
-#include "cmd/deploy.h"
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "cmd/deploy.h"
 #include "cmd/deploy_steps.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/overrides.h"
@@ -32,10 +31,10 @@ void DeployOptions::read_inputs() {
     render_options_.overrides = overrides::parse_overrides(read_file(flags_.overrides), flags_.overrides);
   render_options_.service_set_name = flags_.name;
   // PyMotor's "<job_id>_<timestamp>"; replaced by the stored one when motor-config exists (keep_stored_files).
-  render_options_.service_id =
-      config_->job_id + "_" +
-      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count());
+  render_options_.service_id = config_->job_id + "_" +
+                               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count());
   render_objects();
   inputs_read_ = true;
 }

@@ -1,7 +1,6 @@
-#include "cmd/deploy.h"
-
 #include <ostream>
 
+#include "cmd/deploy.h"
 #include "mindie/overrides.h"
 
 namespace mindie::cmd {

@@ -15,9 +15,7 @@ namespace mindie::cmd {
 
 namespace json = boost::json;
 
-std::string object_name(const json::object& obj) {
-  return std::string(obj.at("metadata").at("name").as_string());
-}
+std::string object_name(const json::object& obj) { return std::string(obj.at("metadata").at("name").as_string()); }
 
 const kube::GVR& gvr_of(const json::object& obj) {
   const auto* r = kube::gvr::for_kind(obj.at("apiVersion").as_string(), obj.at("kind").as_string());
@@ -26,15 +24,16 @@ const kube::GVR& gvr_of(const json::object& obj) {
 }
 
 change::Step DeployOptions::object_step(kube::Client& client, const json::object& obj,
-                                       const std::optional<json::object>& baseline_read,
-                                       const kube::WriteOptions& opts, Printer& printer) const {
+                                        const std::optional<json::object>& baseline_read,
+                                        const kube::WriteOptions& opts, Printer& printer) const {
   const kube::GVR& r = gvr_of(obj);
   const bool is_baseline = obj.at("kind") == "ConfigMap";
   change::Step step;
   step.name = r.kind_dot_group() + "/" + object_name(obj);
   step.verb = "serverside-applied";
   step.write = [this, &client, &obj, &baseline_read, opts, &printer, &r, is_baseline] {
-    json::object stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts) : apply_object(client, obj, opts);
+    json::object stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts)
+                                      : apply_object(client, obj, opts);
     printer.result(r, object_name(obj), "serverside-applied", dry_run_, std::move(stored));
   };
   // Only the baseline is read back (a lost reply): a workload object without an answer counts as maybe written,
@@ -42,7 +41,8 @@ change::Step DeployOptions::object_step(kube::Client& client, const json::object
   if (is_baseline)
     step.applied = [this, &client, &baseline_read] {
       const std::optional<bool> written = baseline_written(client, baseline_read);
-      if (!written) throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " could not be read back");
+      if (!written)
+        throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " could not be read back");
       return *written;
     };
   return step;  // no undo: the next command applies the workload from the baseline (recover())
@@ -52,10 +52,16 @@ change::Wording DeployOptions::wording(bool dry_run) const {
   change::Wording w;
   w.change = "deploy";
   w.dry_run = dry_run;
-  w.recovery = "the baseline in configmap/" + std::string(baseline::kConfigMapName) + " may describe a workload "
-               "that is not (yet) live; its record stays in lease/" + kLockLeaseName + ": the next kubectl-mindie "
-               "command in namespace " + config_->job_id + " applies the workload from the baseline first; or fix the "
-               "cause above and re-run: " + rerun_command();
+  w.recovery = "the baseline in configmap/" + std::string(baseline::kConfigMapName) +
+               " may describe a workload "
+               "that is not (yet) live; its record stays in lease/" +
+               kLockLeaseName +
+               ": the next kubectl-mindie "
+               "command in namespace " +
+               config_->job_id +
+               " applies the workload from the baseline first; or fix the "
+               "cause above and re-run: " +
+               rerun_command();
   return w;
 }
 
@@ -88,16 +94,16 @@ json::object DeployOptions::apply_baseline(kube::Client& client, const json::obj
           baseline::data_digest(obj.at("data").as_object()))
     return *live;  // what this deploy writes: its own apply, retried after a lost reply, met itself
   // A conflict: the runner confirms the lock before anything else (a rival that took it over wrote this).
-  throw change::PreconditionFailed("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
-                     " was changed by someone else since this deploy read it (resourceVersion " +
-                     std::string(read_rv.as_string()) + ", now " +
-                     (live ? std::string(live->at("metadata").at("resourceVersion").as_string()) : "deleted") +
-                     "), outside kubectl-mindie's lock: the baseline was not written; re-run deploy to plan against "
-                     "what it holds now");
+  throw change::PreconditionFailed(
+      "configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
+      " was changed by someone else since this deploy read it (resourceVersion " + std::string(read_rv.as_string()) +
+      ", now " + (live ? std::string(live->at("metadata").at("resourceVersion").as_string()) : "deleted") +
+      "), outside kubectl-mindie's lock: the baseline was not written; re-run deploy to plan against "
+      "what it holds now");
 }
 
 std::optional<bool> DeployOptions::baseline_written(kube::Client& client,
-                                                   const std::optional<json::object>& read) const {
+                                                    const std::optional<json::object>& read) const {
   try {
     const auto live = client.get_if_exists(kube::gvr::kConfigMaps, config_->job_id, baseline::kConfigMapName);
     const json::value* data = live ? live->if_contains("data") : nullptr;
@@ -124,8 +130,8 @@ change::Intent DeployOptions::plan_intent(const std::optional<json::object>& exi
   d.mode = config::to_string(config_->deploy_mode);
   d.workload = render::workload_name(*config_, render_options_);
   if (existing)
-    d.baseline_resource_version =
-        kube::resource_version_of(*existing, "configmap/" + std::string(baseline::kConfigMapName));
+    d.baseline_resource_version = kube::resource_version_of(*existing,
+                                                            "configmap/" + std::string(baseline::kConfigMapName));
   d.baseline_digest = baseline::data_digest(cm.at("data").as_object());
   d.baseline_keys = baseline_keys();
   d.adopt = flags_.adopt;
@@ -165,8 +171,8 @@ void DeployOptions::hand_over(kube::Client& client, Printer& printer, NamespaceL
       const json::value* was = existing->if_contains("data");
       const json::value* now = baseline_read ? baseline_read->if_contains("data") : nullptr;
       if (now == nullptr || was == nullptr || *now != *was)
-        throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " +
-                           config_->job_id + " was changed by someone else while deploy --adopt took it over");
+        throw CommandError("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + config_->job_id +
+                           " was changed by someone else while deploy --adopt took it over");
       intent = plan_intent(baseline_read);
     }
   } catch (...) {
@@ -183,17 +189,19 @@ void DeployOptions::finish(kube::Client& client, Printer& printer, const Prepare
   const kube::WriteOptions& opts = prepared.opts;
   const std::string workload = render::workload_name(*config_, render_options_);
   // First what the operator now remembers (the PodGroup cleanup below may fail after the writes are done).
-  if (!opts.dry_run) record_gang_instances(client, config_->job_id, objects_.back(), gang_changes_, false, opts, printer);
+  if (!opts.dry_run)
+    record_gang_instances(client, config_->job_id, objects_.back(), gang_changes_, false, opts, printer);
   if (!gang_scale_in_.empty())
-    for (const auto& pg : remove_stale_pod_groups(client, config_->job_id, workload, gang_scale_in_, opts,
-                                                  "deploy wrote every object"))
+    for (const auto& pg :
+         remove_stale_pod_groups(client, config_->job_id, workload, gang_scale_in_, opts, "deploy wrote every object"))
       printer.result(kube::gvr::kPodGroups, pg, "deleted", dry_run_, {});
   if (prepared.takeover) remove_replaced(client, printer, prepared);
   remove_stale(client, printer, prepared);
   release_moved_claims(client, prepared);
   const bool deployments_mode = baseline::runs_deployments(config::to_string(config_->deploy_mode));
   if (deployments_mode && !prepared.takeover)  // an adoption removed them
-    for (const auto& w : foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
+    for (const auto& w :
+         foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
       printer.warning(w);
 }
 

@@ -14,9 +14,7 @@ namespace {
 std::string iss_name(const json::object& iss) { return util::str(util::find(&iss.at("metadata"), {"name"})); }
 
 /// The role's InstanceSet of InferService 0 (kubectl-mindie renders one), "<iss>-0-<role>".
-std::string instance_set_name(const json::object& iss, const std::string& role) {
-  return iss_name(iss) + "-0-" + role;
-}
+std::string instance_set_name(const json::object& iss, const std::string& role) { return iss_name(iss) + "-0-" + role; }
 
 }  // namespace
 
@@ -38,7 +36,8 @@ void refuse_gang_rebuild_loop(kube::Client& client, const std::string& ns, const
     client.list_each(kube::gvr::kPods, ns, selector, 500, "", [&](json::object& pod) {
       const json::value v(pod);
       try {
-        const int k = std::stoi(util::str(util::find(&v, {"metadata", "labels", "infer.huawei.com/instanceset-index"})));
+        const int k =
+            std::stoi(util::str(util::find(&v, {"metadata", "labels", "infer.huawei.com/instanceset-index"})));
         s.leftover_pods[util::str(util::find(&v, {"metadata", "name"}))] = k;
       } catch (const std::exception&) {  // a pod without a readable index belongs to no instance scaled out
       }
@@ -50,8 +49,8 @@ void refuse_gang_rebuild_loop(kube::Client& client, const std::string& ns, const
 void record_gang_instances(kube::Client& client, const std::string& ns, const json::object& iss,
                            const std::vector<scale::RoleChange>& changes, bool operator_restarted,
                            const kube::WriteOptions& opts, Printer& printer) {
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (const auto& c : changes) {
     const bool scale_in = c.to < c.from;
     if (!operator_rules::is_gang_role(iss, c.role) || !(scale_in || (c.to > c.from && operator_restarted))) continue;
@@ -62,14 +61,18 @@ void record_gang_instances(kube::Client& client, const std::string& ns, const js
       json::value value = nullptr;  // null deletes the annotation (merge patch)
       if (scale_in)
         value = json::string(operator_rules::removed_gang_instances_value(
-            operator_rules::removed_gang_instances(json::value(*ist)), static_cast<int>(c.to),
-            static_cast<int>(c.from), util::utc_text(now, "%Y-%m-%dT%H:%M:%SZ")));
+            operator_rules::removed_gang_instances(json::value(*ist)), static_cast<int>(c.to), static_cast<int>(c.from),
+            util::utc_text(now, "%Y-%m-%dT%H:%M:%SZ")));
       client.patch(kube::gvr::kInstanceSets, ns, name, kube::PatchType::Merge,
-                   json::object{{"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, value}}}}}},
+                   json::object{
+                       {"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, value}}}}}},
                    opts);
     } catch (const std::exception& e) {
-      printer.warning("the scale is done, but recording on instanceset/" + name + " which instances it removed "
-                      "failed (" + e.what() + "): a later scale-out of role " + c.role + " cannot tell that "
+      printer.warning("the scale is done, but recording on instanceset/" + name +
+                      " which instances it removed "
+                      "failed (" +
+                      e.what() + "): a later scale-out of role " + c.role +
+                      " cannot tell that "
                       "infer-operator still holds their fault records");
     }
   }

@@ -33,8 +33,9 @@ extern "C" void on_signal(int sig) {
   int expected = 0;
   const bool waiting = g_waiting.load();
   if (g_pending.compare_exchange_strong(expected, sig)) {
-    write_err(waiting ? "\ninterrupted: stopping the wait (interrupt again to leave at once)\n"
-                      : "\ninterrupted: finishing or reverting the step under way (interrupt again to leave at once)\n");
+    write_err(waiting
+                  ? "\ninterrupted: stopping the wait (interrupt again to leave at once)\n"
+                  : "\ninterrupted: finishing or reverting the step under way (interrupt again to leave at once)\n");
     return;
   }
   write_err(waiting ? "\nleft at once: the change itself is done; only the wait stopped\n"

@@ -26,8 +26,12 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
   std::snprintf(nonce, sizeof nonce, "%08x", rd());
   config.identity = host_name() + "/" + std::to_string(getpid()) + "/" + nonce;
   config.holder_annotation = kLockHolderAnnotation;
-  config.holder = {{"format", 1}, {"command", command}, {"user", user_name()}, {"host", host_name()},
-                   {"pid", static_cast<std::int64_t>(getpid())}, {"pidns", pid_namespace()}};
+  config.holder = {{"format", 1},
+                   {"command", command},
+                   {"user", user_name()},
+                   {"host", host_name()},
+                   {"pid", static_cast<std::int64_t>(getpid())},
+                   {"pidns", pid_namespace()}};
   holder_ = config.holder;
   config.labels = {{"app.kubernetes.io/managed-by", "kubectl-mindie"}};
   config.duration_seconds = kLockDurationSeconds;
@@ -51,14 +55,15 @@ NamespaceLock::NamespaceLock(kube::Client& client, Printer& printer, const std::
 
 NamespaceLock::~NamespaceLock() { unlock(false, nothing_to_recover_ || !armed_); }
 
-
 std::string NamespaceLock::intent_text(change::Intent intent) const {
   intent.at = now_seconds();
   // "by": who recorded it, for whoever finds it after the lock was freed (which clears the holder record); a
   // recovery's steps record the intent they recover, whose author stays who left it, not the recovering process.
   intent.by = recovering_ && recovering_by_ ? *recovering_by_
-                                           : json::object{{"user", user_name()}, {"host", host_name()},
-                                            {"pid", static_cast<std::int64_t>(getpid())}, {"command", command_}};
+                                            : json::object{{"user", user_name()},
+                                                           {"host", host_name()},
+                                                           {"pid", static_cast<std::int64_t>(getpid())},
+                                                           {"command", command_}};
   if (superseded_ && !recovering_ && !intent.supersedes) {
     json::object earlier = *superseded_;
     // A chain of superseded intents stays small: beyond a few, the oldest is dropped (it is stood for anyway).
@@ -67,7 +72,6 @@ std::string NamespaceLock::intent_text(change::Intent intent) const {
   }
   return json::serialize(change::to_record(intent));
 }
-
 
 LockLost NamespaceLock::lost(const kube::LeaseLost& e, const std::string& when) const {
   std::string holder;
@@ -83,9 +87,9 @@ LockLost NamespaceLock::lost(const kube::LeaseLost& e, const std::string& when) 
   } catch (const std::exception&) {
     // who holds it is a courtesy: the loss itself is certain
   }
-  return LockLost("lost the namespace lock: " + std::string(e.what()) + " " + when + " (it had stopped renewing it for " +
-                  std::to_string(kLockDurationSeconds) + "s, or its holder was taken for gone)" + holder +
-                  ": stopped before its next write");
+  return LockLost("lost the namespace lock: " + std::string(e.what()) + " " + when +
+                  " (it had stopped renewing it for " + std::to_string(kLockDurationSeconds) +
+                  "s, or its holder was taken for gone)" + holder + ": stopped before its next write");
 }
 
 void NamespaceLock::bound_remaining() {
@@ -128,10 +132,13 @@ void NamespaceLock::rethrow_as_command_error(const std::exception_ptr& e, const 
                          "` and run the command again; nothing was changed");
     if (err.code() != 403) throw;
     throw CommandError("kubectl-mindie takes lease.coordination.k8s.io/" + std::string(kLockLeaseName) +
-                       " in namespace " + ns_ + " before it writes, so that two commands never change one "
-                       "deployment at once, but your user may not " + doing + " leases there (" +
-                       err.status_message() + "): it needs get, create and patch on leases.coordination.k8s.io "
-                       "in namespace " + ns_ + " (and delete, for kubectl mindie delete); nothing was changed");
+                       " in namespace " + ns_ +
+                       " before it writes, so that two commands never change one "
+                       "deployment at once, but your user may not " +
+                       doing + " leases there (" + err.status_message() +
+                       "): it needs get, create and patch on leases.coordination.k8s.io "
+                       "in namespace " +
+                       ns_ + " (and delete, for kubectl mindie delete); nothing was changed");
   }
 }
 
@@ -179,8 +186,8 @@ void NamespaceLock::take(const std::optional<change::Intent>& intent) {
                                          ? "; up to " + std::to_string(kLockDurationSeconds) +
                                                "s while its lease stays unrenewed, then it is taken over"
                                          : "";
-          printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout" +
-                          longer + ") for " + describe_lock_holder(holder) + " to finish changing namespace " + ns_);
+          printer_.notice("waiting up to " + util::human_duration(wait_.count() / 1000) + " (--lock-timeout" + longer +
+                          ") for " + describe_lock_holder(holder) + " to finish changing namespace " + ns_);
         },
         text.empty() ? json::object() : json::object{{kLockIntentAnnotation, text}});
   } catch (const kube::LeaseHeld& e) {
@@ -193,16 +200,19 @@ void NamespaceLock::take(const std::optional<change::Intent>& intent) {
                                            : "waited " + util::human_duration(wait_.count() / 1000)) +
                        ". Re-run when it has finished. If its holder is gone (killed, or its host down), a command "
                        "waiting for the lock (--lock-timeout above 0) takes it over once its lease has stayed "
-                       "unrenewed for " + std::to_string(duration) + "s; or, once you have confirmed that, free it "
-                       "now: " + free_lock_hint(ns_) + ". Nothing was changed");
+                       "unrenewed for " +
+                       std::to_string(duration) +
+                       "s; or, once you have confirmed that, free it "
+                       "now: " +
+                       free_lock_hint(ns_) + ". Nothing was changed");
   } catch (...) {
     rethrow_as_command_error(std::current_exception(), "create or update");
   }
   if (got.takeover) {
     const auto& prev = got.takeover->previous;
-    printer_.notice("Warning: took over the lock of namespace " + ns_ + " from " + describe_lock_holder(prev) +
-                    (got.takeover->expired ? ", which had stopped renewing it"
-                                           : ", whose process on this host is gone"));
+    printer_.notice(
+        "Warning: took over the lock of namespace " + ns_ + " from " + describe_lock_holder(prev) +
+        (got.takeover->expired ? ", which had stopped renewing it" : ", whose process on this host is gone"));
   }
   // Our own text is there when a take whose reply was lost was found ours: nothing left by anyone else.
   const json::value* left = got.previous.annotations.if_contains(kLockIntentAnnotation);

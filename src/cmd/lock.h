@@ -176,9 +176,9 @@ class NamespaceLock {
   std::string ns_;
   std::string command_;
   std::chrono::milliseconds wait_;
-  std::unique_ptr<kube::LeaseLock> lock_;  // null when disabled
+  std::unique_ptr<kube::LeaseLock> lock_;       // null when disabled
   std::unique_ptr<InterruptGuard> interrupts_;  // null when disabled
-  std::string recorded_;  ///< the intent in the lease, unstamped (intent_key; "" none)
+  std::string recorded_;                        ///< the intent in the lease, unstamped (intent_key; "" none)
   bool nothing_to_recover_ = false;
   /// The lease holds an intent an earlier holder left, not yet recovered: it is never cleared but by recover().
   bool foreign_intent_ = false;
@@ -206,8 +206,7 @@ class NamespaceLock {
 class LockFence : public change::Fence {
  public:
   /// `intent`: what each write records; none for a change of one write (update-config's).
-  LockFence(NamespaceLock& lock, std::optional<change::Intent> intent)
-      : lock_(lock), intent_(std::move(intent)) {}
+  LockFence(NamespaceLock& lock, std::optional<change::Intent> intent) : lock_(lock), intent_(std::move(intent)) {}
   void before_write() override { lock_.before_write(intent_); }
   void before_undo() override { lock_.confirm(); }
   void confirm_held() override { lock_.confirm(); }
@@ -225,17 +224,17 @@ class LockFence : public change::Fence {
 kube::LeaseRecord intent_left_by(const kube::LeaseRecord& lease, const boost::json::object& intent);
 
 /// Finishes or reverts a change of one kind that an earlier holder left unfinished, with the lock held: `intent` (read
-/// from its kLockIntentAnnotation record), `what` naming it ("an interrupted scale from 14:02 UTC (...)"). Returns the line
-/// to print. Each mutating command registers its own (register_recovery): the lock knows none of them.
+/// from its kLockIntentAnnotation record), `what` naming it ("an interrupted scale from 14:02 UTC (...)"). Returns the
+/// line to print. Each mutating command registers its own (register_recovery): the lock knows none of them.
 using Recovery = std::function<std::string(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                            const change::Intent& intent, const std::string& what)>;
 /// Registers `recovery` for the intents whose "command" is `command` (at static initialisation); returns true.
 bool register_recovery(const std::string& command, Recovery recovery);
 
 /// Finishes or reverts the change `intent` (a kLockIntentAnnotation record that `holder` left unfinished; the
-/// caller holds `lock`) by the recovery registered for its command and returns the line that says which and why, e.g. "recovered an interrupted scale from
-/// 14:02 UTC (scale by root@host-1, pid 4711): prefill 1 → 3, completed". Intents of commands this version cannot
-/// recover are reported, not changed. Throws what the recovering writes throw.
+/// caller holds `lock`) by the recovery registered for its command and returns the line that says which and why, e.g.
+/// "recovered an interrupted scale from 14:02 UTC (scale by root@host-1, pid 4711): prefill 1 → 3, completed". Intents
+/// of commands this version cannot recover are reported, not changed. Throws what the recovering writes throw.
 std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                                        const boost::json::object& intent, const kube::LeaseRecord& holder);
 

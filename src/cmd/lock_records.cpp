@@ -61,8 +61,7 @@ std::string string_of(const json::object& o, std::string_view key) {
 }  // namespace
 
 std::int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // What a lease's renewTime says at `now` (this host's clock), for people: "last renewed 5s ago", or, when the
@@ -118,7 +117,8 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
   json::error_code ec;
   const json::value intent = json::parse(text->get_string(), ec);
   if (ec || !intent.is_object()) {
-    notes.drift.push_back("lease/" + std::string(kLockLeaseName) + " holds an unreadable record of an unfinished "
+    notes.drift.push_back("lease/" + std::string(kLockLeaseName) +
+                          " holds an unreadable record of an unfinished "
                           "change; the next mutating kubectl-mindie command in this namespace removes it");
     return notes;
   }
@@ -128,7 +128,8 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
   if (const auto* at = o.if_contains("at"); at != nullptr && at->is_int64())
     when = " from " + util::utc_text(at->get_int64(), "%H:%M UTC") + " (" +
            (at->get_int64() > now + 1 ? std::string("ahead of this host's clock")
-                                      : util::human_duration(now - at->get_int64()) + " ago") + ")";
+                                      : util::human_duration(now - at->get_int64()) + " ago") +
+           ")";
   const std::string what = command + when + (change.empty() ? "" : ": " + change);
   std::string stale;  // held, but by the holder's clock not renewed for its duration
   if (!r.identity.empty() && !lock_holder_gone(r)) {
@@ -137,7 +138,8 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
     const int duration = r.duration_seconds > 0 ? r.duration_seconds : kLockDurationSeconds;
     if (r.renewed && *r.renewed > now + 1) {
       notes.converging.push_back(what + ", under way or abandoned (" + describe_lock_holder(r) + "; " +
-                                 renewal_text(*r.renewed, now) + ", so one look cannot tell; the next command "
+                                 renewal_text(*r.renewed, now) +
+                                 ", so one look cannot tell; the next command "
                                  "takes the lock over once the lease has stayed unrenewed for " +
                                  std::to_string(duration) + "s)");
       return notes;

@@ -33,8 +33,8 @@ std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, 
                                                           const std::string& workload, bool engines_only) {
   std::string selector = multi_selector(workload);
   if (engines_only) {
-    selector +=
-        "," + std::string(render::kComponentLabel) + " in (" + util::join(render::kInstanceEngineRoles, ",") + ")";
+    selector += "," + std::string(render::kComponentLabel) + " in (" + util::join(render::kInstanceEngineRoles, ",") +
+                ")";
   }
   json::object list = client.list(kube::gvr::kDeployments, ns, selector);
   std::vector<WorkloadDeployment> out;

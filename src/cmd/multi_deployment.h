@@ -29,10 +29,9 @@ std::string multi_selector(const std::string& workload);
 std::vector<std::string> list_workload_object_names(kube::Client& client, const kube::GVR& r, const std::string& ns,
                                                     const std::string& workload);
 
-/// The Deployments of deployment `workload` in `ns` (with `engines_only`, those of an engine component: prefill, decode,
-/// encode or union):
-/// one LIST of apps/v1 Deployments selected by multi_selector(workload), sorted by role, index, name. Throws
-/// ApiError / TransportError.
+/// The Deployments of deployment `workload` in `ns` (with `engines_only`, those of an engine component: prefill,
+/// decode, encode or union): one LIST of apps/v1 Deployments selected by multi_selector(workload), sorted by role,
+/// index, name. Throws ApiError / TransportError.
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
                                                           const std::string& workload, bool engines_only);
 

@@ -12,7 +12,7 @@ namespace {
 std::string claimed_by(const json::object& obj) {
   const json::value* labels = obj.at("metadata").as_object().if_contains("labels");
   const json::value* ns = labels != nullptr && labels->is_object() ? labels->as_object().if_contains(kClaimedByLabel)
-                                                                    : nullptr;
+                                                                   : nullptr;
   return ns != nullptr && ns->is_string() ? std::string(ns->as_string()) : "";
 }
 
@@ -21,8 +21,10 @@ CommandError taken(const render::NodePortClaim& claim, const std::string& holder
   const std::string name = node_port_claim_name(claim.port);
   return CommandError("nodePort " + std::to_string(claim.port) + " of service/" + claim.service + " in namespace " +
                       claim.ns + " is already claimed by the deployment in namespace " + holder + " (clusterrole/" +
-                      name + "; " + claim.key + ")\nset " + claim.key + " to a free port (30000..32767); nothing "
-                      "was written\nif namespace " + holder + " no longer uses it: kubectl mindie delete -n " + holder +
+                      name + "; " + claim.key + ")\nset " + claim.key +
+                      " to a free port (30000..32767); nothing "
+                      "was written\nif namespace " +
+                      holder + " no longer uses it: kubectl mindie delete -n " + holder +
                       " (or kubectl delete clusterrole " + name + ")");
 }
 

@@ -84,10 +84,10 @@ std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std
         throw PartialFailure(std::make_exception_ptr(std::runtime_error(
                                  "timed out waiting for infer-operator to act on the lower instance count")),
                              done + ", but infer-operator has not acted on it within " +
-                                          std::to_string(kOperatorWait.count()) +
-                                          " s, so these PodGroups of removed instances are left (deleted now, it "
-                                          "would make them again):" + names +
-                                          "\nonce its InstanceSets show the new count, delete them with: " + command);
+                                 std::to_string(kOperatorWait.count()) +
+                                 " s, so these PodGroups of removed instances are left (deleted now, it "
+                                 "would make them again):" +
+                                 names + "\nonce its InstanceSets show the new count, delete them with: " + command);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -109,8 +109,9 @@ std::vector<std::string> remove_stale_pod_groups(kube::Client& client, const std
   }
   if (!left.empty()) {
     const auto [names, command] = delete_hint(left);
-    throw PartialFailure(first_failure, done + ", but these PodGroups of removed instances are left, and "
-                                               "infer-operator would reuse them unchanged on a later scale-out:" +
+    throw PartialFailure(first_failure, done +
+                                            ", but these PodGroups of removed instances are left, and "
+                                            "infer-operator would reuse them unchanged on a later scale-out:" +
                                             names + "\ndelete them with: " + command);
   }
   return deleted;

@@ -79,8 +79,8 @@ void Printer::flush() {
   } else {
     json::array items;
     for (auto& o : queued_) items.push_back(std::move(o));
-    doc = json::object{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)},
-                       {"metadata", {{"resourceVersion", ""}}}};
+    doc = json::object{
+        {"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}, {"metadata", {{"resourceVersion", ""}}}};
   }
   queued_.clear();
   if (format_ == "json") out_ << util::json_pretty(doc) << '\n';

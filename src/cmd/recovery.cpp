@@ -33,8 +33,10 @@ std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock
   what += " (" + describe_lock_holder(holder) + ")";
   const auto it = command ? recoveries().find(*command) : recoveries().end();
   if (it == recoveries().end())
-    return "Warning: found the record of " + what + ", which this version of kubectl-mindie cannot finish or "
-           "revert; removed it: check the deployment with kubectl mindie status -n " + ns;
+    return "Warning: found the record of " + what +
+           ", which this version of kubectl-mindie cannot finish or "
+           "revert; removed it: check the deployment with kubectl mindie status -n " +
+           ns;
   change::Intent intent;
   try {
     intent = change::parse_intent(record);
@@ -47,8 +49,7 @@ std::string recover_interrupted_change(kube::Client& client, NamespaceLock& lock
 void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& text) {
   json::error_code ec;
   json::value intent = json::parse(text, ec);
-  const kube::LeaseRecord previous =
-      intent_left_by(lease, intent.is_object() ? intent.get_object() : json::object());
+  const kube::LeaseRecord previous = intent_left_by(lease, intent.is_object() ? intent.get_object() : json::object());
   foreign_intent_ = true;  // whatever happens now, it stays until recovered
   recovering_ = true;
   if (intent.is_object())
@@ -63,13 +64,15 @@ void NamespaceLock::recover(const kube::LeaseRecord& lease, const std::string& t
   } catch (const Interrupted&) {
     throw;
   } catch (...) {
-    throw PartialFailure(std::current_exception(),
-                         "kubectl-mindie found a change that " + describe_lock_holder(previous) +
-                             " began in namespace " + ns_ + " and never ended, and could not finish or revert it; "
-                             "its record stays in lease/" + kLockLeaseName + " for the next command to try again; to drop it "
-                             "instead, once you have checked the deployment (kubectl mindie status -n " + ns_ +
-                             "): kubectl annotate lease " + kLockLeaseName + " -n " + ns_ + " " +
-                             kLockIntentAnnotation + "-");
+    throw PartialFailure(
+        std::current_exception(),
+        "kubectl-mindie found a change that " + describe_lock_holder(previous) + " began in namespace " + ns_ +
+            " and never ended, and could not finish or revert it; "
+            "its record stays in lease/" +
+            kLockLeaseName +
+            " for the next command to try again; to drop it "
+            "instead, once you have checked the deployment (kubectl mindie status -n " +
+            ns_ + "): kubectl annotate lease " + kLockLeaseName + " -n " + ns_ + " " + kLockIntentAnnotation + "-");
   }
   lock_->update({{kLockIntentAnnotation, nullptr}});
   recorded_.clear();

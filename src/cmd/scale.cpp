@@ -11,20 +11,20 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
-  desc.add_options()
-      ("prefill", po::value<int>()->notifier([&flags](int v) { flags.prefill = v; }), "Prefill instances (1..16)")
-      ("decode", po::value<int>()->notifier([&flags](int v) { flags.decode = v; }), "Decode instances (1..16)")
-      ("hybrid", po::value<int>()->notifier([&flags](int v) { flags.hybrid = v; }),
-       "PD-hybrid (union role) instances (1..16)")
-      ("encode", po::value<int>()->notifier([&flags](int v) { flags.encode = v; }),
-       "Encode instances (0..16; multi_deployment with motor_deploy_config.e_instances_num)")
-      ("filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
-       "object")
-      ("operator-restarted", po::bool_switch(&flags.operator_restarted),
-       "infer-operator was restarted after the pods of the gang role's removed instances were gone: scale such a "
-       "role out onto them (refused otherwise: the operator would rebuild them in a loop)");
+  desc.add_options()("prefill", po::value<int>()->notifier([&flags](int v) { flags.prefill = v; }),
+                     "Prefill instances (1..16)")(
+      "decode", po::value<int>()->notifier([&flags](int v) { flags.decode = v; }),
+      "Decode instances (1..16)")("hybrid", po::value<int>()->notifier([&flags](int v) { flags.hybrid = v; }),
+                                  "PD-hybrid (union role) instances (1..16)")(
+      "encode", po::value<int>()->notifier([&flags](int v) { flags.encode = v; }),
+      "Encode instances (0..16; multi_deployment with motor_deploy_config.e_instances_num)")(
+      "filename,f", po::value(&flags.filename), "user_config.json differing from the baseline only in counts")(
+      "dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
+      "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
+      "object")(
+      "operator-restarted", po::bool_switch(&flags.operator_restarted),
+      "infer-operator was restarted after the pods of the gang role's removed instances were gone: scale such a "
+      "role out onto them (refused otherwise: the operator would rebuild them in a loop)");
   flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
@@ -37,15 +37,17 @@ void ScaleOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
   const bool counts = flags_.prefill || flags_.decode || flags_.hybrid || flags_.encode;
   if (!counts && flags_.filename.empty())
-    throw UsageError("must specify --prefill and/or --decode (or --hybrid for PD-hybrid, --encode for encode "
-                     "instances), or -f FILE");
+    throw UsageError(
+        "must specify --prefill and/or --decode (or --hybrid for PD-hybrid, --encode for encode "
+        "instances), or -f FILE");
   if (counts && !flags_.filename.empty())
     throw UsageError("--prefill/--decode/--hybrid/--encode and -f cannot be used together");
   if (flags_.encode && (*flags_.encode < 0 || *flags_.encode > 16))
     throw UsageError("--encode " + std::to_string(*flags_.encode) + " is out of range: encode instances are 0..16");
   if (flags_.hybrid && (flags_.prefill || flags_.decode))
-    throw UsageError("--hybrid cannot be combined with --prefill/--decode: a PD-hybrid deployment runs one union "
-                     "role instead of prefill and decode");
+    throw UsageError(
+        "--hybrid cannot be combined with --prefill/--decode: a PD-hybrid deployment runs one union "
+        "role instead of prefill and decode");
   for (auto [flag, v] : {std::pair{"--prefill", flags_.prefill}, std::pair{"--decode", flags_.decode},
                          std::pair{"--hybrid", flags_.hybrid}}) {
     if (v && (*v < 1 || *v > 16))
@@ -74,14 +76,6 @@ InstanceCounts counts_of(const config::UserConfig& c) {
   return {c.p_instances, c.d_instances, c.hybrid_instances, c.e_instances};
 }
 
-
-
-
-
-
-
-
-
 void ScaleOptions::run(kube::Client& client, Printer& printer) {
   read_proposed();  // before any request: a bad -f sends nothing
   NamespaceLock lock(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
@@ -101,10 +95,6 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   lock.done();
 }
 
-
-
-
-
 void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   const std::string cm_name = baseline::kConfigMapName;
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
@@ -119,8 +109,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   new_baseline_text(stored.user(), target);  // only the counts may differ (checked again on every baseline write)
   if (stored.deploy_mode() == config::to_string(config::DeployMode::MultiDeployment))
     run_multi(client, printer, *cm, stored, target);
-  else
-    run_service_set(client, printer, *cm, stored, target);
+  else run_service_set(client, printer, *cm, stored, target);
 }
 
 void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {
@@ -128,9 +117,12 @@ void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {
   const std::string mode = stored.deploy_mode();
   const bool multi = mode == config::to_string(config::DeployMode::MultiDeployment);
   if (mode == config::to_string(config::DeployMode::SingleContainer)) {
-    throw CommandError("the deployment in namespace " + namespace_ + " uses deploy_mode single_container: every "
+    throw CommandError("the deployment in namespace " + namespace_ +
+                       " uses deploy_mode single_container: every "
                        "component runs in one pod, which cannot be scaled; to run more instances, delete it "
-                       "(kubectl mindie delete -n " + namespace_ + ") and deploy with deploy_mode "
+                       "(kubectl mindie delete -n " +
+                       namespace_ +
+                       ") and deploy with deploy_mode "
                        "infer_service_set or multi_deployment; nothing was changed");
   }
   if (mode != config::to_string(config::DeployMode::InferServiceSet) && !multi) {
@@ -140,9 +132,10 @@ void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {
   // PD-hybrid runs one union role; which flags apply follows the baseline, never a guess.
   const std::string where = "the deployment in namespace " + namespace_;
   if (proposed_ && proposed_->hybrid() != base.hybrid())
-    throw CommandError("scale cannot switch " + where + " between PD-hybrid (hybrid_instances_num) and prefill/decode "
-                       "instances: redeploy with kubectl mindie deploy -f " + flags_.filename +
-                       " (it replaces the workload); nothing was changed");
+    throw CommandError("scale cannot switch " + where +
+                       " between PD-hybrid (hybrid_instances_num) and prefill/decode "
+                       "instances: redeploy with kubectl mindie deploy -f " +
+                       flags_.filename + " (it replaces the workload); nothing was changed");
   if (base.hybrid() && (flags_.prefill || flags_.decode))
     throw CommandError(where + " runs PD-hybrid (motor_deploy_config.hybrid_instances_num " +
                        std::to_string(base.hybrid_instances) + "): scale its union role with --hybrid N");
@@ -151,21 +144,22 @@ void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {
   // Encode instances exist in multi_deployment with e_instances_num (PyMotor 7d15c04 U5); scale changes the count,
   // never the topology.
   if (flags_.encode && !base.encode)
-    throw CommandError(where + " has no encode instances (they run in deploy_mode multi_deployment with "
+    throw CommandError(where +
+                       " has no encode instances (they run in deploy_mode multi_deployment with "
                        "motor_deploy_config.e_instances_num): add e_instances_num and e_pod_npu_num to the config "
                        "and redeploy; nothing was changed");
   if (proposed_ && proposed_->encode != base.encode)
-    throw CommandError("scale cannot add or remove " + where + "'s encode instances (motor_deploy_config."
+    throw CommandError("scale cannot add or remove " + where +
+                       "'s encode instances (motor_deploy_config."
                        "e_instances_num present in one file only): redeploy with kubectl mindie deploy -f " +
                        flags_.filename + "; nothing was changed");
 }
 
 InstanceCounts ScaleOptions::target_counts(const config::UserConfig& base) const {
-  return proposed_ ? counts_of(*proposed_)
-                   : InstanceCounts{flags_.prefill.value_or(base.p_instances),
-                                 flags_.decode.value_or(base.d_instances),
-                                 flags_.hybrid.value_or(base.hybrid_instances),
-                                 flags_.encode.value_or(base.e_instances)};
+  return proposed_
+             ? counts_of(*proposed_)
+             : InstanceCounts{flags_.prefill.value_or(base.p_instances), flags_.decode.value_or(base.d_instances),
+                              flags_.hybrid.value_or(base.hybrid_instances), flags_.encode.value_or(base.e_instances)};
 }
 
 /// The lock finishes or reverts an interrupted scale through this (cmd/lock.h, register_recovery).

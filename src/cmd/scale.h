@@ -26,14 +26,14 @@ struct ScaleFlags {
   std::optional<int> decode;   ///< --decode: decode instances
   std::optional<int> hybrid;   ///< --hybrid: PD-hybrid union role instances
   std::optional<int> encode;   ///< --encode: encode instances (multi_deployment with e_instances_num)
-  std::string filename;   ///< -f: a user_config.json that differs from the baseline only in instance counts
+  std::string filename;        ///< -f: a user_config.json that differs from the baseline only in instance counts
   std::string dry_run = "none";
   /// --operator-restarted: infer-operator restarted after the pods of a gang role's removed instances were gone, so
   /// it holds no fault record that would rebuild them in a loop (cmd/gang_instances.h).
   bool operator_restarted = false;
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
-  LockFlags lock;  ///< --lock-timeout
-  WaitAfterFlags wait;  ///< --wait, --timeout
+  LockFlags lock;                                                                    ///< --lock-timeout
+  WaitAfterFlags wait;                                                               ///< --wait, --timeout
 };
 
 /// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
@@ -156,9 +156,9 @@ class ScaleOptions {
   std::string namespace_flag_;
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
-  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
-  NamespaceLock* lock_ = nullptr;           ///< during run()
-  change::ScaleIntent intent_;              ///< what this pass changes (plan_intent)
+  std::chrono::milliseconds lock_wait_{0};      ///< --lock-timeout
+  NamespaceLock* lock_ = nullptr;               ///< during run()
+  change::ScaleIntent intent_;                  ///< what this pass changes (plan_intent)
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

@@ -28,23 +28,23 @@ std::map<std::string, json::object> render_engines(const baseline::Baseline& sto
     try {
       ropts.overrides = overrides::parse_overrides(*stored.overrides_raw, where + " " + baseline::kOverridesKey);
     } catch (const validation::ValidationError& e) {
-      throw CommandError(std::string(e.what()) + "\nredeploy with --overrides FILE to replace them; nothing was "
+      throw CommandError(std::string(e.what()) +
+                         "\nredeploy with --overrides FILE to replace them; nothing was "
                          "changed");
     }
   }
   // Every engine Deployment that may exist (16 instances per role, config's bound), by name.
   config::UserConfig all = base;
-  if (base.hybrid())
-    all.hybrid_instances = 16;
-  else
-    all.p_instances = all.d_instances = 16;
+  if (base.hybrid()) all.hybrid_instances = 16;
+  else all.p_instances = all.d_instances = 16;
   if (base.encode) all.e_instances = 16;
   std::map<std::string, json::object> rendered;
   try {
     for (auto& obj : render::render_multi_workloads(all, ropts))
       rendered.emplace(std::string(obj.at("metadata").at("name").as_string()), std::move(obj));
   } catch (const validation::ValidationError& e) {
-    throw CommandError(std::string(e.what()) + "\nthe stored deployment no longer renders; redeploy; nothing was "
+    throw CommandError(std::string(e.what()) +
+                       "\nthe stored deployment no longer renders; redeploy; nothing was "
                        "changed");
   }
   return rendered;
@@ -121,7 +121,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (new_baseline_text(base, target) != base.raw)
     writes.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
   LockFence fence(*lock_, change::Intent{intent_});
-  change::Runner runner(fence, wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
+  change::Runner runner(fence,
+                        wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));
   runner.run(writes);
   lock_->nothing_to_recover();  // the engine Deployments and the baseline agree
 
@@ -132,8 +133,7 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (steps.empty())
     printer.result(kube::gvr::kConfigMaps, cm_name, target != counts_of(base) ? "configured" : "unchanged", dry_run_,
                    std::move(baseline_after));
-  else
-    printer.shown_object(std::move(baseline_after));
+  else printer.shown_object(std::move(baseline_after));
 }
 
 }  // namespace mindie::cmd

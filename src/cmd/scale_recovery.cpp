@@ -21,8 +21,8 @@ std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, con
   if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
   const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
   const InstanceCounts now = counts_of(stored.user());
-  const bool unmoved =
-      now == *from && cm->at("metadata").at("resourceVersion") == json::value(intent.baseline_resource_version);
+  const bool unmoved = now == *from &&
+                       cm->at("metadata").at("resourceVersion") == json::value(intent.baseline_resource_version);
 
   // How much of the scale the live workload shows: every role still at what was live when the intent was
   // recorded (live_from; the baseline's counts when absent) means nothing was applied.

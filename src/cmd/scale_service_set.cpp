@@ -60,9 +60,8 @@ void ScaleOptions::run_service_set(kube::Client& client, Printer& printer, const
   if (new_baseline_text(base, target) != base.raw)
     steps.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
   LockFence fence(*lock_, change::Intent{intent_});
-  change::Runner runner(fence, wording(base, target, [&] {
-    return service_set_now(client, namespace_, iss_name, changes, target);
-  }));
+  change::Runner runner(fence, wording(base, target,
+                                       [&] { return service_set_now(client, namespace_, iss_name, changes, target); }));
   runner.run(steps);
 
   lock_->nothing_to_recover();  // the workload and the baseline agree from here: nothing left to recover
@@ -92,10 +91,10 @@ std::vector<std::string> ScaleOptions::finish_gang_scale(kube::Client& client, P
   // First what the operator now remembers (the PodGroup cleanup below may fail after the scale is done).
   if (!opts.dry_run) record_gang_instances(client, namespace_, iss, changes, flags_.operator_restarted, opts, printer);
   if (gang_scale_in)
-    removed_groups = remove_stale_pod_groups(
-        client, namespace_, iss_name, gang_counts, opts,
-        "the scale is done (inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + iss_name +
-            " and the baseline both say " + counts_text(target) + ")");
+    removed_groups = remove_stale_pod_groups(client, namespace_, iss_name, gang_counts, opts,
+                                             "the scale is done (inferserviceset." +
+                                                 kube::gvr::kInferServiceSets.group + "/" + iss_name +
+                                                 " and the baseline both say " + counts_text(target) + ")");
 
   return removed_groups;
 }

@@ -1,10 +1,11 @@
 // scale's writes as change steps (the baseline, the InferServiceSet's role replicas, engine Deployments), their
 // read-backs and the wording of a failure (cmd/scale.h, cmd/scale_steps.h).
+#include "cmd/scale_steps.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
 
-#include "cmd/scale_steps.h"
 #include "kube/retry_on_conflict.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/render.h"
@@ -27,12 +28,11 @@ std::string counts_flags(const InstanceCounts& c, bool encode) {
 }
 
 int baseline_count(const config::UserConfig& b, std::string_view role) {
-  return role == "prefill" ? b.p_instances
+  return role == "prefill"  ? b.p_instances
          : role == "decode" ? b.d_instances
          : role == "encode" ? b.e_instances
                             : b.hybrid_instances;
 }
-
 
 /// True when every role of `changes` in `live` is at its index with its target replicas.
 bool already_applied(const json::object& live, const std::vector<scale::RoleChange>& changes) {
@@ -90,15 +90,13 @@ std::string engines_now(kube::Client& client, const std::string& ns, const std::
 
 std::string ScaleOptions::new_baseline_text(const config::UserConfig& base, const InstanceCounts& target) const {
   if (proposed_) {
-    const auto bad = policy::disallowed_changes(
-        base.doc, proposed_->doc,
-        {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath, policy::kHybridInstancesPath,
-         policy::kEncodeInstancesPath});
+    const auto bad = policy::disallowed_changes(base.doc, proposed_->doc,
+                                                {policy::kPrefillInstancesPath, policy::kDecodeInstancesPath,
+                                                 policy::kHybridInstancesPath, policy::kEncodeInstancesPath});
     if (!bad.empty()) {
       std::string msg = "scale may change only " + std::string(policy::kPrefillInstancesPath) + ", " +
                         policy::kDecodeInstancesPath + ", " + policy::kHybridInstancesPath + " and " +
-                        policy::kEncodeInstancesPath + "; " +
-                        flags_.filename + " also differs from the baseline at:";
+                        policy::kEncodeInstancesPath + "; " + flags_.filename + " also differs from the baseline at:";
       for (const auto& p : bad) msg += "\n* " + p;
       msg += "\nuse kubectl mindie update-config for allowed settings, or redeploy";
       throw CommandError(msg);
@@ -121,7 +119,10 @@ void ScaleOptions::plan_intent(const std::string& mode, const std::string& workl
                                const std::vector<std::string>& roles, const config::UserConfig& base,
                                const InstanceCounts& target, const json::object& cm,
                                const std::map<std::string, int>& live) {
-  intent_ = {mode, workload, {roles, counts_of(base), target}, live,
+  intent_ = {mode,
+             workload,
+             {roles, counts_of(base), target},
+             live,
              kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))};
 }
 
@@ -145,16 +146,17 @@ json::object ScaleOptions::write_baseline(kube::Client& client, json::object cm,
     // holds our counts, which is success, not a rival scale.
     if (attempt > 1 && counts_of(current) == target && (!proposed_ || current.raw == proposed_->raw)) return cm;
     if (counts_of(current) != counts_of(read)) {
-      throw CommandError("the baseline's instance counts changed while scaling (another scale ran at the same "
-                         "time): now " + counts_text(counts_of(current)));
+      throw CommandError(
+          "the baseline's instance counts changed while scaling (another scale ran at the same "
+          "time): now " +
+          counts_text(counts_of(current)));
     }
     const std::string raw = new_baseline_text(current, target);
     if (raw == current.raw) return cm;
     // The resourceVersion turns this merge patch into a compare-and-swap on the baseline just read.
     const json::object patch{
         {"metadata",
-         {{"resourceVersion",
-           kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
+         {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
         {"data", {{baseline::kBaselineKey, raw}}}};
     before_write();
     return client.patch(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName, kube::PatchType::Merge, patch,
@@ -168,7 +170,9 @@ change::Step ScaleOptions::baseline_step(kube::Client& client, const json::objec
   change::Step step;
   step.name = "configmap/" + std::string(baseline::kConfigMapName);
   step.verb = "configured";
-  step.write = [this, &client, cm, &read, target, opts, &after] { after = write_baseline(client, cm, read, target, opts); };
+  step.write = [this, &client, cm, &read, target, opts, &after] {
+    after = write_baseline(client, cm, read, target, opts);
+  };
   step.applied = [this, &client, target] { return baseline_says(client, target); };
   return step;
 }
@@ -193,7 +197,8 @@ change::Step ScaleOptions::service_set_step(kube::Client& client, const json::ob
         return;
       }
       if (!live || roles_as_read(*live, changes)) throw;
-      throw change::PreconditionFailed(what + " changed since it was read (another scale or an edit of its roles): "
+      throw change::PreconditionFailed(what +
+                                       " changed since it was read (another scale or an edit of its roles): "
                                        "nothing was changed; run the command again (server said: " +
                                        e.status_message() + ")");
     }
@@ -267,13 +272,13 @@ change::Wording ScaleOptions::wording(const config::UserConfig& base, const Inst
   w.change = "scale";
   w.dry_run = dry_run_ == DryRun::Server;
   w.observed = [observed = std::move(observed), counts = counts_text(counts_of(base))] {
-    return observed() + "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the baseline) still says " +
-           counts;
+    return observed() + "\nconfigmap/" + std::string(baseline::kConfigMapName) + " (the baseline) still says " + counts;
   };
   w.recovery = "the workload and the baseline may disagree until the next kubectl-mindie command in namespace " +
-               namespace_ + " finishes or reverts the scale; to choose, run one of:\n  kubectl mindie scale -n " + namespace_ + " " +
-               counts_flags(target, base.encode) + "   # keep the new counts\n  kubectl mindie scale -n " +
-               namespace_ + " " + counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
+               namespace_ + " finishes or reverts the scale; to choose, run one of:\n  kubectl mindie scale -n " +
+               namespace_ + " " + counts_flags(target, base.encode) +
+               "   # keep the new counts\n  kubectl mindie scale -n " + namespace_ + " " +
+               counts_flags(counts_of(base), base.encode) + "   # return to the baseline";
   return w;
 }
 

@@ -29,7 +29,8 @@ class TransportChain : public kube::HttpTransport {
     policy.budget_name = rest.request_timeout_name;
     // On a terminal a retry says so, so that a slow command is not mistaken for a hung one; a log or a pipe
     // gets the final outcome only (-v=6 shows every attempt).
-    if (isatty(STDERR_FILENO) != 0) policy.notice = [out = &log](const std::string& line) { *out << line << std::endl; };
+    if (isatty(STDERR_FILENO) != 0)
+      policy.notice = [out = &log](const std::string& line) { *out << line << std::endl; };
     retrying_ = std::make_unique<kube::RetryingTransport>(*top, std::move(policy));
   }
   /// From now on every request ends by `deadline` (Session::set_deadline).
@@ -66,9 +67,9 @@ class TransportChain : public kube::HttpTransport {
   std::unique_ptr<kube::HttpTransport> curl_;
   std::unique_ptr<kube::HttpTransport> logging_;
   std::unique_ptr<kube::HttpTransport> retrying_;
-  std::unique_ptr<kube::HttpTransport> deadline_;  // null: no deadline
+  std::unique_ptr<kube::HttpTransport> deadline_;        // null: no deadline
   std::chrono::steady_clock::time_point deadline_at_{};  // deadline_'s
-  bool bounded_ = false;                          // bound_until() set deadline_; saved_ is what it replaced
+  bool bounded_ = false;                                 // bound_until() set deadline_; saved_ is what it replaced
   std::unique_ptr<kube::HttpTransport> saved_;
   std::chrono::steady_clock::time_point saved_at_{};
 };

@@ -105,9 +105,9 @@ void print_changed_lines(std::ostream& out, const std::vector<std::string>& prev
   std::vector<std::string> previous;
   bool first = true;
   for (;;) {
-    const status::Report report = status::build_report(
-        ns, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
-        std::chrono::system_clock::now());
+    const status::Report report =
+        status::build_report(ns, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
+                             std::chrono::system_clock::now());
     if (terminal) {
       printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, format == "wide") << std::flush;
     } else if (format == "json" || format == "yaml") {
@@ -131,8 +131,7 @@ void print_changed_lines(std::ostream& out, const std::vector<std::string>& prev
 
 }  // namespace
 
-void StatusOptions::run(kube::Client& client, Printer& printer,
-                        const kube::Informer::TransportFactory& new_transport) {
+void StatusOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   const std::string& format = flags_.output.format();
   status::StatusInputs inputs = read_status_inputs(client, namespace_);
   if (!has_our_records(inputs.config_map))

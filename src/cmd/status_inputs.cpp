@@ -51,8 +51,8 @@ status::StatusInputs read_multi_inputs(kube::Client& client, const std::string& 
   status::StatusInputs in{std::move(cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   in.deployments = items(client.list(kube::gvr::kDeployments, ns, selector));
   in.pods = read_slim_pods(client, ns, selector);
-  const bool trouble =
-      std::any_of(in.pods.begin(), in.pods.end(), [](const json::value& p) { return !status::pod_ready(p); });
+  const bool trouble = std::any_of(in.pods.begin(), in.pods.end(),
+                                   [](const json::value& p) { return !status::pod_ready(p); });
   if (trouble) in.events = items(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning"));
   read_services(client, ns, selector, in);
   return in;
@@ -113,15 +113,25 @@ status::StatusInputs read_service_set_inputs(kube::Client& client, const std::st
   json::array workloads = read_workloads(client, ns, selector, workloads_unknown);
   json::array pods = read_slim_pods(client, ns, selector);
   // Events only explain trouble: skip the request when every pod the set asks for exists and is ready.
-  const bool trouble =
-      static_cast<std::int64_t>(pods.size()) < status::desired_pods(*iss) ||
-      std::any_of(pods.begin(), pods.end(), [](const json::value& p) { return !status::pod_ready(p); });
+  const bool trouble = static_cast<std::int64_t>(pods.size()) < status::desired_pods(*iss) ||
+                       std::any_of(pods.begin(), pods.end(),
+                                   [](const json::value& p) { return !status::pod_ready(p); });
   json::array events = trouble ? items(client.list(kube::gvr::kEvents, ns, "", 500, "type=Warning")) : json::array();
   std::string events_unknown;
   json::array workload_events = read_workload_events(client, ns, *iss, sets, events_unknown);
-  status::StatusInputs in{std::move(cm),    std::move(iss),    std::move(services), std::move(sets),
-                          std::move(pods),  std::move(events), {},                  std::move(workloads),
-                          std::move(workloads_unknown), {}, {}, std::move(workload_events), {}};
+  status::StatusInputs in{std::move(cm),
+                          std::move(iss),
+                          std::move(services),
+                          std::move(sets),
+                          std::move(pods),
+                          std::move(events),
+                          {},
+                          std::move(workloads),
+                          std::move(workloads_unknown),
+                          {},
+                          {},
+                          std::move(workload_events),
+                          {}};
   in.workload_events_unknown = std::move(events_unknown);
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
   // (infer-operator-rules.md B4).

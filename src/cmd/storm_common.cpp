@@ -28,7 +28,8 @@ void add_framework_flags(po::options_description& desc, FrameworkFlags& flags, c
   if (command == "deploy") return;
   desc.add_options()("app", po::value(&flags.app), "--framework aibrix: the StormService name (app_name)");
   if (command != "scale") return;
-  desc.add_options()("role", po::value(&flags.role), "--framework aibrix: the role to scale (prefill, decode, routing)")(
+  desc.add_options()("role", po::value(&flags.role),
+                     "--framework aibrix: the role to scale (prefill, decode, routing)")(
       "replicas", po::value<int>()->notifier([&flags](int v) { flags.replicas = v; }),
       "--framework aibrix: the role's new replica count (1..64)");
 }
@@ -126,8 +127,10 @@ change::Wording wording(const std::string& change, const std::string& rerun, Dry
   change::Wording w;
   w.change = change;
   w.dry_run = dry_run != DryRun::None;
-  w.recovery = "each of its writes converges when sent again, and no other command finishes an AIBrix change: fix "
-               "the cause above and re-run: " + rerun;
+  w.recovery =
+      "each of its writes converges when sent again, and no other command finishes an AIBrix change: fix "
+      "the cause above and re-run: " +
+      rerun;
   return w;
 }
 
@@ -203,8 +206,8 @@ std::vector<change::Step> service_steps(kube::Client& client, Printer& printer, 
   for (auto& item : list_services(client, ns, app)) {
     const std::string name = name_of(item);
     if (name.empty() || wanted.count(name) != 0 || !item.is_object()) continue;
-    steps.push_back(delete_step(client, printer, kube::gvr::kServices, std::move(item.as_object()), "pruned", opts,
-                                dry_run));
+    steps.push_back(
+        delete_step(client, printer, kube::gvr::kServices, std::move(item.as_object()), "pruned", opts, dry_run));
   }
   return steps;
 }

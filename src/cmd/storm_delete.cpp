@@ -46,13 +46,13 @@ void StormDeleteOptions::run(kube::Client& client, Printer& printer,
                        " (and no Services of it): nothing to delete");
   printer.always_list();  // -o json|yaml: what was deleted, however many
   LockFence fence(*lock, std::nullopt);
-  change::Runner runner(fence, storm::wording("delete", "kubectl mindie delete --framework aibrix -n " + ns +
-                                                            " --app " + app, dry_run_));
+  change::Runner runner(
+      fence, storm::wording("delete", "kubectl mindie delete --framework aibrix -n " + ns + " --app " + app, dry_run_));
   // The StormService first: its pods go with it (ownerReferences); the Services are plain objects of ours.
   std::vector<change::Step> steps;
   if (storm_service)
-    steps.push_back(storm::delete_step(client, printer, kStormServices, std::move(*storm_service), "deleted", opts,
-                                       dry_run_));
+    steps.push_back(
+        storm::delete_step(client, printer, kStormServices, std::move(*storm_service), "deleted", opts, dry_run_));
   for (auto& svc : services)
     steps.push_back(storm::delete_step(client, printer, kube::gvr::kServices, std::move(svc.as_object()), "deleted",
                                        opts, dry_run_));

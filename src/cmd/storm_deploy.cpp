@@ -60,8 +60,8 @@ void StormDeployOptions::run(kube::Client& client, Printer& printer,
   lock.emplace(client, printer, app_namespace_, "deploy", lock_wait_, dry_run_ == DryRun::None);
   storm::take_lock(*lock);
   LockFence fence(*lock, std::nullopt);
-  change::Runner runner(fence, storm::wording("deploy", "kubectl mindie deploy --framework aibrix -f " +
-                                                            flags_.filename, dry_run_));
+  change::Runner runner(
+      fence, storm::wording("deploy", "kubectl mindie deploy --framework aibrix -f " + flags_.filename, dry_run_));
   // The StormService first: its Services address the pods it makes; a re-run converges from any step.
   std::vector<change::Step> steps{
       storm::apply_step(client, printer, *lock, kStormServices, objects_.front(), opts, dry_run_)};

@@ -76,9 +76,10 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
   lock.emplace(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
   storm::take_lock(*lock);
   LockFence fence(*lock, std::nullopt);
-  change::Runner runner(fence, storm::wording("scale", "kubectl mindie scale --framework aibrix -n " + namespace_ +
-                                                           " --app " + framework_.app + " --role " + framework_.role +
-                                                           " --replicas " + std::to_string(*framework_.replicas),
+  change::Runner runner(fence, storm::wording("scale",
+                                              "kubectl mindie scale --framework aibrix -n " + namespace_ + " --app " +
+                                                  framework_.app + " --role " + framework_.role + " --replicas " +
+                                                  std::to_string(*framework_.replicas),
                                               dry_run_));
   const ab::ScalePlan plan = patch_replicas(client, printer, runner);
   runner.run(storm::service_steps(client, printer, *lock, namespace_, framework_.app, plan.services,

@@ -1,7 +1,8 @@
 // status --framework aibrix (cmd/aibrix.h): the StormService report of --app, or of the one kubectl-mindie deployed.
+#include "aibrix/storm_status.h"
+
 #include "aibrix/storm_config.h"
 #include "aibrix/storm_render.h"
-#include "aibrix/storm_status.h"
 #include "cmd/aibrix.h"
 #include "cmd/storm_common.h"
 
@@ -22,7 +23,8 @@ json::object find_storm(kube::Client& client, const std::string& ns, const std::
     if (!found) throw CommandError(storm::storm_ref(app) + " not found in namespace " + ns);
     return std::move(*found);
   }
-  json::array found = items(client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue));
+  json::array found =
+      items(client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue));
   if (found.empty()) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
   if (found.size() > 1) {
     std::string names;

@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "kube/retry_on_conflict.h"
 #include "cmd/adopt.h"
 #include "cmd/command.h"
+#include "kube/retry_on_conflict.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
 #include "mindie/env_script.h"
@@ -17,15 +17,14 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 
 void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& flags) {
-  desc.add_options()
-      ("filename,f", po::value(&flags.filename), "The new user_config.json")
-      ("env-file,e", po::value(&flags.env_file), "The new env.json")
-      ("config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")
-      ("scripts-dir", po::value(&flags.scripts_dir),
-       "Folder of startup/probe files: replaces the stored scripts (those no longer in it are removed)")
-      ("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-       "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
-       "object");
+  desc.add_options()("filename,f", po::value(&flags.filename), "The new user_config.json")(
+      "env-file,e", po::value(&flags.env_file), "The new env.json")("config-dir", po::value(&flags.config_dir),
+                                                                    "Folder holding user_config.json and env.json")(
+      "scripts-dir", po::value(&flags.scripts_dir),
+      "Folder of startup/probe files: replaces the stored scripts (those no longer in it are removed)")(
+      "dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
+      "none or server (send with dryRun=All); client, the bare flag's value, is refused: it needs the live "
+      "object");
   flags.output.bind(desc);
   add_lock_flags(desc, flags.lock);
 }
@@ -93,9 +92,10 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   }
   if (proposed_->hybrid_instances != base.hybrid_instances) {
     throw CommandError("instance counts cannot change with update-config: the baseline has " +
-                       std::to_string(base.hybrid_instances) + " PD-hybrid instances (hybrid_instances_num), "
-                       "the config has " + std::to_string(proposed_->hybrid_instances) +
-                       "; use kubectl mindie scale --hybrid");
+                       std::to_string(base.hybrid_instances) +
+                       " PD-hybrid instances (hybrid_instances_num), "
+                       "the config has " +
+                       std::to_string(proposed_->hybrid_instances) + "; use kubectl mindie scale --hybrid");
   }
   if (proposed_->e_instances != base.e_instances || proposed_->encode != base.encode) {
     throw CommandError("encode instances cannot change with update-config: the baseline has " +
@@ -235,8 +235,7 @@ json::object UpdateConfigOptions::write_config(kube::Client& client, json::objec
     // conflict is re-read and re-checked rather than overwritten.
     const json::object patch{
         {"metadata",
-         {{"resourceVersion",
-           kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
+         {{"resourceVersion", kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))}}},
         {"data", std::move(data)}};
     return client.patch(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName, kube::PatchType::Merge, patch, opts);
   });

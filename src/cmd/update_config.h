@@ -20,12 +20,12 @@ namespace mindie::cmd {
 
 /// update-config's own flags, as given.
 struct UpdateConfigFlags {
-  std::string filename;    ///< -f: the new user_config.json
-  std::string env_file;    ///< -e: the new env.json (replaces the stored one)
-  std::string config_dir;  ///< --config-dir: DIR/user_config.json and, when present, DIR/env.json
-  std::string scripts_dir; ///< --scripts-dir: replaces the stored startup/probe scripts (read as deploy reads it)
+  std::string filename;     ///< -f: the new user_config.json
+  std::string env_file;     ///< -e: the new env.json (replaces the stored one)
+  std::string config_dir;   ///< --config-dir: DIR/user_config.json and, when present, DIR/env.json
+  std::string scripts_dir;  ///< --scripts-dir: replaces the stored startup/probe scripts (read as deploy reads it)
   std::string dry_run = "none";
-  LockFlags lock;  ///< --lock-timeout
+  LockFlags lock;                                                                               ///< --lock-timeout
   OutputFlags output{{"json", "yaml", "name"}, "Print the motor-config ConfigMap as updated"};  ///< -o
 };
 

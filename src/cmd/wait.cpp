@@ -21,7 +21,8 @@ std::chrono::steady_clock::time_point next_judgement(const status::Report& repor
   if (!report.recheck_at) return deadline;
   const auto in = std::chrono::seconds(*report.recheck_at) -
                   std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-  return std::min(deadline, std::chrono::steady_clock::now() + std::max<std::chrono::seconds>(in, std::chrono::seconds(1)));
+  return std::min(deadline,
+                  std::chrono::steady_clock::now() + std::max<std::chrono::seconds>(in, std::chrono::seconds(1)));
 }
 
 namespace {
@@ -69,8 +70,8 @@ WaitedFor waited_for(const std::string& subject, bool multi, status::StatusInput
 }  // namespace
 
 WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
-                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
-                             const std::function<void()>& check) {
+                           const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
+                           const std::function<void()>& check) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   status::StatusInputs inputs = read_status_inputs(client, ns);
   status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
@@ -85,11 +86,12 @@ WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::Transport
   };
   // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
   const bool multi = report.multi();
-  const std::string subject =
-      multi ? "deployments/" + name : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
+  const std::string subject = multi ? "deployments/" + name
+                                    : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
   if (!report.ready) {
-    kube::Informer informer(new_transport, multi ? multi_status_watch_targets(ns, name)
-                                                 : status_watch_targets(ns, name, status::service_count(inputs.service_set)));
+    kube::Informer informer(new_transport,
+                            multi ? multi_status_watch_targets(ns, name)
+                                  : status_watch_targets(ns, name, status::service_count(inputs.service_set)));
     const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
     informer.start();
     for (;;) {
@@ -175,12 +177,13 @@ void wait_after(Session& session, const WaitAfterFlags& flags, const std::string
   bound_requests(session, timeout, flags.timeout);
   const auto check = [&] {
     if (progress != nullptr && pending_interrupt() != 0) *progress << '\n';
-    check_interrupt("while waiting for the deployment in namespace " + ns + " to be ready: the change itself is done "
-                    "(the baseline and the workload agree); only the wait stopped: kubectl mindie wait -n " + ns +
-                    " --for=ready");
+    check_interrupt("while waiting for the deployment in namespace " + ns +
+                    " to be ready: the change itself is done "
+                    "(the baseline and the workload agree); only the wait stopped: kubectl mindie wait -n " +
+                    ns + " --for=ready");
   };
-  const WaitedFor waited = wait_until_ready(session.client(), [&session] { return session.new_transport(); }, ns,
-                                            timeout, progress, check);
+  const WaitedFor waited = wait_until_ready(
+      session.client(), [&session] { return session.new_transport(); }, ns, timeout, progress, check);
   printer.summary(waited.subject + " ready");  // the other formats showed the objects as changed
 }
 
@@ -222,8 +225,9 @@ Command wait_command() {
             return std::make_unique<WaitInvocation>(desc);
           },
           {{"0", "every role has its instances ready"},
-           {"1", "timed out (naming every pod that is not ready and why), a bad flag, no deployment in the namespace, "
-                  "an API or connection error"}}};
+           {"1",
+            "timed out (naming every pod that is not ready and why), a bad flag, no deployment in the namespace, "
+            "an API or connection error"}}};
 }
 
 }  // namespace mindie::cmd

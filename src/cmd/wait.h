@@ -42,12 +42,12 @@ std::chrono::steady_clock::time_point next_judgement(const status::Report& repor
 /// second while it waits, e.g. to throw Interrupted after a noted Ctrl-C. The caller bounds its requests by the
 /// same timeout (Session::set_deadline), so that a request that hangs cannot outlast it.
 WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
-                             const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
-                             const std::function<void()>& check = {});
+                           const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
+                           const std::function<void()>& check = {});
 
 /// --wait and --timeout of commands that change a deployment (deploy, scale), as kubectl apply names them.
 struct WaitAfterFlags {
-  bool wait = false;             ///< --wait: after the change, wait until ready
+  bool wait = false;            ///< --wait: after the change, wait until ready
   std::string timeout = "10m";  ///< --timeout, a Go duration
 };
 
@@ -60,7 +60,7 @@ std::chrono::milliseconds check_wait_after_flags(const WaitAfterFlags& flags, Dr
 
 /// wait's own flags, as given.
 struct WaitFlags {
-  std::string for_condition;     ///< --for: only "ready"
+  std::string for_condition;    ///< --for: only "ready"
   std::string timeout = "10m";  ///< --timeout, a Go duration
   OutputFlags output{{"json", "yaml", "name"}, "Output format", " (the objects waited for)"};  ///< -o
 };

@@ -2,7 +2,6 @@
 #include "hardware/profile.h"
 
 #include <boost/json.hpp>
-
 #include <stdexcept>
 
 #include "kube/names.h"
@@ -27,14 +26,16 @@ SpBlockRules read_sp_block(validation::Reader& r, const json::object* profile, c
   if (v->is_string() && v->get_string() == "none") return rules;
   const json::object* modes = v->is_object() ? &v->get_object() : nullptr;
   if (!modes) {
-    r.add(sp_path, "must be none or a mapping of infer_service_set, multi_deployment and single_container to "
-                   "none, pod or instance; got " + r.describe(*v));
+    r.add(sp_path,
+          "must be none or a mapping of infer_service_set, multi_deployment and single_container to "
+          "none, pod or instance; got " +
+              r.describe(*v));
     return rules;
   }
   r.only(modes, sp_path, {"infer_service_set", "multi_deployment", "single_container"});
-  for (auto [key, rule] : {std::pair{"infer_service_set", &rules.pod_template},
-                           std::pair{"multi_deployment", &rules.multi_deployment},
-                           std::pair{"single_container", &rules.single_container}}) {
+  for (auto [key, rule] :
+       {std::pair{"infer_service_set", &rules.pod_template}, std::pair{"multi_deployment", &rules.multi_deployment},
+        std::pair{"single_container", &rules.single_container}}) {
     auto s = r.string(modes, sp_path, key, true);
     if (!s) continue;
     if (*s == "none") *rule = SpBlockRule::None;
@@ -70,8 +71,9 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
     // Name the profile in paths once it has one.
     if (const json::value* n = o->if_contains("name"); n && n->is_string() && !n->get_string().empty())
       path = util::child_path("profiles", n->get_string());
-    r.only(o, path, {"name", "description", "npus_per_node", "npu_resource", "node_selector", "pod_labels",
-                     "schedule_policy", "sp_block", "mf_transfer_protocol"});
+    r.only(o, path,
+           {"name", "description", "npus_per_node", "npu_resource", "node_selector", "pod_labels", "schedule_policy",
+            "sp_block", "mf_transfer_protocol"});
     const auto str = [&](std::string_view key, bool required) -> std::string {
       auto v = r.string(o, path, key, required);
       if (v && v->empty()) r.add(util::child_path(path, key), "must not be empty");
@@ -82,7 +84,8 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
     p.description = str("description", false);
     p.npu_resource = str("npu_resource", true);
     if (!p.npu_resource.empty() && !kube::is_qualified_name(p.npu_resource))
-      r.add(util::child_path(path, "npu_resource"), "must be a resource name, " + std::string(kube::kQualifiedNameRule));
+      r.add(util::child_path(path, "npu_resource"),
+            "must be a resource name, " + std::string(kube::kQualifiedNameRule));
     if (auto n = r.integer(o, path, "npus_per_node", 1, 64, true)) p.max_npus_per_pod = static_cast<int>(*n);
     p.node_selector = r.string_map(o, path, "node_selector", validation::Reader::MapKind::NodeSelector);
     if (p.node_selector.empty()) r.add(util::child_path(path, "node_selector"), "must select the engine nodes");
@@ -94,8 +97,7 @@ std::vector<HardwareProfile> parse_hardware_profiles(const std::string& yaml_tex
       r.add(util::child_path(path, "schedule_policy"), "must look like chip8-node8");
     p.sp_block = read_sp_block(r, o, path);
     p.mf_transfer_protocol = str("mf_transfer_protocol", true);
-    if (!p.mf_transfer_protocol.empty() && p.mf_transfer_protocol != "device_rdma" &&
-        p.mf_transfer_protocol != "sdma")
+    if (!p.mf_transfer_protocol.empty() && p.mf_transfer_protocol != "device_rdma" && p.mf_transfer_protocol != "sdma")
       r.add(util::child_path(path, "mf_transfer_protocol"), "must be device_rdma or sdma");
     for (const auto& prev : out)
       if (!p.name.empty() && prev.name == p.name) r.add(util::child_path(path, "name"), "duplicate profile name");

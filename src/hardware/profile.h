@@ -46,7 +46,7 @@ struct HardwareProfile {
   /// Extra engine pod labels, in file order (A2/A3: "ring-controller.atlas", which makes ascend-operator write a
   /// ranktable; A5 has none).
   std::vector<std::pair<std::string, std::string>> pod_labels;
-  std::string schedule_policy;   ///< huawei.com/schedule_policy annotation of engine pods; empty = none
+  std::string schedule_policy;  ///< huawei.com/schedule_policy annotation of engine pods; empty = none
   /// ASCEND_MF_TRANSFER_PROTOCOL of sglang engines (the mf-store's KV transfer): "device_rdma" (A2's RoCE NICs)
   /// or "sdma" (A3's and A5's on-package links).
   std::string mf_transfer_protocol;

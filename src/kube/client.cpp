@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 
 namespace mindie::kube {
 
@@ -40,10 +40,14 @@ const GVR kEvents{"", "v1", "events", "Event", true};
 const GVR kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", true};
 
 const GVR* for_kind(std::string_view api_version, std::string_view kind) {
-  static const std::array<const GVR*, 15> known{
-      &kConfigMaps,   &kServiceAccounts, &kServices,           &kPods,           &kNamespaces,     &kNodes,
-      &kDeployments,  &kStatefulSets,    &kClusterRoles,       &kClusterRoleBindings,
-      &kInferServiceSets, &kInferServices, &kInstanceSets,     &kEvents,         &kPodGroups};
+  static const std::array<const GVR*, 15> known{&kConfigMaps,       &kServiceAccounts,
+                                                &kServices,         &kPods,
+                                                &kNamespaces,       &kNodes,
+                                                &kDeployments,      &kStatefulSets,
+                                                &kClusterRoles,     &kClusterRoleBindings,
+                                                &kInferServiceSets, &kInferServices,
+                                                &kInstanceSets,     &kEvents,
+                                                &kPodGroups};
   for (const GVR* r : known)
     if (r->kind == kind && r->api_version() == api_version) return r;
   return nullptr;
@@ -56,8 +60,8 @@ const GVR* for_kind(std::string_view api_version, std::string_view kind) {
 namespace {
 
 std::string render_api_error(int code, const std::string& reason, const std::string& message,
-                             const std::vector<StatusCause>& causes, const std::string& method,
-                             const std::string& path, int attempts) {
+                             const std::vector<StatusCause>& causes, const std::string& method, const std::string& path,
+                             int attempts) {
   std::string out = "Error from server (" + reason + "): " + message;
   for (const auto& c : causes) out += "\n* " + (c.field.empty() ? c.message : c.field + ": " + c.message);
   // The query (fieldManager, dryRun, ...) is noise here; the path names the resource.
@@ -140,8 +144,8 @@ ApiError decode_api_error(const HttpRequest& req, const HttpResponse& resp) {
   }
   std::string message = printable(resp.body.substr(0, 200));
   if (message.empty()) message = "the server answered HTTP " + std::to_string(resp.status) + " with an empty body";
-  return ApiError(resp.status, reason_for_code(resp.status), std::move(message), {}, req.method, req.path,
-                  retry_after, resp.attempts);
+  return ApiError(resp.status, reason_for_code(resp.status), std::move(message), {}, req.method, req.path, retry_after,
+                  resp.attempts);
 }
 
 namespace {
@@ -162,8 +166,7 @@ class Query {
 };
 
 // metadata.name and metadata.namespace of an object to write; `need_name` for apply, which addresses the object.
-std::pair<std::string, std::string> name_and_namespace(const GVR& r, const boost::json::object& obj,
-                                                       bool need_name) {
+std::pair<std::string, std::string> name_and_namespace(const GVR& r, const boost::json::object& obj, bool need_name) {
   std::string name, ns;
   if (const auto* md = obj.if_contains("metadata"); md != nullptr && md->is_object()) {
     name = string_member(md->get_object(), "name");
@@ -300,8 +303,8 @@ boost::json::object Client::list(const GVR& r, std::string_view ns, std::string_
   return last;
 }
 
-boost::json::object Client::list_each(const GVR& r, std::string_view ns, std::string_view label_selector,
-                                      int limit, std::string_view field_selector,
+boost::json::object Client::list_each(const GVR& r, std::string_view ns, std::string_view label_selector, int limit,
+                                      std::string_view field_selector,
                                       const std::function<void(boost::json::object& item)>& on_item) {
   // One buffer serves every page: after the first page no fresh memory is touched (no page faults), and nothing
   // is freed item by item. A page larger than the buffer spills over to the heap, released with the page.
@@ -382,10 +385,10 @@ void Client::remove_if_unchanged(const GVR& r, std::string_view ns, std::string_
   req.method = "DELETE";
   req.path = path(r, ns, name) + q.str();
   req.content_type = "application/json";
-  req.body = boost::json::serialize(boost::json::object{
-      {"kind", "DeleteOptions"},
-      {"apiVersion", "v1"},
-      {"preconditions", {{"resourceVersion", std::string(resource_version)}}}});
+  req.body = boost::json::serialize(
+      boost::json::object{{"kind", "DeleteOptions"},
+                          {"apiVersion", "v1"},
+                          {"preconditions", {{"resourceVersion", std::string(resource_version)}}}});
   send_json(std::move(req));
 }
 
@@ -393,7 +396,8 @@ std::string resource_version_of(const boost::json::object& obj, const std::strin
   const auto* md = obj.if_contains("metadata");
   const auto* rv = md != nullptr && md->is_object() ? md->get_object().if_contains("resourceVersion") : nullptr;
   if (rv == nullptr || !rv->is_string() || rv->get_string().empty())
-    throw std::runtime_error("the server's answer for " + what + " has no metadata.resourceVersion, which every "
+    throw std::runtime_error("the server's answer for " + what +
+                             " has no metadata.resourceVersion, which every "
                              "stored object has; nothing was written");
   return std::string(rv->get_string());
 }
@@ -404,7 +408,9 @@ void Client::remove_exact(const GVR& r, std::string_view ns, std::string_view na
   if (opts.dry_run) q.add("dryRun", "All");
   boost::json::object preconditions{{"uid", std::string(uid)}};
   if (!resource_version.empty()) preconditions["resourceVersion"] = std::string(resource_version);
-  boost::json::object body{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(preconditions)}};
+  boost::json::object body{{"kind", "DeleteOptions"},
+                           {"apiVersion", "v1"},
+                           {"preconditions", std::move(preconditions)}};
   // With a body, kube-apiserver decodes DeleteOptions from it and ignores the query's (kubernetes/kubernetes
   // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go, DeleteResource): dryRun goes in both.
   if (opts.dry_run) body["dryRun"] = boost::json::array{"All"};
@@ -419,7 +425,8 @@ void Client::remove_exact(const GVR& r, std::string_view ns, std::string_view na
 bool Client::has_group_version(std::string_view group, std::string_view version) {
   HttpRequest req;
   req.method = "GET";
-  req.path = group.empty() ? "/api/" + std::string(version) : "/apis/" + std::string(group) + "/" + std::string(version);
+  req.path = group.empty() ? "/api/" + std::string(version)
+                           : "/apis/" + std::string(group) + "/" + std::string(version);
   ++requests_;
   const HttpResponse resp = transport_.send(req);
   if (resp.status >= 200 && resp.status <= 299) return true;

@@ -107,9 +107,9 @@ ApiError decode_api_error(const HttpRequest& req, const HttpResponse& resp);
 
 /// Options common to writes.
 struct WriteOptions {
-  bool dry_run = false;               ///< sends dryRun=All
+  bool dry_run = false;  ///< sends dryRun=All
   std::string field_manager = "kubectl-mindie";
-  bool force = false;                 ///< apply only: force=true takes over conflicting fields
+  bool force = false;  ///< apply only: force=true takes over conflicting fields
 };
 
 /// metadata.resourceVersion of `obj`, an API object read from the server (`what` names it: "configmap/motor-config").
@@ -143,8 +143,8 @@ class Client {
   /// tokens with `limit` per page (limit <= 0: no limit parameter). Returns the List object with every page's
   /// items concatenated and the last page's metadata (its resourceVersion is the one to watch from). A server
   /// repeating a continue token, or items that are not an array, raise runtime_error.
-  boost::json::object list(const GVR& r, std::string_view ns, std::string_view label_selector = {},
-                           int limit = 500, std::string_view field_selector = {});
+  boost::json::object list(const GVR& r, std::string_view ns, std::string_view label_selector = {}, int limit = 500,
+                           std::string_view field_selector = {});
   /// As list(), but hands every item to `on_item` page by page instead of keeping them, and returns only the last
   /// page's metadata. Each page is parsed into one reused buffer, so memory stays at about one page whatever the
   /// collection's size: for callers that keep a small part of each item (status on thousands of pods). The item

@@ -93,14 +93,14 @@ std::optional<json::array> csa_upgrade_patch(const json::object& live, std::stri
   }
 
   json::array patch;
-  patch.push_back(json::object{{"op", "test"},
-                               {"path", "/metadata/resourceVersion"},
-                               {"value", string_or_empty(metadata, "resourceVersion")}});
-  if (has_csa) patch.push_back(json::object{{"op", "replace"}, {"path", "/metadata/managedFields"}, {"value", entries}});
+  patch.push_back(json::object{
+      {"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", string_or_empty(metadata, "resourceVersion")}});
+  if (has_csa)
+    patch.push_back(json::object{{"op", "replace"}, {"path", "/metadata/managedFields"}, {"value", entries}});
   // '/' in the annotation key is "~1" in a JSON Pointer (RFC 6901).
   if (has_annotation)
-    patch.push_back(json::object{
-        {"op", "remove"}, {"path", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}});
+    patch.push_back(json::object{{"op", "remove"},
+                                 {"path", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}});
   return patch;
 }
 

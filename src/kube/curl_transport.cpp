@@ -34,10 +34,8 @@ bool permanent(CURLcode rc) {
     case CURLE_SSL_CIPHER:
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_NOT_BUILT_IN:
-      return true;
-    default:
-      return false;
+    case CURLE_NOT_BUILT_IN: return true;
+    default: return false;
   }
 }
 
@@ -54,13 +52,13 @@ struct Transfer {
   HttpResponse resp;
   const StreamSink* sink = nullptr;
   const StreamHeadObserver* on_head = nullptr;
-  int status = 0;                 // the current answer's, from its status line
-  bool head_done = false;         // the final (non-1xx) answer's headers are complete
-  bool aborted = false;           // the sink asked to stop
+  int status = 0;          // the current answer's, from its status line
+  bool head_done = false;  // the final (non-1xx) answer's headers are complete
+  bool aborted = false;    // the sink asked to stop
   bool head_timed_out = false;
-  bool too_big = false;           // the collected body reached max_body
+  bool too_big = false;  // the collected body reached max_body
   std::size_t max_body = 0;
-  std::exception_ptr error;       // thrown by the sink or head observer; rethrown after curl returns
+  std::exception_ptr error;  // thrown by the sink or head observer; rethrown after curl returns
   std::chrono::steady_clock::time_point start;
   std::chrono::milliseconds head_timeout{0};  // 0 = none
 
@@ -275,7 +273,7 @@ std::string effective_proxy(const RestConfig& config) {
   if (!config.proxy_url.empty()) return socks5_remote_dns(config.proxy_url);
   const auto url = split_url(config.server);
   if (!url) return {};
-  std::string proxy = url->scheme == "https" ? env_any("HTTPS_PROXY", "https_proxy")
+  std::string proxy = url->scheme == "https"  ? env_any("HTTPS_PROXY", "https_proxy")
                       : url->scheme == "http" ? env_any("HTTP_PROXY", "http_proxy")
                                               : std::string();
   if (proxy.empty()) return {};
@@ -457,10 +455,10 @@ curl_slist* CurlTransport::Impl::set_request(const HttpRequest& req, const std::
   // length to the server's timeoutSeconds): for a stream it bounds only the wait up to the answer's headers,
   // which on_progress enforces.
   // A retry gets what is left of --request-timeout (HttpRequest::timeout), so that all attempts fit in it.
-  const std::chrono::milliseconds bound =
-      req.timeout.count() > 0 && (config.request_timeout.count() == 0 || req.timeout < config.request_timeout)
-          ? req.timeout
-          : config.request_timeout;
+  const std::chrono::milliseconds bound = req.timeout.count() > 0 && (config.request_timeout.count() == 0 ||
+                                                                      req.timeout < config.request_timeout)
+                                              ? req.timeout
+                                              : config.request_timeout;
   const long whole_timeout = streaming ? 0L : static_cast<long>(bound.count());
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, whole_timeout);
   t.head_timeout = bound;
@@ -481,7 +479,7 @@ HttpResponse CurlTransport::Impl::outcome(CURLcode rc, Transfer& t, const HttpRe
   }
   if (t.too_big) {
     const std::string bound = max_body % (1024 * 1024) == 0 ? std::to_string(max_body / (1024 * 1024)) + " MiB"
-                                                              : std::to_string(max_body) + " bytes";
+                                                            : std::to_string(max_body) + " bytes";
     throw TransportError("The answer of the server " + config.server + " to " + req.method + " " + url +
                              " was longer than " + bound + ", the most kubectl-mindie reads of one answer: stopped",
                          false);

@@ -7,9 +7,8 @@ DeadlineTransport::DeadlineTransport(HttpTransport& inner, std::chrono::steady_c
     : inner_(inner), deadline_(deadline), what_(std::move(what)) {}
 
 void DeadlineTransport::late(const HttpRequest& req) const {
-  throw TransportError(what_ + ": no answer to " + req.method + " " + req.path.substr(0, req.path.find('?')) +
-                           " in time",
-                       false);
+  throw TransportError(
+      what_ + ": no answer to " + req.method + " " + req.path.substr(0, req.path.find('?')) + " in time", false);
 }
 
 HttpRequest DeadlineTransport::bounded(const HttpRequest& req) const {

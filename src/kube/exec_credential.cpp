@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include <boost/beast/core/detail/base64.hpp>
 #include <algorithm>
+#include <boost/beast/core/detail/base64.hpp>
 #include <boost/json.hpp>
 #include <cerrno>
 #include <cstring>
@@ -142,7 +142,8 @@ std::string read_output(int fd, std::chrono::steady_clock::time_point deadline, 
                         const std::string& name, const std::string& timed_out, std::string& output) {
   char buf[16384];
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return timed_out;
     pollfd p{fd, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000)));
@@ -164,7 +165,8 @@ bool exits_before(pid_t pid, std::chrono::steady_clock::time_point deadline) {
   if (pidfd < 0) return true;
   int ready = 0;
   do {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{pidfd, POLLIN, 0};
     ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000000))) : 0;
   } while (ready < 0 && errno == EINTR);
@@ -215,7 +217,8 @@ ExecCredential parse_exec_credential(std::string_view output, const std::string&
     const json::value* v = o.if_contains(key);
     return v && v->is_string() ? std::string(v->as_string()) : std::string();
   };
-  if (str(obj, "kind") != "ExecCredential") throw ExecCredentialError(prefix + "an object whose kind is not ExecCredential");
+  if (str(obj, "kind") != "ExecCredential")
+    throw ExecCredentialError(prefix + "an object whose kind is not ExecCredential");
   if (str(obj, "apiVersion") != api_version) {
     throw ExecCredentialError(prefix + "apiVersion \"" + str(obj, "apiVersion") + "\", but it is configured for \"" +
                               api_version + "\"");
@@ -247,11 +250,11 @@ ExecCredential ExecCredentialPlugin::fetch() {
   const ExecConfig& exec = *config_.exec;
   const bool interactive = decide_interactive(exec, limits_.stdin_fd);
   const std::string name = "exec plugin \"" + exec.command + "\"";
-  const SpawnedPlugin plugin =
-      spawn_plugin(exec, interactive, limits_.stdin_fd, exec_info_json(config_, interactive), name);
+  const SpawnedPlugin plugin = spawn_plugin(exec, interactive, limits_.stdin_fd, exec_info_json(config_, interactive),
+                                            name);
   const auto deadline = std::chrono::steady_clock::now() + limits_.timeout;
-  const std::string timed_out =
-      name + " did not finish within " + std::to_string(limits_.timeout.count()) + " ms; it was stopped";
+  const std::string timed_out = name + " did not finish within " + std::to_string(limits_.timeout.count()) +
+                                " ms; it was stopped";
   std::string output;
   std::string problem = read_output(plugin.stdout_fd, deadline, limits_.max_output, name, timed_out, output);
   close(plugin.stdout_fd);

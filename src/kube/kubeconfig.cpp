@@ -1,8 +1,6 @@
 // kubeconfig loading: client-go's clientcmd loading rules (the ones kubectl uses).
 #include "kube/kubeconfig.h"
 
-#include "util/yaml_json.h"
-
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
@@ -10,8 +8,8 @@
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/json.hpp>
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +20,8 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include "util/yaml_json.h"
 
 namespace mindie::kube {
 namespace {
@@ -295,8 +295,9 @@ void resolve_user(const Entry* user, const std::string& u_where, const Kubeconfi
     } else if (has_member(u.body, "auth-provider") && cfg.token.empty() && cfg.token_file.empty() &&
                cfg.client_cert_pem.empty() && cfg.username.empty()) {
       // Without this, the user would silently send anonymous requests and get 401s.
-      fail(u_where + ": \"auth-provider\" authentication is not supported by kubectl-mindie; use an exec plugin, "
-                     "a token or a client certificate");
+      fail(u_where +
+           ": \"auth-provider\" authentication is not supported by kubectl-mindie; use an exec plugin, "
+           "a token or a client certificate");
     }
   }
   if (!flags.token.empty()) {
@@ -424,8 +425,8 @@ RestConfig resolve(const Merged& m, const KubeconfigFlags& flags, const std::str
   if (cfg.exec && cluster.entry != nullptr)
     cfg.exec->cluster_config_json = exec_extension_json(*cluster.entry, cluster.where);
 
-  cfg.server = normalise_server(server, !cfg.ca_pem.empty() || !cfg.client_cert_pem.empty() ||
-                                            cfg.insecure_skip_tls_verify);
+  cfg.server = normalise_server(server,
+                                !cfg.ca_pem.empty() || !cfg.client_cert_pem.empty() || cfg.insecure_skip_tls_verify);
   return cfg;
 }
 
@@ -493,8 +494,9 @@ std::chrono::milliseconds parse_request_timeout(const std::string& value) {
     return std::chrono::seconds(std::stoll(value));
   }
   // Go's time.ParseDuration: a sequence of decimal numbers, each with an optional fraction and a unit.
-  static const std::pair<std::string_view, double> kUnits[] = {
-      {"ns", 1e-6}, {"us", 1e-3}, {"\xC2\xB5s", 1e-3}, {"\xCE\xBCs", 1e-3}, {"ms", 1}, {"s", 1e3}, {"m", 6e4}, {"h", 3.6e6}};
+  static const std::pair<std::string_view, double> kUnits[] = {{"ns", 1e-6},        {"us", 1e-3}, {"\xC2\xB5s", 1e-3},
+                                                               {"\xCE\xBCs", 1e-3}, {"ms", 1},    {"s", 1e3},
+                                                               {"m", 6e4},          {"h", 3.6e6}};
   std::string_view rest(value);
   if (rest.starts_with('+')) rest.remove_prefix(1);
   double total_ms = 0;
@@ -551,7 +553,8 @@ RestConfig load_rest_config(const KubeconfigFlags& flags, const std::string& ser
     origin = "$KUBECONFIG (" + std::string(env) + ")";
   } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     origin = (fs::path(home) / ".kube" / "config").string();
-    if (const auto text = read_file_if_exists(origin, "kubeconfig")) merge_file(*text, origin, parent_dir(origin), merged);
+    if (const auto text = read_file_if_exists(origin, "kubeconfig"))
+      merge_file(*text, origin, parent_dir(origin), merged);
   } else {
     origin = "~/.kube/config ($HOME is not set)";
   }

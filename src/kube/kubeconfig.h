@@ -12,16 +12,16 @@ namespace mindie::kube {
 
 /// The connection-related global flags, as given (empty/false = not given), kubectl's names.
 struct KubeconfigFlags {
-  std::string kubeconfig;   ///< --kubeconfig
-  std::string context;      ///< --context
-  std::string cluster;      ///< --cluster: the kubeconfig cluster to use instead of the context's
-  std::string user;         ///< --user: the kubeconfig user to use instead of the context's
-  std::string namespace_;   ///< -n/--namespace
-  std::string server;       ///< --server (-s in kubectl)
-  std::string token;        ///< --token
-  std::string tls_server_name;          ///< --tls-server-name
+  std::string kubeconfig;                 ///< --kubeconfig
+  std::string context;                    ///< --context
+  std::string cluster;                    ///< --cluster: the kubeconfig cluster to use instead of the context's
+  std::string user;                       ///< --user: the kubeconfig user to use instead of the context's
+  std::string namespace_;                 ///< -n/--namespace
+  std::string server;                     ///< --server (-s in kubectl)
+  std::string token;                      ///< --token
+  std::string tls_server_name;            ///< --tls-server-name
   bool insecure_skip_tls_verify = false;  ///< --insecure-skip-tls-verify
-  std::string request_timeout = "0";    ///< --request-timeout as typed ("0", "30", "30s", "1m30s", ...)
+  std::string request_timeout = "0";      ///< --request-timeout as typed ("0", "30", "30s", "1m30s", ...)
 };
 
 /// Where client-go's rest.InClusterConfig looks for the pod's service account.

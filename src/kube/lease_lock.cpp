@@ -111,8 +111,8 @@ std::chrono::seconds LeaseLock::duration_of(const LeaseRecord& seen) const {
 
 void LeaseLock::observe() {
   observed_lease_ = client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
-  const LeaseRecord seen =
-      observed_lease_ ? LeaseRecord::from(*observed_lease_, config_.holder_annotation) : LeaseRecord{};
+  const LeaseRecord seen = observed_lease_ ? LeaseRecord::from(*observed_lease_, config_.holder_annotation)
+                                           : LeaseRecord{};
   note(observed_lease_ ? &seen : nullptr);
   observed_ = seen.resource_version;
 }
@@ -137,8 +137,8 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
   for (;;) {
     const std::int64_t now = now_seconds();
     const auto sent = clock_.steady();
-    const std::optional<json::object> live =
-        first ? observed_lease_ : client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
+    const std::optional<json::object> live = first ? observed_lease_
+                                                   : client_.get_if_exists(gvr::kLeases, config_.ns, config_.name);
     const LeaseRecord look = live ? LeaseRecord::from(*live, config_.holder_annotation) : LeaseRecord{};
     if (!first && note(live ? &look : nullptr) && told) changed_while_waiting = true;
     first = false;
@@ -176,10 +176,9 @@ LeaseLock::Acquired LeaseLock::acquire(const std::function<void(const LeaseRecor
         if (const auto* t = spec->get_object().if_contains("leaseTransitions"); t != nullptr && t->is_int64())
           transitions_ = static_cast<int>(std::clamp<std::int64_t>(t->get_int64(), 0, 1 << 30));
       try {
-        record_ = LeaseRecord::from(
-            client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge,
-                          take_patch(seen, now, annotations)),
-            config_.holder_annotation);
+        record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge,
+                                                  take_patch(seen, now, annotations)),
+                                    config_.holder_annotation);
       } catch (const ApiError& e) {
         if (e.is_conflict() || e.is_not_found()) continue;  // changed or deleted since read: look again
         throw;
@@ -221,15 +220,15 @@ void LeaseLock::update(const json::object& annotations) {
       std::string who = seen.identity.substr(0, 100);
       for (char& c : who)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-      throw LeaseLost("lease " + config_.ns + "/" + config_.name +
-                      (live ? (who.empty() ? std::string(" was taken over (and freed since)")
-                                           : " was taken over by " + who)
-                            : std::string(" was deleted")));
+      throw LeaseLost(
+          "lease " + config_.ns + "/" + config_.name +
+          (live ? (who.empty() ? std::string(" was taken over (and freed since)") : " was taken over by " + who)
+                : std::string(" was deleted")));
     }
     record_ = seen;  // ours: apply the change again on what is there now
     answer = client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge,
-                           json::object{{"metadata", {{"resourceVersion", seen.resource_version},
-                                                      {"annotations", annotations}}},
+                           json::object{{"metadata",
+                                         {{"resourceVersion", seen.resource_version}, {"annotations", annotations}}},
                                         {"spec", {{"renewTime", micro_time(now)}}}});
   }
   record_ = LeaseRecord::from(answer, config_.holder_annotation);
@@ -248,9 +247,9 @@ bool LeaseLock::release(const std::vector<std::string>& clear, const json::objec
   json::object annotations = set;
   annotations[config_.holder_annotation] = nullptr;
   for (const auto& k : clear) annotations[k] = nullptr;
-  const json::object patch{
-      {"metadata", {{"resourceVersion", record_.resource_version}, {"annotations", std::move(annotations)}}},
-      {"spec", {{"holderIdentity", nullptr}, {"acquireTime", nullptr}, {"renewTime", nullptr}}}};
+  const json::object patch{{"metadata",
+                            {{"resourceVersion", record_.resource_version}, {"annotations", std::move(annotations)}}},
+                           {"spec", {{"holderIdentity", nullptr}, {"acquireTime", nullptr}, {"renewTime", nullptr}}}};
   try {
     record_ = LeaseRecord::from(client_.patch(gvr::kLeases, config_.ns, config_.name, PatchType::Merge, patch),
                                 config_.holder_annotation);

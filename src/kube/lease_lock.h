@@ -27,12 +27,12 @@ extern const GVR kLeases;  ///< coordination.k8s.io/v1 leases
 
 /// What a Lease says about its holder.
 struct LeaseRecord {
-  std::string identity;         ///< spec.holderIdentity; "" when nobody holds it
-  boost::json::object holder;   ///< the holder's own record (LeaseLockConfig::holder_annotation), {} when absent
+  std::string identity;             ///< spec.holderIdentity; "" when nobody holds it
+  boost::json::object holder;       ///< the holder's own record (LeaseLockConfig::holder_annotation), {} when absent
   boost::json::object annotations;  ///< metadata.annotations with string values (a holder's other records)
   std::optional<std::int64_t> acquired;  ///< spec.acquireTime, seconds since the epoch
   std::optional<std::int64_t> renewed;   ///< spec.renewTime, seconds since the epoch
-  int duration_seconds = 0;     ///< spec.leaseDurationSeconds
+  int duration_seconds = 0;              ///< spec.leaseDurationSeconds
   std::string resource_version;
   /// Decodes a Lease object; fields that are absent or malformed stay empty (a Lease anyone may have written).
   static LeaseRecord from(const boost::json::object& lease, const std::string& holder_annotation);
@@ -42,13 +42,13 @@ struct LeaseRecord {
 struct LeaseLockConfig {
   std::string ns;
   std::string name;
-  std::string identity;                 ///< unique per process: spec.holderIdentity
-  std::string holder_annotation;        ///< annotation key holding `holder` as JSON text
-  boost::json::object holder;           ///< what waiting commands print about the holder (user, host, pid, ...)
-  boost::json::object labels;           ///< metadata.labels of a lease this lock creates
-  int duration_seconds = 60;            ///< spec.leaseDurationSeconds
-  std::chrono::milliseconds wait{0};    ///< how long acquire() waits for a held lease (see acquire()); 0: not at all
-  std::chrono::milliseconds poll{1000}; ///< between two looks at a held lease while waiting
+  std::string identity;                  ///< unique per process: spec.holderIdentity
+  std::string holder_annotation;         ///< annotation key holding `holder` as JSON text
+  boost::json::object holder;            ///< what waiting commands print about the holder (user, host, pid, ...)
+  boost::json::object labels;            ///< metadata.labels of a lease this lock creates
+  int duration_seconds = 60;             ///< spec.leaseDurationSeconds
+  std::chrono::milliseconds wait{0};     ///< how long acquire() waits for a held lease (see acquire()); 0: not at all
+  std::chrono::milliseconds poll{1000};  ///< between two looks at a held lease while waiting
 };
 
 /// The clocks a lock reads and sleeps on (tests pass their own: no real sleeping in unit tests).
@@ -148,7 +148,8 @@ class LeaseLock {
 
  private:
   boost::json::object new_lease(std::int64_t now, const boost::json::object& annotations) const;
-  boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now, const boost::json::object& annotations) const;
+  boost::json::object take_patch(const LeaseRecord& seen, std::int64_t now,
+                                 const boost::json::object& annotations) const;
   std::int64_t now_seconds() const;
   /// Notes a look at the lease (nullptr: absent); true when its record differs from the one observed before.
   bool note(const LeaseRecord* seen);

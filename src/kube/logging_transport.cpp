@@ -45,8 +45,7 @@ const char* reason_phrase(int status) {
 std::string klog_prefix() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
   std::tm tm{};
   localtime_r(&t, &tm);
   char buf[64];
@@ -110,7 +109,8 @@ std::string response_headers_line(const std::vector<std::pair<std::string, std::
 
 std::string redact_credentials(std::string_view text) {
   const auto is_token_char = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-._~+/=:%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-._~+/=:%").find(c) != std::string_view::npos;
   };
   // Length of an auth scheme (followed by blanks) starting a word at `i`; 0 when there is none.
   const auto scheme_at = [&text](std::size_t i) -> std::size_t {
@@ -253,8 +253,8 @@ HttpResponse LoggingTransport::stream(const HttpRequest& req, const StreamSink& 
     log_response(req, ms_since(start), resp);  // an error answer: logged whole, as send() logs it
   } else {
     write(klog_prefix() + "\"Stream ended\" " + describe(req) + " status=\"" +
-          (resp.status == 0 ? std::string() : status_text(resp.status)) + "\" milliseconds=" +
-          std::to_string(ms_since(start)) + (resp.aborted ? " aborted=true" : "") + '\n');
+          (resp.status == 0 ? std::string() : status_text(resp.status)) +
+          "\" milliseconds=" + std::to_string(ms_since(start)) + (resp.aborted ? " aborted=true" : "") + '\n');
   }
   return resp;
 }

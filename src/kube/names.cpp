@@ -69,9 +69,20 @@ std::optional<long double> parse_quantity(std::string_view s) {
   if (int_digits + frac_digits == 0 || i == digits_begin) return std::nullopt;
   const std::string_view suffix = s.substr(i);
   static const std::array<std::pair<std::string_view, long double>, 14> kSuffixes = {{
-      {"", 1.0L}, {"m", 1e-3L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L}, {"T", 1e12L}, {"P", 1e15L}, {"E", 1e18L},
-      {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L}, {"Ti", 1099511627776.0L},
-      {"Pi", 1125899906842624.0L}, {"Ei", 1152921504606846976.0L},
+      {"", 1.0L},
+      {"m", 1e-3L},
+      {"k", 1e3L},
+      {"M", 1e6L},
+      {"G", 1e9L},
+      {"T", 1e12L},
+      {"P", 1e15L},
+      {"E", 1e18L},
+      {"Ki", 1024.0L},
+      {"Mi", 1048576.0L},
+      {"Gi", 1073741824.0L},
+      {"Ti", 1099511627776.0L},
+      {"Pi", 1125899906842624.0L},
+      {"Ei", 1152921504606846976.0L},
   }};
   for (const auto& [text, factor] : kSuffixes)
     if (suffix == text) return value * factor;

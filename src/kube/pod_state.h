@@ -12,19 +12,19 @@ namespace mindie::kube {
 
 /// One pod as a status view shows it.
 struct PodState {
-  std::string name;                        ///< metadata.name
-  std::string phase;                       ///< status.phase ("" when absent)
-  std::string status;                      ///< kubectl's STATUS column (see read_pod_state)
-  bool ready = false;                      ///< the Ready condition is True
-  bool terminating = false;                ///< metadata.deletionTimestamp is set
-  std::int64_t ready_containers = 0;       ///< containers reporting ready
-  std::int64_t containers = 0;             ///< containers in the spec (or in the status, when more)
-  std::int64_t restarts = 0;               ///< restartCount summed over the containers
-  std::string last_exit_reason;            ///< lastState.terminated.reason of the first container with one
-  std::int64_t last_exit_code = 0;         ///< its exitCode
-  std::string created_at;                  ///< metadata.creationTimestamp as written
-  std::optional<std::int64_t> age_seconds; ///< now - creation (at least 0); nullopt when unreadable
-  std::string node;                        ///< spec.nodeName ("" when not scheduled)
+  std::string name;                         ///< metadata.name
+  std::string phase;                        ///< status.phase ("" when absent)
+  std::string status;                       ///< kubectl's STATUS column (see read_pod_state)
+  bool ready = false;                       ///< the Ready condition is True
+  bool terminating = false;                 ///< metadata.deletionTimestamp is set
+  std::int64_t ready_containers = 0;        ///< containers reporting ready
+  std::int64_t containers = 0;              ///< containers in the spec (or in the status, when more)
+  std::int64_t restarts = 0;                ///< restartCount summed over the containers
+  std::string last_exit_reason;             ///< lastState.terminated.reason of the first container with one
+  std::int64_t last_exit_code = 0;          ///< its exitCode
+  std::string created_at;                   ///< metadata.creationTimestamp as written
+  std::optional<std::int64_t> age_seconds;  ///< now - creation (at least 0); nullopt when unreadable
+  std::string node;                         ///< spec.nodeName ("" when not scheduled)
   /// Why the pod is not running, in plain words: "unschedulable: <the scheduler's message>", "cannot pull the
   /// image (ImagePullBackOff): ...", "out of memory: ...", "crash loop: N restarts, last exit R (exit code C)",
   /// "waiting: R", "the pod has ended (Failed)", "running, but not ready (readiness probe failing)" (with "; N

@@ -103,9 +103,8 @@ bool RetryingTransport::go_on(const HttpRequest& req, std::chrono::milliseconds 
     char secs[32];
     if (wait.count() < 1000) std::snprintf(secs, sizeof secs, "%lldms", static_cast<long long>(wait.count()));
     else std::snprintf(secs, sizeof secs, "%.1fs", static_cast<double>(wait.count()) / 1000.0);
-    policy_.notice("retrying " + req.method + " " + req.path.substr(0, req.path.find('?')) + " in " + secs +
-                   " after " + why + " (attempt " + std::to_string(attempt + 1) + "/" +
-                   std::to_string(policy_.max_attempts) + ")");
+    policy_.notice("retrying " + req.method + " " + req.path.substr(0, req.path.find('?')) + " in " + secs + " after " +
+                   why + " (attempt " + std::to_string(attempt + 1) + "/" + std::to_string(policy_.max_attempts) + ")");
   }
   return true;
 }
@@ -145,15 +144,15 @@ HttpResponse RetryingTransport::send(const HttpRequest& req) {
       if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, ""));
       wait = backoff(attempt);
       spent += since(start);
-      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, policy_.budget_name));
+      if (!go_on(req, spent, wait, attempt, "a connection error"))
+        throw TransportError(gave_up(e, attempt, policy_.budget_name));
     }
     sleeper_.sleep(wait);
     spent += wait;
   }
 }
 
-std::chrono::milliseconds RetryingTransport::retry_wait(const HttpRequest& req, const HttpResponse& resp,
-                                                       int attempt) {
+std::chrono::milliseconds RetryingTransport::retry_wait(const HttpRequest& req, const HttpResponse& resp, int attempt) {
   // Retry-After in the header or the Status body (the API server sets both for 429 and some 5xx).
   const int retry_after = decode_api_error(req, resp).retry_after_seconds();
   return retry_after > 0
@@ -188,7 +187,8 @@ HttpResponse RetryingTransport::stream(const HttpRequest& req, const StreamSink&
       if (attempt >= policy_.max_attempts) throw TransportError(gave_up(e, attempt, ""));
       wait = backoff(attempt);
       spent += since(start);
-      if (!go_on(req, spent, wait, attempt, "a connection error")) throw TransportError(gave_up(e, attempt, policy_.budget_name));
+      if (!go_on(req, spent, wait, attempt, "a connection error"))
+        throw TransportError(gave_up(e, attempt, policy_.budget_name));
     }
     spent += wait;
     // Waits in slices of at most a second with the sink's idle call in between, so the caller can still stop.

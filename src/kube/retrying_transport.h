@@ -24,11 +24,11 @@ Sleeper& real_sleeper();
 /// initial wait, doubling per attempt with up to 50 % jitter (wait.Backoff{Factor: 2, Jitter: 0.5}), and the
 /// server's Retry-After honoured as given (capped here, so a misbehaving server cannot stall the command).
 struct RetryPolicy {
-  int max_attempts = 5;                                   ///< attempts in total, the first one included
-  std::chrono::milliseconds initial_backoff{200};         ///< wait before the second attempt, before jitter
-  std::chrono::milliseconds max_backoff{5000};            ///< cap of one wait, jitter included
-  double jitter = 0.5;                                    ///< a wait grows by up to this fraction at random
-  std::chrono::seconds max_retry_after{10};               ///< cap of one server-requested Retry-After wait
+  int max_attempts = 5;                            ///< attempts in total, the first one included
+  std::chrono::milliseconds initial_backoff{200};  ///< wait before the second attempt, before jitter
+  std::chrono::milliseconds max_backoff{5000};     ///< cap of one wait, jitter included
+  double jitter = 0.5;                             ///< a wait grows by up to this fraction at random
+  std::chrono::seconds max_retry_after{10};        ///< cap of one server-requested Retry-After wait
   /// --request-timeout when given: the attempts and waits of one request never run past it (0: no bound). A
   /// request's own shorter HttpRequest::timeout (a caller's deadline, DeadlineTransport) bounds it the same way.
   std::chrono::milliseconds budget{0};
@@ -50,15 +50,14 @@ bool is_safe_to_retry(const HttpRequest& req);
 bool is_retryable_status(int status);
 
 /// Wraps `inner`: a request that is safe to retry (is_safe_to_retry) and fails with a retryable status or a
-/// retryable TransportError (TransportError::retryable) is sent again, at most policy.max_attempts times in total. Between attempts it waits the
-/// server's Retry-After (header, else the Status body's details.retryAfterSeconds; capped at
-/// policy.max_retry_after), else the exponential backoff with jitter. When the attempts run out it returns the
-/// last response (its `attempts` field says how many were made) or rethrows the last TransportError with the
-/// attempt count appended, so the caller reports the server's own reason. Other requests pass through once.
-/// stream() retries only the establishing of a stream, with the same rules: a retryable answer, or a
-/// TransportError before the sink saw any body byte; never after (the caller would see the body twice). Its waits
-/// are cut into slices of at most a second with the sink's idle call in between; a sink returning false there
-/// ends the call with an `aborted` response (status 0).
+/// retryable TransportError (TransportError::retryable) is sent again, at most policy.max_attempts times in total.
+/// Between attempts it waits the server's Retry-After (header, else the Status body's details.retryAfterSeconds; capped
+/// at policy.max_retry_after), else the exponential backoff with jitter. When the attempts run out it returns the last
+/// response (its `attempts` field says how many were made) or rethrows the last TransportError with the attempt count
+/// appended, so the caller reports the server's own reason. Other requests pass through once. stream() retries only the
+/// establishing of a stream, with the same rules: a retryable answer, or a TransportError before the sink saw any body
+/// byte; never after (the caller would see the body twice). Its waits are cut into slices of at most a second with the
+/// sink's idle call in between; a sink returning false there ends the call with an `aborted` response (status 0).
 class RetryingTransport : public HttpTransport {
  public:
   /// `random` yields values in [0, 1) for the jitter; empty: a generator seeded from std::random_device.

@@ -16,9 +16,9 @@ namespace mindie::kube {
 /// (e.g. "/api/v1/namespaces/ns/configmaps?labelSelector=a%3Db"); the transport prefixes the server URL and adds
 /// authentication.
 struct HttpRequest {
-  std::string method;                 ///< GET, POST, PUT, PATCH, DELETE
-  std::string path;                   ///< path + query
-  std::string content_type;           ///< empty when there is no body
+  std::string method;        ///< GET, POST, PUT, PATCH, DELETE
+  std::string path;          ///< path + query
+  std::string content_type;  ///< empty when there is no body
   std::string body;
   std::string accept = "application/json";
   /// A bound of this request shorter than the transport's own (--request-timeout): what is left of it after earlier

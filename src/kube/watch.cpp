@@ -164,8 +164,7 @@ std::chrono::milliseconds Informer::backoff(int failures) {
     std::lock_guard lock(mu_);
     r = std::clamp(options_.random(), 0.0, 1.0);
   }
-  const double base =
-      static_cast<double>(options_.initial_backoff.count()) * std::pow(2.0, std::min(failures - 1, 30));
+  const double base = static_cast<double>(options_.initial_backoff.count()) * std::pow(2.0, std::min(failures - 1, 30));
   const double capped = std::min(base * (1.0 + 0.5 * r), static_cast<double>(options_.max_backoff.count()));
   return std::chrono::milliseconds(static_cast<std::int64_t>(capped));
 }
@@ -176,8 +175,7 @@ void Informer::relist(std::size_t index) {
   boost::json::object list;
   try {
     try {
-      list = client.list(t.spec.gvr, t.spec.ns, t.spec.label_selector, options_.list_page_size,
-                         t.spec.field_selector);
+      list = client.list(t.spec.gvr, t.spec.ns, t.spec.label_selector, options_.list_page_size, t.spec.field_selector);
     } catch (const ApiError& e) {
       // A continue token expired between pages (410): list again in one request, as client-go's pager does.
       if (e.code() != 410 || options_.list_page_size <= 0) throw;
@@ -212,8 +210,7 @@ void Informer::relist(std::size_t index) {
   if (changed) cv_.notify_all();
 }
 
-void Informer::handle_line(std::size_t index, const HttpRequest& req, std::string_view line, bool& expired,
-                           bool& any) {
+void Informer::handle_line(std::size_t index, const HttpRequest& req, std::string_view line, bool& expired, bool& any) {
   line = trim(line);
   if (line.empty()) return;
   boost::system::error_code ec;
@@ -334,8 +331,7 @@ void Informer::run(std::size_t index) {
       }
       const auto began = std::chrono::steady_clock::now();
       switch (watch_once(index, events)) {
-        case Outcome::Stopped:
-          return;
+        case Outcome::Stopped: return;
         case Outcome::Events:  // the server's timeout after a useful watch: resume at once
           failures = 0;
           break;

@@ -15,7 +15,8 @@ namespace json = boost::json;
 
 std::string data_digest(const json::object& data) {
   std::vector<std::pair<std::string_view, std::string>> entries;
-  for (const auto& [k, v] : data) entries.emplace_back(k, v.is_string() ? std::string(v.get_string()) : json::serialize(v));
+  for (const auto& [k, v] : data)
+    entries.emplace_back(k, v.is_string() ? std::string(v.get_string()) : json::serialize(v));
   std::sort(entries.begin(), entries.end());
   std::string all;
   for (const auto& [k, v] : entries) {
@@ -87,8 +88,10 @@ std::string Baseline::workload_name() const {
   if (recorded_workload.empty()) {
     if (!config) {
       throw BaselineError(std::string("configmap/") + kConfigMapName + " holds no usable baseline and no valid " +
-                          kWorkloadNameAnnotation + " annotation: nothing says which workload it deployed; "
-                          "redeploy with kubectl mindie deploy (" + problem + ")");
+                          kWorkloadNameAnnotation +
+                          " annotation: nothing says which workload it deployed; "
+                          "redeploy with kubectl mindie deploy (" +
+                          problem + ")");
     }
     return render::default_service_set_name(*config);
   }

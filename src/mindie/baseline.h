@@ -4,11 +4,11 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <map>
 #include <vector>
 
 #include "mindie/config.h"

@@ -104,8 +104,8 @@ std::vector<std::string> disallowed_changes(const json::value& baseline_doc, con
     for (const json::value* side : {at_path(baseline, path), at_path(proposed, path)}) {
       if (side) leaf_paths(*side, path, leaves);
     }
-    const bool parent_of_allowed =
-        std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return covers(path, a); });
+    const bool parent_of_allowed = std::any_of(allowed.begin(), allowed.end(),
+                                               [&](const std::string& a) { return covers(path, a); });
     if (parent_of_allowed && !leaves.empty() && std::all_of(leaves.begin(), leaves.end(), is_allowed)) continue;
     bad.insert(path);
   }

@@ -10,8 +10,8 @@
 #include "kube/names.h"
 #include "util/json_path.h"
 #include "util/json_text.h"
-#include "validation/json_document.h"
 #include "util/strings.h"
+#include "validation/json_document.h"
 
 namespace mindie::config {
 namespace json = boost::json;
@@ -51,7 +51,8 @@ constexpr std::string_view kDefaultHostLogDir = "/root/ascend/log";
 // logging_config.host_log_dir of a component section, default kDefaultHostLogDir.
 std::string read_host_log_dir(Reader& r, const json::object* section, const std::string& path) {
   const json::object* logging = r.object(section, path, "logging_config", false);
-  return r.abs_path(logging, child_path(path, "logging_config"), "host_log_dir", false).value_or(std::string(kDefaultHostLogDir));
+  return r.abs_path(logging, child_path(path, "logging_config"), "host_log_dir", false)
+      .value_or(std::string(kDefaultHostLogDir));
 }
 
 // PD heterogeneous scheduling (PyMotor 7d15c04 U2): prefill and decode pods select nodes by one more label. Upstream
@@ -66,31 +67,32 @@ void read_pd_heterogeneous(Reader& r, const json::object* deploy, UserConfig& cf
             "must be a label key: " + std::string(kube::kQualifiedNameRule) + "; got \"" + *key + "\"");
     else if (cfg.hardware && std::any_of(cfg.hardware->node_selector.begin(), cfg.hardware->node_selector.end(),
                                          [&](const auto& kv) { return kv.first == *key; }))
-      r.add(child_path(path, "pd_heterogeneous_label_key"),
-            "must not be \"" + *key + "\": hardware_type " + cfg.hardware->name +
-                " selects its nodes by that label already");
-    else
-      cfg.pd_hetero_label_key = *key;
+      r.add(child_path(path, "pd_heterogeneous_label_key"), "must not be \"" + *key + "\": hardware_type " +
+                                                                cfg.hardware->name +
+                                                                " selects its nodes by that label already");
+    else cfg.pd_hetero_label_key = *key;
   }
   for (auto [key, out] : {std::pair{"pd_heterogeneous_prefill_label_value", &cfg.pd_hetero_prefill_value},
                           std::pair{"pd_heterogeneous_decode_label_value", &cfg.pd_hetero_decode_value}}) {
     auto value = r.string(deploy, path, key, false);
     if (!value) continue;
     if (value->empty() || !kube::is_label_value(*value))
-      r.add(child_path(path, key), "must be a non-empty label value: at most 63 characters of letters, digits, "
-                                   "'-', '_' and '.', starting and ending with a letter or digit; got \"" +
-                                       *value + "\"");
-    else
-      *out = *value;
+      r.add(child_path(path, key),
+            "must be a non-empty label value: at most 63 characters of letters, digits, "
+            "'-', '_' and '.', starting and ending with a letter or digit; got \"" +
+                *value + "\"");
+    else *out = *value;
   }
   if (!cfg.pd_heterogeneous) return;
   // Where there are no prefill and decode pods, the switch does nothing (upstream: silently, or a log line in MD).
   if (cfg.deploy_mode == DeployMode::SingleContainer)
-    cfg.notices.push_back(path + ".enable_pd_heterogeneous has no effect in deploy_mode single_container (one pod "
-                                 "runs prefill and decode)");
+    cfg.notices.push_back(path +
+                          ".enable_pd_heterogeneous has no effect in deploy_mode single_container (one pod "
+                          "runs prefill and decode)");
   else if (cfg.hybrid())
-    cfg.notices.push_back(path + ".enable_pd_heterogeneous has no effect with hybrid_instances_num (the union role "
-                                 "runs prefill and decode together)");
+    cfg.notices.push_back(path +
+                          ".enable_pd_heterogeneous has no effect with hybrid_instances_num (the union role "
+                          "runs prefill and decode together)");
 }
 
 // Encode instances (PyMotor 7d15c04 U5): multi_deployment renders one Deployment per encode instance; the other
@@ -131,8 +133,9 @@ void read_obs_node_ports(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (cfg.deploy_mode == DeployMode::SingleContainer) {
     for (const char* key : {"obs_node_port", "controller_obs_node_port"})
       if (deploy && deploy->contains(key))
-        r.add(child_path(path, key), "deploy_mode single_container has no observability Service (its one Service "
-                                     "is the coordinator's inference port 1025): remove the key");
+        r.add(child_path(path, key),
+              "deploy_mode single_container has no observability Service (its one Service "
+              "is the coordinator's inference port 1025): remove the key");
     return;
   }
   const bool iss = cfg.deploy_mode == DeployMode::InferServiceSet;
@@ -155,26 +158,24 @@ void read_obs_node_ports(Reader& r, const json::object* deploy, UserConfig& cfg)
       const int pb = b.set ? b.set : iss ? b.fallback : 0;
       if (pa == 0 || pa != pb) continue;
       // Reported at the key the file sets (the later one when both are set).
-      r.add(child_path(path, (b.set ? b : a).key),
-            "nodePort " + std::to_string(pa) + " is used twice: " + shown(a) + " and " + shown(b) +
-                " must differ (one nodePort per Service)");
+      r.add(child_path(path, (b.set ? b : a).key), "nodePort " + std::to_string(pa) + " is used twice: " + shown(a) +
+                                                       " and " + shown(b) + " must differ (one nodePort per Service)");
     }
 }
 
 // motor_deploy_config's job_id (the namespace), deploy_mode, image and hardware_type.
 void read_identity(Reader& r, const json::object* deploy, const std::string& path, UserConfig& cfg) {
   if (auto job = r.string(deploy, path, "job_id", true)) {
-    if (kube::is_dns1123_label(*job))
-      cfg.job_id = *job;
+    if (kube::is_dns1123_label(*job)) cfg.job_id = *job;
     else
       r.add(path + ".job_id",
             "must be a DNS-1123 label (it is the namespace): lower-case letters, digits and '-', starting and "
-            "ending with a letter or digit, at most 63 characters; got \"" + *job + "\"");
+            "ending with a letter or digit, at most 63 characters; got \"" +
+                *job + "\"");
   }
 
   if (auto mode = r.string(deploy, path, "deploy_mode", false)) {
-    if (auto m = deploy_mode_from_string(*mode))
-      cfg.deploy_mode = *m;
+    if (auto m = deploy_mode_from_string(*mode)) cfg.deploy_mode = *m;
     else
       r.add(path + ".deploy_mode",
             "must be one of infer_service_set, multi_deployment, single_container; got \"" + *mode + "\"");
@@ -202,8 +203,7 @@ void read_identity(Reader& r, const json::object* deploy, const std::string& pat
 
 // PD-hybrid (`deploy`, present, has hybrid_instances_num): one union role of hybrid_instances_num instances, prefill
 // and decode at 0 (PyMotor's design).
-void read_hybrid_counts(Reader& r, const json::object* deploy, const std::string& path, int max_npus,
-                        UserConfig& cfg) {
+void read_hybrid_counts(Reader& r, const json::object* deploy, const std::string& path, int max_npus, UserConfig& cfg) {
   if (auto n = r.integer(deploy, path, "hybrid_instances_num", 1, 16, true))
     cfg.hybrid_instances = static_cast<int>(*n);
   if (auto n = r.integer(deploy, path, "single_hybrid_instance_pod_num", 1, 64, false))
@@ -213,21 +213,24 @@ void read_hybrid_counts(Reader& r, const json::object* deploy, const std::string
   // infer_service_set renders a union role, multi_deployment one Deployment per union instance (PyMotor 7d15c04
   // U4); single_container's one pod has no union instances (upstream crashes on it, its X4).
   if (cfg.deploy_mode == DeployMode::SingleContainer)
-    r.add(path + ".hybrid_instances_num", "PD-hybrid (union instances) needs deploy_mode infer_service_set or "
-                                          "multi_deployment: single_container runs one pod with every component; "
-                                          "remove hybrid_instances_num or change deploy_mode");
+    r.add(path + ".hybrid_instances_num",
+          "PD-hybrid (union instances) needs deploy_mode infer_service_set or "
+          "multi_deployment: single_container runs one pod with every component; "
+          "remove hybrid_instances_num or change deploy_mode");
   // Mixing is ambiguous (which count does scale change?), so the p/d counts may only say 0.
   for (const char* key : {"p_instances_num", "d_instances_num"}) {
     const json::value* v = deploy->if_contains(key);
     if (v && !(v->is_int64() && v->get_int64() == 0))
       r.add(child_path(path, key), std::string("must be absent or 0 with hybrid_instances_num (PD-hybrid runs prefill "
-                                          "and decode in one union role); got ") + r.describe(*v));
+                                               "and decode in one union role); got ") +
+                                       r.describe(*v));
   }
   // Settings of the empty prefill/decode roles would be ignored at best; say so instead.
   for (const char* key : {"single_p_instance_pod_num", "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
     if (deploy->contains(key))
-      r.add(child_path(path, key), "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
-                              "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
+      r.add(child_path(path, key),
+            "is a prefill/decode setting, unused with hybrid_instances_num (PD-hybrid): remove it "
+            "(the union role uses single_hybrid_instance_pod_num and hybrid_pod_npu_num)");
   cfg.p_instances = cfg.d_instances = 0;
   // The empty prefill/decode roles' templates take the union's NPUs (their own settings are refused above).
   cfg.p_npus_per_pod = cfg.d_npus_per_pod = cfg.hybrid_npus_per_pod;
@@ -258,10 +261,8 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   read_identity(r, deploy, path, cfg);
   const bool hybrid = deploy && deploy->contains("hybrid_instances_num");
   const int max_npus = cfg.hardware ? cfg.hardware->max_npus_per_pod : 16;
-  if (hybrid)
-    read_hybrid_counts(r, deploy, path, max_npus, cfg);
-  else
-    read_pd_counts(r, deploy, path, max_npus, cfg);
+  if (hybrid) read_hybrid_counts(r, deploy, path, max_npus, cfg);
+  else read_pd_counts(r, deploy, path, max_npus, cfg);
 
   if (auto p = r.abs_path(deploy, path, "weight_mount_path", false)) cfg.weight_mount_path = *p;
   // The coordinator's external NodePort (1025). Absent: infer_service_set takes PyMotor's 31015 (infer-operator
@@ -279,8 +280,8 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
 // "served-model-name" for sglang, "served_model_name" otherwise (a string, or a list whose first entry is the name
 // the engine answers to); else model_config.model_name; else "Unknown".
 // `engine` is the section's engine_config (null when absent).
-std::string read_model_name(Reader& r, const json::object* section, const json::object* engine,
-                            const std::string& path, const std::string& engine_type) {
+std::string read_model_name(Reader& r, const json::object* section, const json::object* engine, const std::string& path,
+                            const std::string& engine_type) {
   const std::string key = engine_type == "sglang" ? "served-model-name" : "served_model_name";
   if (const json::value* v = engine ? engine->if_contains(key) : nullptr) {
     const std::string vpath = child_path(child_path(path, "engine_config"), key);
@@ -291,8 +292,7 @@ std::string read_model_name(Reader& r, const json::object* section, const json::
     if (v->is_array() && name && !name->is_string())
       r.add(vpath + "[0]", "must be a string (the model name), got " + r.describe(*name));
     else if (!v->is_array() && !v->is_string())
-      r.add(vpath, "must be a model name (a string, or a list whose first entry is the name); got " +
-                       r.describe(*v));
+      r.add(vpath, "must be a model name (a string, or a list whose first entry is the name); got " + r.describe(*v));
   }
   const json::object* model = r.object(section, path, "model_config", false);
   if (auto name = r.string(model, child_path(path, "model_config"), "model_name", false); name && !name->empty())
@@ -314,8 +314,8 @@ void read_engine_type(Reader& r, const json::object* engine_section, const std::
       r.add(child_path(engine_path, "engine_type"), "must be one of vllm, mindie-llm, sglang; got \"" + *t + "\"");
     }
   }
-  for (auto [section, name] : {std::pair{decode, "motor_engine_decode_config"},
-                               std::pair{uni, "motor_engine_union_config"}}) {
+  for (auto [section, name] :
+       {std::pair{decode, "motor_engine_decode_config"}, std::pair{uni, "motor_engine_union_config"}}) {
     if (section == engine_section) continue;
     const std::string path = name;
     if (auto t = r.string(section, path, "engine_type", false)) {
@@ -347,8 +347,7 @@ void read_bootstrap_port(Reader& r, const json::object* prefill_engine, UserConf
       cfg.disaggregation_bootstrap_port = std::to_string(v->get_int64());
     else if (v->is_string() && port_text(v->get_string()))
       cfg.disaggregation_bootstrap_port = std::string(v->get_string());
-    else
-      r.add(path, "must be a port 1..65535, got " + r.describe(*v));
+    else r.add(path, "must be a port 1..65535, got " + r.describe(*v));
   }
 }
 
@@ -366,28 +365,31 @@ std::string read_engine_sections(Reader& r, const json::object& doc, UserConfig&
   const json::object* decode = r.object(&doc, "", "motor_engine_decode_config", pd_required);
   const bool prefill_is_engine = prefill && !prefill->empty();
   const json::object* engine_section = prefill_is_engine ? prefill : uni;
-  const std::string engine_path = prefill_is_engine || !uni ? "motor_engine_prefill_config" : "motor_engine_union_config";
+  const std::string engine_path = prefill_is_engine || !uni ? "motor_engine_prefill_config"
+                                                            : "motor_engine_union_config";
 
   read_engine_type(r, engine_section, engine_path, decode, uni, cfg);
 
   const json::object* prefill_engine = nullptr;
-  for (auto [section, name] : {std::pair{prefill, "motor_engine_prefill_config"},
-                               std::pair{decode, "motor_engine_decode_config"},
-                               std::pair{uni, "motor_engine_union_config"}}) {
+  for (auto [section, name] :
+       {std::pair{prefill, "motor_engine_prefill_config"}, std::pair{decode, "motor_engine_decode_config"},
+        std::pair{uni, "motor_engine_union_config"}}) {
     const std::string path = name;
     const json::object* engine = r.object(section, path, "engine_config", false);
     const std::string model_name = read_model_name(r, section, engine, path, cfg.engine_type);
     if (section && section == engine_section) cfg.model_name = model_name;
     if (section == prefill) prefill_engine = engine;
     const json::object* kv = r.object(engine, child_path(path, "engine_config"), "kv_transfer_config", false);
-    auto connector = r.string(kv, child_path(child_path(path, "engine_config"), "kv_transfer_config"), "kv_connector", false);
+    auto connector = r.string(kv, child_path(child_path(path, "engine_config"), "kv_transfer_config"), "kv_connector",
+                              false);
     // deploy.py turns the KV pool on from the engine section's connector only.
     if (section && section == engine_section && connector && *connector == "MultiConnector") cfg.kv_pool = true;
     r.object(section, path, "motor_nodemanger_config", false);
     // A pool section nested here is never read (unknown keys are kept): say where it belongs.
     if (section && section->contains("kv_cache_pool_config"))
-      cfg.notices.push_back(path + ".kv_cache_pool_config is not read: the KV pool's settings are the top-level "
-                                   "section kv_cache_pool_config");
+      cfg.notices.push_back(path +
+                            ".kv_cache_pool_config is not read: the KV pool's settings are the top-level "
+                            "section kv_cache_pool_config");
   }
 
   read_bootstrap_port(r, prefill_engine, cfg);
@@ -411,29 +413,31 @@ void read_kv_pool(Reader& r, const json::object& doc, UserConfig& cfg, const std
   const std::string path = "kv_cache_pool_config";
   const std::string connector_path = engine_path + ".engine_config.kv_transfer_config.kv_connector";
   const json::object* pool = r.object(&doc, "", path, false);
-  const bool own_keys =
-      pool && std::any_of(kKvPoolOwnKeys.begin(), kKvPoolOwnKeys.end(), [&](auto k) { return pool->contains(k); });
+  const bool own_keys = pool && std::any_of(kKvPoolOwnKeys.begin(), kKvPoolOwnKeys.end(),
+                                            [&](auto k) { return pool->contains(k); });
   if (!cfg.kv_pool && own_keys) cfg.kv_pool = true;
   if (!cfg.kv_pool) {
     // Mooncake client settings (GLM-5's metadata_server, protocol, ...) are the engine's, not a pool's.
     if (pool && !pool->empty())
-      cfg.notices.push_back(path + " holds none of the KV pool's keys (port, eviction_high_watermark_ratio, "
-                            "eviction_ratio, default_kv_lease_ttl), so no KV pool is deployed; " + connector_path +
-                            " \"MultiConnector\" or one of those keys turns it on");
+      cfg.notices.push_back(path +
+                            " holds none of the KV pool's keys (port, eviction_high_watermark_ratio, "
+                            "eviction_ratio, default_kv_lease_ttl), so no KV pool is deployed; " +
+                            connector_path + " \"MultiConnector\" or one of those keys turns it on");
     return;
   }
   if (!doc.contains(path)) {
-    r.add(path, "is required (an object with eviction_high_watermark_ratio and eviction_ratio; port, "
-                "default_kv_lease_ttl optional) because " + connector_path + " is \"MultiConnector\" (KV pool on)");
+    r.add(path,
+          "is required (an object with eviction_high_watermark_ratio and eviction_ratio; port, "
+          "default_kv_lease_ttl optional) because " +
+              connector_path + " is \"MultiConnector\" (KV pool on)");
     return;
   }
   if (!pool) return;  // not an object: r.object reported it
   if (auto port = r.integer(pool, path, "port", 1, 65535, false)) {
     if (*port == kKvPoolMetricsPort)
-      r.add(child_path(path, "port"), "must not be " + std::to_string(kKvPoolMetricsPort) +
-                                          ", the metrics port of service kvp-master");
-    else
-      cfg.kv_pool_port = static_cast<int>(*port);
+      r.add(child_path(path, "port"),
+            "must not be " + std::to_string(kKvPoolMetricsPort) + ", the metrics port of service kvp-master");
+    else cfg.kv_pool_port = static_cast<int>(*port);
   }
   // Required once the pool is on (PyMotor's update_kv_pool_enabled_flag names both); the env takes their text.
   for (auto [key, out] : {std::pair{"eviction_high_watermark_ratio", &cfg.kv_pool_high_watermark_ratio},
@@ -453,7 +457,6 @@ void read_optional_components(Reader& r, const json::object& doc, UserConfig& cf
     cfg.kv_conductor_port = static_cast<int>(*port);
     cfg.kv_conductor = *port != 0;
   }
-
 }
 
 // The settings update-config may change while pods run (they re-read user_config.json every 10 s), so a wrong
@@ -472,8 +475,7 @@ void read_runtime_settings(Reader& r, const json::object& doc) {
     if (auto level = r.string(logging, lpath, "log_level", false)) {
       std::string upper = *level;
       std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-      static const std::array<std::string_view, 6> kLevels = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR",
-                                                              "CRITICAL"};
+      static const std::array<std::string_view, 6> kLevels = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"};
       if (std::find(kLevels.begin(), kLevels.end(), upper) == kLevels.end())
         r.add(child_path(lpath, "log_level"),
               "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL; got " + r.describe(json::string(*level)));
@@ -482,8 +484,7 @@ void read_runtime_settings(Reader& r, const json::object& doc) {
   constexpr double kMaxSeconds = 7 * 24 * 3600.0;  // a week: longer timeouts are typos
   const json::object* controller = peek(&doc, "motor_controller_config");
   log_level(controller, "motor_controller_config");
-  const json::object* observability =
-      r.object(controller, "motor_controller_config", "observability_config", false);
+  const json::object* observability = r.object(controller, "motor_controller_config", "observability_config", false);
   r.boolean(observability, "motor_controller_config.observability_config", "observability_enable");
   r.number(observability, "motor_controller_config.observability_config", "metrics_ttl", 1, kMaxSeconds, false);
 
@@ -496,8 +497,8 @@ void read_runtime_settings(Reader& r, const json::object& doc) {
     r.number(exception, epath, key, 0, kMaxSeconds, false);
   const std::string tpath = "motor_coordinator_config.timeout_config";
   const json::object* timeouts = r.object(coordinator, "motor_coordinator_config", "timeout_config", false);
-  for (const char* key : {"request_timeout", "connection_timeout", "read_timeout", "write_timeout",
-                          "keep_alive_timeout"})
+  for (const char* key :
+       {"request_timeout", "connection_timeout", "read_timeout", "write_timeout", "keep_alive_timeout"})
     r.number(timeouts, tpath, key, 0, kMaxSeconds, false);
 
   log_level(peek(&doc, "motor_nodemanger_config"), "motor_nodemanger_config");
@@ -532,8 +533,9 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   read_encode(r, deploy, cfg);
   // Upstream logs the same: encode pods select the hardware profile's labels only (pymotor-deployer-2026-06.md U5).
   if (cfg.encode && cfg.pd_heterogeneous && cfg.deploy_mode == DeployMode::MultiDeployment)
-    cfg.notices.push_back("motor_deploy_config.enable_pd_heterogeneous does not reach the encode instances: they "
-                          "select only the hardware profile's node labels");
+    cfg.notices.push_back(
+        "motor_deploy_config.enable_pd_heterogeneous does not reach the encode instances: they "
+        "select only the hardware profile's node labels");
 
   const json::object* controller = r.object(&cfg.doc, "", "motor_controller_config", true);
   const json::object* coordinator = r.object(&cfg.doc, "", "motor_coordinator_config", true);
@@ -552,9 +554,10 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
     const json::object* scheduler = r.object(coordinator, "motor_coordinator_config", "scheduler_config", false);
     const json::value* mode = scheduler ? scheduler->if_contains("deploy_mode") : nullptr;
     if (coordinator && !(mode && mode->is_string() && mode->get_string() == "single_node"))
-      r.add(spath + ".deploy_mode", "must be \"single_node\" with motor_deploy_config.hybrid_instances_num (the "
-                                    "coordinator dispatches to union instances only in that mode); " +
-                                        (mode ? "got " + r.describe(*mode) : std::string("it is absent")));
+      r.add(spath + ".deploy_mode",
+            "must be \"single_node\" with motor_deploy_config.hybrid_instances_num (the "
+            "coordinator dispatches to union instances only in that mode); " +
+                (mode ? "got " + r.describe(*mode) : std::string("it is absent")));
     if (deploy->contains("engine_topology"))
       r.add("motor_deploy_config.engine_topology",
             "describes a prefill/decode layout: remove it with hybrid_instances_num (PD-hybrid runs union instances)");

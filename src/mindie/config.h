@@ -44,8 +44,8 @@ struct UserConfig {
   DeployMode deploy_mode = DeployMode::InferServiceSet;
   std::string image_name;
   const hardware::HardwareProfile* hardware = nullptr;  ///< motor_deploy_config.hardware_type (required)
-  int p_instances = 1;         ///< p_instances_num, 1..16; 0 with PD-hybrid
-  int d_instances = 1;         ///< d_instances_num, 1..16; 0 with PD-hybrid
+  int p_instances = 1;                                  ///< p_instances_num, 1..16; 0 with PD-hybrid
+  int d_instances = 1;                                  ///< d_instances_num, 1..16; 0 with PD-hybrid
   /// PD-hybrid (the design's "union" role: prefill and decode in one engine instance):
   /// motor_deploy_config.hybrid_instances_num, 1..16; 0 = prefill/decode disaggregated. With it set,
   /// p/d_instances_num must be absent or 0, and only deploy_mode infer_service_set is accepted.
@@ -54,10 +54,10 @@ struct UserConfig {
   int hybrid_npus_per_pod = 0;       ///< hybrid_pod_npu_num, 1..hardware->max_npus_per_pod
   /// True when the deployment runs one union role instead of prefill and decode instances.
   bool hybrid() const { return hybrid_instances > 0; }
-  int p_pods_per_instance = 1; ///< single_p_instance_pod_num
-  int d_pods_per_instance = 1; ///< single_d_instance_pod_num
-  int p_npus_per_pod = 0;      ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
-  int d_npus_per_pod = 0;      ///< d_pod_npu_num
+  int p_pods_per_instance = 1;  ///< single_p_instance_pod_num
+  int d_pods_per_instance = 1;  ///< single_d_instance_pod_num
+  int p_npus_per_pod = 0;       ///< p_pod_npu_num, 1..hardware->max_npus_per_pod
+  int d_npus_per_pod = 0;       ///< d_pod_npu_num
   /// Encode instances (PyMotor 7d15c04 U5, EPD: multi_deployment only): motor_deploy_config.e_instances_num, 0..16
   /// (0 when absent); with the key present, single_e_instance_pod_num (1..64, default 1; the pods of each encode
   /// instance, not upstream's X5) and e_pod_npu_num (required, 1..hardware->max_npus_per_pod).
@@ -92,7 +92,7 @@ struct UserConfig {
   /// The engine section's engine_type: vllm, mindie-llm (default), sglang. The engine section (PyMotor 7d15c04) is
   /// motor_engine_prefill_config when present and non-empty, else motor_engine_union_config.
   std::string engine_type;
-  std::string engine_base;     ///< vllm, mindie-server, sglang
+  std::string engine_base;  ///< vllm, mindie-server, sglang
   /// MODEL_NAME: the engine section's engine_config.served_model_name (served-model-name for sglang), else its
   /// model_config.model_name, else "Unknown" (PyMotor 7d15c04, resolve_model_name).
   std::string model_name;
@@ -104,14 +104,14 @@ struct UserConfig {
   /// kv_cache_pool_config, which refuses its own Mooncake-client examples (its X1); such a section leaves the pool
   /// off here, with a notice.
   bool kv_pool = false;
-  int kv_pool_port = 50088;    ///< kv_cache_pool_config.port, 1..65535 but 9003 (kvp-master's metrics port)
+  int kv_pool_port = 50088;  ///< kv_cache_pool_config.port, 1..65535 but 9003 (kvp-master's metrics port)
   /// kv_cache_pool_config.eviction_high_watermark_ratio / eviction_ratio as Python writes the numbers (env
   /// KV_POOL_EVICTION_HIGH_WATERMARK_RATIO / KV_POOL_EVICTION_RATIO of the kv-pool container); empty when off.
   std::string kv_pool_high_watermark_ratio, kv_pool_eviction_ratio;
   /// kv_cache_pool_config.default_kv_lease_ttl in milliseconds, 1..604800000 (a week), default 11000 (PyMotor
   /// 7d15c04): env DEFAULT_KV_LEASE_TTL, mooncake_master's --default_kv_lease_ttl.
   std::int64_t kv_lease_ttl_ms = 11000;
-  bool kv_conductor = false;   ///< kv_conductor_config.http_server_port != 0
+  bool kv_conductor = false;  ///< kv_conductor_config.http_server_port != 0
   int kv_conductor_port = 0;
   /// sglang engines exchange KV blocks through an mf-store (PyMotor's deployer adds one with engine_type sglang).
   bool mf_store = false;

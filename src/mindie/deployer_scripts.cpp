@@ -6,13 +6,19 @@ namespace mindie::deployer_scripts {
 
 const std::vector<Script>& scripts() {
   static const std::vector<Script> all = {
-      {"boot.sh", Folder::Startup},          {"common.sh", Folder::Startup},
-      {"hccl_tools.py", Folder::Startup},    {"mooncake_config.py", Folder::Startup},
-      {"controller.sh", Folder::Roles},      {"coordinator.sh", Folder::Roles},
-      {"engine.sh", Folder::Roles},          {"kv_pool.sh", Folder::Roles},
-      {"kv_conductor.sh", Folder::Roles},    {"mf_store.sh", Folder::Roles},
+      {"boot.sh", Folder::Startup},
+      {"common.sh", Folder::Startup},
+      {"hccl_tools.py", Folder::Startup},
+      {"mooncake_config.py", Folder::Startup},
+      {"controller.sh", Folder::Roles},
+      {"coordinator.sh", Folder::Roles},
+      {"engine.sh", Folder::Roles},
+      {"kv_pool.sh", Folder::Roles},
+      {"kv_conductor.sh", Folder::Roles},
+      {"mf_store.sh", Folder::Roles},
       {"all_combine_in_single_container.sh", Folder::Roles},
-      {"probe.sh", Folder::Probe},           {"probe.py", Folder::Probe},
+      {"probe.sh", Folder::Probe},
+      {"probe.py", Folder::Probe},
   };
   return all;
 }
@@ -60,7 +66,8 @@ bool contains_key(const boost::json::value& v, std::string_view key) {
 
 }  // namespace
 
-std::vector<std::string> script_warnings(const config::UserConfig& cfg, const std::map<std::string, std::string>& scripts) {
+std::vector<std::string> script_warnings(const config::UserConfig& cfg,
+                                         const std::map<std::string, std::string>& scripts) {
   std::vector<std::string> out;
   std::vector<const char*> roles;
   if (cfg.hybrid()) roles.push_back("union");
@@ -77,9 +84,10 @@ std::vector<std::string> script_warnings(const config::UserConfig& cfg, const st
   const boost::json::value* conductor = cfg.doc.if_contains("kv_conductor_config");
   if (cfg.kv_conductor && conductor && contains_key(*conductor, "kvevent_instance") && mooncake != scripts.end() &&
       mooncake->second.find("lib.utils") != std::string::npos)
-    out.push_back("mooncake_config.py imports lib.utils, which motor-config does not hold and the kv-conductor pod "
-                  "does not mount: with kvevent_instance in kv_conductor_config the kv-conductor fails to start "
-                  "(ModuleNotFoundError; PyMotor 7d15c04 defect X6)");
+    out.push_back(
+        "mooncake_config.py imports lib.utils, which motor-config does not hold and the kv-conductor pod "
+        "does not mount: with kvevent_instance in kv_conductor_config the kv-conductor fails to start "
+        "(ModuleNotFoundError; PyMotor 7d15c04 defect X6)");
   return out;
 }
 

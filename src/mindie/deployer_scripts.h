@@ -45,6 +45,7 @@ std::vector<std::string> needed(const config::UserConfig& cfg);
 /// upstream defect X6: a mooncake_config.py that imports lib.utils (absent from the ConfigMap) while
 /// kv_conductor_config holds kvevent_instance (at any depth), which makes the kv-conductor fail to start. A script
 /// that is not there gives no warning (missing scripts are deploy's error). One line per finding.
-std::vector<std::string> script_warnings(const config::UserConfig& cfg, const std::map<std::string, std::string>& scripts);
+std::vector<std::string> script_warnings(const config::UserConfig& cfg,
+                                         const std::map<std::string, std::string>& scripts);
 
 }  // namespace mindie::deployer_scripts

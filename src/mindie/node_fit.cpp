@@ -36,7 +36,7 @@ long long quantity_count(const json::value& v) {
 
 // The NPU request of a pod template: (resource, count), or nothing for a pod without NPUs.
 std::optional<std::pair<std::string, long long>> npu_request(const json::object& pod_template,
-                                                            const std::vector<std::string>& npu_resources) {
+                                                             const std::vector<std::string>& npu_resources) {
   const json::object* spec = object_at(pod_template, "spec");
   const json::value* containers = spec ? spec->if_contains("containers") : nullptr;
   if (!containers || !containers->is_array() || containers->get_array().empty() ||
@@ -83,11 +83,13 @@ std::string Shortfall::message() const {
   std::string msg = "role " + d.role + ": " + plural(d.pods, "pod") + " x " + std::to_string(d.npus) + " " +
                     d.resource + " on nodes labelled " + selector_text(d) + ": ";
   if (matching_nodes == 0)
-    return msg + "no schedulable node has these labels (label the nodes, or check motor_deploy_config.hardware_type "
-                 "and the nodeSelector overrides)";
+    return msg +
+           "no schedulable node has these labels (label the nodes, or check motor_deploy_config.hardware_type "
+           "and the nodeSelector overrides)";
   const int left = d.pods - placed;
-  return msg + (matching_nodes == 1 ? "the 1 matching node (" : "the " + std::to_string(matching_nodes) +
-                                                                    " matching nodes (") +
+  return msg +
+         (matching_nodes == 1 ? "the 1 matching node ("
+                              : "the " + std::to_string(matching_nodes) + " matching nodes (") +
          std::to_string(matching_npus) + " allocatable) take" + (matching_nodes == 1 ? "s " : " ") +
          std::to_string(placed) + " of them alongside the other roles; " + plural(left, "pod") + " (" +
          std::to_string(left * d.npus) + " NPUs) do" + (left == 1 ? "es" : "") + " not fit";
@@ -133,7 +135,8 @@ std::vector<PodDemand> npu_demands(const std::vector<json::object>& objects,
       const json::object* md = object_at(obj, "metadata");
       const json::object* labels = md ? object_at(*md, "labels") : nullptr;
       std::string role;
-      if (const json::value* c = labels ? labels->if_contains("app.kubernetes.io/component") : nullptr; c && c->is_string())
+      if (const json::value* c = labels ? labels->if_contains("app.kubernetes.io/component") : nullptr;
+          c && c->is_string())
         role = c->get_string();
       else if (const json::value* n = md ? md->if_contains("name") : nullptr; n && n->is_string())
         role = n->get_string();

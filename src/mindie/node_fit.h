@@ -32,9 +32,9 @@ struct NodeSupply {
 /// One role whose pods do not all fit.
 struct Shortfall {
   PodDemand demand;
-  int placed = 0;                 ///< pods of the role that found room
-  int matching_nodes = 0;         ///< schedulable nodes whose labels match the selector
-  long long matching_npus = 0;    ///< their allocatable `resource`, in all
+  int placed = 0;               ///< pods of the role that found room
+  int matching_nodes = 0;       ///< schedulable nodes whose labels match the selector
+  long long matching_npus = 0;  ///< their allocatable `resource`, in all
   /// The message naming the role, the labels and what is short, e.g. "role prefill: 4 pods x 8 huawei.com/Ascend910
   /// on nodes labelled accelerator=huawei-Ascend910,accelerator-type=module-910b-8: the 1 matching node (8
   /// allocatable) takes 1 of them alongside the other roles; 3 pods (24 NPUs) do not fit".

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "util/json_path.h"
 #include "mindcluster/labels.h"
+#include "util/json_path.h"
 #include "util/strings.h"
 
 namespace mindie::operator_rules {
@@ -39,7 +39,8 @@ std::string template_schedule_policy(const json::value& role) {
 std::vector<std::string> gang_roles(const json::object& iss) {
   std::vector<std::string> out;
   for (const auto& r : roles_of(iss))
-    if (str(find(&r, {"metadata", "labels", render::kGangScheduleLabel})) == "true") out.push_back(str(find(&r, {"name"})));
+    if (str(find(&r, {"metadata", "labels", render::kGangScheduleLabel})) == "true")
+      out.push_back(str(find(&r, {"name"})));
   return out;
 }
 
@@ -109,12 +110,13 @@ std::string workload_ref(const json::value& workload) {
 }
 
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const json::object& iss,
-                                                                            const json::array& workloads) {
+                                                                             const json::array& workloads) {
   std::map<std::string, std::vector<std::string>> out;
   const std::string service = iss_name(iss) + "-0";
   for (const auto& role : roles_of(iss)) {
     const std::string name = str(find(&role, {"name"}));
-    const std::string hash = str(find(&role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
+    const std::string hash =
+        str(find(&role, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
     const std::int64_t kept = util::num(find(&role, {"replicas"}));
     for (const auto& w : workloads) {
       const auto* labels = find(&w, {"metadata", "labels"});
@@ -189,9 +191,10 @@ std::string recreate_advice(const std::string& ns, const std::string& role, bool
 }
 
 std::string gang_ways_out(const std::string& ns, const std::string& role, std::int64_t lowest) {
-  const std::string restart = "restart infer-operator, the only thing that clears its fault records (kubectl rollout "
-                              "restart deployment/" + std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
-                              ")";
+  const std::string restart =
+      "restart infer-operator, the only thing that clears its fault records (kubectl rollout "
+      "restart deployment/" +
+      std::string(kOperatorDeployment) + " -n " + kOperatorNamespace + ")";
   std::string out;
   if (lowest > 0)
     out = "scale role " + role + " below instance " + std::to_string(lowest) + " (kubectl mindie scale -n " + ns + " " +
@@ -204,18 +207,20 @@ std::string scale_flag(const std::string& role) { return role == "union" ? "--hy
 
 std::string gang_scale_out_refusal(const GangScaleOut& s) {
   if (s.to <= s.from) return "";
-  const std::string head = "scaling role " + s.role + " out to " + std::to_string(s.to) + " instances would start "
+  const std::string head = "scaling role " + s.role + " out to " + std::to_string(s.to) +
+                           " instances would start "
                            "infer-operator's rebuild loop: ";
-  const std::string why = "infer-operator records a fault for the workload of every deleted pod of a gang-scheduled "
-                          "instance and keeps it in memory until it restarts, and a new instance of that name would "
-                          "be deleted and made again each time the pods of the one before it are gone, without end "
-                          "(its rescheduler: Ascend/mind-cluster component/infer-operator/pkg/controller/"
-                          "rescheduling/rescheduling.go)";
+  const std::string why =
+      "infer-operator records a fault for the workload of every deleted pod of a gang-scheduled "
+      "instance and keeps it in memory until it restarts, and a new instance of that name would "
+      "be deleted and made again each time the pods of the one before it are gone, without end "
+      "(its rescheduler: Ascend/mind-cluster component/infer-operator/pkg/controller/"
+      "rescheduling/rescheduling.go)";
   const std::string restart = "restart infer-operator (kubectl rollout restart deployment/" +
                               std::string(kOperatorDeployment) + " -n " + kOperatorNamespace +
                               " where its published manifest installs it; else find it with kubectl get deployments "
-                              "-A -l app=infer-controller-manager), then: kubectl mindie scale -n " + s.ns + " " +
-                              scale_flag(s.role) + " " + std::to_string(s.to) + " --operator-restarted";
+                              "-A -l app=infer-controller-manager), then: kubectl mindie scale -n " +
+                              s.ns + " " + scale_flag(s.role) + " " + std::to_string(s.to) + " --operator-restarted";
   std::vector<std::string> going;
   // Any removed instance's pod still going records a fault when it is gone, after a restart too.
   for (const auto& [pod, k] : s.leftover_pods)
@@ -224,8 +229,8 @@ std::string gang_scale_out_refusal(const GangScaleOut& s) {
     std::string names = util::join(std::span(going).first(std::min<std::size_t>(going.size(), 4)), ", ");
     if (going.size() > 4) names += ", ...";
     return head + std::to_string(going.size()) + " pod(s) of removed instances are still going (" + names + "); " +
-           why + ". Wait until they are gone (kubectl get pods -n " + s.ns + " -l infer.huawei.com/instanceset-name=" +
-           s.role + "), " + restart + "; nothing was changed";
+           why + ". Wait until they are gone (kubectl get pods -n " + s.ns +
+           " -l infer.huawei.com/instanceset-name=" + s.role + "), " + restart + "; nothing was changed";
   }
   if (s.operator_restarted) return "";
   std::string removed;
@@ -237,6 +242,5 @@ std::string gang_scale_out_refusal(const GangScaleOut& s) {
   return head + "kubectl-mindie removed the instance(s) " + removed + " by an earlier scale, and " + why + ". " +
          "Since all their pods are gone, " + restart + "; nothing was changed";
 }
-
 
 }  // namespace mindie::operator_rules

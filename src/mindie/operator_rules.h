@@ -70,7 +70,7 @@ std::string workload_ref(const boost::json::value& workload);
 /// updates an existing workload (rules D3, B1), as workload_ref names them. Only instances the role
 /// keeps (index below its replicas) count; roles with none are left out.
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const boost::json::object& iss,
-                                                                            const boost::json::array& workloads);
+                                                                             const boost::json::array& workloads);
 
 /// The Volcano PodGroups infer-operator makes for the instances of `role` in InferService `service` of set `iss` are
 /// named "<this prefix><index>", i.e. "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). They are left
@@ -120,9 +120,9 @@ std::string scale_flag(const std::string& role);
 struct GangScaleOut {
   std::string ns;
   std::string role;
-  std::string workload_prefix;  ///< "<iss>-0-<role>-": the instance workloads' names without the index
-  int from = 0;                 ///< live instances
-  int to = 0;                   ///< instances wanted
+  std::string workload_prefix;         ///< "<iss>-0-<role>-": the instance workloads' names without the index
+  int from = 0;                        ///< live instances
+  int to = 0;                          ///< instances wanted
   std::map<int, std::string> removed;  ///< removed_gang_instances of the role's InstanceSet
   /// Pods of the role's instances at or above `from` (the pods of removed instances, still going): name -> index.
   std::map<std::string, int> leftover_pods;

@@ -12,10 +12,10 @@
 #include "kube/names.h"
 #include "mindie/render.h"
 #include "util/json_path.h"
+#include "util/strings.h"
 #include "util/yaml_json.h"
 #include "validation/json_document.h"
 #include "validation/reader.h"
-#include "util/strings.h"
 
 namespace mindie::overrides {
 namespace json = boost::json;
@@ -26,8 +26,8 @@ using validation::Reader;
 namespace {
 
 // Fields of a role's overrides, in the order the reference lists them.
-constexpr std::array<std::string_view, 10> kRoleFields = {"resources",    "labels",  "annotations",
-                                                          "nodeSelector", "tolerations", "volumes",
+constexpr std::array<std::string_view, 10> kRoleFields = {"resources",    "labels",          "annotations",
+                                                          "nodeSelector", "tolerations",     "volumes",
                                                           "volumeMounts", "faultScheduling", "faultRetryTimes",
                                                           "gangSchedule"};
 
@@ -79,7 +79,8 @@ void read_resources(Reader& r, const json::value& v, const std::string& path, Ro
     const json::value* limit = out.limits.if_contains(kv.key());
     if (limit && *kube::parse_quantity(kv.value().get_string()) > *kube::parse_quantity(limit->get_string()))
       r.add(child_path(child_path(path, "requests"), kv.key()), "request " + std::string(kv.value().get_string()) +
-                                                     " exceeds the limit " + std::string(limit->get_string()));
+                                                                    " exceeds the limit " +
+                                                                    std::string(limit->get_string()));
   }
 }
 
@@ -103,22 +104,26 @@ void read_tolerations(Reader& r, const json::value& v, const std::string& path, 
       return s.value_or("");
     };
     const std::string key = str("key"), op = str("operator"), value = str("value"), effect = str("effect");
-    if (!key.empty() && !kube::is_qualified_name(key)) r.add(child_path(p, "key"), "is not a valid taint key"), ok = false;
+    if (!key.empty() && !kube::is_qualified_name(key))
+      r.add(child_path(p, "key"), "is not a valid taint key"), ok = false;
     if (!op.empty() && op != "Exists" && op != "Equal")
       r.add(child_path(p, "operator"), "must be Exists or Equal, got \"" + op + "\""), ok = false;
     const bool exists = op == "Exists";
     if (key.empty() && !exists)
       r.add(child_path(p, "operator"), "must be Exists when key is empty (a toleration of every taint)"), ok = false;
     if (exists && !value.empty()) r.add(child_path(p, "value"), "must be empty when operator is Exists"), ok = false;
-    if (!exists && !kube::is_label_value(value)) r.add(child_path(p, "value"), "is not a valid taint value"), ok = false;
+    if (!exists && !kube::is_label_value(value))
+      r.add(child_path(p, "value"), "is not a valid taint value"), ok = false;
     if (!effect.empty() && effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
-      r.add(child_path(p, "effect"), "must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + effect + "\""), ok = false;
+      r.add(child_path(p, "effect"), "must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + effect + "\""),
+          ok = false;
     std::optional<std::int64_t> seconds;
     if (const json::value* s = t->if_contains("tolerationSeconds")) {
       seconds = r.integer(*s, child_path(p, "tolerationSeconds"), 0, 31536000);
       ok = ok && seconds.has_value();
       if (seconds && effect != "NoExecute")
-        r.add(child_path(p, "tolerationSeconds"), "needs effect NoExecute (Kubernetes ignores it otherwise)"), ok = false;
+        r.add(child_path(p, "tolerationSeconds"), "needs effect NoExecute (Kubernetes ignores it otherwise)"),
+            ok = false;
     }
     if (!ok) continue;
     if (!key.empty()) norm["key"] = key;
@@ -166,8 +171,8 @@ void read_projection(Reader& r, const json::object& src, const std::string& p, j
 }
 
 // Volume sources accepted in overrides (the ones node-local LLM deployments use); each with Kubernetes' fields.
-constexpr std::array<std::string_view, 6> kVolumeSources = {"hostPath", "emptyDir", "configMap", "secret",
-                                                            "persistentVolumeClaim", "nfs"};
+constexpr std::array<std::string_view, 6> kVolumeSources = {
+    "hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "nfs"};
 
 // The source `kind` (one of kVolumeSources) of a volume, `src` at path `sp`, with Kubernetes' fields checked.
 json::object read_volume_source(Reader& r, std::string_view kind, const json::object& src, const std::string& sp) {
@@ -194,8 +199,9 @@ json::object read_volume_source(Reader& r, std::string_view kind, const json::ob
         static constexpr std::array<std::string_view, 8> kTypes = {
             "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"};
         if (std::find(kTypes.begin(), kTypes.end(), *type) == kTypes.end())
-          r.add(child_path(sp, "type"), "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
-                              "CharDevice, BlockDevice (or empty)");
+          r.add(child_path(sp, "type"),
+                "must be one of DirectoryOrCreate, Directory, FileOrCreate, File, Socket, "
+                "CharDevice, BlockDevice (or empty)");
         s["type"] = *type;
       }
   } else if (kind == "emptyDir") {
@@ -252,8 +258,7 @@ void read_volumes(Reader& r, const json::value& v, const std::string& path, json
     if (auto n = name ? r.string(*name, child_path(p, "name")) : std::nullopt) {
       if (!kube::is_dns1123_label(*n))
         r.add(child_path(p, "name"), "\"" + *n + "\" is not a DNS-1123 label (lower-case letters, digits, '-')");
-      else if (!names.insert(*n).second)
-        r.add(child_path(p, "name"), "duplicate volume name \"" + *n + "\"");
+      else if (!names.insert(*n).second) r.add(child_path(p, "name"), "duplicate volume name \"" + *n + "\"");
       norm["name"] = *n;
     }
     std::vector<std::string_view> sources;
@@ -292,8 +297,7 @@ void read_volume_mounts(Reader& r, const json::value& v, const std::string& path
         // ':' separates host and container paths in the runtime's mount syntax; Kubernetes rejects it too.
         if (!absolute_path(*s) || s->find(':') != std::string::npos)
           r.add(child_path(p, "mountPath"), "must be an absolute path without ':' or '..'");
-        else if (!paths.insert(*s).second)
-          r.add(child_path(p, "mountPath"), "\"" + *s + "\" is mounted twice");
+        else if (!paths.insert(*s).second) r.add(child_path(p, "mountPath"), "\"" + *s + "\" is mounted twice");
       }
       norm[key] = *s;
     }
@@ -364,7 +368,8 @@ void read_role(Reader& r, const json::object& o, const std::string& path, RoleOv
     }
   // MindCluster documents fault-retry-times as 0..100 (pod label table).
   if (const json::value* v = o.if_contains("faultRetryTimes"))
-    if (auto n = r.integer(*v, child_path(path, "faultRetryTimes"), 0, 100)) out.fault_retry_times = static_cast<int>(*n);
+    if (auto n = r.integer(*v, child_path(path, "faultRetryTimes"), 0, 100))
+      out.fault_retry_times = static_cast<int>(*n);
   if (const json::value* v = o.if_contains("gangSchedule"))
     if (auto b = r.boolean(*v, child_path(path, "gangSchedule"))) out.gang_schedule = *b;
 }
@@ -382,7 +387,7 @@ Overrides parse_overrides(std::string raw, std::string_view source) {
   }
   if (docs.size() > 1)
     throw validation::ValidationError(out.source, {{"", "holds " + std::to_string(docs.size()) +
-                                                        " YAML documents; an overrides file is one mapping"}});
+                                                            " YAML documents; an overrides file is one mapping"}});
   Reader r(validation::Notation::Yaml);
   check_octal_modes(raw, r);
   const json::value doc = docs.empty() ? json::value() : docs.front();

@@ -53,10 +53,10 @@ void apply_labels(const RoleOverrides& o, json::object& labels, const Problems& 
       std::string hint = key == "app" ? "it selects the role's pods for the workload and its Services"
                          : key == mindcluster::kFaultSchedulingLabel ? "set faultScheduling instead"
                          : key == mindcluster::kFaultRetryTimesLabel ? "set faultRetryTimes instead"
-                                                        : "it comes from the hardware profile";
+                                                                     : "it comes from the hardware profile";
       p.add(util::child_path(p.base + ".labels", key), "collides with the pod label " + key + "=" +
-                                            std::string(mine->as_string()) + " that kubectl-mindie sets (" + hint +
-                                            ")");
+                                                           std::string(mine->as_string()) +
+                                                           " that kubectl-mindie sets (" + hint + ")");
     } else if (reserved_label(key, who)) {
       p.add(util::child_path(p.base + ".labels", key), "collides with a label that is not ours to set: " + who);
     } else {
@@ -75,8 +75,7 @@ void apply_annotations_and_selector(const RoleOverrides& o, json::object& pod_md
       p.add(util::child_path(p.base + ".annotations", key),
             "collides with the pod annotation " + key + "=" + std::string(mine->as_string()) +
                 " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
-    else
-      annotations[key] = kv.value();
+    else annotations[key] = kv.value();
   }
   if (!o.node_selector.empty()) {
     json::object& selector = pod["nodeSelector"].get_object();
@@ -85,8 +84,7 @@ void apply_annotations_and_selector(const RoleOverrides& o, json::object& pod_md
         p.add(util::child_path(p.base + ".nodeSelector", kv.key()),
               "collides with the nodeSelector " + std::string(kv.key()) + "=" + std::string(mine->as_string()) +
                   " that kubectl-mindie sets from the hardware profile (motor_deploy_config.hardware_type)");
-      else
-        selector[kv.key()] = kv.value();
+      else selector[kv.key()] = kv.value();
     }
   }
 }
@@ -122,8 +120,7 @@ void apply_volumes(const RoleOverrides& o, const std::string& role, json::array&
     if (builtin_volumes.count(name))
       p.add(util::item_path(p.base + ".volumes", i) + ".name",
             "collides with the built-in volume \"" + name + "\" of the " + role + " template");
-    else
-      volumes.push_back(o.volumes[i]);
+    else volumes.push_back(o.volumes[i]);
   }
 }
 
@@ -161,9 +158,8 @@ void apply_resources(const RoleOverrides& o, const RoleFacts& facts, json::objec
     for (const auto& kv : *mine) {
       if (kv.key() == facts.npu_resource) {
         p.add(util::child_path(p.base + ".resources." + key, kv.key()),
-              "the NPU resource is set from " + (facts.npu_path.empty()
-                                                     ? std::string("the config (0 NPUs for this role)")
-                                                     : facts.npu_path) +
+              "the NPU resource is set from " +
+                  (facts.npu_path.empty() ? std::string("the config (0 NPUs for this role)") : facts.npu_path) +
                   " (requests = limits); change it there");
         continue;
       }
@@ -191,9 +187,10 @@ void apply_scheduling(const RoleOverrides& o, const RoleFacts& facts, bool volca
                       json::object& rendered, const Problems& p) {
   const auto volcano_only = [&](const char* field) {
     if (volcano) return true;
-    p.add(p.base + "." + field, "only roles scheduled by Volcano (schedulerName: volcano; the engine roles prefill, "
-                                "decode, union and single-container) use MindCluster fault rescheduling and gang "
-                                "scheduling");
+    p.add(p.base + "." + field,
+          "only roles scheduled by Volcano (schedulerName: volcano; the engine roles prefill, "
+          "decode, union and single-container) use MindCluster fault rescheduling and gang "
+          "scheduling");
     return false;
   };
   if (o.fault_scheduling && volcano_only("faultScheduling"))
@@ -202,9 +199,9 @@ void apply_scheduling(const RoleOverrides& o, const RoleFacts& facts, bool volca
     labels[mindcluster::kFaultRetryTimesLabel] = std::to_string(*o.fault_retry_times);
   if (o.gang_schedule && volcano_only("gangSchedule")) {
     if (*o.gang_schedule && facts.pods < 2) {
-      p.add(p.base + ".gangSchedule",
-            "gang scheduling needs more than one pod per instance (" + facts.pods_path + " is " +
-                std::to_string(facts.pods) + "): with one pod, Volcano holds the instance's PodGroup and no pod starts");
+      p.add(p.base + ".gangSchedule", "gang scheduling needs more than one pod per instance (" + facts.pods_path +
+                                          " is " + std::to_string(facts.pods) +
+                                          "): with one pod, Volcano holds the instance's PodGroup and no pod starts");
     } else {
       sub(sub(rendered, "metadata"), "labels")[render::kGangScheduleLabel] = *o.gang_schedule ? "true" : "false";
     }

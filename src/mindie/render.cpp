@@ -20,8 +20,8 @@
 
 namespace mindie::render {
 namespace json = boost::json;
-using validation::Problem;
 using config::UserConfig;
+using validation::Problem;
 
 namespace detail {
 
@@ -119,13 +119,11 @@ std::string why_not_rendered(std::string_view role) {
 // The pod label that ties a role's pods to its workload selector and its Services.
 std::string app_label(const std::string& iss, const std::string& role) { return iss + "-" + role; }
 
-
 std::string service_set_name(const UserConfig& cfg, const RenderOptions& opts) {
   return opts.service_set_name.empty() ? default_service_set_name(cfg) : opts.service_set_name;
 }
 
-void set_common_metadata(json::object& obj, const std::string& name, const std::string* ns,
-                         const std::string& iss) {
+void set_common_metadata(json::object& obj, const std::string& name, const std::string* ns, const std::string& iss) {
   // name and namespace first, as kubectl shows them; then whatever the template carries.
   json::object md{{"name", name}};
   if (ns) md["namespace"] = *ns;
@@ -262,10 +260,10 @@ std::vector<NodePortClaim> node_port_claims(const UserConfig& cfg, const RenderO
                      cfg.infer_node_port ? cfg.infer_node_port : config::kDefaultInferNodePort, infer_key});
       out.push_back({cfg.job_id, operator_name(kCoordinatorObsService, "coordinator"),
                      cfg.obs_node_port ? cfg.obs_node_port : config::kDefaultObsNodePort, obs_key});
-      out.push_back({cfg.job_id, operator_name(kControllerObsService, "controller"),
-                     cfg.controller_obs_node_port ? cfg.controller_obs_node_port
-                                                  : config::kDefaultControllerObsNodePort,
-                     controller_obs_key});
+      out.push_back(
+          {cfg.job_id, operator_name(kControllerObsService, "controller"),
+           cfg.controller_obs_node_port ? cfg.controller_obs_node_port : config::kDefaultControllerObsNodePort,
+           controller_obs_key});
       break;
     }
     case config::DeployMode::MultiDeployment:
@@ -304,13 +302,13 @@ json::object render_config_map(const UserConfig& cfg, const config::EnvConfig* e
       problems.push_back({key, "is not a valid ConfigMap key (letters, digits, '-', '_', '.'; at most 253)"});
     else if (key == baseline::kBaselineKey || key == baseline::kEnvKey || key == baseline::kOverridesKey)
       problems.push_back({key, "collides with the ConfigMap's own " + key + " key"});
-    else if (!valid_utf8(content))
-      problems.push_back({key, "is not UTF-8 text"});
+    else if (!valid_utf8(content)) problems.push_back({key, "is not UTF-8 text"});
     else if (key != env_script::kEnvFunctionsKey)  // generated below: a stored copy is replaced, never kept
       scripts[key] = content;
   }
   // env.json reaches the processes through the functions the startup scripts call (deploy.py behaviour doc).
-  env_script::inject(scripts, env, env_script::derived_common_env(cfg, ann[baseline::kServiceIdAnnotation].as_string().c_str()));
+  env_script::inject(scripts, env,
+                     env_script::derived_common_env(cfg, ann[baseline::kServiceIdAnnotation].as_string().c_str()));
   std::size_t total = cfg.raw.size() + (env ? env->raw.size() : 0) + (opts.overrides ? opts.overrides->raw.size() : 0);
   for (const auto& [key, content] : scripts) {
     data[key] = content;

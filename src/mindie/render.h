@@ -6,11 +6,10 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <optional>
 
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -33,7 +32,7 @@ inline constexpr const char* kPrioritySchedulingLabel = "infer.huawei.com/priori
 /// Names of the role service entries (the first part of the operator's Service names; the runtime only sees the
 /// resulting addresses, so they are kept short to leave room for the InferServiceSet name). The nodePorts of the
 /// NodePort entries are motor_deploy_config's, else config::kDefault*NodePort (infer-operator refuses nodePort 0).
-inline constexpr const char* kControllerService = "controller";    ///< controller role, port 1026
+inline constexpr const char* kControllerService = "controller";  ///< controller role, port 1026
 /// controller role, observability port 1027, NodePort (PyMotor 7d15c04 §U6: deploy.py's mindie-motor-observability)
 inline constexpr const char* kControllerObsService = "obs";
 inline constexpr const char* kCoordinatorService = "coordinator";  ///< coordinator role, management port 1026
@@ -41,9 +40,9 @@ inline constexpr const char* kCoordinatorInferService = "infer";   ///< coordina
 /// coordinator role, observability port 1027, NodePort (PyMotor 7d15c04 §U6: deploy.py's
 /// mindie-motor-coordinator-obs)
 inline constexpr const char* kCoordinatorObsService = "obs";
-inline constexpr const char* kKvPoolService = "kvp-master";        ///< kv-pool role, kv_cache_pool_config.port
-inline constexpr const char* kKvConductorService = "kv-conductor"; ///< kv-conductor role, http_server_port
-inline constexpr const char* kMfStoreService = "mf-store";         ///< mf-store role (sglang), port 50089
+inline constexpr const char* kKvPoolService = "kvp-master";         ///< kv-pool role, kv_cache_pool_config.port
+inline constexpr const char* kKvConductorService = "kv-conductor";  ///< kv-conductor role, http_server_port
+inline constexpr const char* kMfStoreService = "mf-store";          ///< mf-store role (sglang), port 50089
 
 /// Choices that are not part of user_config.json.
 struct RenderOptions {
@@ -101,8 +100,8 @@ boost::json::object render_config_map(const config::UserConfig& cfg, const confi
 /// unknown volume, sets a request above its limit, or uses Volcano features (faultScheduling, faultRetryTimes,
 /// gangSchedule) on a role Volcano does not schedule. std::invalid_argument when cfg.deploy_mode is not
 /// InferServiceSet.
-std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg,
-                                                          const config::EnvConfig* env, const RenderOptions& opts);
+std::vector<boost::json::object> render_infer_service_set(const config::UserConfig& cfg, const config::EnvConfig* env,
+                                                          const RenderOptions& opts);
 
 /// A nodePort one of the deployment's Services will hold: the Service as it will exist on the cluster (in
 /// infer_service_set mode the one infer-operator derives from the role's entry) and the port.
@@ -141,7 +140,7 @@ std::map<std::string, int> desired_role_replicas(const config::UserConfig& cfg);
 
 /// Labels on every object kubectl-mindie writes (delete and status select with them).
 inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";  ///< = workload_name()
+inline constexpr const char* kInstanceLabel = "app.kubernetes.io/instance";    ///< = workload_name()
 inline constexpr const char* kComponentLabel = "app.kubernetes.io/component";  ///< the role name
 /// multi_deployment: the engine instance index on an engine Deployment and its pods (status groups by it; the
 /// Deployment name carries it too, but names are never parsed when a label can say it).
@@ -149,19 +148,19 @@ inline constexpr const char* kInstanceIndexLabel = "kubectl-mindie/instance-inde
 
 /// multi_deployment object names (deploy.py's, so operators find what they know).
 inline constexpr const char* kMultiController = "mindie-motor-controller";
-inline constexpr const char* kMultiControllerService = "mindie-motor-controller-service";    ///< port 1026
+inline constexpr const char* kMultiControllerService = "mindie-motor-controller-service";  ///< port 1026
 inline constexpr const char* kMultiCoordinator = "mindie-motor-coordinator";
 /// NodePort, 1027 (PyMotor 7d15c04 §U6)
 inline constexpr const char* kMultiControllerObs = "mindie-motor-controller-observability-service";
 /// port 1026; PyMotor 7d15c04 renamed it from "mindie-motor-coordinator-service" (§U6, kOldMultiCoordinatorService)
 inline constexpr const char* kMultiCoordinatorMgmt = "mindie-motor-coordinator-mgmt";
-inline constexpr const char* kMultiCoordinatorInfer = "mindie-motor-coordinator-infer";      ///< NodePort, 1025
-inline constexpr const char* kMultiCoordinatorObs = "mindie-motor-coordinator-obs";          ///< NodePort, 1027
+inline constexpr const char* kMultiCoordinatorInfer = "mindie-motor-coordinator-infer";  ///< NodePort, 1025
+inline constexpr const char* kMultiCoordinatorObs = "mindie-motor-coordinator-obs";      ///< NodePort, 1027
 /// The coordinator's management Service before PyMotor 7d15c04 (and kubectl-mindie before §U6).
 inline constexpr const char* kOldMultiCoordinatorService = "mindie-motor-coordinator-service";
-inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";                          ///< Service kvp-master
-inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";                ///< Service kv-conductor
-inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";                        ///< Service mf-store
+inline constexpr const char* kMultiKvPool = "mindie-motor-kv-pool";            ///< Service kvp-master
+inline constexpr const char* kMultiKvConductor = "mindie-motor-kv-conductor";  ///< Service kv-conductor
+inline constexpr const char* kMultiMfStore = "mindie-motor-mf-store";          ///< Service mf-store
 
 /// The name recorded as baseline::kWorkloadNameAnnotation and carried in kInstanceLabel: opts.service_set_name, else
 /// default_service_set_name(cfg). In infer_service_set mode it is the InferServiceSet's name.
@@ -237,8 +236,8 @@ std::vector<boost::json::object> render_single_container_workloads(const config:
                                                                    const RenderOptions& opts);
 
 /// render_config_map(cfg, env, opts) followed by render_single_container_workloads(cfg, opts).
-std::vector<boost::json::object> render_single_container(const config::UserConfig& cfg,
-                                                         const config::EnvConfig* env, const RenderOptions& opts);
+std::vector<boost::json::object> render_single_container(const config::UserConfig& cfg, const config::EnvConfig* env,
+                                                         const RenderOptions& opts);
 
 /// Address of the Service the operator creates for a role's service entry:
 /// "<service>-<iss>-0-<role>.<ns>.svc.cluster.local" (infer-operator naming, InferService index 0).

@@ -7,8 +7,8 @@
 
 namespace mindie::render {
 namespace json = boost::json;
-using validation::Problem;
 using config::UserConfig;
+using validation::Problem;
 using namespace detail;
 
 namespace {
@@ -84,8 +84,8 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles)
       if (!role_rendered(cfg, role))
-        problems.push_back({util::child_path("roles", role), "this deployment has no " + role + " role (" + why_not_rendered(role) +
-                                                 ")"});
+        problems.push_back({util::child_path("roles", role),
+                            "this deployment has no " + role + " role (" + why_not_rendered(role) + ")"});
   const Addresses addr = operator_addresses(iss, ns);
   for (const auto& info : kRoles)
     if (role_rendered(cfg, info.name)) {
@@ -98,6 +98,5 @@ std::vector<json::object> render_infer_service_set(const UserConfig& cfg, const 
   out.push_back(std::move(set));
   return out;
 }
-
 
 }  // namespace mindie::render

@@ -9,8 +9,8 @@
 
 namespace mindie::render {
 namespace json = boost::json;
-using validation::Problem;
 using config::UserConfig;
+using validation::Problem;
 using namespace detail;
 
 namespace detail {
@@ -28,11 +28,10 @@ json::object multi_service(const std::string& name, const std::string& ns, const
                            int port, int node_port) {
   json::object p{{"name", port_name}, {"port", port}, {"protocol", "TCP"}, {"targetPort", port}};
   if (node_port) p["nodePort"] = node_port;
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Service"},
-      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, -1)}}},
-      {"spec", {{"type", type}, {"selector", {{"app", app}}}, {"ports", json::array{std::move(p)}}}}};
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Service"},
+                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, -1)}}},
+                      {"spec", {{"type", type}, {"selector", {{"app", app}}}, {"ports", json::array{std::move(p)}}}}};
 }
 
 // A Deployment `name` from a rendered role's workload spec (render_role), its pods labelled app=<name> (the
@@ -48,7 +47,8 @@ json::object multi_deployment_object(const std::string& name, const std::string&
   stamp_template_hash(spec, false);  // the deployment controller follows a changed replicas itself
   return json::object{{"apiVersion", "apps/v1"},
                       {"kind", "Deployment"},
-                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, index)}}},
+                      {"metadata",
+                       {{"name", name}, {"namespace", ns}, {"labels", multi_labels(workload, role, index)}}},
                       {"spec", std::move(spec)}};
 }
 
@@ -63,18 +63,21 @@ std::string checked_deployments_workload(const UserConfig& cfg, const RenderOpti
   if (!cfg.hardware) throw std::invalid_argument(std::string(caller) + ": no hardware profile");
   std::string name = workload_name(cfg, opts);
   if (!kube::is_dns1123_label(name))
-    throw validation::ValidationError(
-        "workload name", {{"metadata.name", "\"" + name + "\" must be a DNS-1123 label: lower-case letters, digits "
-                                                          "and '-', starting and ending with a letter or digit"}});
+    throw validation::ValidationError("workload name",
+                                      {{"metadata.name", "\"" + name +
+                                                             "\" must be a DNS-1123 label: lower-case letters, digits "
+                                                             "and '-', starting and ending with a letter or digit"}});
   return name;
 }
-
 
 }  // namespace detail
 
 std::string engine_deployment_name(const UserConfig& cfg, std::string_view role, int index) {
-  const char* suffix = role == "prefill" ? "-p" : role == "decode" ? "-d" : role == "encode" ? "-e"
-                       : role == "union"  ? "-u" : nullptr;
+  const char* suffix = role == "prefill"  ? "-p"
+                       : role == "decode" ? "-d"
+                       : role == "encode" ? "-e"
+                       : role == "union"  ? "-u"
+                                          : nullptr;
   if (!suffix)
     throw std::invalid_argument("engine_deployment_name: role " + std::string(role) + " is not an engine role");
   return cfg.engine_base + suffix + std::to_string(index);
@@ -84,11 +87,9 @@ namespace {
 
 /// multi_deployment's env addresses: the plain Services' cluster names.
 Addresses multi_addresses(const std::string& ns) {
-  return {cluster_service_address(kMultiControllerService, ns),
-          cluster_service_address(kMultiCoordinatorMgmt, ns),
-          cluster_service_address(kMultiCoordinatorInfer, ns),
-          cluster_service_address(kMultiCoordinatorObs, ns),
-          cluster_service_address(kKvPoolService, ns), cluster_service_address(kKvConductorService, ns),
+  return {cluster_service_address(kMultiControllerService, ns), cluster_service_address(kMultiCoordinatorMgmt, ns),
+          cluster_service_address(kMultiCoordinatorInfer, ns),  cluster_service_address(kMultiCoordinatorObs, ns),
+          cluster_service_address(kKvPoolService, ns),          cluster_service_address(kKvConductorService, ns),
           cluster_service_address(kMfStoreService, ns)};
 }
 
@@ -100,8 +101,8 @@ std::vector<Problem> multi_override_problems(const UserConfig& cfg, const Render
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles) {
       if (!role_rendered(cfg, role))
-        problems.push_back({util::child_path("roles", role), "this deployment has no " + role + " role (" + why_not_rendered(role) +
-                                                 ")"});
+        problems.push_back({util::child_path("roles", role),
+                            "this deployment has no " + role + " role (" + why_not_rendered(role) + ")"});
       else if (o.gang_schedule && *o.gang_schedule)
         problems.push_back({util::child_path(util::child_path("roles", role), "gangSchedule"),
                             "gang scheduling needs infer-operator (deploy_mode infer_service_set): multi_deployment "
@@ -139,8 +140,8 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
                               kObsPort, cfg.controller_obs_node_port));
   out.push_back(multi_deployment_object(kMultiCoordinator, ns, name, "coordinator", -1,
                                         role_spec(role_info("coordinator"), kMultiCoordinator)));
-  out.push_back(multi_service(kMultiCoordinatorMgmt, ns, name, "coordinator", kMultiCoordinator, "ClusterIP",
-                              "manage", kCoordinatorPort, 0));
+  out.push_back(multi_service(kMultiCoordinatorMgmt, ns, name, "coordinator", kMultiCoordinator, "ClusterIP", "manage",
+                              kCoordinatorPort, 0));
   out.push_back(multi_service(kMultiCoordinatorInfer, ns, name, "coordinator", kMultiCoordinator, "NodePort", "infer",
                               kInferPort, cfg.infer_node_port));
   out.push_back(multi_service(kMultiCoordinatorObs, ns, name, "coordinator", kMultiCoordinator, "NodePort", "obs",
@@ -157,10 +158,10 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
     }
   }
   if (cfg.kv_pool) {
-    out.push_back(multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1,
-                                          role_spec(role_info("kv-pool"), kMultiKvPool)));
-    out.push_back(multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "business",
-                                cfg.kv_pool_port, 0));
+    out.push_back(
+        multi_deployment_object(kMultiKvPool, ns, name, "kv-pool", -1, role_spec(role_info("kv-pool"), kMultiKvPool)));
+    out.push_back(
+        multi_service(kKvPoolService, ns, name, "kv-pool", kMultiKvPool, "ClusterIP", "business", cfg.kv_pool_port, 0));
     out.back().at("spec").as_object()["ports"] = kv_pool_ports(cfg);
   }
   if (cfg.kv_conductor) {
@@ -172,8 +173,8 @@ std::vector<json::object> render_multi_workloads(const UserConfig& cfg, const Re
   if (cfg.mf_store) {
     out.push_back(multi_deployment_object(kMultiMfStore, ns, name, "mf-store", -1,
                                           role_spec(role_info("mf-store"), kMultiMfStore)));
-    out.push_back(multi_service(kMfStoreService, ns, name, "mf-store", kMultiMfStore, "ClusterIP", "store",
-                                kMfStorePort, 0));
+    out.push_back(
+        multi_service(kMfStoreService, ns, name, "mf-store", kMultiMfStore, "ClusterIP", "store", kMfStorePort, 0));
   }
   if (!problems.empty())
     throw validation::ValidationError(opts.overrides ? opts.overrides->source : "overrides", std::move(problems));

@@ -20,8 +20,8 @@ inline constexpr const char* kServiceAccount = "mindie-motor-controller";
 inline constexpr int kControllerPort = 1026;   // controller management port (deploy.py)
 inline constexpr int kCoordinatorPort = 1026;  // coordinator management port
 inline constexpr int kInferPort = 1025;        // coordinator inference entry
-inline constexpr int kObsPort = 1027;          // coordinator and controller observability/metrics (PyMotor 7d15c04 §U6)
-inline constexpr int kMfStorePort = 50089;     // mf-store (deploy.py's Service "mf-store")
+inline constexpr int kObsPort = 1027;       // coordinator and controller observability/metrics (PyMotor 7d15c04 §U6)
+inline constexpr int kMfStorePort = 50089;  // mf-store (deploy.py's Service "mf-store")
 
 /// A parsed copy of the embedded manifest at `path` (relative to manifests/). Parsed once; a missing or broken
 /// template is a build defect, reported as std::logic_error.
@@ -119,9 +119,8 @@ boost::json::object multi_service(const std::string& name, const std::string& ns
                                   const char* port_name, int port, int node_port);
 /// A Deployment `name` from a rendered role's workload spec (render_role), its pods labelled app=<name> (the
 /// selector) and, for engines, with the instance index.
-boost::json::object multi_deployment_object(const std::string& name, const std::string& ns,
-                                            const std::string& workload, const std::string& role, int index,
-                                            boost::json::object spec);
+boost::json::object multi_deployment_object(const std::string& name, const std::string& ns, const std::string& workload,
+                                            const std::string& role, int index, boost::json::object spec);
 /// The workload name of a Deployment-based mode, after checking that `cfg` is of `mode` (std::invalid_argument,
 /// naming `caller`) and the name a DNS-1123 label (validation::ValidationError).
 std::string checked_deployments_workload(const config::UserConfig& cfg, const RenderOptions& opts,

@@ -9,11 +9,10 @@
 
 namespace mindie::render::detail {
 namespace json = boost::json;
-using validation::Problem;
 using config::UserConfig;
+using validation::Problem;
 
 namespace {
-
 
 // Engine roles: NPUs, Volcano, the hardware profile's node selection.
 bool is_engine_role(std::string_view role) { return is_instance_engine_role(role) || role == "single-container"; }
@@ -23,12 +22,11 @@ json::object service_entry(const std::string& name, const char* type, const char
                            const std::string& app) {
   return json::object{
       {"name", name},
-      {"spec", json::object{{"type", type},
-                            {"selector", json::object{{"app", app}}},
-                            {"ports", json::array{json::object{{"name", port_name},
-                                                               {"port", port},
-                                                               {"protocol", "TCP"},
-                                                               {"targetPort", port}}}}}}};
+      {"spec",
+       json::object{{"type", type},
+                    {"selector", json::object{{"app", app}}},
+                    {"ports", json::array{json::object{
+                                  {"name", port_name}, {"port", port}, {"protocol", "TCP"}, {"targetPort", port}}}}}}};
 }
 
 // Pods per instance (role.spec.replicas) for `role`.
@@ -102,7 +100,6 @@ void add_kv_pool_env(const UserConfig& cfg, bool single, json::array& env) {
   env.push_back(env_var("DEFAULT_KV_LEASE_TTL", std::to_string(cfg.kv_lease_ttl_ms)));
 }
 
-
 /// The role's Service entries (the addresses the env points at). NodePort entries always get a fixed nodePort:
 /// infer-operator refuses a NodePort role Service without one and then creates nothing for the role
 /// (infer-operator-rules.md A1). deploy checks that they are free before writing.
@@ -115,7 +112,8 @@ json::array role_services(const UserConfig& cfg, const std::string& role, const 
   if (role == "controller") {
     services.push_back(service_entry(kControllerService, "ClusterIP", "manage", kControllerPort, app));
     node_port_entry(kControllerObsService, "obs", kObsPort,
-                    cfg.controller_obs_node_port ? cfg.controller_obs_node_port : config::kDefaultControllerObsNodePort);
+                    cfg.controller_obs_node_port ? cfg.controller_obs_node_port
+                                                 : config::kDefaultControllerObsNodePort);
   } else if (role == "coordinator") {
     services.push_back(service_entry(kCoordinatorService, "ClusterIP", "manage", kCoordinatorPort, app));
     node_port_entry(kCoordinatorInferService, "infer", kInferPort,
@@ -149,8 +147,8 @@ void set_host_paths(const UserConfig& cfg, const std::string& role, json::object
 /// The hardware profile's pieces of engine `role` (pod template `pod_md`/`pod`, container `c`, role `r`): NPUs,
 /// node selection, labels and annotations, gang scheduling, sglang's privileges. Returns the config path of its
 /// NPUs per pod.
-std::string set_engine(const UserConfig& cfg, const std::string& role, int pods, json::object& r,
-                       json::object& pod_md, json::object& pod, json::object& c) {
+std::string set_engine(const UserConfig& cfg, const std::string& role, int pods, json::object& r, json::object& pod_md,
+                       json::object& pod, json::object& c) {
   const hardware::HardwareProfile& hw = *cfg.hardware;
   const int npus = npus_per_pod(cfg, role);
   std::string npu_path = role == "prefill"  ? "motor_deploy_config.p_pod_npu_num"
@@ -166,11 +164,11 @@ std::string set_engine(const UserConfig& cfg, const std::string& role, int pods,
   for (const auto& [k, v] : hw.node_selector) selector[k] = v;
   // PD heterogeneous scheduling (PyMotor 7d15c04 U2): prefill and decode on their own kind of node.
   if (cfg.pd_heterogeneous && (role == "prefill" || role == "decode"))
-    selector[cfg.pd_hetero_label_key] =
-        role == "prefill" ? cfg.pd_hetero_prefill_value : cfg.pd_hetero_decode_value;
+    selector[cfg.pd_hetero_label_key] = role == "prefill" ? cfg.pd_hetero_prefill_value : cfg.pd_hetero_decode_value;
   json::object& labels = sub(pod_md, "labels");
   for (const auto& [k, v] : hw.pod_labels) labels[k] = v;
-  if (!hw.schedule_policy.empty()) sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
+  if (!hw.schedule_policy.empty())
+    sub(pod_md, "annotations")[mindcluster::kSchedulePolicyAnnotation] = hw.schedule_policy;
   // sp-block: the NPUs of one logical SuperPoD, per the profile's rule (see manifests/hardware_profiles.yaml); on
   // the pod template in infer_service_set mode, on the Deployment in the others (annotate_sp_block).
   if (cfg.deploy_mode == config::DeployMode::InferServiceSet)
@@ -212,8 +210,6 @@ json::array kv_pool_ports(const UserConfig& cfg) {
   };
   return json::array{port("business", cfg.kv_pool_port), port("metrics", config::kKvPoolMetricsPort)};
 }
-
-
 
 // Puts the sp-block annotation of engine `role` on a Deployment's metadata (multi_deployment and
 // single_container: PyMotor's deployer annotates the Deployment, by the profile's rule for the mode).

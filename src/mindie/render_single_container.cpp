@@ -7,8 +7,8 @@
 
 namespace mindie::render {
 namespace json = boost::json;
-using validation::Problem;
 using config::UserConfig;
+using validation::Problem;
 using namespace detail;
 
 std::string single_container_name(const UserConfig& cfg) { return cfg.job_id + "-single-container"; }
@@ -18,8 +18,7 @@ std::string single_container_service_name(const UserConfig& cfg) { return cfg.jo
 std::vector<RenamedService> renamed_services(const UserConfig& cfg) {
   switch (cfg.deploy_mode) {
     case config::DeployMode::MultiDeployment: return {{kOldMultiCoordinatorService, kMultiCoordinatorMgmt}};
-    case config::DeployMode::SingleContainer:
-      return {{single_container_name(cfg), single_container_service_name(cfg)}};
+    case config::DeployMode::SingleContainer: return {{single_container_name(cfg), single_container_service_name(cfg)}};
     case config::DeployMode::InferServiceSet: return {};
   }
   return {};
@@ -34,18 +33,19 @@ std::vector<json::object> render_single_container_workloads(const UserConfig& cf
   // A job_id of up to 63 characters plus the suffix can exceed the DNS label limit of Services (parse_user_config
   // refuses such a job_id already; this guards configs built otherwise).
   if (!kube::is_dns1123_label(object_name) || !kube::is_dns1123_label(service_name))
-    throw validation::ValidationError(
-        "workload name", {{"motor_deploy_config.job_id",
-                           "too long for single_container: the Service \"" + service_name +
-                               "\" must be at most 63 characters (job_id at most " +
-                               std::to_string(config::kMaxSingleContainerJobId) + ")"}});
+    throw validation::ValidationError("workload name",
+                                      {{"motor_deploy_config.job_id",
+                                        "too long for single_container: the Service \"" + service_name +
+                                            "\" must be at most 63 characters (job_id at most " +
+                                            std::to_string(config::kMaxSingleContainerJobId) + ")"}});
 
   std::vector<Problem> problems;
   if (opts.overrides)
     for (const auto& [role, o] : opts.overrides->roles) {
       if (role != "single-container")
-        problems.push_back({util::child_path("roles", role), "deploy_mode single_container runs one pod: only roles.single-container "
-                                             "applies"});
+        problems.push_back({util::child_path("roles", role),
+                            "deploy_mode single_container runs one pod: only roles.single-container "
+                            "applies"});
       else if (o.gang_schedule && *o.gang_schedule)
         problems.push_back({util::child_path(util::child_path("roles", role), "gangSchedule"),
                             "gang scheduling needs infer-operator (deploy_mode infer_service_set)"});

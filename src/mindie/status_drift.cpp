@@ -71,7 +71,8 @@ void judge_live_object(const Context& ctx, const json::object* iss) {
   if (const std::int64_t asked = iss ? num(find(*iss, {"spec", "replicas"}), 1) : 1; !ctx.multi && asked > kMaxServices)
     ctx.report.drift.push_back("inferserviceset " + ctx.iss_name + " asks for " + std::to_string(asked) +
                                " InferServices (spec.replicas), beyond what kubectl-mindie deploys (1); only the "
-                               "first " + std::to_string(kMaxServices) + " are shown");
+                               "first " +
+                               std::to_string(kMaxServices) + " are shown");
 }
 
 void judge_instance_sets(const Context& ctx, const Grouped& grouped, const LiveRole& lr, const RoleTally& tally,
@@ -101,8 +102,9 @@ void judge_instance_sets(const Context& ctx, const Grouped& grouped, const LiveR
       const std::string line =
           "role " + lr.name + ": instanceset/" + ist_name + " has no " + render::kPrioritySchedulingLabel +
           " label (an older infer-operator created it), so a current operator creates no new workloads for it "
-          "and scale-out does nothing; add it: kubectl label instancesets." + std::string(kInstanceSetsGroup) +
-          " -n " + ctx.ns + " " + ist_name + " " + render::kPrioritySchedulingLabel + "=Parallel";
+          "and scale-out does nothing; add it: kubectl label instancesets." +
+          std::string(kInstanceSetsGroup) + " -n " + ctx.ns + " " + ist_name + " " + render::kPrioritySchedulingLabel +
+          "=Parallel";
       ctx.report.drift.push_back(line);
       if (!tally.healthy) ctx.report.unready.push_back(line);  // why wait never sees the new instances
     }
@@ -123,8 +125,8 @@ void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& t
   }
   if (!tally.other_images.empty()) {
     const std::string images = util::join(tally.other_images, ", ");
-    const std::string wanted_images =
-        util::join(lr.spec_images, ", ", [](const auto& spec) -> const std::string& { return spec.second; });
+    const std::string wanted_images = util::join(lr.spec_images, ", ",
+                                                 [](const auto& spec) -> const std::string& { return spec.second; });
     drift.push_back("role " + name + ": pods run image " + images + ", " + roles_at + " says " + wanted_images);
   }
   const bool iss = ctx.in.service_set.has_value();
@@ -139,12 +141,12 @@ void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& t
   } else if (ctx.multi && spec != base) {
     if (base > 0 || spec > 0) {
       if (spec < base) ctx.ready = false;
-      drift.push_back("role " + name + ": baseline " + std::to_string(base) + " instances, " +
-                      std::to_string(spec) + " Deployments live");
+      drift.push_back("role " + name + ": baseline " + std::to_string(base) + " instances, " + std::to_string(spec) +
+                      " Deployments live");
     }
   } else if (iss && spec != base && !lr.hpa) {
-    drift.push_back("role " + name + ": baseline " + std::to_string(base) + " instances, " + roles_at +
-                    ".replicas " + std::to_string(spec));
+    drift.push_back("role " + name + ": baseline " + std::to_string(base) + " instances, " + roles_at + ".replicas " +
+                    std::to_string(spec));
   }
   if (!ctx.multi && lr.observed && spec >= 0 && *lr.observed != spec * ctx.services && !lr.hpa) {
     ctx.ready = false;

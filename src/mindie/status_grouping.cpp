@@ -25,7 +25,7 @@ bool is_control_role(const std::string& role) { return role == "controller" || r
 /// (instanceset-name, "" when absent), InferService index (-1 unless one of the set's) and instance index (-1 when
 /// unreadable).
 std::tuple<std::string, std::int64_t, std::int64_t> operator_instance(const json::value* labels,
-                                                                       const std::string& iss_name) {
+                                                                      const std::string& iss_name) {
   std::int64_t k = -1;
   try {
     k = std::stoll(str(find(labels, {"infer.huawei.com/instanceset-index"})));
@@ -63,11 +63,13 @@ void read_wanted(const Context& ctx, const std::vector<const json::value*>& inst
   for (const auto& [sv, n] : lr.wanted_of) {
     lr.wanted_total += n;
     if (n > kMaxInstancesPerRole)
-      ctx.report.drift.push_back("role " + lr.name + ": " + std::to_string(n) + " instances wanted, beyond "
-                                 "kubectl-mindie's limit of " + std::to_string(kMaxInstancesPerRole) + " per role" +
-                                 (n > kMaxListedInstances ? "; only the first " +
-                                                                std::to_string(kMaxListedInstances) + " are shown"
-                                                          : std::string()));
+      ctx.report.drift.push_back("role " + lr.name + ": " + std::to_string(n) +
+                                 " instances wanted, beyond "
+                                 "kubectl-mindie's limit of " +
+                                 std::to_string(kMaxInstancesPerRole) + " per role" +
+                                 (n > kMaxListedInstances
+                                      ? "; only the first " + std::to_string(kMaxListedInstances) + " are shown"
+                                      : std::string()));
   }
 }
 

@@ -40,8 +40,8 @@ std::int64_t pod_npus(const json::value& pod) {
 
 /// Reads the pods of `inst` (counting ready and terminating ones, restarts into `role`), noting images the spec
 /// does not name in `tally`.
-void read_pods(const Context& ctx, const LiveRole& lr, const std::vector<const json::value*>& pod_list,
-               Instance& inst, Role& role, RoleTally& tally) {
+void read_pods(const Context& ctx, const LiveRole& lr, const std::vector<const json::value*>& pod_list, Instance& inst,
+               Role& role, RoleTally& tally) {
   for (const auto* p : pod_list) {
     if (const auto* cs = find(p, {"spec", "containers"}); cs && cs->is_array() && !lr.spec_images.empty())
       for (const auto& c : cs->as_array()) {
@@ -87,11 +87,9 @@ void instance_lines(const Context& ctx, const LiveRole& lr, const Instance& inst
   const std::int64_t staying = present - inst.terminating_pods;
   if (inst.wanted && staying < inst_pods && !(lr.master_standby && inst.healthy)) {
     tally.operator_missed = true;
-    ctx.report.unready.push_back(prefix + std::to_string(staying) + " of " + std::to_string(inst_pods) +
-                                 " pods exist" +
-                                 (inst.terminating_pods ? " (+" + std::to_string(inst.terminating_pods) +
-                                                              " terminating)"
-                                                        : std::string()));
+    ctx.report.unready.push_back(
+        prefix + std::to_string(staying) + " of " + std::to_string(inst_pods) + " pods exist" +
+        (inst.terminating_pods ? " (+" + std::to_string(inst.terminating_pods) + " terminating)" : std::string()));
   }
   if (!inst.wanted && present > 0) {
     tally.healthy = false;
@@ -130,8 +128,8 @@ void judge_instance(const Context& ctx, const Grouped& grouped, const LiveRole& 
   const json::value* workload = nullptr;
   if (const auto w = grouped.workloads.find(lr.name); !ctx.multi && w != grouped.workloads.end())
     if (const auto it = w->second.find(key); it != w->second.end()) workload = it->second;
-  const std::int64_t inst_pods =
-      workload ? num(find(workload, {"spec", "replicas"}), lr.pods_per_instance) : lr.pods_per_instance;
+  const std::int64_t inst_pods = workload ? num(find(workload, {"spec", "replicas"}), lr.pods_per_instance)
+                                          : lr.pods_per_instance;
   read_pods(ctx, lr, pod_list, inst, role, tally);
   const std::int64_t inst_needed_ready = lr.master_standby ? lr.needed_ready : inst_pods;
   const auto present = static_cast<std::int64_t>(pod_list.size());
@@ -161,7 +159,8 @@ RoleTally judge_instances(const Context& ctx, Grouped& grouped, LiveRole& lr, Ro
   // A role absent from the live set is healthy only when the baseline has none of it either (union without
   // PD-hybrid, mf-store without sglang).
   tally.healthy = ctx.multi || lr.spec >= 0 || !ctx.in.service_set || lr.base == 0;
-  for (const auto& [key, pod_list] : grouped.pods[lr.name]) judge_instance(ctx, grouped, lr, key, pod_list, role, tally);
+  for (const auto& [key, pod_list] : grouped.pods[lr.name])
+    judge_instance(ctx, grouped, lr, key, pod_list, role, tally);
   return tally;
 }
 

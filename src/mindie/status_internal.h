@@ -42,12 +42,12 @@ struct Grouped {
 /// What the live spec asks of one role (status_grouping.cpp).
 struct LiveRole {
   std::string name;
-  std::int64_t base = 0;              ///< instances in the baseline
-  std::int64_t spec = -1;             ///< instances in the live spec (-1: the role is not live)
+  std::int64_t base = 0;   ///< instances in the baseline
+  std::int64_t spec = -1;  ///< instances in the live spec (-1: the role is not live)
   std::int64_t pods_per_instance = 0;
-  std::size_t index = 0;              ///< its index in spec.template.roles
-  bool hpa = false;                   ///< scalingPolicy HPA
-  const boost::json::value* live = nullptr;  ///< the live role (null: none)
+  std::size_t index = 0;                           ///< its index in spec.template.roles
+  bool hpa = false;                                ///< scalingPolicy HPA
+  const boost::json::value* live = nullptr;        ///< the live role (null: none)
   std::map<std::int64_t, std::int64_t> wanted_of;  ///< InferService index -> instances wanted
   std::int64_t wanted_total = 0;
   bool master_standby = false;

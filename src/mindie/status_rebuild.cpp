@@ -81,8 +81,8 @@ void judge_rebuild(const Context& ctx, const LiveRole& lr, Instance& inst, const
   // Without its InstanceSet (not made yet, the operator not running) there is nothing to count from.
   const auto created = lr.instance_set_created.find(inst.infer_service);
   if (created != lr.instance_set_created.end())
-    inst.rebuild = rebuild_of(ctx.in.workload_events, kind, workload_name, live, created->second,
-                              inst.terminating_pods, ctx.now);
+    inst.rebuild = rebuild_of(ctx.in.workload_events, kind, workload_name, live, created->second, inst.terminating_pods,
+                              ctx.now);
   if (!inst.rebuild || !inst.rebuild->ongoing) return;
   inst.healthy = false;
   ctx.report.unready.push_back(rebuild_text(ctx.ns, lr.name, inst.index,

@@ -70,7 +70,8 @@ std::vector<Event> warning_events(const json::array& events, std::string_view ki
     if (str(find(&e, {"involvedObject", "kind"})) != kind || str(find(&e, {"involvedObject", "name"})) != name)
       continue;
     // An event about an earlier object of the same name (deleted and made again) says nothing about this one.
-    if (const std::string about = str(find(&e, {"involvedObject", "uid"})); !uid.empty() && !about.empty() && about != uid)
+    if (const std::string about = str(find(&e, {"involvedObject", "uid"}));
+        !uid.empty() && !about.empty() && about != uid)
       continue;
     if (str(find(&e, {"type"})) != "Warning") continue;
     found.emplace_back(event_time(e, "lastTimestamp"), &e);
@@ -94,12 +95,10 @@ std::vector<Event> warning_events(const json::array& events, std::string_view ki
 /// The reasons are the operator's (instanceset_controller.go; infer-operator-rules.md A1-A3).
 std::string operator_event_text(const std::string& object, const Event& event) {
   std::string what;
-  if (event.reason == "ValidateError")
-    what = "infer-operator refuses " + object + " and creates nothing for it";
+  if (event.reason == "ValidateError") what = "infer-operator refuses " + object + " and creates nothing for it";
   else if (event.reason == "ServiceCreateError")
     what = "infer-operator could not create a Service of " + object + ", so it creates none of its workloads";
-  else
-    what = "infer-operator reports a problem with " + object;
+  else what = "infer-operator reports a problem with " + object;
   return what + " (" + event.reason + (event.count > 1 ? ", " + std::to_string(event.count) + " times" : "") +
          "): " + event.message;
 }
@@ -125,7 +124,8 @@ using util::num;
 using util::str;
 
 json::object event_json(const Event& e) {
-  json::object o{{"reason", e.reason}, {"message", e.message}, {"count", e.count}, {"lastSeen", util::or_null(e.last_seen)}};
+  json::object o{
+      {"reason", e.reason}, {"message", e.message}, {"count", e.count}, {"lastSeen", util::or_null(e.last_seen)}};
   if (!e.instance_set.empty()) o["instanceSet"] = e.instance_set;
   return o;
 }
@@ -217,9 +217,14 @@ bool Role::unused() const {
 bool Report::multi() const { return baseline::runs_deployments(deploy_mode); }
 
 json::object Report::to_json() const {
-  json::object report{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Status"},          {"namespace", ns},
-                      {"inferServiceSet", name},           {"deployMode", deploy_mode}, {"found", found},
-                      {"baselineUsable", baseline_usable}, {"generation", util::or_null(generation)},
+  json::object report{{"apiVersion", "kubectl-mindie/v1"},
+                      {"kind", "Status"},
+                      {"namespace", ns},
+                      {"inferServiceSet", name},
+                      {"deployMode", deploy_mode},
+                      {"found", found},
+                      {"baselineUsable", baseline_usable},
+                      {"generation", util::or_null(generation)},
                       {"observedGeneration", util::or_null(observed_generation)}};
   if (multi()) {
     json::array listed;

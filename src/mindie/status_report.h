@@ -48,9 +48,9 @@ struct StatusInputs {
 struct Event {
   std::string reason;
   std::string message;
-  std::int64_t count = 1;                ///< count, else series.count (events.k8s.io writers), else 1
-  std::optional<std::int64_t> last_seen; ///< seconds since the epoch; nullopt when no time was readable
-  std::string instance_set;              ///< operator events only: the InstanceSet it is about
+  std::int64_t count = 1;                 ///< count, else series.count (events.k8s.io writers), else 1
+  std::optional<std::int64_t> last_seen;  ///< seconds since the epoch; nullopt when no time was readable
+  std::string instance_set;               ///< operator events only: the InstanceSet it is about
 };
 
 /// One pod.
@@ -84,11 +84,11 @@ inline constexpr std::int64_t kRebuildQuietSeconds = 60;
 /// One instance of a role: one StatefulSet/Deployment of the operator (infer_service_set) or one Deployment
 /// (multi_deployment).
 struct Instance {
-  std::string infer_service;  ///< the InferService it belongs to ("" in multi_deployment)
-  std::int64_t index = 0;     ///< instanceset-index (-1: pods whose label is unreadable)
-  bool wanted = false;        ///< the live spec asks for it (else: being scaled in)
-  bool healthy = false;       ///< wanted, enough of its pods exist and are ready, none terminating, not being rebuilt
-  std::int64_t ready_pods = 0;        ///< ready and not terminating
+  std::string infer_service;    ///< the InferService it belongs to ("" in multi_deployment)
+  std::int64_t index = 0;       ///< instanceset-index (-1: pods whose label is unreadable)
+  bool wanted = false;          ///< the live spec asks for it (else: being scaled in)
+  bool healthy = false;         ///< wanted, enough of its pods exist and are ready, none terminating, not being rebuilt
+  std::int64_t ready_pods = 0;  ///< ready and not terminating
   std::int64_t terminating_pods = 0;  ///< with a deletionTimestamp: never ready, whatever their Ready condition says
   std::optional<Rebuild> rebuild;     ///< gang roles: set when its workload has been made more than once
   std::vector<Pod> pods;
@@ -127,8 +127,8 @@ struct Role {
   std::optional<std::string> template_hash;  ///< the role's pod template hash in the live spec
   std::int64_t instances_on_current_template = 0;
   std::int64_t instances_on_other_templates = 0;
-  std::vector<std::string> other_images;     ///< images pods run that the spec does not name
-  std::vector<Event> operator_events;        ///< infer-operator's Warning events about its InstanceSets
+  std::vector<std::string> other_images;                    ///< images pods run that the spec does not name
+  std::vector<Event> operator_events;                       ///< infer-operator's Warning events about its InstanceSets
   std::vector<std::string> instance_sets_without_strategy;  ///< InstanceSets lacking the priority-scheduling label
   std::vector<Instance> instances;
 
@@ -197,11 +197,11 @@ struct Report {
   ///  events}], ready,
   ///  roles: [{name, baselineInstances, specInstances, observedInstances, podsPerInstance, wantedInstances,
   ///           desiredPods, readyPods, pods, terminatingPods, restarts, readyInstances, healthy, masterStandby, gang,
-///           replicasOwner ("spec"
+  ///           replicasOwner ("spec"
   ///           or "HPA"), hpa ({name, ready, message} or null), templateHash, instancesOnCurrentTemplate,
   ///           instancesOnOtherTemplates, otherImages, operatorEvents, instanceSetsWithoutStrategy,
   ///           instances: [{inferService, index, healthy, readyPods, terminatingPods,
-///                        rebuild ({workloads, since, latest, ongoing} or null),
+  ///                        rebuild ({workloads, since, latest, ongoing} or null),
   ///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
   ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}],
   ///                        wanted, deployment (multi_deployment) | templateHash}]}],
@@ -215,11 +215,12 @@ struct Report {
 /// rebuilding it;
 /// for controller/coordinator with master/standby (2 pods) one ready pod is, since only the master passes
 /// readiness (infer-operator behaviour). The report is never ready above an InferService the operator reports
-/// NotReady, unless only master/standby InstanceSets (healthy by that rule) keep it so. Every instance the spec asks for is listed, with its pods or none; pods
-/// are grouped by the operator's labels (inferservice-name, instanceset-name, instanceset-index; multi_deployment:
-/// app.kubernetes.io/component and kubectl-mindie/instance-index), never by name prefix. A broken baseline is a
-/// drift line, not an error. Services are listed by name, headless ones (clusterIP None: the operator's per-instance
-/// Services) left out. Throws baseline::BaselineError only when nothing names the workload.
+/// NotReady, unless only master/standby InstanceSets (healthy by that rule) keep it so. Every instance the spec asks
+/// for is listed, with its pods or none; pods are grouped by the operator's labels (inferservice-name,
+/// instanceset-name, instanceset-index; multi_deployment: app.kubernetes.io/component and
+/// kubectl-mindie/instance-index), never by name prefix. A broken baseline is a drift line, not an error. Services are
+/// listed by name, headless ones (clusterIP None: the operator's per-instance Services) left out. Throws
+/// baseline::BaselineError only when nothing names the workload.
 Report build_report(const std::string& ns, const StatusInputs& inputs, std::chrono::system_clock::time_point now);
 
 /// The label selector matching the pods (and InstanceSets) of InferServiceSet `name` with `services`

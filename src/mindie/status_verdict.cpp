@@ -81,9 +81,8 @@ void list_infer_services(const Context& ctx) {
 
 void final_verdict(const Context& ctx) {
   Report& report = ctx.report;
-  if (!ctx.multi &&
-      !operator_agrees(report.infer_services, ctx.in.infer_services, ctx.in.instance_sets, report.roles,
-                       report.unready))
+  if (!ctx.multi && !operator_agrees(report.infer_services, ctx.in.infer_services, ctx.in.instance_sets, report.roles,
+                                     report.unready))
     ctx.ready = false;
   report.ready = ctx.ready;
   if (!ctx.in.workloads_unknown.empty()) report.warnings.push_back(ctx.in.workloads_unknown);

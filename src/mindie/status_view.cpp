@@ -28,16 +28,15 @@ std::string head_line(const Report& report) {
   // single_container runs one Deployment: name it rather than the workload label that groups it.
   if (report.deploy_mode == config::to_string(config::DeployMode::SingleContainer) && report.deployments.size() == 1)
     out << "deployment/" << report.deployments[0].name;
-  else
-    out << (multi ? "deployments of " : "inferserviceset/") << report.name;
+  else out << (multi ? "deployments of " : "inferserviceset/") << report.name;
   out << " in namespace " << report.ns << " (" << report.deploy_mode << "): ";
   if (!report.found) {
     out << "not found";
   } else if (multi) {
     out << (report.ready ? "Ready" : "Not ready");
   } else {
-    out << (report.ready ? "Ready" : "Not ready") << ", generation " << report.generation.value_or(0)
-        << " (observed " << report.observed_generation.value_or(0) << ")";
+    out << (report.ready ? "Ready" : "Not ready") << ", generation " << report.generation.value_or(0) << " (observed "
+        << report.observed_generation.value_or(0) << ")";
   }
   out << "\n\n";
   return out.str();
@@ -45,8 +44,14 @@ std::string head_line(const Report& report) {
 
 /// The role table: instance counts from the baseline, the spec and the operator, ready instances and pods.
 std::string role_table(const std::vector<const Role*>& shown) {
-  util::Table table({{"ROLE"}, {"BASELINE"}, {"SPEC"}, {"OBSERVED"}, {"READY INSTANCES"}, {"PODS READY"},
-                     {"RESTARTS"}, {"REPLICAS SET BY"}},
+  util::Table table({{"ROLE"},
+                     {"BASELINE"},
+                     {"SPEC"},
+                     {"OBSERVED"},
+                     {"READY INSTANCES"},
+                     {"PODS READY"},
+                     {"RESTARTS"},
+                     {"REPLICAS SET BY"}},
                     false);
   for (const Role* role : shown) {
     table.add({role->name, count_or_dash(role->baseline_instances), count_or_dash(role->spec_instances),
@@ -66,7 +71,10 @@ void instance_rows(const Role& role, const Instance& inst, bool last_inst, const
   const bool rebuilding = inst.rebuild && inst.rebuild->ongoing;
   tree.add({p2 + (last_inst ? "└── " : "├── ") + inst_label,
             ready_of(inst.ready_pods, role.pods_per_instance, inst.terminating_pods) + " pods",
-            inst.healthy ? "" : rebuilding ? "Rebuilding" : inst.pods.empty() ? "NoPods" : "Unhealthy"});
+            inst.healthy        ? ""
+            : rebuilding        ? "Rebuilding"
+            : inst.pods.empty() ? "NoPods"
+                                : "Unhealthy"});
   const std::string p3 = p2 + (last_inst ? "    " : "│   ");
   for (std::size_t pi = 0; pi < inst.pods.size(); ++pi) {
     const kube::PodState& pod = inst.pods[pi].state;
@@ -109,7 +117,8 @@ std::string tree_table(const Report& report, const std::vector<const Role*>& sho
     const InferService& svc = services[s];
     const bool last_svc = s + 1 == services.size();
     if (!multi)
-      tree.add({std::string(last_svc ? "└── " : "├── ") + "inferservice/" + svc.name, svc.ready ? "Ready" : "NotReady"});
+      tree.add(
+          {std::string(last_svc ? "└── " : "├── ") + "inferservice/" + svc.name, svc.ready ? "Ready" : "NotReady"});
     const std::string p1 = multi ? "" : last_svc ? "    " : "│   ";
     for (std::size_t ri = 0; ri < shown.size(); ++ri) role_rows(*shown[ri], svc, ri + 1 == shown.size(), p1, tree);
   }
@@ -128,7 +137,8 @@ std::string service_table(const std::vector<ServiceStatus>& services) {
       if (const auto* n = o.if_contains("nodePort")) ports += ":" + std::to_string(n->to_number<std::int64_t>());
       ports += "/" + std::string(o.at("protocol").as_string());
     }
-    table.add({svc.name, svc.type, svc.cluster_ip.empty() ? "<none>" : svc.cluster_ip, ports.empty() ? "<none>" : ports});
+    table.add(
+        {svc.name, svc.type, svc.cluster_ip.empty() ? "<none>" : svc.cluster_ip, ports.empty() ? "<none>" : ports});
   }
   return table.str();
 }

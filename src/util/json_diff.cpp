@@ -12,7 +12,8 @@ namespace {
 
 bool same_scalar(const json::value& a, const json::value& b) {
   // 5 stored as int64 and as uint64 are the same JSON number; 5 and 5.0 are not the same input.
-  if (a.is_int64() && b.is_uint64()) return a.get_int64() >= 0 && static_cast<std::uint64_t>(a.get_int64()) == b.get_uint64();
+  if (a.is_int64() && b.is_uint64())
+    return a.get_int64() >= 0 && static_cast<std::uint64_t>(a.get_int64()) == b.get_uint64();
   if (a.is_uint64() && b.is_int64()) return same_scalar(b, a);
   return a == b;
 }
@@ -23,10 +24,8 @@ void diff(const json::value& a, const json::value& b, const std::string& path, s
     const auto& ob = b.get_object();
     for (const auto& kv : oa) {
       const std::string p = child_path(path, kv.key());
-      if (const json::value* other = ob.if_contains(kv.key()))
-        diff(kv.value(), *other, p, out);
-      else
-        out.push_back(p);
+      if (const json::value* other = ob.if_contains(kv.key())) diff(kv.value(), *other, p, out);
+      else out.push_back(p);
     }
     for (const auto& kv : ob)
       if (!oa.contains(kv.key())) out.push_back(child_path(path, kv.key()));

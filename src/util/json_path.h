@@ -3,8 +3,8 @@
 // report, and the one path syntax that names a place in a document in messages.
 #pragma once
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>

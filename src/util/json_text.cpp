@@ -1,9 +1,8 @@
 // Editing JSON text in place; see json_text.h.
 #include "util/json_text.h"
 
-#include <boost/json/basic_parser_impl.hpp>
-
 #include <array>
+#include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
 #include <stdexcept>
 #include <vector>
@@ -42,10 +41,8 @@ struct NumberLocator {
   std::string current_path() const {
     std::string p;
     for (const auto& f : stack) {
-      if (f.array)
-        p = item_path(p, f.index);
-      else
-        p = child_path(p, f.key);
+      if (f.array) p = item_path(p, f.index);
+      else p = child_path(p, f.key);
     }
     return p;
   }

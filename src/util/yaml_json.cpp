@@ -3,8 +3,6 @@
 // (sigs.k8s.io/yaml) does for the manifests this project reads and writes.
 #include "util/yaml_json.h"
 
-#include "util/json_text.h"
-
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -20,6 +18,8 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+
+#include "util/json_text.h"
 
 namespace mindie::util {
 namespace {
@@ -221,10 +221,8 @@ class Converter {
                       std::to_string(max_values_) + " values (aliases repeat too much)");
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        return nullptr;
-      case YAML::NodeType::Scalar:
-        return scalar(node);
+      case YAML::NodeType::Null: return nullptr;
+      case YAML::NodeType::Scalar: return scalar(node);
       case YAML::NodeType::Sequence: {
         Open open(*this, node);
         boost::json::array arr;
@@ -236,8 +234,7 @@ class Converter {
         Open open(*this, node);
         boost::json::object obj;
         for (const auto& kv : node) {
-          if (!kv.first.IsScalar())
-            throw YamlError(where(source_, kv.first.Mark()) + ": mapping keys must be scalars");
+          if (!kv.first.IsScalar()) throw YamlError(where(source_, kv.first.Mark()) + ": mapping keys must be scalars");
           const std::string& key = kv.first.Scalar();
           check_utf8(kv.first);
           // Duplicate keys are an error in Kubernetes' strict decoding; silently keeping one would hide a typo.
@@ -286,8 +283,7 @@ class Converter {
     const bool explicit_mismatch = (tag == kTagInt && !v.is_int64() && !v.is_uint64()) ||
                                    (tag == kTagFloat && !v.is_number()) || (tag == kTagBool && !v.is_bool()) ||
                                    (tag == kTagNull && !v.is_null());
-    if (explicit_mismatch)
-      throw YamlError(where(source_, node.Mark()) + ": \"" + excerpt(text) + "\" is not a " + tag);
+    if (explicit_mismatch) throw YamlError(where(source_, node.Mark()) + ": \"" + excerpt(text) + "\" is not a " + tag);
     if (tag == kTagFloat && !v.is_double()) return v.to_number<double>();
     return v;
   }
@@ -307,8 +303,8 @@ bool needs_quotes(std::string_view s) {
   if (!resolve_plain(s, unrepresentable).is_string() || unrepresentable) return true;
   const std::string_view head = s.substr(0, 3);
   if ((head == "---" || head == "...") && (s.size() == 3 || s[3] == ' ' || s[3] == '\t')) return true;
-  static constexpr std::array<std::string_view, 16> yaml11 = {"y", "Y", "n", "N", "yes", "Yes", "YES", "no",
-                                                              "No", "NO", "on", "On", "ON", "off", "Off", "OFF"};
+  static constexpr std::array<std::string_view, 16> yaml11 = {"y",  "Y",  "n",  "N",  "yes", "Yes", "YES", "no",
+                                                              "No", "NO", "on", "On", "ON",  "off", "Off", "OFF"};
   for (auto w : yaml11)
     if (s == w) return true;
   return false;
@@ -341,31 +337,20 @@ void emit_string(YAML::Emitter& out, std::string_view s) {
     out << YAML::Literal << std::string(s.substr(0, s.size() - 1));  // the block's own line end restores it
   else if (has_control_char(s) || needs_quotes(s))  // yaml-cpp would write "\r" plain; it reads back as a break
     out << YAML::DoubleQuoted << std::string(s);
-  else
-    out << std::string(s);
+  else out << std::string(s);
 }
 
 void emit(YAML::Emitter& out, const boost::json::value& v) {
   switch (v.kind()) {
-    case boost::json::kind::null:
-      out << YAML::Null;
-      break;
-    case boost::json::kind::bool_:
-      out << v.get_bool();
-      break;
-    case boost::json::kind::int64:
-      out << v.get_int64();
-      break;
-    case boost::json::kind::uint64:
-      out << v.get_uint64();
-      break;
+    case boost::json::kind::null: out << YAML::Null; break;
+    case boost::json::kind::bool_: out << v.get_bool(); break;
+    case boost::json::kind::int64: out << v.get_int64(); break;
+    case boost::json::kind::uint64: out << v.get_uint64(); break;
     case boost::json::kind::double_:
       if (!std::isfinite(v.get_double())) throw YamlError("cannot emit a non-finite number as YAML");
       out << float_text(v.get_double());
       break;
-    case boost::json::kind::string:
-      emit_string(out, v.get_string());
-      break;
+    case boost::json::kind::string: emit_string(out, v.get_string()); break;
     case boost::json::kind::array:
       if (v.get_array().empty()) {
         out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
@@ -408,8 +393,7 @@ std::vector<boost::json::value> yaml_to_json_all(const std::string& text, const 
     }
     docs = YAML::LoadAll(text);
   } catch (const YAML::DeepRecursion& e) {
-    throw YamlError(where(source, e.mark) + ": nested too deeply (more than " + std::to_string(e.depth()) +
-                    " levels)");
+    throw YamlError(where(source, e.mark) + ": nested too deeply (more than " + std::to_string(e.depth()) + " levels)");
   } catch (const YAML::Exception& e) {
     throw YamlError(where(source, e.mark) + ": " + e.msg);
   }
@@ -429,8 +413,7 @@ std::vector<boost::json::value> yaml_to_json_all(const std::string& text, const 
 
 boost::json::value yaml_to_json(const std::string& text, const std::string& source) {
   auto docs = yaml_to_json_all(text, source);
-  if (docs.size() != 1)
-    throw YamlError(source + ": expected one YAML document, found " + std::to_string(docs.size()));
+  if (docs.size() != 1) throw YamlError(source + ": expected one YAML document, found " + std::to_string(docs.size()));
   return std::move(docs.front());
 }
 

@@ -1,9 +1,8 @@
 // Reading a JSON input document for validation; see json_document.h.
 #include "validation/json_document.h"
 
-#include <boost/json/basic_parser_impl.hpp>
-
 #include <algorithm>
+#include <boost/json/basic_parser_impl.hpp>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -40,8 +39,7 @@ std::optional<json::value> parse_text(std::string_view raw, Problem& problem) {
   const std::string reason = ec == json::error::too_deep
                                  ? "nested deeper than " + std::to_string(util::kMaxJsonDepth) + " levels"
                                  : ec.message();
-  problem = {"", "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
-                     reason};
+  problem = {"", "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + reason};
   return std::nullopt;
 }
 
@@ -68,8 +66,9 @@ class StructureCheck {
     key_.append(s);
     Frame& f = stack_.back();
     if (!f.keys.insert(key_).second)
-      problems_.push_back({child_path(f.path, key_), "appears twice in one object: JSON readers keep only the last value, "
-                                                "so the first is silently lost; remove one"});
+      problems_.push_back({child_path(f.path, key_),
+                           "appears twice in one object: JSON readers keep only the last value, "
+                           "so the first is silently lost; remove one"});
     f.key = std::move(key_);
     key_.clear();
     return true;

@@ -80,8 +80,8 @@ std::optional<std::int64_t> Reader::integer(const json::value& v, const std::str
     add(path, "must be a JSON integer " + range + ", got " + describe(v));
   } else {
     // A quoted number is the likely mistake behind a string; say how to fix it.
-    add(path, std::string(v.is_string() ? "must be an integer (unquoted) " : "must be an integer ") + range +
-                  ", got " + describe(v));
+    add(path, std::string(v.is_string() ? "must be an integer (unquoted) " : "must be an integer ") + range + ", got " +
+                  describe(v));
   }
   return std::nullopt;
 }
@@ -176,8 +176,8 @@ void Reader::only(const json::object* o, const std::string& path, std::span<cons
       add(child_path(path, kv.key()), "is not a known key; expected one of: " + list);
 }
 
-const json::value* Reader::field(const json::object* obj, const std::string& path, std::string_view key,
-                                 bool required, std::string_view expected) {
+const json::value* Reader::field(const json::object* obj, const std::string& path, std::string_view key, bool required,
+                                 std::string_view expected) {
   const json::value* v = obj ? obj->if_contains(key) : nullptr;
   if (!v && required && obj) add(child_path(path, key), "is required (" + std::string(expected) + ")");
   return v;
@@ -202,13 +202,13 @@ std::optional<bool> Reader::boolean(const json::object* obj, const std::string& 
 
 std::optional<std::int64_t> Reader::integer(const json::object* obj, const std::string& path, std::string_view key,
                                             std::int64_t lo, std::int64_t hi, bool required) {
-  const json::value* v =
-      field(obj, path, key, required, "an integer " + std::to_string(lo) + ".." + std::to_string(hi));
+  const json::value* v = field(obj, path, key, required,
+                               "an integer " + std::to_string(lo) + ".." + std::to_string(hi));
   return v ? integer(*v, child_path(path, key), lo, hi) : std::nullopt;
 }
 
-std::optional<double> Reader::number(const json::object* obj, const std::string& path, std::string_view key,
-                                     double lo, double hi, bool required) {
+std::optional<double> Reader::number(const json::object* obj, const std::string& path, std::string_view key, double lo,
+                                     double hi, bool required) {
   const json::value* v = field(obj, path, key, required, "a number");
   return v ? number(*v, child_path(path, key), lo, hi) : std::nullopt;
 }
@@ -224,14 +224,11 @@ std::optional<std::string> Reader::image(const json::object* obj, const std::str
   auto s = string(obj, path, key, required);
   if (!s) return std::nullopt;
   const std::string p = child_path(path, key);
-  if (s->empty())
-    add(p, "must name the container image (it is empty)");
-  else if (s->size() > 1024)
-    add(p, "must be at most 1024 characters, got " + std::to_string(s->size()));
+  if (s->empty()) add(p, "must name the container image (it is empty)");
+  else if (s->size() > 1024) add(p, "must be at most 1024 characters, got " + std::to_string(s->size()));
   else if (std::any_of(s->begin(), s->end(), [](unsigned char c) { return std::isspace(c) || std::iscntrl(c); }))
     add(p, "must not contain whitespace or control characters, got " + describe(json::string(*s)));
-  else
-    return s;
+  else return s;
   return std::nullopt;
 }
 

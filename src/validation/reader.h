@@ -93,8 +93,8 @@ class Reader {
   std::optional<bool> boolean(const boost::json::object* obj, const std::string& path, std::string_view key);
   std::optional<std::int64_t> integer(const boost::json::object* obj, const std::string& path, std::string_view key,
                                       std::int64_t lo, std::int64_t hi, bool required);
-  std::optional<double> number(const boost::json::object* obj, const std::string& path, std::string_view key,
-                               double lo, double hi, bool required);
+  std::optional<double> number(const boost::json::object* obj, const std::string& path, std::string_view key, double lo,
+                               double hi, bool required);
   std::optional<std::string> abs_path(const boost::json::object* obj, const std::string& path, std::string_view key,
                                       bool required);
   /// A container image reference: non-empty, at most 1024 characters (real ones are far shorter; this catches

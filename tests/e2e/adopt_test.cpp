@@ -36,7 +36,8 @@ void strip_ours(json& node) {
 /// Writes `config`'s deployment into the cluster as deploy.py 7d15c04 would: what kubectl-mindie renders for it,
 /// without our records, with deploy.py's names and extras, by client-side `kubectl apply` as the admin.
 void deploy_like_deploy_py(const Cluster& sb, const e2e::TempDir& dir, const std::string& config) {
-  const auto rendered = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--dry-run=client", "-o", "json"});
+  const auto rendered =
+      sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(rendered.exit_code == 0, rendered.err);
   json list = json::parse(rendered.out);
   for (auto& obj : list["items"]) {
@@ -126,9 +127,10 @@ TEST_CASE("deploy.py's multi_deployment: refused without --adopt, taken over wit
   run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--adopt"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.err.find("Warning: adopting what another tool (deploy.py) made in namespace " + kNs) != std::string::npos);
-  for (const char* line : {"configmap/motor-config adopted\n", "deployment.apps/vllm-p0 adopted\n",
-                           "service/mindie-motor-coordinator-mgmt adopted\n", "deployment.apps/vllm-d0 serverside-applied\n",
-                           "service/mindie-motor-coordinator-service deleted\n"})
+  for (const char* line :
+       {"configmap/motor-config adopted\n", "deployment.apps/vllm-p0 adopted\n",
+        "service/mindie-motor-coordinator-mgmt adopted\n", "deployment.apps/vllm-d0 serverside-applied\n",
+        "service/mindie-motor-coordinator-service deleted\n"})
     CHECK_MESSAGE(run.out.find(line) != std::string::npos, line, "\n", run.out);
   CHECK(run.out.find("clusterrole.rbac.authorization.k8s.io/mindie-controller-role-" + kNs + " deleted\n") !=
         std::string::npos);
@@ -140,11 +142,14 @@ TEST_CASE("deploy.py's multi_deployment: refused without --adopt, taken over wit
     for (const auto& obj : items) {
       const std::string name = obj["metadata"]["name"];
       if (name == "kube-root-ca.crt" || name == "default") continue;  // Kubernetes' own
-      CHECK_MESSAGE(obj["metadata"]["labels"].value("app.kubernetes.io/managed-by", "") == "kubectl-mindie", kind, "/", name);
+      CHECK_MESSAGE(obj["metadata"]["labels"].value("app.kubernetes.io/managed-by", "") == "kubectl-mindie", kind, "/",
+                    name);
       // deploy.py's own fields went with client-side apply's ownership: its label and the last-applied record.
       CHECK_MESSAGE(!obj["metadata"]["labels"].contains("job-name"), kind, "/", name);
-      CHECK_MESSAGE(!obj["metadata"].value("annotations", json::object()).contains(
-                        "kubectl.kubernetes.io/last-applied-configuration"), kind, "/", name);
+      CHECK_MESSAGE(!obj["metadata"]
+                         .value("annotations", json::object())
+                         .contains("kubectl.kubernetes.io/last-applied-configuration"),
+                    kind, "/", name);
       CHECK_MESSAGE(!has_manager(obj, "kubectl-client-side-apply"), kind, "/", name);
       CHECK_MESSAGE(has_manager(obj, "kubectl-mindie"), kind, "/", name);
     }

@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -142,8 +141,8 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
 
   // scale decode 1 → 2: one JSON Patch with test guards, no re-apply of the StormService, new Services applied.
   std::size_t before = sb.requests().size();
-  const auto up = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
-                             "--replicas", "2"});
+  const auto up = sb.mindie(
+      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "2"});
   REQUIRE_MESSAGE(up.exit_code == 0, up.err);
   CHECK(up.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
   CHECK(up.out.find("service/qwen3-pd-decode-1-1 serverside-applied") != std::string::npos);
@@ -174,8 +173,8 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
 
   // scale back: the Services of replica 1 are pruned.
   before = sb.requests().size();
-  const auto down = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
-                               "decode", "--replicas", "1"});
+  const auto down = sb.mindie(
+      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "1"});
   REQUIRE_MESSAGE(down.exit_code == 0, down.err);
   CHECK(down.out.find("service/qwen3-pd-decode-1-0 pruned") != std::string::npos);
   CHECK(down.out.find("service/qwen3-pd-decode-1-1 pruned") != std::string::npos);
@@ -202,8 +201,8 @@ TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op
   Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":422:1:1"}));
   deploy(sb);
   const std::size_t before = sb.requests().size();
-  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
-                              "prefill", "--replicas", "3"});
+  const auto run = sb.mindie(
+      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill", "--replicas", "3"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   std::size_t gets = 0, patches = 0;
   for (const auto& r : sb.requests_since(before)) {
@@ -256,7 +255,8 @@ TEST_CASE("aibrix: a bad config or bad flags send no request; --dry-run=client p
   }
   CHECK(sb.requests().empty());
 
-  const auto dry = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=client", "-o", "yaml"});
+  const auto dry =
+      sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=client", "-o", "yaml"});
   REQUIRE_MESSAGE(dry.exit_code == 0, dry.err);
   CHECK(dry.out.find("kind: StormService") != std::string::npos);
   CHECK(dry.out.find("kind: Service\n") != std::string::npos);
@@ -282,16 +282,17 @@ TEST_CASE("aibrix: deploy, scale and delete take the namespace lock; a live hold
       {"apiVersion", "coordination.k8s.io/v1"},
       {"kind", "Lease"},
       {"metadata",
-       {{"name", "kubectl-mindie"}, {"namespace", "vllm-test"}, {"annotations", {{"kubectl-mindie/holder", holder.dump()}}}}},
-      {"spec", {{"holderIdentity", "elsewhere/4711/0000abcd"}, {"leaseDurationSeconds", 3600},
-                {"renewTime", now}}}};
+       {{"name", "kubectl-mindie"},
+        {"namespace", "vllm-test"},
+        {"annotations", {{"kubectl-mindie/holder", holder.dump()}}}}},
+      {"spec", {{"holderIdentity", "elsewhere/4711/0000abcd"}, {"leaseDurationSeconds", 3600}, {"renewTime", now}}}};
   sb.admin_ok({"apply", "--server-side", "--force-conflicts", "-f", dir.write("lease.json", held.dump())});
   const std::size_t mark = sb.requests().size();
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
-                                 "decode", "--replicas", "2", "--lock-timeout", "0"},
-        std::vector<std::string>{"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp,
-                                 "--lock-timeout", "0"},
+       {std::vector<std::string>{"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
+                                 "--replicas", "2", "--lock-timeout", "0"},
+        std::vector<std::string>{"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--lock-timeout",
+                                 "0"},
         std::vector<std::string>{"deploy", "--framework", "aibrix", "-f", kStormExample, "--lock-timeout", "0"}}) {
     CAPTURE(args[0]);
     const auto run = sb.mindie(args);
@@ -305,7 +306,8 @@ TEST_CASE("aibrix: deploy, scale and delete take the namespace lock; a live hold
 
 TEST_CASE("aibrix: -o name names what each command wrote or shows; --dry-run=server prints what it would write") {
   Cluster sb(storm_args());
-  const auto dry = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=server", "-o", "json"});
+  const auto dry =
+      sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "--dry-run=server", "-o", "json"});
   REQUIRE_MESSAGE(dry.exit_code == 0, dry.err);
   const json list = json::parse(dry.out);
   CHECK(list["kind"] == "List");
@@ -317,15 +319,16 @@ TEST_CASE("aibrix: -o name names what each command wrote or shows; --dry-run=ser
 
   const auto dep = sb.mindie({"deploy", "--framework", "aibrix", "-f", kStormExample, "-o", "name"});
   REQUIRE_MESSAGE(dep.exit_code == 0, dep.err);
-  CHECK(dep.out == "stormservice.orchestration.aibrix.ai/qwen3-pd\nservice/qwen3-pd-prefill-0\n"
-                   "service/qwen3-pd-prefill-1\nservice/qwen3-pd-decode-0-0\nservice/qwen3-pd-decode-0-1\n");
+  CHECK(dep.out ==
+        "stormservice.orchestration.aibrix.ai/qwen3-pd\nservice/qwen3-pd-prefill-0\n"
+        "service/qwen3-pd-prefill-1\nservice/qwen3-pd-decode-0-0\nservice/qwen3-pd-decode-0-1\n");
   const auto shown = sb.mindie({"status", "--framework", "aibrix", "-n", "vllm-test", "-o", "name"});
   REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
   CHECK(shown.out == "stormservice.orchestration.aibrix.ai/qwen3-pd\n");
 
   // A server dry run of a scale: the StormService as it would be, nothing changed.
-  const auto would = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
-                                "decode", "--replicas", "2", "--dry-run=server", "-o", "yaml"});
+  const auto would = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
+                                "--replicas", "2", "--dry-run=server", "-o", "yaml"});
   REQUIRE_MESSAGE(would.exit_code == 0, would.err);
   CHECK(would.out.find("kind: List") != std::string::npos);
   CHECK(would.out.find("name: qwen3-pd-decode-1-1") != std::string::npos);
@@ -386,8 +389,8 @@ TEST_CASE("aibrix: a scale patch whose reply was lost is recognised, not re-appl
   // The first PATCH of the StormService is deploy's apply; the second, scale's JSON Patch, applies but loses its reply.
   Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":lose-reply:1:1"}));
   deploy(sb);
-  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role",
-                              "prefill", "--replicas", "3"});
+  const auto run = sb.mindie(
+      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill", "--replicas", "3"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
   CHECK(run.out.find("service/qwen3-pd-prefill-2 serverside-applied") != std::string::npos);

@@ -13,10 +13,10 @@
 #include "harness.h"
 
 namespace fs = std::filesystem;
+using e2e::Cluster;
 using e2e::kExample;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -33,8 +33,7 @@ struct Case {
 std::vector<fs::path> rejected_files(const std::string& dir) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(kCorpus / dir))
-    if (entry.is_regular_file() && entry.path().filename().string().rfind("ok_", 0) != 0)
-      files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().filename().string().rfind("ok_", 0) != 0) files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -69,21 +68,25 @@ std::vector<Case> all_cases(const Cluster& sb, const e2e::TempDir& dir) {
     const std::string copy = dir.write("kubeconfig/" + f.filename().string(),
                                        replace_all(e2e::read_file(f.string()), "https://127.0.0.1:6443", sb.url()));
     cases.push_back({"kubeconfig/" + f.filename().string(),
-                     {e2e::mindie_binary(), "--kubeconfig", copy, "status", "-n", "mindie-demo"}, copy});
+                     {e2e::mindie_binary(), "--kubeconfig", copy, "status", "-n", "mindie-demo"},
+                     copy});
   }
 
   // Mutations of the example: each names the field at fault.
-  const std::vector<std::pair<std::string, json>> counts = {
-      {"negative", -1}, {"zero", 0}, {"over_16", 17}, {"huge", 1000000000000LL}, {"float", 1.5},
-      {"string", "2"},  {"bool", true}, {"null", nullptr}};
+  const std::vector<std::pair<std::string, json>> counts = {{"negative", -1}, {"zero", 0},
+                                                            {"over_16", 17},  {"huge", 1000000000000LL},
+                                                            {"float", 1.5},   {"string", "2"},
+                                                            {"bool", true},   {"null", nullptr}};
   for (const auto& [label, value] : counts) {
-    const auto file =
-        mutated_example(dir, "p_instances_" + label + ".json", [&](json& m) { m["p_instances_num"] = value; });
+    const auto file = mutated_example(dir, "p_instances_" + label + ".json",
+                                      [&](json& m) { m["p_instances_num"] = value; });
     cases.push_back({"p_instances_num " + label, deploy(file), "motor_deploy_config.p_instances_num"});
   }
-  const std::vector<std::pair<std::string, json>> job_ids = {
-      {"upper_case", "Mindie-Demo"}, {"underscore", "mindie_demo"}, {"empty", ""},
-      {"64_chars", std::string(64, 'a')}, {"number", 7}};
+  const std::vector<std::pair<std::string, json>> job_ids = {{"upper_case", "Mindie-Demo"},
+                                                             {"underscore", "mindie_demo"},
+                                                             {"empty", ""},
+                                                             {"64_chars", std::string(64, 'a')},
+                                                             {"number", 7}};
   for (const auto& [label, value] : job_ids) {
     const auto file = mutated_example(dir, "job_id_" + label + ".json", [&](json& m) { m["job_id"] = value; });
     cases.push_back({"job_id " + label, deploy(file), "motor_deploy_config.job_id"});
@@ -93,10 +96,10 @@ std::vector<Case> all_cases(const Cluster& sb, const e2e::TempDir& dir) {
                    "motor_deploy_config.deploy_mode"});
   // 2 MB configs: an absurdly long field is refused by validation, a padded file by the ConfigMap's 1 MiB limit
   // (with the size and the limit), both locally.
-  cases.push_back({"image_name of 2 MB",
-                   deploy(mutated_example(dir, "image_2mb.json",
-                                          [](json& m) { m["image_name"] = std::string(2 << 20, 'x'); })),
-                   "motor_deploy_config.image_name: must be at most 1024 characters"});
+  cases.push_back(
+      {"image_name of 2 MB",
+       deploy(mutated_example(dir, "image_2mb.json", [](json& m) { m["image_name"] = std::string(2 << 20, 'x'); })),
+       "motor_deploy_config.image_name: must be at most 1024 characters"});
   const std::string padded = dir.write("padded_2mb.json", e2e::read_file(kExample) + std::string(2 << 20, ' '));
   cases.push_back({"config of 2 MB", deploy(padded), "1 MiB"});
 
@@ -148,7 +151,7 @@ TEST_CASE("bad-input corpus: each case fails with an error naming the file or fl
     CHECK(run.exit_code == 1);
     CHECK_MESSAGE(run.err.rfind("error: ", 0) == 0, run.err.substr(0, 500));
     CHECK_MESSAGE(run.err.find(c.names) != std::string::npos, "stderr does not name " << c.names << ":\n"
-                                                                                       << run.err.substr(0, 500));
+                                                                                      << run.err.substr(0, 500));
     // "error: FILE: N problems" is followed by exactly N "* path: problem" lines.
     const std::string first = run.err.substr(0, run.err.find('\n'));
     if (std::smatch m; std::regex_search(first, m, problems_header)) {

@@ -7,9 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
-#include <thread>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "harness.h"
 
@@ -141,8 +141,8 @@ class World {
       // PD-hybrid test scales to six 8-NPU pods.
       setenv("MINDIE_CLUSTER_NODES_PER_PROFILE", "8", 0);
       // The cluster ends with this process even when it is killed (cluster.sh watches the PID).
-      const Run up = run_process({"/bin/bash", kSource + "/tests/cluster/cluster.sh", "up", dir_, "--watch-pid",
-                                  std::to_string(getpid())});
+      const Run up = run_process(
+          {"/bin/bash", kSource + "/tests/cluster/cluster.sh", "up", dir_, "--watch-pid", std::to_string(getpid())});
       if (up.exit_code != 0) throw std::runtime_error("the local cluster did not start:\n" + up.out + up.err);
     }
     std::ifstream env(dir_ + "/env");
@@ -201,8 +201,8 @@ class World {
   /// Gives the next test a clean cluster (mindie-test-reset): the test namespaces (`kTestNamespaces` and `extra`)
   /// emptied or created, every other namespace and the tests' ClusterRoles and ClusterRoleBindings deleted.
   void reset(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {TEST_RESET_BINARY, "--kubeconfig", admin_kubeconfig_,
-                                     "--cluster-prefix", "mindie-motor-"};
+    std::vector<std::string> argv = {TEST_RESET_BINARY, "--kubeconfig", admin_kubeconfig_, "--cluster-prefix",
+                                     "mindie-motor-"};
     for (const auto& ns : kTestNamespaces) argv.insert(argv.end(), {"--namespace", ns});
     for (const auto& ns : extra) argv.insert(argv.end(), {"--namespace", ns});
     for (const auto& ns : keep_namespaces_) argv.insert(argv.end(), {"--keep", ns});
@@ -289,7 +289,8 @@ std::vector<std::string> crd_names(const std::string& file) {
 std::string wait_condition(const std::string& state) {
   if (state == "Ready") return "--for=condition=Ready";
   if (state == "NotReady") return "--for=condition=Ready=false";
-  if (state == "OOMKilled") return "--for=jsonpath={.status.containerStatuses[0].lastState.terminated.reason}=OOMKilled";
+  if (state == "OOMKilled")
+    return "--for=jsonpath={.status.containerStatuses[0].lastState.terminated.reason}=OOMKilled";
   if (state == "ContainerCreating" || state == "ImagePullBackOff" || state == "CrashLoopBackOff")
     return "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=" + state;
   throw std::invalid_argument("set_pod_state: unknown state " + state);
@@ -310,8 +311,7 @@ bool discovery_lists(const World& w, const std::string& name) {
 }  // namespace
 
 const std::string& control_plane_bin_dir() {
-  static const std::string dir =
-      trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
+  static const std::string dir = trim(run_process({"/bin/bash", kSource + "/tests/cluster/build.sh", "--bin-dir"}).out);
   return dir;
 }
 
@@ -349,19 +349,25 @@ Cluster::Cluster(std::vector<std::string> args, std::string listen) {
 
   log_ = dir_.path() + "/requests.jsonl";
   std::vector<std::string> argv = {FAULT_PROXY_BINARY,
-                                   "--upstream", w.var("MINDIE_CLUSTER_URL"),
-                                   "--upstream-ca", w.var("MINDIE_CLUSTER_CA"),
-                                   "--cert", w.dir() + "/pki/apiserver.crt",
-                                   "--key", w.dir() + "/pki/apiserver.key",
-                                   "--listen", listen,
-                                   "--request-log", log_};
+                                   "--upstream",
+                                   w.var("MINDIE_CLUSTER_URL"),
+                                   "--upstream-ca",
+                                   w.var("MINDIE_CLUSTER_CA"),
+                                   "--cert",
+                                   w.dir() + "/pki/apiserver.crt",
+                                   "--key",
+                                   w.dir() + "/pki/apiserver.key",
+                                   "--listen",
+                                   listen,
+                                   "--request-log",
+                                   log_};
   for (const auto& f : faults) argv.insert(argv.end(), {"--fault", f});
   std::string line;
   proxy_pid_ = start_daemon(argv, dir_.path() + "/proxy.log", line);
   if (line.rfind("ready ", 0) != 0) {
     stop_daemon(proxy_pid_);
-    throw std::runtime_error("the fault proxy did not start (first line \"" + line + "\"): " +
-                             tail_of(dir_.path() + "/proxy.log"));
+    throw std::runtime_error("the fault proxy did not start (first line \"" + line +
+                             "\"): " + tail_of(dir_.path() + "/proxy.log"));
   }
   url_ = line.substr(6);
   // The admin's kubeconfig with the proxy as its server.
@@ -390,11 +396,13 @@ Cluster::~Cluster() {
     w.admin_ok(create);
     // Not kubectl wait: both --for=condition and --for=jsonpath fail outright while a new CRD has no conditions yet.
     for (const auto& name : names) {
-      eventually([&] {
-        const Run run = w.admin({"get", "customresourcedefinition/" + name, "-o",
-                                 R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"});
-        return run.exit_code == 0 && run.out == "True";
-      }, "CRD " + name + " Established", 120);
+      eventually(
+          [&] {
+            const Run run = w.admin({"get", "customresourcedefinition/" + name, "-o",
+                                     R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"});
+            return run.exit_code == 0 && run.out == "True";
+          },
+          "CRD " + name + " Established", 120);
       eventually([&] { return discovery_lists(w, name); }, "discovery listing " + name, 120);
     }
     w.restart_operator();
@@ -441,8 +449,8 @@ std::string Cluster::restart_operator_failing() {
 }
 
 void Cluster::wait_ready(const std::string& ns, const std::string& timeout) const {
-  const Run run = run_process({e2e::mindie_binary(), "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns, "--for=ready",
-                               "--timeout", timeout});
+  const Run run = run_process({e2e::mindie_binary(), "--kubeconfig", admin_kubeconfig(), "wait", "-n", ns,
+                               "--for=ready", "--timeout", timeout});
   if (run.exit_code != 0) throw std::runtime_error("the deployment in " + ns + " never became ready: " + run.err);
 }
 

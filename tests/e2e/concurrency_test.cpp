@@ -20,7 +20,8 @@ const std::string kNs = e2e::kExampleNamespace;
 /// The instance counts of a user_config.json text.
 std::pair<int, int> counts_of(const std::string& user_config) {
   const json c = json::parse(user_config);
-  return {c["motor_deploy_config"]["p_instances_num"].get<int>(), c["motor_deploy_config"]["d_instances_num"].get<int>()};
+  return {c["motor_deploy_config"]["p_instances_num"].get<int>(),
+          c["motor_deploy_config"]["d_instances_num"].get<int>()};
 }
 
 /// The counts the last successful write of motor-config's user_config.json among `reqs` stored (a scale's merge
@@ -39,8 +40,9 @@ std::optional<std::pair<int, int>> last_baseline_write(const std::vector<e2e::Lo
 
 }  // namespace
 
-TEST_CASE("storm: 5 concurrent mutating commands (3 scales, 2 deploys) x 50 rounds take turns through the namespace "
-          "lock; nothing is lost") {
+TEST_CASE(
+    "storm: 5 concurrent mutating commands (3 scales, 2 deploys) x 50 rounds take turns through the namespace "
+    "lock; nothing is lost") {
   Cluster sb;
   const auto deployed = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
   REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
@@ -61,10 +63,12 @@ TEST_CASE("storm: 5 concurrent mutating commands (3 scales, 2 deploys) x 50 roun
     const std::vector<std::vector<std::string>> argvs = {
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + round % 3)}),
         sb.mindie_argv({"scale", "-n", kNs, "--decode", std::to_string(1 + round % 2)}),
-        sb.mindie_argv({"deploy", "-f", redeploy, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
+        sb.mindie_argv(
+            {"deploy", "-f", redeploy, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + (round + 1) % 3), "--decode",
                         std::to_string(1 + (round + 1) % 2)}),
-        sb.mindie_argv({"deploy", "-f", redeploy3, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
+        sb.mindie_argv(
+            {"deploy", "-f", redeploy3, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
     };
     const auto runs = e2e::run_processes(argvs);
     for (const auto& run : runs) {

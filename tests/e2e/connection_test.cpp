@@ -1,5 +1,6 @@
-// The real binary's connection rules against the local cluster (through the fault proxy): connection flags without a kubeconfig, an exec
-// credential plugin named relative to its kubeconfig, unusable configurations that send nothing, no token in logs.
+// The real binary's connection rules against the local cluster (through the fault proxy): connection flags without a
+// kubeconfig, an exec credential plugin named relative to its kubeconfig, unusable configurations that send nothing, no
+// token in logs.
 #include <doctest/doctest.h>
 
 #include <regex>
@@ -18,7 +19,9 @@ std::string kubeconfig_value(const e2e::Cluster& sb, const std::string& key) {
   return m[1];
 }
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 }  // namespace
 
@@ -44,18 +47,23 @@ TEST_CASE("connection: an exec plugin named relative to its kubeconfig supplies 
   const std::string plugin = dir.write("bin/get-token",
                                        "#!/bin/sh\necho \"get-token: $KUBERNETES_EXEC_INFO\" >&2\n"
                                        "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
-                                       "\"ExecCredential\",\"status\":{\"token\":\"" + token + "\"}}'\n");
+                                       "\"ExecCredential\",\"status\":{\"token\":\"" +
+                                           token + "\"}}'\n");
   REQUIRE(e2e::run_process({"/bin/chmod", "+x", plugin}).exit_code == 0);
-  const std::string kubeconfig = dir.write("config", "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-                                                     "clusters: [{name: s, cluster: {server: " + sb.url() +
-                                                     ", certificate-authority-data: " +
-                                                     kubeconfig_value(sb, "certificate-authority-data") + "}}]\n"
-                                                     "contexts: [{name: x, context: {cluster: s, user: e, namespace: mindie-demo}}]\n"
-                                                     "users: [{name: e, user: {exec: {command: bin/get-token, "
-                                                     "apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}}]\n");
+  const std::string kubeconfig =
+      dir.write("config",
+                "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                "clusters: [{name: s, cluster: {server: " +
+                    sb.url() + ", certificate-authority-data: " + kubeconfig_value(sb, "certificate-authority-data") +
+                    "}}]\n"
+                    "contexts: [{name: x, context: {cluster: s, user: e, namespace: mindie-demo}}]\n"
+                    "users: [{name: e, user: {exec: {command: bin/get-token, "
+                    "apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}}]\n");
   const e2e::Run run = e2e::run_process({e2e::mindie_binary(), "status", "--kubeconfig", kubeconfig});
   CHECK(contains(run.err, "no deployment found in namespace mindie-demo"));
-  CHECK(contains(run.err, R"(get-token: {"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}})"));
+  CHECK(contains(
+      run.err,
+      R"(get-token: {"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"interactive":false}})"));
 }
 
 TEST_CASE("connection: unknown context, cluster or user, bad timeout, missing file: exit 1 naming it, nothing sent") {

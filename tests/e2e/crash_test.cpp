@@ -3,7 +3,6 @@
 // the server sees it, or after the server applied it with the reply held back), then the next command must leave the
 // baseline and the live workload agreeing and say truly what it did about the interrupted change.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
@@ -58,8 +57,7 @@ std::vector<std::string> deploy_args(const std::string& file) {
   return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts};
 }
 
-const std::string kDeleteWorkload =
-    "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
+const std::string kDeleteWorkload = "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
 const std::string kDeleteBaseline = "DELETE:/api/v1/namespaces/" + kNs + "/configmaps/motor-config";
 
 }  // namespace
@@ -159,8 +157,10 @@ TEST_CASE("crash: deploy killed (SIGKILL) at each request position; the next com
   };
   const std::vector<Position> positions = {
       {kBaselineWrite + ":hold:1", "prefill 1 \u2192 2, dropped: the baseline had not been written", 1},
-      {kBaselineWrite + ":hold-reply:1", "prefill 1 \u2192 2, completed: the workload was applied from the baseline "
-                                         "it had written", 2},
+      {kBaselineWrite + ":hold-reply:1",
+       "prefill 1 \u2192 2, completed: the workload was applied from the baseline "
+       "it had written",
+       2},
       // The controller's RBAC, between the baseline and the workload.
       {"PATCH:/api/v1/namespaces/" + kNs + "/serviceaccounts/.*:hold:1", "prefill 1 \u2192 2, completed", 2},
       {"PATCH:/apis/rbac.authorization.k8s.io/v1/clusterroles/.*:hold:1", "prefill 1 \u2192 2, completed", 2},
@@ -242,8 +242,9 @@ TEST_CASE("deploy supersedes an interrupted deploy instead of recovering it firs
   check_agrees(sb);
 }
 
-TEST_CASE("deploy whose workload is refused after the baseline was written leaves its intent; the next command "
-          "applies the workload from the baseline") {
+TEST_CASE(
+    "deploy whose workload is refused after the baseline was written leaves its intent; the next command "
+    "applies the workload from the baseline") {
   Cluster sb;
   deploy(sb);
   e2e::TempDir dir;
@@ -343,8 +344,9 @@ TEST_CASE("crash: delete killed at its first and last deletes; the next command 
   }
 }
 
-TEST_CASE("interrupt: SIGINT during a delete stops before the next delete, says what was deleted and that the next "
-          "command finishes it") {
+TEST_CASE(
+    "interrupt: SIGINT during a delete stops before the next delete, says what was deleted and that the next "
+    "command finishes it") {
   Cluster sb;
   deploy(sb);
   sb.add_fault(kDeleteWorkload + ":hold:1");
@@ -356,7 +358,8 @@ TEST_CASE("interrupt: SIGINT during a delete stops before the next delete, says 
   const auto out = run.finish();
   CHECK(out.exit_code == 130);
   CHECK_MESSAGE(out.err.find("delete stopped at ") != std::string::npos, out.err);
-  CHECK_MESSAGE(out.err.find("after writing:\n  inferserviceset.mindcluster.huawei.com/") != std::string::npos, out.err);
+  CHECK_MESSAGE(out.err.find("after writing:\n  inferserviceset.mindcluster.huawei.com/") != std::string::npos,
+                out.err);
   CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " finishes it") != std::string::npos);
   // Another delete supersedes it: it deletes whatever is left.
   const auto next = sb.mindie({"delete", "-n", kNs});
@@ -456,8 +459,9 @@ TEST_CASE("delete supersedes an interrupted scale: it deletes everything, Lease 
   CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
 }
 
-TEST_CASE("interrupt: SIGINT or SIGTERM while deploy writes its RBAC stops it before its next write; the next "
-          "command completes it") {
+TEST_CASE(
+    "interrupt: SIGINT or SIGTERM while deploy writes its RBAC stops it before its next write; the next "
+    "command completes it") {
   for (const int sig : {SIGINT, SIGTERM}) {
     CAPTURE(sig);
     Cluster sb;
@@ -477,7 +481,8 @@ TEST_CASE("interrupt: SIGINT or SIGTERM while deploy writes its RBAC stops it be
     CHECK(out.err.find("deploy stopped at clusterrole.rbac.authorization.k8s.io/") != std::string::npos);
     CHECK(out.err.find("after writing:\n  configmap/motor-config serverside-applied\n  serviceaccount/") !=
           std::string::npos);
-    CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs + " applies the workload from the "
+    CHECK(out.err.find("the next kubectl-mindie command in namespace " + kNs +
+                       " applies the workload from the "
                        "baseline first") != std::string::npos);
     const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
     REQUIRE_MESSAGE(next.exit_code == 0, next.err);

@@ -5,9 +5,9 @@
 
 #include "harness.h"
 
+using e2e::Cluster;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -145,8 +145,7 @@ TEST_CASE("delete refuses a motor-config that kubectl-mindie did not write, and 
   e2e::TempDir dir;
   const std::string cm = dir.write("cm.json", R"({"apiVersion":"v1","kind":"ConfigMap",
     "metadata":{"name":"motor-config","namespace":"mindie-demo"},"data":{"user_config.json":"{}"}})");
-  const auto created =
-      e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "create", "-f", cm});
+  const auto created = e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "create", "-f", cm});
   REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   const std::size_t mark = sb.requests().size();
   const auto run = sb.mindie({"delete", "-n", "mindie-demo"});

@@ -11,9 +11,9 @@
 
 #include "harness.h"
 
-using e2e::kScripts;
-using e2e::item_names;
 using e2e::Cluster;
+using e2e::item_names;
+using e2e::kScripts;
 using e2e::writes_since;
 using nlohmann::json;
 
@@ -28,8 +28,8 @@ json example() { return json::parse(e2e::read_file(e2e::kExample)); }
 json hybrid_example() {
   json cfg = example();
   auto& d = cfg["motor_deploy_config"];
-  for (const char* k : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num",
-                        "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
+  for (const char* k : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num", "single_d_instance_pod_num",
+                        "p_pod_npu_num", "d_pod_npu_num"})
     d.erase(k);
   d["hybrid_instances_num"] = 1;
   d["single_hybrid_instance_pod_num"] = 2;
@@ -87,10 +87,10 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
 
   auto run = sb.mindie({"deploy", "-f", file, "--scripts-dir", kScripts, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  json iss = json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
-                                           "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-o",
-                                           "json"})
-                             .out);
+  json iss =
+      json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
+                                    "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-o", "json"})
+                      .out);
   std::size_t union_index = 0;
   const auto& roles = iss["spec"]["template"]["roles"];
   for (std::size_t i = 0; i < roles.size(); ++i) {
@@ -133,9 +133,9 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   CHECK(writes[0].content_type == "application/json-patch+json");
   const json patch = json::parse(writes[0].body);
   const std::string at = "/spec/template/roles/" + std::to_string(union_index);
-  CHECK(patch == json::parse(R"([{"op":"test","path":")" + at + R"(/name","value":"union"},)" +
-                             R"({"op":"test","path":")" + at + R"(/replicas","value":1},)" +
-                             R"({"op":"replace","path":")" + at + R"(/replicas","value":3}])"));
+  CHECK(patch ==
+        json::parse(R"([{"op":"test","path":")" + at + R"(/name","value":"union"},)" + R"({"op":"test","path":")" + at +
+                    R"(/replicas","value":1},)" + R"({"op":"replace","path":")" + at + R"(/replicas","value":3}])"));
   CHECK(writes[1].path == kCm);
   run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   report = json::parse(run.out);
@@ -143,8 +143,8 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
   // The baseline now says 3, the operator's text otherwise intact.
-  const json cm = json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs, "get",
-                                                "configmap", "motor-config", "-o", "json"})
+  const json cm = json::parse(e2e::run_process({e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", kNs,
+                                                "get", "configmap", "motor-config", "-o", "json"})
                                   .out);
   CHECK(json::parse(cm["data"]["user_config.json"].get<std::string>())["motor_deploy_config"]["hybrid_instances_num"] ==
         3);
@@ -290,9 +290,9 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
   // The failing input: both components kept running after this redeploy, unseen by the baseline.
   run = sb.mindie({"deploy", "-f", dir.write("without.json", cfg.dump(2))});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  for (const char* line : {"deployment.apps/mindie-motor-kv-pool deleted\n",
-                           "deployment.apps/mindie-motor-kv-conductor deleted\n", "service/kvp-master deleted\n",
-                           "service/kv-conductor deleted\n"}) {
+  for (const char* line :
+       {"deployment.apps/mindie-motor-kv-pool deleted\n", "deployment.apps/mindie-motor-kv-conductor deleted\n",
+        "service/kvp-master deleted\n", "service/kv-conductor deleted\n"}) {
     CAPTURE(line);
     CHECK(run.out.find(line) != std::string::npos);
   }
@@ -325,13 +325,14 @@ TEST_CASE("multi_deployment: a redeploy over the old coordinator Service name re
     }
     const json svc = {{"apiVersion", "v1"},
                       {"kind", "Service"},
-                      {"metadata", {{"name", "mindie-motor-coordinator-service"}, {"namespace", kNs}, {"labels", labels}}},
+                      {"metadata",
+                       {{"name", "mindie-motor-coordinator-service"}, {"namespace", kNs}, {"labels", labels}}},
                       {"spec",
                        {{"type", "ClusterIP"},
                         {"selector", {{"app", "mindie-motor-coordinator"}}},
                         {"ports", {{{"name", "manage"}, {"port", 1026}, {"targetPort", 1026}}}}}}};
-    sb.admin_ok({"create", "--validate=false", "-f", dir.write(std::string("old-") + (ours ? "ours" : "theirs") + ".json",
-                                                                svc.dump())});
+    sb.admin_ok({"create", "--validate=false", "-f",
+                 dir.write(std::string("old-") + (ours ? "ours" : "theirs") + ".json", svc.dump())});
   };
   // What the release before §U6 left (ours): deleted by the redeploy.
   old_service(true);

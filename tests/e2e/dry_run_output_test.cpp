@@ -2,9 +2,9 @@
 // "(server dry run)" / "(dry run)" lines, or the objects with -o json|yaml) and writes nothing; delete names or
 // prints what it deleted; wait prints what it waited for.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "harness.h"
 
@@ -63,19 +63,20 @@ TEST_CASE("--dry-run of deploy, scale, update-config and delete prints what woul
 
   const auto del_name = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=server", "-o", "name"});
   REQUIRE_MESSAGE(del_name.exit_code == 0, del_name.err);
-  CHECK(del_name.out == kIss + "\n"
-                       "serviceaccount/mindie-motor-controller\n"
-                       "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
-                       "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
-                       "configmap/motor-config\n");
+  CHECK(del_name.out == kIss +
+                            "\n"
+                            "serviceaccount/mindie-motor-controller\n"
+                            "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
+                            "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
+                            "configmap/motor-config\n");
   check_only_dry_writes(sb.requests_since(mark));
 
   mark = sb.requests().size();
   const auto del_client = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(del_client.exit_code == 0, del_client.err);
   CHECK(item_kinds(json::parse(del_client.out)) == std::vector<std::string>{"InferServiceSet", "ServiceAccount",
-                                                                           "ClusterRoleBinding", "ClusterRole",
-                                                                           "ConfigMap"});
+                                                                            "ClusterRoleBinding", "ClusterRole",
+                                                                            "ConfigMap"});
   CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
   CHECK(e2e::item_names(e2e::kubectl_items(sb, "configmaps", "mindie-demo")) ==
         std::vector<std::string>{"motor-config"});
@@ -109,6 +110,7 @@ TEST_CASE("wait -o name names the workload waited for; -o json prints it as it i
   CHECK(!iss["metadata"].contains("managedFields"));
   const auto bad = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "-o", "wide"});
   CHECK(bad.exit_code == 1);
-  CHECK(bad.err == "error: unable to match a printer suitable for the output format \"wide\", allowed formats are: "
-                   "json,name,yaml\n");
+  CHECK(bad.err ==
+        "error: unable to match a printer suitable for the output format \"wide\", allowed formats are: "
+        "json,name,yaml\n");
 }

@@ -2,13 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
 
-using e2e::kExampleDir;
 using e2e::Cluster;
+using e2e::kExampleDir;
 using nlohmann::json;
 
 namespace {
@@ -22,8 +21,9 @@ json config_map(const Cluster& sb) {
 
 }  // namespace
 
-TEST_CASE("deploy writes set_*_env into the script copies only; SERVICE_ID survives a redeploy; update-config "
-          "regenerates the functions from a new env.json") {
+TEST_CASE(
+    "deploy writes set_*_env into the script copies only; SERVICE_ID survives a redeploy; update-config "
+    "regenerates the functions from a new env.json") {
   Cluster sb;
   e2e::TempDir dir;
   const std::string engine = "#!/bin/bash\nset_prefill_env() {\n  :\n}\nset_decode_env() {\n  :\n}\n";
@@ -82,8 +82,9 @@ json patched_data(const std::vector<e2e::LoggedRequest>& reqs) {
 
 }  // namespace
 
-TEST_CASE("update-config keeps the stored scripts byte for byte without --scripts-dir; with it, the folder's files "
-          "replace them (env functions injected) and scripts no longer in the folder are removed") {
+TEST_CASE(
+    "update-config keeps the stored scripts byte for byte without --scripts-dir; with it, the folder's files "
+    "replace them (env functions injected) and scripts no longer in the folder are removed") {
   Cluster sb;
   e2e::TempDir dir;
   e2e::write_stand_in_scripts(dir, "old");

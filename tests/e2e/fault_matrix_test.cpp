@@ -15,10 +15,10 @@
 
 #include "harness.h"
 
+using e2e::Cluster;
 using e2e::kExample;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -26,16 +26,20 @@ namespace {
 const std::string kNamespace = "mindie-demo";
 
 struct FaultKind {
-  std::string spec;    ///< the KIND field of --fault
-  int logged_status;   ///< what the proxy's request log records for the failed request
-  bool transient;      ///< a retry of a request that is safe to repeat must hide it
+  std::string spec;   ///< the KIND field of --fault
+  int logged_status;  ///< what the proxy's request log records for the failed request
+  bool transient;     ///< a retry of a request that is safe to repeat must hide it
 };
 
 const std::vector<FaultKind> kKinds = {
-    {"500", 500, true}, {"503", 503, true}, {"429", 429, true},
+    {"500", 500, true},
+    {"503", 503, true},
+    {"429", 429, true},
     // A hang takes the whole --request-timeout, which bounds a request with its retries (client-go's request
     // timeout does the same): it fails the command, truthfully.
-    {"hang", 0, false}, {"drop", 0, true},  {"409", 409, false},
+    {"hang", 0, false},
+    {"drop", 0, true},
+    {"409", 409, false},
 };
 
 struct Command {

@@ -5,7 +5,6 @@
 // victim's lease looks expired to it at once. Also the signal, unreachable-server, nodePort-race and reporting cases
 // of the issue.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <filesystem>
@@ -23,8 +22,7 @@ const std::string kNs = e2e::kExampleNamespace;
 const std::string kBaselineWrite = "PATCH:/api/v1/namespaces/" + kNs + "/configmaps/motor-config";
 const std::string kWorkloadWrite = "PATCH:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
 const std::string kLeaseWrite = "PATCH:/apis/coordination.k8s.io/v1/namespaces/" + kNs + "/leases/kubectl-mindie";
-const std::string kDeleteWorkload =
-    "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
+const std::string kDeleteWorkload = "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
 constexpr auto npos = std::string::npos;
 
 void deploy(const Cluster& sb) {
@@ -182,10 +180,8 @@ void check_fenced(const Cluster& sb, const Stale& s, bool lease_deleted = false)
   CHECK(s.victim.exit_code == 1);
   const auto writes = writes_after(sb, s.mark);
   CHECK_MESSAGE(writes.empty(), "written after resuming:\n" << joined(writes));
-  if (lease_deleted)
-    CHECK(s.victim.err.find("lock") != npos);
-  else
-    CHECK(names_taker(s.victim.err, s.rivals));
+  if (lease_deleted) CHECK(s.victim.err.find("lock") != npos);
+  else CHECK(names_taker(s.victim.err, s.rivals));
 }
 
 /// A rule for `re`'s literal text: RE2 metacharacters escaped.
@@ -219,8 +215,9 @@ std::vector<std::string> stop_points(const std::vector<e2e::LoggedRequest>& reqs
 
 }  // namespace
 
-TEST_CASE("fencing: a deploy stopped between its baseline write and its workload apply past the lease writes nothing "
-          "more once a scale took the lock over") {
+TEST_CASE(
+    "fencing: a deploy stopped between its baseline write and its workload apply past the lease writes nothing "
+    "more once a scale took the lock over") {
   Cluster sb;
   deploy(sb);
   e2e::TempDir dir;
@@ -232,8 +229,9 @@ TEST_CASE("fencing: a deploy stopped between its baseline write and its workload
   check_agrees(sb);
 }
 
-TEST_CASE("fencing: a delete stopped before deleting motor-config past the lease leaves a new deploy's baseline and "
-          "workload") {
+TEST_CASE(
+    "fencing: a delete stopped before deleting motor-config past the lease leaves a new deploy's baseline and "
+    "workload") {
   Cluster sb;
   deploy(sb);
   e2e::TempDir dir;
@@ -278,8 +276,9 @@ TEST_CASE("fencing: a stale delete does not remove a freshly deployed InferServi
   check_agrees(sb);
 }
 
-TEST_CASE("fencing: a command whose lock is taken over between any two of its writes writes nothing more, exits 1 "
-          "and names the taker") {
+TEST_CASE(
+    "fencing: a command whose lock is taken over between any two of its writes writes nothing more, exits 1 "
+    "and names the taker") {
   e2e::TempDir dir;
   struct Victim {
     std::vector<std::string> args;
@@ -318,8 +317,9 @@ TEST_CASE("fencing: a command whose lock is taken over between any two of its wr
   }
 }
 
-TEST_CASE("interrupt: SIGINT or SIGTERM while the lock's take is in flight stops before the first write, nothing "
-          "changed") {
+TEST_CASE(
+    "interrupt: SIGINT or SIGTERM while the lock's take is in flight stops before the first write, nothing "
+    "changed") {
   e2e::TempDir dir;
   const std::vector<std::vector<std::string>> commands = {
       {"scale", "-n", kNs, "--prefill", "3"},
@@ -333,8 +333,8 @@ TEST_CASE("interrupt: SIGINT or SIGTERM while the lock's take is in flight stops
       CAPTURE(sig);
       Cluster sb;
       deploy(sb);
-      const std::string stored = sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o",
-                                              "jsonpath={.data.user_config\\.json}"});
+      const std::string stored =
+          sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o", "jsonpath={.data.user_config\\.json}"});
       sb.add_fault(kLeaseWrite + ":hold:1");
       e2e::Background run(sb.mindie_argv(args));
       sb.wait_held(1);
@@ -349,15 +349,16 @@ TEST_CASE("interrupt: SIGINT or SIGTERM while the lock's take is in flight stops
       CHECK_MESSAGE(writes.empty(), "written after the lock's take:\n" << joined(writes));
       CHECK(out.err.find("nothing was changed") != npos);
       CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));
-      CHECK(sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o",
-                         "jsonpath={.data.user_config\\.json}"}) == stored);
+      CHECK(sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o", "jsonpath={.data.user_config\\.json}"}) ==
+            stored);
       check_agrees(sb);
     }
   }
 }
 
-TEST_CASE("scale cut off from the API server between its two writes ends and says what it left and how it is put "
-          "right") {
+TEST_CASE(
+    "scale cut off from the API server between its two writes ends and says what it left and how it is put "
+    "right") {
   Cluster sb;
   deploy(sb);
   // The workload patch goes through; the baseline write is held, and from then on no request reaches the server.
@@ -459,8 +460,8 @@ TEST_CASE("a recovery that fails leaves the author of the interrupted change in 
   scale.finish();
   json intent = json::parse(lease_annotations(sb).at("kubectl-mindie/intent").get<std::string>());
   intent["by"] = {{"user", "alice"}, {"host", "build-host-7"}, {"pid", 4711}, {"command", "scale"}};
-  sb.admin_ok({"annotate", "--overwrite", "lease", "kubectl-mindie", "-n", kNs,
-               "kubectl-mindie/intent=" + intent.dump()});
+  sb.admin_ok(
+      {"annotate", "--overwrite", "lease", "kubectl-mindie", "-n", kNs, "kubectl-mindie/intent=" + intent.dump()});
   // Its recovery (the baseline write) is refused.
   sb.add_fault(kBaselineWrite + ":422");
   const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});

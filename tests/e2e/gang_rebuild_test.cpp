@@ -31,8 +31,9 @@ json gang_example(int instances) {
 
 /// Overrides under which decode pods stay Terminating 10 s once deleted, as the kubelet keeps them for the
 /// templates' grace period: what makes the real operator's rebuilds endless.
-constexpr const char* kSlowDecodeTermination = "roles:\n  decode:\n    annotations:\n"
-                                               "      kwok.x-k8s.io/sim-terminate: 10s\n";
+constexpr const char* kSlowDecodeTermination =
+    "roles:\n  decode:\n    annotations:\n"
+    "      kwok.x-k8s.io/sim-terminate: 10s\n";
 
 e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, bool slow_termination) {
   std::vector<std::string> args = {"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir",
@@ -64,8 +65,8 @@ json decode_instance(const json& report, int k) {
 
 /// The uid of StatefulSet `name` in the example's namespace ("" when there is none).
 std::string statefulset_uid(const Cluster& sb, const std::string& name) {
-  const auto run = sb.admin({"get", "statefulset", name, "-n", kNs, "-o", "jsonpath={.metadata.uid}",
-                             "--ignore-not-found"});
+  const auto run =
+      sb.admin({"get", "statefulset", name, "-n", kNs, "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"});
   return run.exit_code == 0 ? run.out : "";
 }
 
@@ -79,10 +80,12 @@ const std::string kDecode1 = "mindie-motor-vllm-0-decode-1";
 /// Decode instance `k` of status -o json once status says the operator made its workload `workloads` times or more.
 json rebuilt_instance(const Cluster& sb, int k, int workloads) {
   json inst;
-  e2e::eventually([&] {
-    inst = decode_instance(status_json(sb), k);
-    return inst.is_object() && inst["rebuild"].is_object() && inst["rebuild"]["workloads"].get<int>() >= workloads;
-  }, "status naming the rebuild of decode instance " + std::to_string(k), 120);
+  e2e::eventually(
+      [&] {
+        inst = decode_instance(status_json(sb), k);
+        return inst.is_object() && inst["rebuild"].is_object() && inst["rebuild"]["workloads"].get<int>() >= workloads;
+      },
+      "status naming the rebuild of decode instance " + std::to_string(k), 120);
   return inst;
 }
 
@@ -96,8 +99,9 @@ void deploy_two_then_scale_in(const Cluster& sb, const e2e::TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("gang decode 2 -> 1 -> 2: the scale-out is refused before any write while the operator may hold the removed "
-          "instance's fault record, and settles once it restarted") {
+TEST_CASE(
+    "gang decode 2 -> 1 -> 2: the scale-out is refused before any write while the operator may hold the removed "
+    "instance's fault record, and settles once it restarted") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
   deploy_two_then_scale_in(sb, dir);
@@ -140,15 +144,16 @@ TEST_CASE("gang decode 2 -> 1 -> 2: the scale-out is refused before any write wh
   CHECK(statefulset_uid(sb, kDecode1) == uid);
 }
 
-TEST_CASE("a scale-out made by hand onto a removed gang instance starts the rebuild loop: status names it, wait does "
-          "not call it ready") {
+TEST_CASE(
+    "a scale-out made by hand onto a removed gang instance starts the rebuild loop: status names it, wait does "
+    "not call it ready") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
   deploy_two_then_scale_in(sb, dir);
   sb.wait_pods_gone(kNs, role_pods("decode", 1));
   // What kubectl-mindie refuses, done with kubectl (decode is the last role of the example's set).
-  sb.admin_ok({"patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-n", kNs, "--type=json",
-               "-p", R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
+  sb.admin_ok({"patch", "inferservicesets.mindcluster.huawei.com", "mindie-motor-vllm", "-n", kNs, "--type=json", "-p",
+               R"([{"op":"replace","path":"/spec/template/roles/3/replicas","value":2}])"});
 
   const json inst = rebuilt_instance(sb, 1, 3);
   CHECK(inst["rebuild"]["ongoing"] == true);
@@ -164,8 +169,9 @@ TEST_CASE("a scale-out made by hand onto a removed gang instance starts the rebu
   CHECK_MESSAGE(waited.err.find("infer-operator is rebuilding it") != std::string::npos, waited.err);
 }
 
-TEST_CASE("a gang instance on an earlier template: no advice to delete its workload; deleting it by hand starts the "
-          "loop, which status names") {
+TEST_CASE(
+    "a gang instance on an earlier template: no advice to delete its workload; deleting it by hand starts the "
+    "loop, which status names") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
   json cfg = gang_example(1);
@@ -202,10 +208,12 @@ TEST_CASE("one deleted pod of a gang instance makes the operator rebuild the who
   const std::string before = statefulset_uid(sb, "mindie-motor-vllm-0-decode-0");
   sb.admin_ok({"delete", "pod", "mindie-motor-vllm-0-decode-0-1", "-n", kNs, "--wait=false"});
   // Not the StatefulSet controller replacing the pod: the operator deletes the workload and makes a new one.
-  e2e::eventually([&] {
-    const std::string now = statefulset_uid(sb, "mindie-motor-vllm-0-decode-0");
-    return !now.empty() && now != before;
-  }, "the decode-0 StatefulSet made again", 120);
+  e2e::eventually(
+      [&] {
+        const std::string now = statefulset_uid(sb, "mindie-motor-vllm-0-decode-0");
+        return !now.empty() && now != before;
+      },
+      "the decode-0 StatefulSet made again", 120);
   // The deleted workload's other pod is still going: the instance is being rebuilt, not ready.
   const json inst = rebuilt_instance(sb, 0, 2);
   CHECK(inst["rebuild"]["ongoing"] == true);
@@ -213,8 +221,9 @@ TEST_CASE("one deleted pod of a gang instance makes the operator rebuild the who
   CHECK(waited.exit_code == 1);
 }
 
-TEST_CASE("a pod marked Unhealthy by MindCluster's fault handling makes the operator rebuild its workload; a role "
-          "without gang scheduling then settles") {
+TEST_CASE(
+    "a pod marked Unhealthy by MindCluster's fault handling makes the operator rebuild its workload; a role "
+    "without gang scheduling then settles") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
   deploy_ready(sb, dir, gang_example(1), false);
@@ -222,10 +231,12 @@ TEST_CASE("a pod marked Unhealthy by MindCluster's fault handling makes the oper
   const std::string before = uid_of();
   REQUIRE_FALSE(before.empty());
   sb.admin_ok({"annotate", "pods", "-n", kNs, "-l", role_pods("prefill", 0), "huawei.com/pod-status=Unhealthy"});
-  e2e::eventually([&] {
-    const std::string now = uid_of();
-    return !now.empty() && now != before;
-  }, "the prefill-0 StatefulSet made again", 120);
+  e2e::eventually(
+      [&] {
+        const std::string now = uid_of();
+        return !now.empty() && now != before;
+      },
+      "the prefill-0 StatefulSet made again", 120);
   sb.wait_ready(kNs);
   const json report = status_json(sb);
   CHECK(report["ready"] == true);
@@ -270,14 +281,17 @@ TEST_CASE("on a node that turns NotReady infer-operator force-deletes its pods a
                R"("message":"the e2e test stopped it"}]}})"});
   // A graceful delete (the taint manager's eviction, a user's) would leave the pod Terminating for ever on a node
   // nobody runs: only a force delete makes it go.
-  e2e::eventually([&] {
-    const auto r = sb.admin({"get", "pod", pod, "-n", kNs, "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"});
-    return r.exit_code == 0 && r.out != uid;
-  }, "pod " + pod + " on the NotReady node force-deleted", 120);
+  e2e::eventually(
+      [&] {
+        const auto r = sb.admin({"get", "pod", pod, "-n", kNs, "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"});
+        return r.exit_code == 0 && r.out != uid;
+      },
+      "pod " + pod + " on the NotReady node force-deleted", 120);
 }
 
-TEST_CASE("status of a gang deployment without permission to list events says what it cannot judge and shows the "
-          "rest") {
+TEST_CASE(
+    "status of a gang deployment without permission to list events says what it cannot judge and shows the "
+    "rest") {
   Cluster sb({"--fault", "GET:/api/v1/namespaces/mindie-demo/events:403", Cluster::kFreshOperator});
   e2e::TempDir dir;
   deploy_ready(sb, dir, gang_example(1), false);

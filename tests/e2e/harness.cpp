@@ -1,6 +1,5 @@
 #include "harness.h"
 
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

@@ -33,7 +33,7 @@ struct LoggedRequest {
   std::string query;
   std::string content_type;
   std::string body;
-  int status = 0;  ///< 0: not answered (a hang or drop fault)
+  int status = 0;     ///< 0: not answered (a hang or drop fault)
   std::string fault;  ///< the fault KIND the proxy applied to it ("" none): a released hold-reply is logged late
   /// Every method but GET, except on the namespace lock's Lease (lease.coordination.k8s.io/kubectl-mindie, which
   /// every mutating command takes and frees): the writes to the deployment. lock_test.cpp asserts the lock's own.
@@ -104,7 +104,8 @@ class Cluster : public Target {
  public:
   /// `args`: "--fault SPEC" (the proxy's fault rules, METHOD:PATH_REGEX:KIND[:COUNT[:AFTER]], KIND a code 400..599,
   /// hang, drop, lose-reply, hold or hold-reply), "--no-crd" (infer-operator's CRDs absent for this test),
-  /// kNoVolcano (Volcano's PodGroup CRD absent), kNoAibrix, "--namespace NS" (one more fresh namespace). `listen`: the proxy's address (e.g. "[::1]:0").
+  /// kNoVolcano (Volcano's PodGroup CRD absent), kNoAibrix, "--namespace NS" (one more fresh namespace). `listen`: the
+  /// proxy's address (e.g. "[::1]:0").
   static constexpr const char* kNoVolcano = "--harness-no-volcano";
   /// AIBrix's StormService CRD absent.
   static constexpr const char* kNoAibrix = "--harness-no-aibrix";
@@ -131,10 +132,11 @@ class Cluster : public Target {
   void wait_ready(const std::string& ns, const std::string& timeout = "180s") const;
   /// The folder of the run's cluster (`cluster.sh status DIR` reads it).
   const std::string& cluster_dir() const;
-  /// Puts the pods of `ns` selected by `selector` (a label selector, or "pod/NAME") into `state`, as a kubelet would report it, and waits until every
-  /// one shows it: Ready, NotReady, ContainerCreating, ImagePullBackOff, CrashLoopBackOff or OOMKilled (KWOK's
-  /// stages of tests/cluster/kwok-stages.yaml, chosen by the annotation kwok.x-k8s.io/sim; the pod's status is
-  /// reset to Pending so that KWOK plays the new path). Fails when nothing matches.
+  /// Puts the pods of `ns` selected by `selector` (a label selector, or "pod/NAME") into `state`, as a kubelet would
+  /// report it, and waits until every one shows it: Ready, NotReady, ContainerCreating, ImagePullBackOff,
+  /// CrashLoopBackOff or OOMKilled (KWOK's stages of tests/cluster/kwok-stages.yaml, chosen by the annotation
+  /// kwok.x-k8s.io/sim; the pod's status is reset to Pending so that KWOK plays the new path). Fails when nothing
+  /// matches.
   void set_pod_state(const std::string& ns, const std::string& selector, const std::string& state) const;
   /// Waits until at least `count` pods of `ns` match `selector` (watching them, as `kubectl get -w` does), then until
   /// each meets `condition` (a `kubectl wait` --for argument, e.g. "--for=condition=Ready"; empty: none).
@@ -178,7 +180,7 @@ class Cluster : public Target {
   std::string url_;
   int proxy_pid_ = -1;
   std::vector<std::string> removed_crds_;  ///< CRD files to put back
-  bool restart_operator_on_exit_ = false;   ///< the test left no operator running
+  bool restart_operator_on_exit_ = false;  ///< the test left no operator running
 };
 
 /// Checks `done` until it holds, at most `cap_seconds` (then throws std::runtime_error naming `what`): for states no

@@ -22,7 +22,6 @@ const std::string kScriptDir = std::string(MINDIE_SOURCE_DIR) + "/tests/cluster"
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-
 /// The PIDs of live processes whose command line or environment names `dir` (what cluster.sh counts as its own:
 /// the supervisor's command line and MINDIE_CLUSTER_DIR, the components' flags). Zombies have neither.
 std::vector<std::string> processes_of(const std::string& dir) {
@@ -73,8 +72,8 @@ class Up {
   Up(const std::string& dir, const std::vector<std::string>& env) : dir_(dir) {
     std::vector<std::string> argv = {"/usr/bin/env"};
     argv.insert(argv.end(), env.begin(), env.end());
-    argv.insert(argv.end(), {"/bin/bash", kScriptDir + "/cluster.sh", "up", dir, "--watch-pid",
-                             std::to_string(getpid())});
+    argv.insert(argv.end(),
+                {"/bin/bash", kScriptDir + "/cluster.sh", "up", dir, "--watch-pid", std::to_string(getpid())});
     run = e2e::run_process(argv);
   }
   ~Up() { e2e::run_process({"/bin/bash", kScriptDir + "/cluster.sh", "down", dir_}); }
@@ -131,8 +130,9 @@ std::vector<std::string> temporaries(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("launcher: a taken API server port fails up with one line and kube-apiserver's last log lines; nothing "
-          "left running") {
+TEST_CASE(
+    "launcher: a taken API server port fails up with one line and kube-apiserver's last log lines; nothing "
+    "left running") {
   e2e::TempDir tmp;
   const TakenPort taken;
   const std::string dir = tmp.path() + "/cluster";
@@ -155,19 +155,22 @@ TEST_CASE("launcher: a missing binary fails up with one line naming it; nothing 
   CHECK(processes_of(dir).empty());
 }
 
-TEST_CASE("launcher: a component that never gets ready fails up when the time is up, naming it, with its log; "
-          "nothing left running") {
+TEST_CASE(
+    "launcher: a component that never gets ready fails up when the time is up, naming it, with its log; "
+    "nothing left running") {
   e2e::TempDir tmp;
   // A KWOK that runs but never makes a node Ready (exec: the process cluster.sh stops is the one that runs).
-  const std::string bin = bin_folder(tmp, "kwok", "#!/bin/sh\necho 'stand-in kwok: no node gets Ready'\n"
-                                                  "exec sleep 100000\n");
+  const std::string bin = bin_folder(tmp, "kwok",
+                                     "#!/bin/sh\necho 'stand-in kwok: no node gets Ready'\n"
+                                     "exec sleep 100000\n");
   const std::string dir = tmp.path() + "/cluster";
   const Up up(dir, {"MINDIE_CLUSTER_BIN=" + bin, "MINDIE_CLUSTER_TIMEOUT=20"});
   INFO(up.run.err);
   CHECK(up.run.exit_code == 1);
   CHECK(up.run.err.rfind("cluster.sh: KWOK did not make the ", 0) == 0);
-  CHECK(contains(up.run.err, "fake nodes Ready within 20s\n--- last lines of " + dir + "/logs/kwok.log:\n"
-                             "stand-in kwok: no node gets Ready\n"));
+  CHECK(contains(up.run.err, "fake nodes Ready within 20s\n--- last lines of " + dir +
+                                 "/logs/kwok.log:\n"
+                                 "stand-in kwok: no node gets Ready\n"));
   CHECK(processes_of(dir).empty());
 }
 
@@ -183,8 +186,8 @@ TEST_CASE("launcher: a CRD folder without a CRD fails up saying so; nothing left
 
 TEST_CASE("launcher: a port or timeout that is not a number fails up before anything starts, naming the variable") {
   e2e::TempDir tmp;
-  for (const std::string bad : {"MINDIE_CLUSTER_APISERVER_PORT=abc", "MINDIE_CLUSTER_ETCD_PORT=70000",
-                                "MINDIE_CLUSTER_TIMEOUT=-5"}) {
+  for (const std::string bad :
+       {"MINDIE_CLUSTER_APISERVER_PORT=abc", "MINDIE_CLUSTER_ETCD_PORT=70000", "MINDIE_CLUSTER_TIMEOUT=-5"}) {
     CAPTURE(bad);
     const std::string dir = tmp.path() + "/cluster";
     const Up up(dir, {bad});
@@ -211,10 +214,10 @@ TEST_CASE("build.sh: a failed build removes its temporary folders, the 1.19 Open
   for (const auto& [release, version] : {std::pair{"oldest", "v1.19.16"}, std::pair{"current", "v1.37.2"}}) {
     CAPTURE(release);
     const std::string cache = tmp.path() + "/cache-" + release;
-    const e2e::Run run = e2e::run_process(
-        {"/usr/bin/env", "PATH=" + path, "MINDIE_CLUSTER_CACHE=" + cache, std::string("MINDIE_CLUSTER_RELEASE=") + release,
-         std::string("STUB_KV=") + version, "STUB_KDIR=" + tmp.path() + "/kubernetes", "MINDIE_CLUSTER_NICE=0",
-         "/bin/bash", kScriptDir + "/build.sh"});
+    const e2e::Run run = e2e::run_process({"/usr/bin/env", "PATH=" + path, "MINDIE_CLUSTER_CACHE=" + cache,
+                                           std::string("MINDIE_CLUSTER_RELEASE=") + release,
+                                           std::string("STUB_KV=") + version, "STUB_KDIR=" + tmp.path() + "/kubernetes",
+                                           "MINDIE_CLUSTER_NICE=0", "/bin/bash", kScriptDir + "/build.sh"});
     INFO(run.err);
     CHECK(run.exit_code != 0);
     CHECK(contains(run.err, "go build: stand-in failure"));

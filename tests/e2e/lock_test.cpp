@@ -4,7 +4,6 @@
 // hosts (run under libfaketime) change nothing of that; RBAC without Leases is refused naming the permission; the
 // lock is free after every command and deleted with the deployment.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,7 +39,8 @@ std::string this_host() {
 }
 
 /// Writes the lock's Lease as another kubectl-mindie would hold it: `host`/`pid`, renewed `ago` before now.
-void hold_lock(const Cluster& sb, const e2e::TempDir& dir, const std::string& host, long pid, std::chrono::seconds ago) {
+void hold_lock(const Cluster& sb, const e2e::TempDir& dir, const std::string& host, long pid,
+               std::chrono::seconds ago) {
   const json holder = {{"format", 1}, {"command", "deploy"}, {"user", "alice"}, {"host", host}, {"pid", pid}};
   const json lease = {
       {"apiVersion", "coordination.k8s.io/v1"},
@@ -147,8 +147,8 @@ TEST_CASE("lock: a live holder stops scale, update-config, deploy and delete bef
                   run.err);
     CHECK(run.err.find("--lock-timeout 0 does not wait") != std::string::npos);
     CHECK(run.err.find("takes it over once its lease has stayed unrenewed for 60s; or, once you have confirmed "
-                       "that, free it now: kubectl patch lease kubectl-mindie -n " + kNs +
-                       " --type=merge -p '{\"spec\":{\"holderIdentity\":null}}'. Nothing was changed") !=
+                       "that, free it now: kubectl patch lease kubectl-mindie -n " +
+                       kNs + " --type=merge -p '{\"spec\":{\"holderIdentity\":null}}'. Nothing was changed") !=
           std::string::npos);
     CHECK(changes(sb.requests_since(mark)) == 0);
   }
@@ -193,13 +193,17 @@ TEST_CASE("lock: a user whose RBAC does not cover Leases is refused, the permiss
   deploy(sb);
   // A ServiceAccount allowed everything scale reads and writes, but no Leases.
   const std::string rbac = R"({"apiVersion":"v1","kind":"List","items":[
-    {"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"no-leases","namespace":")" + kNs + R"("}},
-    {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"no-leases","namespace":")" + kNs +
+    {"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"no-leases","namespace":")" +
+                           kNs + R"("}},
+    {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"no-leases","namespace":")" +
+                           kNs +
                            R"("},"rules":[{"apiGroups":["","mindcluster.huawei.com","scheduling.volcano.sh"],
       "resources":["configmaps","inferservicesets","podgroups"],"verbs":["get","list","patch","delete"]}]},
     {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"no-leases","namespace":")" +
-                           kNs + R"("},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"no-leases"},
-      "subjects":[{"kind":"ServiceAccount","name":"no-leases","namespace":")" + kNs + R"("}]}]})";
+                           kNs +
+                           R"("},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"no-leases"},
+      "subjects":[{"kind":"ServiceAccount","name":"no-leases","namespace":")" +
+                           kNs + R"("}]}]})";
   sb.admin_ok({"apply", "-f", dir.write("rbac.json", rbac)});
   std::string token = sb.admin_ok({"create", "token", "no-leases", "-n", kNs});
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
@@ -215,8 +219,8 @@ TEST_CASE("lock: a user whose RBAC does not cover Leases is refused, the permiss
   kubectl({"config", "set-context", "--current", "--user", "no-leases"});
 
   const std::size_t mark = sb.requests().size();
-  const auto run = e2e::run_process(
-      {e2e::mindie_binary(), "scale", "-n", kNs, "--prefill", "2", "--kubeconfig", kubeconfig});
+  const auto run =
+      e2e::run_process({e2e::mindie_binary(), "scale", "-n", kNs, "--prefill", "2", "--kubeconfig", kubeconfig});
   CHECK(run.exit_code == 1);
   CHECK_MESSAGE(run.err.find("error: kubectl-mindie takes lease.coordination.k8s.io/kubectl-mindie in namespace " +
                              kNs) != std::string::npos,
@@ -244,8 +248,9 @@ TEST_CASE("lock: deploy into a namespace that does not exist says so and how to 
   const auto run = sb.mindie({"deploy", "-f", path, "--scripts-dir", e2e::kScripts});
   INFO(run.err);
   CHECK(run.exit_code == 1);
-  CHECK(run.err == "error: namespace mindie-absent does not exist: create it with `kubectl create namespace "
-                   "mindie-absent` and run the command again; nothing was changed\n");
+  CHECK(run.err ==
+        "error: namespace mindie-absent does not exist: create it with `kubectl create namespace "
+        "mindie-absent` and run the command again; nothing was changed\n");
   CHECK(changes(sb.requests_since(mark)) == 0);
 }
 
@@ -296,7 +301,8 @@ TEST_CASE("lock: a holder killed with its clock an hour ahead locks the namespac
   json lease = lease_of(sb);
   json record = json::parse(lease["metadata"]["annotations"]["kubectl-mindie/holder"].get<std::string>());
   record["host"] = "build-host-7";
-  sb.admin_ok({"annotate", "--overwrite", "lease", "kubectl-mindie", "-n", kNs, "kubectl-mindie/holder=" + record.dump()});
+  sb.admin_ok(
+      {"annotate", "--overwrite", "lease", "kubectl-mindie", "-n", kNs, "kubectl-mindie/holder=" + record.dump()});
 
   const auto at_once = sb.mindie({"scale", "-n", kNs, "--decode", "2", "--lock-timeout", "0"});
   CHECK(at_once.exit_code == 1);

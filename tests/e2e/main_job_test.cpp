@@ -1,4 +1,5 @@
-// The main job end to end: the real kubectl-mindie binary against the local cluster (through its fault proxy) over HTTPS.
+// The main job end to end: the real kubectl-mindie binary against the local cluster (through its fault proxy) over
+// HTTPS.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -6,10 +7,10 @@
 
 #include "harness.h"
 
+using e2e::Cluster;
 using e2e::kExample;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -363,12 +364,14 @@ TEST_CASE("a ConfigMap over the API's 1 MiB limit is refused before any request,
 
 TEST_CASE("deploy over a baseline of another deploy_mode is refused with zero writes") {
   Cluster sb;
-  const std::vector<std::string> kubectl = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo"};
+  const std::vector<std::string> kubectl = {e2e::kubectl_binary(), "--kubeconfig", sb.kubeconfig(), "-n",
+                                            "mindie-demo"};
   auto create = kubectl;
   create.insert(create.end(), {"create", "configmap", "motor-config", "--from-file=user_config.json=" + kExample});
   REQUIRE(e2e::run_process(create).exit_code == 0);
   auto annotate = kubectl;
-  annotate.insert(annotate.end(), {"annotate", "configmap", "motor-config", "kubectl-mindie/deploy-mode=multi_deployment"});
+  annotate.insert(annotate.end(),
+                  {"annotate", "configmap", "motor-config", "kubectl-mindie/deploy-mode=multi_deployment"});
   REQUIRE(e2e::run_process(annotate).exit_code == 0);
 
   const std::size_t mark = sb.requests().size();
@@ -415,11 +418,11 @@ TEST_CASE("flag mistakes are errors, not guesses: abbreviations, stray arguments
   Cluster sb;
   deploy_example(sb);
   const std::size_t mark = sb.requests().size();
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"scale", "-n", "mindie-demo", "--pre", "2"},
-           {"scale", "-n", "mindie-demo", "--prefill", "2", "extra"},
-           {"scale", "-n", "mindie-demo", "--prefill", "-1", "--decode", "2"},
-           {"status", "mindie-demo"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"scale", "-n", "mindie-demo", "--pre", "2"},
+                                             {"scale", "-n", "mindie-demo", "--prefill", "2", "extra"},
+                                             {"scale", "-n", "mindie-demo", "--prefill", "-1", "--decode", "2"},
+                                             {"status", "mindie-demo"}}) {
     const auto run = sb.mindie(args);
     CHECK_MESSAGE(run.exit_code != 0, args[3]);
     CHECK(run.err.rfind("error: ", 0) == 0);

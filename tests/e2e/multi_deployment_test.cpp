@@ -9,8 +9,8 @@
 
 #include "harness.h"
 
-using e2e::kScripts;
 using e2e::Cluster;
+using e2e::kScripts;
 using nlohmann::json;
 
 namespace {
@@ -148,8 +148,8 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(writes == std::vector<std::string>{"DELETE " + kDeployments + "vllm-p2", "DELETE " + kDeployments + "vllm-p1",
                                            "PATCH " + kCm});
   CHECK(e2e::item_names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
-                                                                   "mindie-motor-coordinator", "vllm-d0", "vllm-d1",
-                                                                   "vllm-p0"});
+                                                                              "mindie-motor-coordinator", "vllm-d0",
+                                                                              "vllm-d1", "vllm-p0"});
   // The owned ReplicaSets and pods go with their Deployments (the garbage collector, then KWOK).
   sb.wait_pods_gone("mindie-demo", "app in (vllm-p1,vllm-p2)");
   CHECK(items(sb, "pods").size() == 5);
@@ -171,9 +171,9 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-d1 deleted\n") != std::string::npos);
   // Every Service by its labels, the PyMotor 7d15c04 ones too (§U6, U14).
-  for (const char* svc : {"mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt",
-                          "mindie-motor-coordinator-obs", "mindie-motor-controller-service",
-                          "mindie-motor-controller-observability-service"}) {
+  for (const char* svc :
+       {"mindie-motor-coordinator-infer", "mindie-motor-coordinator-mgmt", "mindie-motor-coordinator-obs",
+        "mindie-motor-controller-service", "mindie-motor-controller-observability-service"}) {
     CAPTURE(svc);
     CHECK(run.out.find("service/" + std::string(svc) + " deleted\n") != std::string::npos);
   }
@@ -194,8 +194,8 @@ TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hy
   json cfg = json::parse(e2e::read_file(e2e::kExample));
   auto& d = cfg["motor_deploy_config"];
   d["deploy_mode"] = "multi_deployment";
-  for (const char* key : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num", "single_d_instance_pod_num",
-                          "p_pod_npu_num", "d_pod_npu_num"})
+  for (const char* key : {"p_instances_num", "d_instances_num", "single_p_instance_pod_num",
+                          "single_d_instance_pod_num", "p_pod_npu_num", "d_pod_npu_num"})
     d.erase(key);
   d["hybrid_instances_num"] = 1;
   d["single_hybrid_instance_pod_num"] = 1;
@@ -203,8 +203,8 @@ TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hy
   cfg["motor_coordinator_config"]["scheduler_config"]["deploy_mode"] = "single_node";  // U4 rule 6
   const std::string config = dir.write("user_config.json", cfg.dump(2));
   const std::string out_dir = dir.path() + "/rendered";
-  auto run = sb.mindie({"deploy", "-f", config, "--scripts-dir", kScripts, "--output-dir", out_dir, "--wait",
-                        "--timeout", "2m"});
+  auto run = sb.mindie(
+      {"deploy", "-f", config, "--scripts-dir", kScripts, "--output-dir", out_dir, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-u0 serverside-applied\n") != std::string::npos);
   CHECK(run.out.find("vllm-p0") == std::string::npos);
@@ -298,7 +298,7 @@ TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   CHECK(run.exit_code != 0);
   CHECK(run.err.find("the scale was undone") != std::string::npos);
   CHECK(write_lines_since(sb, mark) == std::vector<std::string>{"PATCH " + kDeployments + "vllm-d1", "PATCH " + kCm,
-                                                           "DELETE " + kDeployments + "vllm-d1"});
+                                                                "DELETE " + kDeployments + "vllm-d1"});
   CHECK(e2e::item_names(items(sb, "deployments")) ==
         std::vector<std::string>{"mindie-motor-controller", "mindie-motor-coordinator", "vllm-d0", "vllm-p0"});
   std::string why;

@@ -50,8 +50,9 @@ void check_refusal(const e2e::Run& run) {
 
 }  // namespace
 
-TEST_CASE("nodePort race: two namespaces deploying the same nodePorts at once, exactly one wins, the other writes "
-          "nothing") {
+TEST_CASE(
+    "nodePort race: two namespaces deploying the same nodePorts at once, exactly one wins, the other writes "
+    "nothing") {
   Cluster sb;
   e2e::TempDir dir;
   // The loser has passed every check (no Service holds the ports yet) when its first claim is held; the winner then
@@ -67,12 +68,13 @@ TEST_CASE("nodePort race: two namespaces deploying the same nodePorts at once, e
   check_refusal(lost);
   // Its held claim was refused (409: the winner's field manager owns the label); nothing of it is left.
   CHECK(writes_of(sb, mark, kLoser) ==
-        std::vector<std::string>{"PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-31015 409"});
+        std::vector<std::string>{
+            "PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-31015 409"});
   CHECK(e2e::kubectl_items(sb, "configmaps", kLoser).empty());
   CHECK(e2e::kubectl_items(sb, "inferservicesets.mindcluster.huawei.com", kLoser).empty());
   CHECK(claims_of(sb, kLoser).empty());
   CHECK(claims_of(sb, kWinner) == std::vector<std::string>{"mindie-motor-nodeport-31015", "mindie-motor-nodeport-31017",
-                                                            "mindie-motor-nodeport-31027"});
+                                                           "mindie-motor-nodeport-31027"});
 }
 
 TEST_CASE("nodePort claims: a redeploy keeps them, another namespace is refused before any write, delete frees them") {

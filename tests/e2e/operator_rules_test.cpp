@@ -1,7 +1,7 @@
 // What the real infer-operator refuses or never changes (shared/docs/infer-operator-rules.md), end to end: the
-// fake operator on the local cluster follows those rules (ValidateError events, Services before workloads, labels fixed at
-// creation, PodGroups left behind), and deploy, scale, status and wait must act on them before a user meets them
-// on a cluster.
+// fake operator on the local cluster follows those rules (ValidateError events, Services before workloads, labels fixed
+// at creation, PodGroups left behind), and deploy, scale, status and wait must act on them before a user meets them on
+// a cluster.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -9,9 +9,9 @@
 
 #include "harness.h"
 
+using e2e::Cluster;
 using e2e::item_names;
 using e2e::kScripts;
-using e2e::Cluster;
 using e2e::writes_since;
 using nlohmann::json;
 
@@ -52,14 +52,14 @@ e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, std
 /// The objects deploy would write, applied by kubectl instead (as someone bypassing kubectl-mindie's checks would),
 /// after `edit` changed the InferServiceSet.
 void apply_bypassing_checks(const Cluster& sb, const e2e::TempDir& dir, const std::function<void(json&)>& edit) {
-  const auto rendered = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", kScripts,
-                                   "--dry-run=client", "-o", "json"});
+  const auto rendered = sb.mindie(
+      {"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", kScripts, "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(rendered.exit_code == 0, rendered.err);
   json list = json::parse(rendered.out);
   for (auto& item : list["items"])
     if (item["kind"] == "InferServiceSet") edit(item);
-  const auto applied = kubectl(sb, {"apply", "--server-side", "--validate=false", "-f",
-                                    dir.write("objects.json", list.dump())});
+  const auto applied =
+      kubectl(sb, {"apply", "--server-side", "--validate=false", "-f", dir.write("objects.json", list.dump())});
   REQUIRE_MESSAGE(applied.exit_code == 0, applied.err);
 }
 
@@ -189,8 +189,9 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
     CHECK(coordinator["operatorEvents"][0]["instanceSet"] == "mindie-motor-vllm-0-coordinator");
     bool said = false;
     for (const auto& u : report["unready"])
-      said = said || u.get<std::string>().find("role coordinator: infer-operator refuses "
-                                               "instanceset/mindie-motor-vllm-0-coordinator") != std::string::npos;
+      said = said || u.get<std::string>().find(
+                         "role coordinator: infer-operator refuses "
+                         "instanceset/mindie-motor-vllm-0-coordinator") != std::string::npos;
     CHECK(said);
     const auto table = sb.mindie({"status", "-n", kNs});
     CHECK(table.out.find("nodePort of service<infer> should config as non-zero") != std::string::npos);
@@ -216,10 +217,12 @@ TEST_CASE("status and wait say why the operator created nothing: its ValidateErr
 
     // The operator retries with controller-runtime's backoff (5 ms doubling; capped for the tests): once three
     // attempts failed, freeing the port lets a later one create the Service and the coordinator.
-    e2e::eventually([&] {
-      const json c = role_report(status_json(sb), "coordinator");
-      return !c["operatorEvents"].empty() && c["operatorEvents"][0]["count"].get<int>() >= 3;
-    }, "three failed attempts to create the coordinator's Service", 120);
+    e2e::eventually(
+        [&] {
+          const json c = role_report(status_json(sb), "coordinator");
+          return !c["operatorEvents"].empty() && c["operatorEvents"][0]["count"].get<int>() >= 3;
+        },
+        "three failed attempts to create the coordinator's Service", 120);
     REQUIRE(kubectl(sb, {"delete", "service", "holder", "-n", "mindie-motor"}).exit_code == 0);
     sb.wait_ready(kNs);
   }
@@ -348,8 +351,9 @@ TEST_CASE("status flags InstanceSets without the priority-scheduling-strategy la
                    "infer.huawei.com/priority-scheduling-strategy=Parallel") != std::string::npos);
 }
 
-TEST_CASE("a redeploy with another nodePort says the live Service keeps its port, and is not refused for a port it "
-          "will not use") {
+TEST_CASE(
+    "a redeploy with another nodePort says the live Service keeps its port, and is not refused for a port it "
+    "will not use") {
   Cluster sb;
   e2e::TempDir dir;
   json cfg = example();

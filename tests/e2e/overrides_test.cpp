@@ -5,9 +5,9 @@
 
 #include "harness.h"
 
+using e2e::Cluster;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -139,8 +139,8 @@ TEST_CASE("deploy --overrides with unknown roles or fields, or fields the tool o
   Cluster sb;
   e2e::TempDir dir;
   SUBCASE("unknown role and field: every problem with its path") {
-    const auto file =
-        dir.write("bad.yaml", "roles:\n  prefil: {}\n  decode: {labelz: {a: b}, faultRetryTimes: 1000}\n");
+    const auto file = dir.write("bad.yaml",
+                                "roles:\n  prefil: {}\n  decode: {labelz: {a: b}, faultRetryTimes: 1000}\n");
     const auto run = deploy(sb, {"--overrides", file});
     CHECK(run.exit_code == 1);
     CHECK(run.err.find("3 problems") != std::string::npos);

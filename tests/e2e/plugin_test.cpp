@@ -1,6 +1,7 @@
 // kubectl-mindie as a kubectl plugin: help text against docs/, version, shell completion (directly and through the
 // real kubectl), plugin discovery, and no terminal escape codes when stdout is not a terminal.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,12 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "harness.h"
 
-using e2e::Run;
 using e2e::Cluster;
+using e2e::Run;
 using nlohmann::json;
 
 namespace {
@@ -177,7 +176,9 @@ std::vector<std::string> krew_problems(const std::string& yaml_text, const std::
   if (name != "mindie" || !std::regex_match(name, std::regex("^[A-Za-z0-9_-]+$"))) bad.push_back("metadata.name");
   const auto spec = m["spec"];
   const std::string v = scalar(spec["version"]);
-  if (!std::regex_match(v, std::regex(R"(^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)")))
+  if (!std::regex_match(
+          v,
+          std::regex(R"(^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$)")))
     bad.push_back("spec.version is not semver with a v prefix: " + v);
   else if (!version.empty() && v != "v" + version)
     bad.push_back("spec.version " + v + " is not the project's v" + version);
@@ -287,9 +288,8 @@ TEST_CASE("every command's --help is in kubectl's style and equals the help bloc
 
     const std::string page = std::string(MINDIE_SOURCE_DIR) + "/docs/" + cmd + ".md";
     REQUIRE_MESSAGE(std::filesystem::exists(page), page << " is missing: run scripts/update-docs.sh");
-    CHECK_MESSAGE(documented_help(page) == help,
-                  page << "'s help block differs from `kubectl mindie " << cmd
-                       << " --help`: run scripts/update-docs.sh");
+    CHECK_MESSAGE(documented_help(page) == help, page << "'s help block differs from `kubectl mindie " << cmd
+                                                      << " --help`: run scripts/update-docs.sh");
   }
 }
 
@@ -365,8 +365,8 @@ TEST_CASE("completion: commands, flags, -o values, --context names from the kube
   CHECK(complete({"deploy", "--dry-run=s"}).values == std::vector<std::string>{"--dry-run=server"});
   CHECK(complete({"version", "-o", ""}).values == std::vector<std::string>{"json", "yaml"});
   CHECK(complete({"wait", "--for", ""}).values == std::vector<std::string>{"ready"});
-  CHECK(complete({"deploy", "-f", ""}).directive == 0);              // file names
-  CHECK(complete({"deploy", "--config-dir", ""}).directive == 16);   // directories
+  CHECK(complete({"deploy", "-f", ""}).directive == 0);             // file names
+  CHECK(complete({"deploy", "--config-dir", ""}).directive == 16);  // directories
 
   e2e::TempDir dir;
   const std::string kc = dir.write("config", R"(apiVersion: v1
@@ -449,7 +449,8 @@ TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rule
   const Run tar = e2e::run_process(
       {"/usr/bin/env", "tar", "-C", stage, "-czf", archive, "kubectl-mindie", "kubectl_complete-mindie", "LICENSE"});
   REQUIRE_MESSAGE(tar.exit_code == 0, tar.err);
-  const Run gen = e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", archive});
+  const Run gen =
+      e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", archive});
   REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
   CHECK_MESSAGE(krew_problems(gen.out, version).empty(), join(krew_problems(gen.out, version)) << gen.out);
 
@@ -467,7 +468,8 @@ TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rule
   // An archive that is not named for a platform, or lacks a member, is refused.
   const std::string odd = dir.path() + "/kubectl-mindie_" + version + "_Linux_amd64.tar.gz";
   std::filesystem::copy_file(archive, odd);
-  CHECK(e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", odd}).exit_code != 0);
+  CHECK(e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", odd})
+            .exit_code != 0);
 
   const auto broken = [&](const std::string& from, const std::string& to) {
     std::string text = gen.out;
@@ -484,7 +486,8 @@ TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rule
   CHECK(!broken("bin: kubectl-mindie", "bin: \"\"").empty());
   CHECK(!broken("- from: LICENSE", "- from: COPYING").empty());
   CHECK(!broken("os: linux", "os: linux\n        cpu: x").empty());
-  CHECK(!broken("shortDescription: ", "shortDescription: A much longer description than fifty characters for ").empty());
+  CHECK(
+      !broken("shortDescription: ", "shortDescription: A much longer description than fifty characters for ").empty());
   CHECK(!broken("kind: Plugin", "kind: Plugins").empty());
   // Two platforms for linux/amd64.
   std::string twice = gen.out + gen.out.substr(gen.out.find("  - selector:"));

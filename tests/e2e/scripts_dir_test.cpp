@@ -16,14 +16,20 @@ using nlohmann::json;
 namespace {
 
 const char* const kStartup[] = {"boot.sh", "common.sh", "hccl_tools.py", "mooncake_config.py"};
-const char* const kRoles[] = {"controller.sh", "coordinator.sh", "engine.sh", "kv_pool.sh", "kv_conductor.sh",
-                              "mf_store.sh", "all_combine_in_single_container.sh"};
+const char* const kRoles[] = {"controller.sh",
+                              "coordinator.sh",
+                              "engine.sh",
+                              "kv_pool.sh",
+                              "kv_conductor.sh",
+                              "mf_store.sh",
+                              "all_combine_in_single_container.sh"};
 const char* const kProbe[] = {"probe.sh", "probe.py"};
 
 /// A deployer folder under dir/deployer: every stored script (content "# <path>"), and what deploy.py leaves.
 void write_deployer_tree(const e2e::TempDir& dir) {
   for (const char* k : kStartup) dir.write(std::string("deployer/startup/") + k, std::string("# startup/") + k + "\n");
-  for (const char* k : kRoles) dir.write(std::string("deployer/startup/roles/") + k, std::string("# roles/") + k + "\n");
+  for (const char* k : kRoles)
+    dir.write(std::string("deployer/startup/roles/") + k, std::string("# roles/") + k + "\n");
   for (const char* k : kProbe) dir.write(std::string("deployer/probe/") + k, std::string("# probe/") + k + "\n");
   for (const char* f : {"deploy.py", "delete.sh", "show_log.sh", "requirements.txt", "README.md",
                         "startup/set_env_docker.py", "lib/util.py", "yaml_template/a.yaml", "output_yamls/b.yaml"})
@@ -32,8 +38,8 @@ void write_deployer_tree(const e2e::TempDir& dir) {
 
 /// The ConfigMap a client dry run of the example renders with `scripts_dir`; the run's stderr in `err`.
 json rendered_config_map(const Cluster& sb, const std::string& scripts_dir, std::string& err) {
-  const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", scripts_dir,
-                              "--dry-run=client", "-o", "json"});
+  const auto run = sb.mindie(
+      {"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", scripts_dir, "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   err = run.err;
   const json list = json::parse(run.out);

@@ -10,9 +10,9 @@
 #include "harness.h"
 
 using e2e::Background;
+using e2e::Cluster;
 using e2e::kExampleDir;
 using e2e::kScripts;
-using e2e::Cluster;
 using nlohmann::json;
 
 namespace {
@@ -111,7 +111,8 @@ TEST_CASE("wait times out naming every pod that is not ready and why") {
   set_state(sb, "decode", "ImagePullBackOff");
   const auto run = sb.mindie({"wait", "-n", "mindie-demo", "--for=ready", "--timeout", "1s"});
   CHECK(run.exit_code == 1);
-  CHECK(run.err.find("error: timed out waiting for the condition on inferserviceset.mindcluster.huawei.com/mindie-motor-vllm") !=
+  CHECK(run.err.find(
+            "error: timed out waiting for the condition on inferserviceset.mindcluster.huawei.com/mindie-motor-vllm") !=
         std::string::npos);
   CHECK(run.err.find("* pod mindie-motor-vllm-0-decode-0") != std::string::npos);
   CHECK(run.err.find("cannot pull the image (ImagePullBackOff)") != std::string::npos);

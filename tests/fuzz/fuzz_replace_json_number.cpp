@@ -30,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (suffix < raw.size() - prefix && suffix < out.size() - prefix &&
            raw[raw.size() - 1 - suffix] == out[out.size() - 1 - suffix])
       ++suffix;
-    if (out.size() - prefix - suffix > 2 || mindie::util::replace_json_number(out, path, 42) != out)
-      __builtin_trap();
+    if (out.size() - prefix - suffix > 2 || mindie::util::replace_json_number(out, path, 42) != out) __builtin_trap();
   }
   return 0;
 }

@@ -61,8 +61,7 @@ json resolve_plain_scalar(const std::string& s) {
 json node_to_json(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return nullptr;
+    case YAML::NodeType::Null: return nullptr;
     case YAML::NodeType::Scalar:
       // Tag "?" marks a plain scalar; quoted scalars carry "!" and explicit tags are honoured for !!str.
       if (node.Tag() == "?") return resolve_plain_scalar(node.Scalar());
@@ -248,8 +247,7 @@ class Validator {
             invalid(v, path + " in body should match '" + s["pattern"].get<std::string>() + "'"));
     }
     if (s.value("format", "") == "date-time") {
-      static const std::regex rfc3339(
-          R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
+      static const std::regex rfc3339(R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
       if (!std::regex_match(str, rfc3339))
         add(path, "FieldValueInvalid", invalid(v, path + " in body must be of type date-time"));
     }
@@ -260,11 +258,10 @@ class Validator {
       add(path, "FieldValueInvalid",
           invalid(v, path + " in body should have at least " + s["minItems"].dump() + " items"));
     if (s.contains("maxItems") && s["maxItems"].is_number() && v.size() > s["maxItems"].get<std::size_t>())
-      add(path, "FieldValueTooMany", "Too many: " + std::to_string(v.size()) + ": must have at most " +
-                                         s["maxItems"].dump() + " items");
+      add(path, "FieldValueTooMany",
+          "Too many: " + std::to_string(v.size()) + ": must have at most " + s["maxItems"].dump() + " items");
     if (!s.contains("items")) return;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      check(s["items"], v[i], path + "[" + std::to_string(i) + "]", false);
+    for (std::size_t i = 0; i < v.size(); ++i) check(s["items"], v[i], path + "[" + std::to_string(i) + "]", false);
   }
 
   void check_object(const json& s, const json& v, const std::string& path, bool is_root) {

@@ -52,8 +52,7 @@ X509Ptr new_cert(EVP_PKEY* key, const char* common_name, X509* issuer, EVP_PKEY*
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 24 * 3600);
   if (!X509_set_pubkey(cert.get(), key)) fail("X509_set_pubkey");
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name), -1, -1,
-                             0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name), -1, -1, 0);
   X509* signer = issuer ? issuer : cert.get();
   if (!X509_set_issuer_name(cert.get(), X509_get_subject_name(signer))) fail("X509_set_issuer_name");
   if (ca) {

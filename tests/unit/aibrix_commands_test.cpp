@@ -62,8 +62,8 @@ Built build(const std::string& ns, const aibrix::StormStatusInputs& in, std::chr
 aibrix::StormStatusInputs healthy() {
   aibrix::StormStatusInputs in;
   in.storm_service = storm_service();
-  for (const auto& p : {pod("prefill", 0, -1, "u1"), pod("prefill", 1, -1, "u2"), pod("decode", 0, 0, "u3"),
-                        pod("decode", 0, 1, "u4")})
+  for (const auto& p :
+       {pod("prefill", 0, -1, "u1"), pod("prefill", 1, -1, "u2"), pod("decode", 0, 0, "u3"), pod("decode", 0, 1, "u4")})
     in.pods.push_back(p);
   return in;
 }
@@ -138,8 +138,9 @@ TEST_CASE("storm status: recreated pods from events about an earlier uid, restar
   CHECK(role(report, "decode").at("readyReplicas") == 0);
   const auto& resched = report.at("rescheduling").as_array();
   REQUIRE(resched.size() == 2);
-  CHECK(resched.at(0) == "pod demo-roleset-prefill-1 (role prefill, replica 1): recreated: 1 earlier pod of this "
-                         "name (kubelet Killing: Stopping container main)");
+  CHECK(resched.at(0) ==
+        "pod demo-roleset-prefill-1 (role prefill, replica 1): recreated: 1 earlier pod of this "
+        "name (kubelet Killing: Stopping container main)");
   CHECK(resched.at(1) == "pod demo-roleset-decode-0-1 (role decode, replica 0, pod 1): 3 restarts");
   REQUIRE(report.at("unready").as_array().size() == 1);
   CHECK(std::string(report.at("unready").as_array().at(0).as_string()).find("[kubelet BackOff: Back-off") !=
@@ -178,10 +179,12 @@ TEST_CASE("storm status: pods are explained as in the MindIE status (OOM kill, i
   aibrix::StormStatusInputs in = healthy();
   auto& status = in.pods[0].as_object()["status"].as_object();
   status["conditions"] = json::array{{{"type", "Ready"}, {"status", "False"}}};
-  status["containerStatuses"] = json::array{
-      {{"name", "main"}, {"ready", false}, {"restartCount", 2},
-       {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
-       {"lastState", {{"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}}}}};
+  status["containerStatuses"] =
+      json::array{{{"name", "main"},
+                   {"ready", false},
+                   {"restartCount", 2},
+                   {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
+                   {"lastState", {{"terminated", {{"reason", "OOMKilled"}, {"exitCode", 137}}}}}}};
   auto report = build("team-a", in, kNow);
   CHECK(json::serialize(report.at("unready")).find("out of memory: the container was OOM-killed") != std::string::npos);
 }

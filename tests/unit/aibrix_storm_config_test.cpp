@@ -30,9 +30,9 @@ void expect(const std::vector<validation::Problem>& problems, const std::string&
 }  // namespace
 
 TEST_CASE("aibrix config: the shipped example parses with the documented meaning") {
-  const auto cfg = aibrix::parse_storm_config(
-      mindie::test::read_text(std::string(MINDIE_SOURCE_DIR) + "/examples/aibrix/stormservice.yaml"),
-      "stormservice.yaml");
+  const auto cfg = aibrix::parse_storm_config(mindie::test::read_text(std::string(MINDIE_SOURCE_DIR) +
+                                                                      "/examples/aibrix/stormservice.yaml"),
+                                              "stormservice.yaml");
   CHECK(cfg.app_name == "qwen3-pd");
   CHECK(cfg.app_namespace == "vllm-test");
   CHECK(cfg.model_name == "qwen3-moe");
@@ -311,8 +311,9 @@ TEST_CASE("aibrix config: user labels, annotations and selectors that collide wi
     "host-arch": "huawei-arm"})");
   const auto problems = aibrix_problems(c);
   const std::string l = "storm_service.prefill.labels";
-  expect(problems, l + ".fault-scheduling", "collides with the label kubectl-mindie sets from "
-                                            "storm_service.fault_scheduling; remove it here");
+  expect(problems, l + ".fault-scheduling",
+         "collides with the label kubectl-mindie sets from "
+         "storm_service.fault_scheduling; remove it here");
   expect(problems, l + ".fault-retry-times", "storm_service.fault_retry_times");
   expect(problems, l + ".pod-rescheduling", "\"on\" exactly when podGroupSize is 1");
   expect(problems, l + "[\"model.aibrix.ai/name\"]", "storm_service.model_name");
@@ -348,7 +349,8 @@ TEST_CASE("aibrix config: user labels, annotations and selectors that collide wi
 TEST_CASE("aibrix config: sp-block comes from the hardware profile") {
   auto c = aibrix_config();  // 800I_A2 has no logical SuperPoDs
   role_cfg(c, "prefill")["annotations"] = json::parse(R"({"sp-block": "8"})");
-  expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block", "hardware with logical SuperPoDs (A3, A5) only");
+  expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block",
+         "hardware with logical SuperPoDs (A3, A5) only");
   ss_of(c)["hardware_type"] = "800I_A3";
   expect(aibrix_problems(c), "storm_service.prefill.annotations.sp-block",
          "collides with the annotation kubectl-mindie sets from hardware_type 800I_A3 (npu_num: NPUs per pod)");

@@ -36,9 +36,7 @@ const json::object& pod_annotations(const json::object& role) {
   return role.at("template").at("metadata").at("annotations").as_object();
 }
 const json::object& pod_spec(const json::object& role) { return role.at("template").at("spec").as_object(); }
-const json::object& container(const json::object& role) {
-  return pod_spec(role).at("containers").at(0).as_object();
-}
+const json::object& container(const json::object& role) { return pod_spec(role).at("containers").at(0).as_object(); }
 std::string env_of(const json::object& role, std::string_view name) {
   for (const auto& e : container(role).at("env").as_array())
     if (e.at("name") == json::string(name)) {
@@ -191,8 +189,7 @@ TEST_CASE("aibrix render: the StormService object, NPUs and node selection") {
   // The roles are in Role order, so the pointers the lead patches are stable.
   CHECK(aibrix::role_replicas_pointer(ss, "prefill") == "/spec/template/spec/roles/0/replicas");
   CHECK(aibrix::role_replicas_pointer(ss, "decode") == "/spec/template/spec/roles/1/replicas");
-  CHECK(aibrix::role_replicas_pointer(aibrix_parse(c), aibrix::Role::Decode) ==
-        "/spec/template/spec/roles/1/replicas");
+  CHECK(aibrix::role_replicas_pointer(aibrix_parse(c), aibrix::Role::Decode) == "/spec/template/spec/roles/1/replicas");
   CHECK_THROWS_AS(aibrix::role_replicas_pointer(ss, "routing"), std::invalid_argument);
   CHECK_THROWS_AS(aibrix::role_replicas_pointer(aibrix_parse(c), aibrix::Role::Routing), std::invalid_argument);
 }
@@ -299,10 +296,8 @@ TEST_CASE("aibrix render: scale plans guard every change and match a fresh rende
     const auto plan = aibrix::plan_scale(live.front(), role, to);
     CHECK(plan.to == to);
     CHECK(plan.restarted_roles == restarted);
-    if (std::string(role) == "routing")
-      ss_of(c)["routing"].as_object()["replicas"] = to;
-    else
-      role_cfg(c, role)["replicas"] = to;
+    if (std::string(role) == "routing") ss_of(c)["routing"].as_object()["replicas"] = to;
+    else role_cfg(c, role)["replicas"] = to;
     const auto want = aibrix::render_storm_service(aibrix_parse(c));
     CHECK(mindie::test::apply_patch(live.front(), plan.patch) == json::value(want.front()));
     REQUIRE(plan.services.size() + 1 == want.size());

@@ -24,7 +24,8 @@ inline boost::json::object aibrix_config() {
       "prefill": {"replicas": 1, "npu_num": 8, "tp_size": 8, "image": "vllm-ascend:test"},
       "decode": {"replicas": 1, "npu_num": 8, "tp_size": 8, "image": "vllm-ascend:test"}
     }
-  })").as_object();
+  })")
+      .as_object();
 }
 
 inline boost::json::object& ss_of(boost::json::object& cfg) { return cfg["storm_service"].as_object(); }
@@ -65,10 +66,8 @@ inline boost::json::value& at_pointer(boost::json::value& v, const std::string& 
     std::string token = pointer.substr(pos, next - pos);
     for (std::size_t i; (i = token.find("~1")) != std::string::npos;) token.replace(i, 2, "/");
     for (std::size_t i; (i = token.find("~0")) != std::string::npos;) token.replace(i, 2, "~");
-    if (cur->is_array())
-      cur = &cur->as_array().at(std::stoul(token));
-    else
-      cur = &cur->as_object().at(token);
+    if (cur->is_array()) cur = &cur->as_array().at(std::stoul(token));
+    else cur = &cur->as_object().at(token);
     pos = next + 1;
   }
   return *cur;

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "mindie/baseline_policy.h"
+
+#include <doctest/doctest.h>
 
 namespace json = boost::json;
 using mindie::policy::disallowed_changes;
@@ -16,8 +16,7 @@ TEST_CASE("other changes are listed, each path once") {
   const auto a = json::parse(R"({"motor_deploy_config":{"image_name":"a","p_instances_num":1},"x":[1,2]})");
   const auto b = json::parse(R"({"motor_deploy_config":{"image_name":"b","p_instances_num":2},"x":[1,2,3]})");
   const auto bad = disallowed_changes(a, b, update_config_whitelist());
-  CHECK(bad == std::vector<std::string>{"motor_deploy_config.image_name", "motor_deploy_config.p_instances_num",
-                                         "x"});
+  CHECK(bad == std::vector<std::string>{"motor_deploy_config.image_name", "motor_deploy_config.p_instances_num", "x"});
 }
 
 TEST_CASE("a section added whole is allowed only when all it holds is whitelisted") {
@@ -46,6 +45,6 @@ TEST_CASE("a key holding a dot does not pass as a whitelisted path, in a new sec
 TEST_CASE("scale's allowance is the two count paths") {
   const auto a = json::parse(R"({"motor_deploy_config":{"p_instances_num":1,"d_instances_num":1}})");
   const auto b = json::parse(R"({"motor_deploy_config":{"p_instances_num":4,"d_instances_num":2}})");
-  CHECK(disallowed_changes(a, b, {mindie::policy::kPrefillInstancesPath, mindie::policy::kDecodeInstancesPath})
-            .empty());
+  CHECK(
+      disallowed_changes(a, b, {mindie::policy::kPrefillInstancesPath, mindie::policy::kDecodeInstancesPath}).empty());
 }

@@ -1,11 +1,12 @@
 // baseline::read_baseline: what deploy records on motor-config, read once for every command; what is unusable is
 // kept as a problem and thrown only by the accessor that needs it.
+#include "mindie/baseline.h"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
 #include "config_test_support.h"
-#include "mindie/baseline.h"
 #include "mindie/render.h"
 
 using namespace mindie;

@@ -1,5 +1,6 @@
 // change::Runner on a toy change kind over an in-memory store: each step fails in turn, and what the runner does
-// (undo in reverse, read back, stop on a lost lock, tell the fence nothing is left to recover) is checked against the store, not against a script.
+// (undo in reverse, read back, stop on a lost lock, tell the fence nothing is left to recover) is checked against the
+// store, not against a script.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -160,8 +161,8 @@ TEST_CASE("runner: a server dry run's failure says nothing changed; a step witho
   auto store = fresh();
   ToyFence fence;
   change::Runner dry(fence, {"toy", {}, "", true});
-  CHECK_THROWS_WITH_AS(dry.run(toy_steps(store, 2, Failure::Refused)),
-                       "(server dry run: no changes were made)", cmd::PartialFailure);
+  CHECK_THROWS_WITH_AS(dry.run(toy_steps(store, 2, Failure::Refused)), "(server dry run: no changes were made)",
+                       cmd::PartialFailure);
   CHECK(fence.undos == 0);
 
   auto store2 = fresh();

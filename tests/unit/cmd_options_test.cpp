@@ -83,12 +83,12 @@ cmd::DeployFlags example_deploy_flags() {
 /// Queues the answers to a first deploy's reads, up to the creation of the namespace lock: no Lease, the
 /// InferServiceSet group served, no motor-config, no nodePort taken or claimed, a node with room.
 void queue_first_deploy_reads(FakeTransport& t) {
-  t.reply(404, kNotFound);                                                       // the namespace lock: free
+  t.reply(404, kNotFound);  // the namespace lock: free
   t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
-  t.reply(404, kNotFound);                                                       // no motor-config yet
-  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");            // nodePorts: none taken
-  for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);                           // nor claimed (node_port_claims.h)
-  t.reply(200, kNodeList);                                                       // node preflight: room
+  t.reply(404, kNotFound);                                             // no motor-config yet
+  t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");  // nodePorts: none taken
+  for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);                 // nor claimed (node_port_claims.h)
+  t.reply(200, kNodeList);                                             // node preflight: room
 }
 
 std::string path_of(const kube::HttpRequest& r) { return r.path.substr(0, r.path.find('?')); }
@@ -145,8 +145,8 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
 
   FakeTransport t;
   queue_first_deploy_reads(t);
-  t.reply(201, kLease);                                                          // the lock taken
-  for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");    // applies, then the lock freed
+  t.reply(201, kLease);                                                       // the lock taken
+  for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");  // applies, then the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -162,9 +162,10 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(t.requests[2].path == kCmPath);
   CHECK(t.requests[3].method == "GET");
   CHECK(path_of(t.requests[3]) == "/api/v1/services");  // cluster-wide: a nodePort is taken in any namespace
-  for (std::size_t i = 4; i < 7; ++i)  // the nodePort claims, read
-    CHECK(path_of(t.requests[i]).rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) == 0);
-  CHECK(path_of(t.requests[7]) == "/api/v1/nodes");     // the node preflight
+  for (std::size_t i = 4; i < 7; ++i)                   // the nodePort claims, read
+    CHECK(path_of(t.requests[i]).rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) ==
+          0);
+  CHECK(path_of(t.requests[7]) == "/api/v1/nodes");  // the node preflight
   // The lock is created before the first write and freed (holder cleared) after the last.
   CHECK(t.requests[8].method == "POST");
   CHECK(path_of(t.requests[8]) == kLeasesPath);
@@ -211,8 +212,9 @@ TEST_CASE("deploy into a namespace that does not exist says so and how to create
 
   FakeTransport t;
   queue_first_deploy_reads(t);
-  t.reply(404, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,)"
-               R"("message":"namespaces \"mindie-demo\" not found","details":{"name":"mindie-demo","kind":"namespaces"}})");
+  t.reply(404,
+          R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,)"
+          R"("message":"namespaces \"mindie-demo\" not found","details":{"name":"mindie-demo","kind":"namespaces"}})");
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -249,8 +251,8 @@ TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   REQUIRE(t.requests.size() > 7);
   for (std::size_t i = 7; i < t.requests.size(); ++i) {
     CHECK(t.requests[i].method == "PATCH");
-    CHECK(query_of(t.requests[i]) ==
-          (i < 10 ? "fieldManager=kubectl-mindie-claim-" + kNs + "&dryRun=All" : "fieldManager=kubectl-mindie&dryRun=All"));
+    CHECK(query_of(t.requests[i]) == (i < 10 ? "fieldManager=kubectl-mindie-claim-" + kNs + "&dryRun=All"
+                                             : "fieldManager=kubectl-mindie&dryRun=All"));
   }
   CHECK(out.str().rfind("configmap/motor-config\n", 0) == 0);  // -o name: kind/name only
 }
@@ -350,7 +352,7 @@ TEST_CASE("scale: a JSON Patch guarded by test ops, then the baseline under its 
   t.reply(201, kLease);                // the lock taken before the first write
   t.reply(200, json::serialize(iss));  // the patch's answer
   t.reply(200, R"({"metadata":{"name":"motor-config"}})");
-  t.reply(200, kLease);                // the lock freed
+  t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -444,7 +446,7 @@ TEST_CASE("scale: a stale read (a failed test op) changes nothing and writes no 
   t.reply(200, json::serialize(iss));
   t.reply(200, kLease);  // the lock confirmed ours: an edit from outside kubectl-mindie, not a rival's change
   t.reply(200, json::serialize(iss));  // read back: not applied
-  t.reply(200, kLease);  // the lock freed
+  t.reply(200, kLease);                // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");

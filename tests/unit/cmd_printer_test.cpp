@@ -71,6 +71,7 @@ TEST_CASE("Printer::view and Printer::summary: one object shown in each -o forma
   CHECK(printed("", view) == "table\na ready\n");
   CHECK(printed("wide", view) == "wide table\n");
   CHECK(printed("name", view) == "thing.example.com/a\n");
-  CHECK(printed("json", view) == "{\n    \"kind\": \"Thing\",\n    \"metadata\": {\n        \"name\": \"a\"\n    }\n}\n");
+  CHECK(printed("json", view) ==
+        "{\n    \"kind\": \"Thing\",\n    \"metadata\": {\n        \"name\": \"a\"\n    }\n}\n");
   CHECK(printed("yaml", view) == "kind: Thing\nmetadata:\n  name: a\n");
 }

@@ -86,19 +86,25 @@ cmd::ScaleOptions scale_prefill(int n) {
 std::string lease_left_with_intent(int from, int to, const std::string& rv) {
   const json::object counts_from{{"prefill", from}, {"decode", 1}, {"hybrid", 0}, {"encode", 0}};
   const json::object counts_to{{"prefill", to}, {"decode", 1}, {"hybrid", 0}, {"encode", 0}};
-  const json::object intent{{"format", 1}, {"command", "scale"}, {"at", 1764748920},  // 2025-12-03 08:02 UTC
-                            {"mode", "infer_service_set"}, {"workload", "x"}, {"roles", json::array{"prefill"}},
-                            {"from", counts_from}, {"to", counts_to}, {"baseline_resource_version", rv}};
+  const json::object intent{{"format", 1},
+                            {"command", "scale"},
+                            {"at", 1764748920},  // 2025-12-03 08:02 UTC
+                            {"mode", "infer_service_set"},
+                            {"workload", "x"},
+                            {"roles", json::array{"prefill"}},
+                            {"from", counts_from},
+                            {"to", counts_to},
+                            {"baseline_resource_version", rv}};
   const json::object holder{{"format", 1}, {"command", "scale"}, {"user", "ops"}, {"host", "elsewhere"}, {"pid", 4711}};
-  return json::serialize(json::object{
-      {"kind", "Lease"},
-      {"metadata",
-       {{"name", "kubectl-mindie"},
-        {"namespace", kNs},
-        {"resourceVersion", "5"},
-        {"annotations",
-         {{cmd::kLockIntentAnnotation, json::serialize(intent)}, {cmd::kLockHolderAnnotation, json::serialize(holder)}}}}},
-      {"spec", {{"leaseDurationSeconds", 60}}}});
+  return json::serialize(json::object{{"kind", "Lease"},
+                                      {"metadata",
+                                       {{"name", "kubectl-mindie"},
+                                        {"namespace", kNs},
+                                        {"resourceVersion", "5"},
+                                        {"annotations",
+                                         {{cmd::kLockIntentAnnotation, json::serialize(intent)},
+                                          {cmd::kLockHolderAnnotation, json::serialize(holder)}}}}},
+                                      {"spec", {{"leaseDurationSeconds", 60}}}});
 }
 
 /// The annotations a lease write sent (a create's or a merge patch's), {} when none.
@@ -186,7 +192,7 @@ TEST_CASE("scale: a baseline write whose reply was lost is read back, not undone
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));
   t.fail("Unable to connect to the server: connection reset by peer");  // applied, its reply lost
-  t.reply(200, json::serialize(config_map(2, "42")));                  // the read-back shows it
+  t.reply(200, json::serialize(config_map(2, "42")));                   // the read-back shows it
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
@@ -196,8 +202,8 @@ TEST_CASE("scale: a baseline write whose reply was lost is read back, not undone
   REQUIRE(t.requests.size() == 8);
   CHECK(t.requests[6].method == "GET");
   CHECK(t.requests[6].path == kCmPath);
-  for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
-                                               &r != &t.requests[4]));  // no undo
+  for (const auto& r : t.requests)
+    CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 && &r != &t.requests[4]));  // no undo
   CHECK(out.str().find("scaled") != std::string::npos);
 }
 
@@ -269,13 +275,13 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, json::serialize(config_map(1, "41")));
   t.reply(200, json::serialize(service_set(2)));
-  t.reply(200, kLease);                              // the recovery's intent recorded
-  t.reply(200, json::serialize(config_map(2, "42"))); // the baseline written
-  t.reply(200, kLease);                              // the intent cleared
+  t.reply(200, kLease);                                // the recovery's intent recorded
+  t.reply(200, json::serialize(config_map(2, "42")));  // the baseline written
+  t.reply(200, kLease);                                // the intent cleared
   // the command's own pass, planned again
   t.reply(200, json::serialize(config_map(2, "42")));
   t.reply(200, json::serialize(service_set(2)));
-  t.reply(200, kLease);                              // freed
+  t.reply(200, kLease);  // freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -287,21 +293,22 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   CHECK(written_prefill(t.requests[7]) == 2);
   CHECK_FALSE(annotations_of(t.requests[1]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
   CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());
-  CHECK(err.str() == "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
-                     "prefill 1 \u2192 2, completed\n");
+  CHECK(err.str() ==
+        "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
+        "prefill 1 \u2192 2, completed\n");
 }
 
 TEST_CASE("the next command reverts an interrupted scale when the baseline moved since") {
   cmd::ScaleOptions o = scale_prefill(1);
   FakeTransport t;
-  t.reply(200, lease_left_with_intent(1, 3, "40"));  // read at 40; the baseline is at 41 now (live: 3)
-  t.reply(200, kLease);                              // the take, at once (recover_first)
+  t.reply(200, lease_left_with_intent(1, 3, "40"));    // read at 40; the baseline is at 41 now (live: 3)
+  t.reply(200, kLease);                                // the take, at once (recover_first)
   t.reply(200, json::serialize(config_map(1, "41")));  // recovery: moved → live back to the baseline's 1
   t.reply(200, json::serialize(config_map(1, "41")));
   t.reply(200, json::serialize(service_set(3)));
-  t.reply(200, kLease);                              // the recovery's intent
-  t.reply(200, json::serialize(service_set(1)));     // the patch back to 1
-  t.reply(200, kLease);                              // the intent cleared
+  t.reply(200, kLease);                                // the recovery's intent
+  t.reply(200, json::serialize(service_set(1)));       // the patch back to 1
+  t.reply(200, kLease);                                // the intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing left to do
   t.reply(200, json::serialize(service_set(1)));
   t.reply(200, kLease);
@@ -329,7 +336,7 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   t.reply(200, kLease);                                // the intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing to write
   t.reply(200, json::serialize(service_set(1)));
-  t.reply(200, kLease);                                // the release
+  t.reply(200, kLease);  // the release
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
@@ -347,7 +354,7 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   u.reply(200, kLease);                                // the intent cleared
   u.reply(200, json::serialize(config_map(1, "41")));  // own pass
   u.reply(200, json::serialize(service_set(1)));
-  u.reply(200, kLease);                                // own intent recorded
+  u.reply(200, kLease);  // own intent recorded
   u.reply(200, json::serialize(service_set(2)));
   u.reply(200, json::serialize(config_map(2, "42")));
   u.reply(200, kLease);
@@ -423,9 +430,10 @@ TEST_CASE("status: an intent left in the lock is drift with its age; one a live 
   auto notes = cmd::lock_notes(lease, at + 180);
   REQUIRE(notes.drift.size() == 1);
   CHECK(notes.converging.empty());
-  CHECK(notes.drift[0] == "unfinished scale from 08:02 UTC (3m ago): prefill 1 \u2192 2 (left by scale by "
-                          "ops@elsewhere, pid 4711): the baseline and the workload may disagree until the next "
-                          "mutating kubectl-mindie command in this namespace finishes or reverts it");
+  CHECK(notes.drift[0] ==
+        "unfinished scale from 08:02 UTC (3m ago): prefill 1 \u2192 2 (left by scale by "
+        "ops@elsewhere, pid 4711): the baseline and the workload may disagree until the next "
+        "mutating kubectl-mindie command in this namespace finishes or reverts it");
 
   // Held and renewed just now by a process elsewhere: a change in progress, not drift.
   auto& spec = lease["spec"].as_object();
@@ -570,7 +578,7 @@ TEST_CASE("recovery compares with what was live when the intent was recorded, no
   t.reply(200, kLease);                                // intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass
   t.reply(200, json::serialize(service_set(2)));
-  t.reply(200, kLease);                                // own intent (the baseline write: prefill 2 live already)
+  t.reply(200, kLease);  // own intent (the baseline write: prefill 2 live already)
   t.reply(200, json::serialize(config_map(2, "42")));
   t.reply(200, kLease);
   kube::Client client(t);
@@ -607,9 +615,10 @@ TEST_CASE("no undo once the lock was taken over while a request hung: the new ho
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
   // The confirmation, before anything else: 409, and the lease names another holder (read again to name it).
   t.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict","code":409,"message":"changed"})");
-  const std::string rival = R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","resourceVersion":"60",)"
-                            R"("annotations":{"kubectl-mindie/holder":"{\"command\":\"deploy\",\"user\":\"eve\",)"
-                            R"(\"host\":\"h9\",\"pid\":99}"}},"spec":{"holderIdentity":"rival","leaseDurationSeconds":60}})";
+  const std::string rival =
+      R"({"kind":"Lease","metadata":{"name":"kubectl-mindie","resourceVersion":"60",)"
+      R"("annotations":{"kubectl-mindie/holder":"{\"command\":\"deploy\",\"user\":\"eve\",)"
+      R"(\"host\":\"h9\",\"pid\":99}"}},"spec":{"holderIdentity":"rival","leaseDurationSeconds":60}})";
   t.reply(200, rival);
   t.reply(200, rival);
   kube::Client client(t);
@@ -630,8 +639,8 @@ TEST_CASE("no undo once the lock was taken over while a request hung: the new ho
   CHECK(cause.find("it is held by deploy by eve@h9, pid 99") != std::string::npos);  // the taker named
   INFO(listing(t));
   REQUIRE(t.requests.size() == 9);  // no undo, and the lost lock is not freed
-  for (const auto& r : t.requests) CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 &&
-                                               &r != &t.requests[4]));
+  for (const auto& r : t.requests)
+    CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 && &r != &t.requests[4]));
 }
 
 TEST_CASE("a holder of this host that is a zombie (killed, not yet reaped) is gone; a living one is not") {

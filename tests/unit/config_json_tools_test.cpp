@@ -46,7 +46,10 @@ TEST_CASE("replace_json_number keeps every other byte") {
   // Top level, array elements, negative and floating numbers.
   CHECK(json::parse(replace_json_number(raw, "p_instances_num", -4)).at("p_instances_num") == -4);
   CHECK(json::parse(replace_json_number(raw, "motor_deploy_config.x[1].p_instances_num", 9))
-            .at("motor_deploy_config").at("x").at(1).at("p_instances_num") == 9);
+            .at("motor_deploy_config")
+            .at("x")
+            .at(1)
+            .at("p_instances_num") == 9);
   CHECK(json::parse(replace_json_number(raw, "motor_deploy_config.x[0]", 5)).at("motor_deploy_config").at("x").at(0) ==
         5);
   CHECK(json::parse(replace_json_number(raw, "motor_deploy_config.f", 1)).at("motor_deploy_config").at("f") == 1);

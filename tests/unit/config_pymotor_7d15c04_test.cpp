@@ -50,9 +50,9 @@ TEST_CASE("7d15c04 examples parse; their model names come from engine_config (U1
     const auto raw = example(name);
     const auto cfg = parse(raw);
     // The name the example gives, whatever it is: the engine section's served_model_name / served-model-name.
-    const json::object& section =
-        raw.contains("motor_engine_prefill_config") ? raw.at("motor_engine_prefill_config").as_object()
-                                                    : raw.at("motor_engine_union_config").as_object();
+    const json::object& section = raw.contains("motor_engine_prefill_config")
+                                      ? raw.at("motor_engine_prefill_config").as_object()
+                                      : raw.at("motor_engine_union_config").as_object();
     const auto& engine = section.at("engine_config").as_object();
     const char* key = cfg.engine_type == "sglang" ? "served-model-name" : "served_model_name";
     REQUIRE(engine.contains(key));
@@ -72,7 +72,8 @@ TEST_CASE("PD-hybrid in PyMotor's shape: the union section is the engine section
   CHECK(cfg.engine_base == "vllm");
   CHECK_FALSE(cfg.kv_pool);
   // The KV pool switch is read from the engine section too.
-  engine_config(raw, "motor_engine_union_config")["kv_transfer_config"] = json::object{{"kv_connector", "MultiConnector"}};
+  engine_config(raw,
+                "motor_engine_union_config")["kv_transfer_config"] = json::object{{"kv_connector", "MultiConnector"}};
   raw["kv_cache_pool_config"] = json::object{{"eviction_high_watermark_ratio", 0.9}, {"eviction_ratio", 0.1}};
   CHECK(parse(raw).kv_pool);
   raw["motor_engine_union_config"].as_object()["engine_type"] = "sglang";
@@ -129,8 +130,7 @@ TEST_CASE("the engine section is the prefill section when non-empty, else the un
   const auto problems = problems_of(raw);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_engine_union_config.engine_type");
-  CHECK(problems[0].message ==
-        "must match motor_engine_prefill_config.engine_type (\"vllm\"); got \"sglang\"");
+  CHECK(problems[0].message == "must match motor_engine_prefill_config.engine_type (\"vllm\"); got \"sglang\"");
 }
 
 TEST_CASE("MODEL_NAME: served_model_name (served-model-name for sglang), then model_config.model_name, then Unknown") {
@@ -161,8 +161,9 @@ TEST_CASE("MODEL_NAME: served_model_name (served-model-name for sglang), then mo
   const auto problems = problems_of(raw);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_engine_prefill_config.engine_config.served-model-name");
-  CHECK(problems[0].message == "must be a model name (a string, or a list whose first entry is the name); got "
-                               "integer 7");
+  CHECK(problems[0].message ==
+        "must be a model name (a string, or a list whose first entry is the name); got "
+        "integer 7");
   // A list names the model by its first entry: that must be a string; an empty one means none.
   engine_config(raw, "motor_engine_prefill_config")["served-model-name"] = json::array{1};
   const auto list_problems = problems_of(raw);
@@ -205,7 +206,14 @@ TEST_CASE("A5 hardware types on every mode: huawei.com/npu, huawei-npu selectors
   deploy_of(raw)["deploy_mode"] = "single_container";
   const auto sc = find_kind(render::render_single_container_workloads(parse(raw), {}), "Deployment");
   CHECK(is_str(sc.at("metadata").at("annotations").at("sp-block"), "8"));
-  CHECK(sc.at("spec").at("template").at("spec").at("containers").at(0).at("resources").at("limits").as_object()
+  CHECK(sc.at("spec")
+            .at("template")
+            .at("spec")
+            .at("containers")
+            .at(0)
+            .at("resources")
+            .at("limits")
+            .as_object()
             .contains("huawei.com/npu"));
 }
 
@@ -223,7 +231,8 @@ TEST_CASE("hardware_type names are exact: upstream's spelling, no aliases or cas
   CHECK(has_problem(problems_of(raw), "motor_deploy_config.p_pod_npu_num"));
 }
 
-TEST_CASE("controller and coordinator probes: PyMotor 7d15c04's timings in infer_service_set and multi_deployment (U8)") {
+TEST_CASE(
+    "controller and coordinator probes: PyMotor 7d15c04's timings in infer_service_set and multi_deployment (U8)") {
   // startup 10 s x 100; readiness and liveness 10 s, 30 s timeout, 5 failures (also on the ISS controller: X11).
   auto check_probes = [](const json::object& container) {
     const auto& startup = container.at("startupProbe").as_object();
@@ -262,8 +271,8 @@ namespace {
 // A config whose KV pool is on through MultiConnector, with the two required ratios.
 json::object kv_pool_config() {
   auto raw = valid_config();
-  engine_config(raw, "motor_engine_prefill_config")["kv_transfer_config"] =
-      json::object{{"kv_connector", "MultiConnector"}};
+  engine_config(raw,
+                "motor_engine_prefill_config")["kv_transfer_config"] = json::object{{"kv_connector", "MultiConnector"}};
   raw["kv_cache_pool_config"] = json::object{{"eviction_high_watermark_ratio", 0.9}, {"eviction_ratio", 0.1}};
   return raw;
 }
@@ -292,11 +301,13 @@ std::vector<std::pair<std::string, std::string>> kv_pool_env(const json::object&
 
 }  // namespace
 
-TEST_CASE("KV pool trigger: MultiConnector or one of the pool's own keys; Mooncake client settings alone leave it off (U9, X1)") {
+TEST_CASE(
+    "KV pool trigger: MultiConnector or one of the pool's own keys; Mooncake client settings alone leave it off (U9, "
+    "X1)") {
   // GLM-5's section: Mooncake client settings, MooncakeConnectorV1 (upstream 7d15c04 refuses this config).
   auto raw = valid_config();
-  raw["kv_cache_pool_config"] = json::object{{"metadata_server", "P2PHANDSHAKE"}, {"protocol", "ascend"},
-                                             {"global_segment_size", "1GB"}};
+  raw["kv_cache_pool_config"] =
+      json::object{{"metadata_server", "P2PHANDSHAKE"}, {"protocol", "ascend"}, {"global_segment_size", "1GB"}};
   auto cfg = parse(raw);
   CHECK_FALSE(cfg.kv_pool);
   REQUIRE(cfg.notices.size() == 1);
@@ -313,8 +324,9 @@ TEST_CASE("KV pool trigger: MultiConnector or one of the pool's own keys; Moonca
   const auto nested_cfg = parse(nested);
   CHECK_FALSE(nested_cfg.kv_pool);
   REQUIRE(nested_cfg.notices.size() == 1);
-  CHECK(nested_cfg.notices[0] == "motor_engine_prefill_config.kv_cache_pool_config is not read: the KV pool's "
-                                 "settings are the top-level section kv_cache_pool_config");
+  CHECK(nested_cfg.notices[0] ==
+        "motor_engine_prefill_config.kv_cache_pool_config is not read: the KV pool's "
+        "settings are the top-level section kv_cache_pool_config");
   // An empty section says nothing.
   raw["kv_cache_pool_config"] = json::object{};
   CHECK(parse(raw).notices.empty());
@@ -378,8 +390,8 @@ TEST_CASE("KV pool rendering: the kv-pool env in PyMotor's order and kvp-master'
   const auto& pool_role = role_of(iss, "kv-pool");
   auto env = kv_pool_env(container_of(pool_role));
   REQUIRE(env.size() == 5);
-  CHECK(env[0] == std::pair<std::string, std::string>{"KVP_MASTER_SERVICE",
-                                                      "kvp-master-mindie-motor-vllm-0-kv-pool.team-a.svc.cluster.local"});
+  CHECK(env[0] == std::pair<std::string, std::string>{
+                      "KVP_MASTER_SERVICE", "kvp-master-mindie-motor-vllm-0-kv-pool.team-a.svc.cluster.local"});
   CHECK(std::vector(env.begin() + 1, env.end()) == want_tail);
   CHECK(pool_role.at("services").at(0).at("spec").at("ports") == want_ports);
   // Engines only learn where the master is.
@@ -553,8 +565,9 @@ TEST_CASE("PD heterogeneous keys are validated, not silently off (U2)") {
   deploy_of(hybrid)["enable_pd_heterogeneous"] = true;
   const auto cfg = parse(hybrid);
   REQUIRE(cfg.notices.size() == 1);
-  CHECK(cfg.notices[0] == "motor_deploy_config.enable_pd_heterogeneous has no effect with hybrid_instances_num (the "
-                          "union role runs prefill and decode together)");
+  CHECK(cfg.notices[0] ==
+        "motor_deploy_config.enable_pd_heterogeneous has no effect with hybrid_instances_num (the "
+        "union role runs prefill and decode together)");
   deploy_of(raw)["deploy_mode"] = "single_container";
   CHECK(parse(raw).notices.size() == 1);
 }
@@ -569,8 +582,9 @@ TEST_CASE("encode instances: multi_deployment renders <base>-e<i> first; the oth
   auto problems = problems_of(raw);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_deploy_config.e_instances_num");
-  CHECK(problems[0].message == "encode instances run in deploy_mode multi_deployment only (PyMotor's EPD guide); "
-                               "deploy_mode is infer_service_set: set deploy_mode multi_deployment, or remove the key");
+  CHECK(problems[0].message ==
+        "encode instances run in deploy_mode multi_deployment only (PyMotor's EPD guide); "
+        "deploy_mode is infer_service_set: set deploy_mode multi_deployment, or remove the key");
   deploy_of(raw)["deploy_mode"] = "single_container";
   CHECK(has_problem(problems_of(raw), "motor_deploy_config.e_instances_num"));
   // 0 is no encode instance: accepted anywhere.
@@ -621,7 +635,8 @@ TEST_CASE("encode instances: multi_deployment renders <base>-e<i> first; the oth
 
 TEST_CASE("script warnings: boot.sh / engine.sh without the union or encode route, and upstream's X6 (U12)") {
   const std::string new_boot = "case \"$ROLE\" in\n  prefill|decode|union|encode) source engine.sh ;;\nesac\n";
-  const std::string old_boot = "case \"$ROLE\" in\n  prefill|decode) source engine.sh ;;\n  *) echo Unknown ROLE ;;\nesac\n";
+  const std::string old_boot =
+      "case \"$ROLE\" in\n  prefill|decode) source engine.sh ;;\n  *) echo Unknown ROLE ;;\nesac\n";
   const std::string old_engine = "# reunion_check is not a route\nset_prefill_env\n";
   const auto hybrid = parse(hybrid_config(1, 1, 4));
   CHECK(deployer_scripts::script_warnings(hybrid, {{"boot.sh", new_boot}, {"engine.sh", new_boot}}).empty());
@@ -644,8 +659,10 @@ TEST_CASE("script warnings: boot.sh / engine.sh without the union or encode rout
 
   // X6: only a mooncake_config.py importing lib.utils with kvevent_instance on an enabled kv-conductor.
   raw = valid_config();
-  raw["kv_conductor_config"] = json::object{{"http_server_port", 13333}, {"kvevent_config", json::object{{"kvevent_instance", json::array{1}}}}};
-  const std::map<std::string, std::string> x6 = {{"mooncake_config.py", "sys.path.insert(0, root)\nfrom lib.utils import resolve_model_name\n"}};
+  raw["kv_conductor_config"] = json::object{{"http_server_port", 13333},
+                                            {"kvevent_config", json::object{{"kvevent_instance", json::array{1}}}}};
+  const std::map<std::string, std::string> x6 = {
+      {"mooncake_config.py", "sys.path.insert(0, root)\nfrom lib.utils import resolve_model_name\n"}};
   warnings = deployer_scripts::script_warnings(parse(raw), x6);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("X6") != std::string::npos);

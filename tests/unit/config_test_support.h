@@ -24,7 +24,8 @@ inline boost::json::object valid_config() {
     "motor_coordinator_config": {},
     "motor_engine_prefill_config": {"engine_type": "vllm", "model_config": {"model_name": "qwen"}},
     "motor_engine_decode_config": {"engine_type": "vllm"}
-  })").as_object();
+  })")
+      .as_object();
 }
 
 inline boost::json::object& deploy_of(boost::json::object& cfg) { return cfg["motor_deploy_config"].as_object(); }

@@ -103,19 +103,16 @@ static const Case kCases[] = {
     {"job_id missing", [](json::object& c) { dep(c).erase("job_id"); }, "motor_deploy_config.job_id"},
     {"job_id upper case", [](json::object& c) { dep(c)["job_id"] = "Team-A"; }, "motor_deploy_config.job_id"},
     {"job_id underscore", [](json::object& c) { dep(c)["job_id"] = "team_a"; }, "motor_deploy_config.job_id"},
-    {"job_id too long", [](json::object& c) { dep(c)["job_id"] = std::string(64, 'a'); },
-     "motor_deploy_config.job_id"},
+    {"job_id too long", [](json::object& c) { dep(c)["job_id"] = std::string(64, 'a'); }, "motor_deploy_config.job_id"},
     {"job_id not a string", [](json::object& c) { dep(c)["job_id"] = 5; }, "motor_deploy_config.job_id"},
     {"image_name empty", [](json::object& c) { dep(c)["image_name"] = ""; }, "motor_deploy_config.image_name"},
     {"image_name missing", [](json::object& c) { dep(c).erase("image_name"); }, "motor_deploy_config.image_name"},
-    {"image_name whitespace", [](json::object& c) { dep(c)["image_name"] = "a b"; },
-     "motor_deploy_config.image_name"},
+    {"image_name whitespace", [](json::object& c) { dep(c)["image_name"] = "a b"; }, "motor_deploy_config.image_name"},
     {"hardware_type unknown", [](json::object& c) { dep(c)["hardware_type"] = "800T_A2"; },
      "motor_deploy_config.hardware_type"},
     {"hardware_type missing", [](json::object& c) { dep(c).erase("hardware_type"); },
      "motor_deploy_config.hardware_type"},
-    {"deploy_mode unknown", [](json::object& c) { dep(c)["deploy_mode"] = "helm"; },
-     "motor_deploy_config.deploy_mode"},
+    {"deploy_mode unknown", [](json::object& c) { dep(c)["deploy_mode"] = "helm"; }, "motor_deploy_config.deploy_mode"},
     {"deploy_mode not a string", [](json::object& c) { dep(c)["deploy_mode"] = true; },
      "motor_deploy_config.deploy_mode"},
     {"p_instances_num float", [](json::object& c) { dep(c)["p_instances_num"] = 2.0; },
@@ -259,10 +256,10 @@ TEST_CASE("all problems are reported at once") {
     CHECK(e.source() == "user_config.json");
     const std::string what = e.what();
     CHECK(what.find("user_config.json: 7 problems") == 0);
-    for (const char* p : {"motor_deploy_config.job_id", "motor_deploy_config.image_name",
-                          "motor_deploy_config.hardware_type", "motor_deploy_config.p_instances_num",
-                          "motor_deploy_config.d_instances_num", "motor_deploy_config.deploy_mode",
-                          "motor_controller_config"}) {
+    for (const char* p :
+         {"motor_deploy_config.job_id", "motor_deploy_config.image_name", "motor_deploy_config.hardware_type",
+          "motor_deploy_config.p_instances_num", "motor_deploy_config.d_instances_num",
+          "motor_deploy_config.deploy_mode", "motor_controller_config"}) {
       CAPTURE(p);
       CHECK(has_problem(e.problems(), p));
       CHECK(what.find(std::string("* ") + p + ": ") != std::string::npos);
@@ -334,8 +331,8 @@ TEST_CASE("the shipped example parses") {
 }
 
 TEST_CASE("env.json: sections of scalar variables") {
-  CHECK_NOTHROW(config::parse_env_config(R"({"version": "1", "motor_common_env": {"A": "x", "B": 2, "C": true}})",
-                                         "env.json"));
+  CHECK_NOTHROW(
+      config::parse_env_config(R"({"version": "1", "motor_common_env": {"A": "x", "B": 2, "C": true}})", "env.json"));
   auto problems_env = [](const std::string& raw) {
     try {
       config::parse_env_config(raw, "env.json");
@@ -390,8 +387,8 @@ TEST_CASE("settings update-config can change are checked, since running pods re-
     CHECK_MESSAGE(has_problem(problems_of(cfg), path), fragment);
   }
   auto ok = valid_config();
-  ok["motor_coordinator_config"] = boost::json::parse(
-      R"({"logging_config": {"log_level": "debug"}, "timeout_config": {"request_timeout": 600}})");
+  ok["motor_coordinator_config"] =
+      boost::json::parse(R"({"logging_config": {"log_level": "debug"}, "timeout_config": {"request_timeout": 600}})");
   CHECK(problems_of(ok).empty());
 }
 
@@ -430,12 +427,18 @@ TEST_CASE("PD-hybrid: hybrid fields, p/d counts absent or 0, not single_containe
     const char* path;
   };
   const Case cases[] = {
-      {"mixing with p counts", [](json::object& m) { m["p_instances_num"] = 1; }, "motor_deploy_config.p_instances_num"},
-      {"mixing with d counts", [](json::object& m) { m["d_instances_num"] = 2; }, "motor_deploy_config.d_instances_num"},
-      {"hybrid count 0", [](json::object& m) { m["hybrid_instances_num"] = 0; }, "motor_deploy_config.hybrid_instances_num"},
-      {"hybrid count 17", [](json::object& m) { m["hybrid_instances_num"] = 17; }, "motor_deploy_config.hybrid_instances_num"},
-      {"NPUs missing", [](json::object& m) { m.erase("hybrid_pod_npu_num"); }, "motor_deploy_config.hybrid_pod_npu_num"},
-      {"NPUs above the server", [](json::object& m) { m["hybrid_pod_npu_num"] = 9; }, "motor_deploy_config.hybrid_pod_npu_num"},
+      {"mixing with p counts", [](json::object& m) { m["p_instances_num"] = 1; },
+       "motor_deploy_config.p_instances_num"},
+      {"mixing with d counts", [](json::object& m) { m["d_instances_num"] = 2; },
+       "motor_deploy_config.d_instances_num"},
+      {"hybrid count 0", [](json::object& m) { m["hybrid_instances_num"] = 0; },
+       "motor_deploy_config.hybrid_instances_num"},
+      {"hybrid count 17", [](json::object& m) { m["hybrid_instances_num"] = 17; },
+       "motor_deploy_config.hybrid_instances_num"},
+      {"NPUs missing", [](json::object& m) { m.erase("hybrid_pod_npu_num"); },
+       "motor_deploy_config.hybrid_pod_npu_num"},
+      {"NPUs above the server", [](json::object& m) { m["hybrid_pod_npu_num"] = 9; },
+       "motor_deploy_config.hybrid_pod_npu_num"},
       {"pods 0", [](json::object& m) { m["single_hybrid_instance_pod_num"] = 0; },
        "motor_deploy_config.single_hybrid_instance_pod_num"},
       {"single_container", [](json::object& m) { m["deploy_mode"] = "single_container"; },
@@ -558,8 +561,8 @@ TEST_CASE("nodePorts: infer/obs/controller_obs in range, integers, distinct; obs
   problems = problems_of(same);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "motor_deploy_config.controller_obs_node_port");
-  CHECK(problems[0].message.find("motor_deploy_config.obs_node_port and motor_deploy_config.controller_obs_node_port") !=
-        std::string::npos);
+  CHECK(problems[0].message.find(
+            "motor_deploy_config.obs_node_port and motor_deploy_config.controller_obs_node_port") != std::string::npos);
   // multi_deployment: Kubernetes allocates the absent ones, so only the set ports are compared.
   auto multi = valid_config();
   deploy_of(multi)["deploy_mode"] = "multi_deployment";

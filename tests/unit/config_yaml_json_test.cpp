@@ -31,7 +31,8 @@ lit: |
   line1
   line2
 list: [1, "2", x]
-)", "t.yaml");
+)",
+                        "t.yaml");
   const auto& o = v.as_object();
   CHECK(o.at("null1").is_null());
   CHECK(o.at("null2").is_null());

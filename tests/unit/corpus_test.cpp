@@ -1,8 +1,8 @@
 // Corpus tests for the input parsers: every file under tests/corpus/<parser>/ is fed to its parser, which must
 // accept it or raise its own structured error (validation::ValidationError, kube::KubeconfigError, util::YamlError) —
 // never crash, hang, exhaust memory or let another exception type escape. Files named ok_* must be accepted, every
-// other file must be rejected; tests/corpus/status holds error answers, which must all decode. Inputs that once crashed or hung a parser stay here as regression tests; the same
-// folders seed the libFuzzer targets (tests/fuzz/README.md).
+// other file must be rejected; tests/corpus/status holds error answers, which must all decode. Inputs that once crashed
+// or hung a parser stay here as regression tests; the same folders seed the libFuzzer targets (tests/fuzz/README.md).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -149,7 +149,8 @@ TEST_CASE("status corpus: every error answer decodes to an ApiError naming code,
     const std::string text = e.render();
     CHECK(std::string(e.what()) == text);  // no NUL from the body cuts the C string short
     CHECK(text.rfind("Error from server (" + e.reason() + "): " + e.status_message(), 0) == 0);
-    for (const auto& c : e.causes()) CHECK(text.find("\n* " + (c.field.empty() ? "" : c.field + ": ") + c.message) != std::string::npos);
+    for (const auto& c : e.causes())
+      CHECK(text.find("\n* " + (c.field.empty() ? "" : c.field + ": ") + c.message) != std::string::npos);
     CHECK(text.find("(HTTP " + std::to_string(resp.status) + ", GET /api/v1/namespaces/ns/configmaps/motor-config)") !=
           std::string::npos);
   }

@@ -1,14 +1,13 @@
 // env.json → set_*_env functions (mindie/env_script.h), checked by sourcing the generated text in a real bash.
-#include <doctest/doctest.h>
+#include "mindie/env_script.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include "mindie/env_script.h"
 
 using namespace mindie;
 
@@ -51,17 +50,17 @@ TEST_CASE("values survive a bash round trip: $, quotes, backslashes, newlines, s
   const std::string tricky = "a $HOME `id` \"q\" 'single' \\back\nnext line\n}\n";
   const auto env = config::parse_env_config(
       R"({"motor_common_env":{"C1":"common","SHARED":"from-common"},
-          "motor_controller_env":{"TRICKY":)" + boost::json::serialize(boost::json::value(tricky)) +
-          R"(,"SHARED":"from-controller","N":200,"B":false}})",
+          "motor_controller_env":{"TRICKY":)" +
+          boost::json::serialize(boost::json::value(tricky)) + R"(,"SHARED":"from-controller","N":200,"B":false}})",
       "env.json");
   const auto derived = env_script::derived_common_env(minimal_config(), "demo_1700000000");
   const auto& fns = env_script::env_functions();
-  const auto controller = *std::find_if(fns.begin(), fns.end(), [](const auto& f) {
-    return std::string(f.function) == "set_controller_env";
-  });
+  const auto controller = *std::find_if(fns.begin(), fns.end(),
+                                        [](const auto& f) { return std::string(f.function) == "set_controller_env"; });
   const std::string fn = env_script::render_function(controller, &env, derived);
-  const std::string out = bash(fn + "set -u\nset_controller_env\nprintf '%s\\0' \"$TRICKY\" \"$SHARED\" \"$C1\" \"$N\" "
-                                    "\"$B\" \"$ENGINE_TYPE\" \"$MODEL_NAME\" \"$NORTH_PLATFORM\" \"$SERVICE_ID\"\n");
+  const std::string out = bash(fn +
+                               "set -u\nset_controller_env\nprintf '%s\\0' \"$TRICKY\" \"$SHARED\" \"$C1\" \"$N\" "
+                               "\"$B\" \"$ENGINE_TYPE\" \"$MODEL_NAME\" \"$NORTH_PLATFORM\" \"$SERVICE_ID\"\n");
   std::vector<std::string> values;
   std::size_t start = 0;
   for (std::size_t i = 0; i < out.size(); ++i)
@@ -85,8 +84,9 @@ TEST_CASE("functions replace PyMotor's definitions in the script copies, idempot
   const auto env = config::parse_env_config(R"({"motor_engine_prefill_env":{"X":"1"}})", "env.json");
   const auto derived = env_script::derived_common_env(minimal_config(), "id");
   std::map<std::string, std::string> data = {
-      {"engine.sh", "#!/bin/bash\nset_prefill_env() {\n  export OLD=1\n}\n\nfunction set_decode_env {\n  :\n}\n"
-                    "main() {\n  set_prefill_env\n  echo \"X=$X\"\n}\nmain\n"},
+      {"engine.sh",
+       "#!/bin/bash\nset_prefill_env() {\n  export OLD=1\n}\n\nfunction set_decode_env {\n  :\n}\n"
+       "main() {\n  set_prefill_env\n  echo \"X=$X\"\n}\nmain\n"},
       {"boot.sh", "echo boot\n"},
   };
   env_script::inject(data, &env, derived);
@@ -110,7 +110,9 @@ TEST_CASE("shell_quote keeps every value on one line") {
   CHECK(env_script::shell_quote("a\nb").find('\n') == std::string::npos);
 }
 
-TEST_CASE("set_union_env and set_encode_env: in engine.sh and the single-container script; union falls back to prefill's env (U12)") {
+TEST_CASE(
+    "set_union_env and set_encode_env: in engine.sh and the single-container script; union falls back to prefill's env "
+    "(U12)") {
   const auto derived = env_script::derived_common_env(minimal_config(), "id");
   const std::string run = "set_union_env; set_encode_env; echo \"U=${U-} E=${E-} P=${P-}\"\n";
   for (const char* script : {"engine.sh", "all_combine_in_single_container.sh"}) {

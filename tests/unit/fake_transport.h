@@ -28,8 +28,7 @@ class FakeTransport : public kube::HttpTransport {
   explicit FakeTransport(std::string server = "https://fake.example:6443") : server_(std::move(server)) {}
 
   /// Queues a response. Header names should be lower-case, as real transports store them.
-  FakeTransport& reply(int status, std::string body,
-                       std::vector<std::pair<std::string, std::string>> headers = {}) {
+  FakeTransport& reply(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {}) {
     Answer a;
     a.response.status = status;
     a.response.body = std::move(body);

@@ -1,7 +1,7 @@
 // change::Intent: the records released versions wrote are read back, and what is written reads back the same.
-#include <doctest/doctest.h>
-
 #include "change/intent.h"
+
+#include <doctest/doctest.h>
 
 namespace change = mindie::change;
 namespace json = boost::json;

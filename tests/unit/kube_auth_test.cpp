@@ -24,13 +24,15 @@ namespace fs = std::filesystem;
 using namespace mindie::kube;
 using mindie::test::ConnectProxy;
 using mindie::test::ScopedEnv;
-using mindie::test::TempDir;
 using mindie::test::ScriptedHttpServer;
+using mindie::test::TempDir;
 using mindie::test::TlsServer;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // A RestConfig whose user runs `command` (v1, interactiveMode Never unless changed).
 RestConfig exec_config(const std::string& command) {
@@ -123,7 +125,8 @@ TEST_CASE("exec plugin: failures name the command and never echo its output") {
 
   RestConfig missing = exec_config((dir.path / "nope").string());
   missing.exec->install_hint = "Install it with: apt install nope";
-  CHECK_THROWS_WITH_AS(ExecCredentialPlugin(missing).fetch(), doctest::Contains("Install it with"), ExecCredentialError);
+  CHECK_THROWS_WITH_AS(ExecCredentialPlugin(missing).fetch(), doctest::Contains("Install it with"),
+                       ExecCredentialError);
 
   const std::string garbage = dir.write("garbage.sh", "#!/bin/sh\necho 'token: not json sekrit'\n", true);
   try {
@@ -177,14 +180,14 @@ TEST_CASE("exec plugin: ExecCredential parsing follows client-go's checks") {
     return parse_exec_credential(R"({"apiVersion":")" + api + R"(","kind":"ExecCredential","status":)" + status + "}",
                                  v1, "plug");
   };
-  const ExecCredential cert = parse(
-      R"({"clientCertificateData":"CERT","clientKeyData":"KEY","expirationTimestamp":"2030-01-02T03:04:05Z"})");
+  const ExecCredential cert =
+      parse(R"({"clientCertificateData":"CERT","clientKeyData":"KEY","expirationTimestamp":"2030-01-02T03:04:05Z"})");
   CHECK(cert.client_cert_pem == "CERT");
   CHECK(cert.client_key_pem == "KEY");
   REQUIRE(cert.expiry);
   CHECK(std::chrono::system_clock::to_time_t(*cert.expiry) == 1893553445);
-  CHECK(std::chrono::system_clock::to_time_t(*parse(R"({"token":"t","expirationTimestamp":"2030-01-02T05:04:05+02:00"})").expiry) ==
-        1893553445);
+  CHECK(std::chrono::system_clock::to_time_t(
+            *parse(R"({"token":"t","expirationTimestamp":"2030-01-02T05:04:05+02:00"})").expiry) == 1893553445);
   CHECK_THROWS_WITH(parse(R"({"token":"t"})", "client.authentication.k8s.io/v1beta1"), doctest::Contains("apiVersion"));
   CHECK_THROWS_WITH(parse(R"({"clientCertificateData":"CERT"})"), doctest::Contains("not both"));
   CHECK_THROWS_WITH(parse(R"({})"), doctest::Contains("neither a token"));

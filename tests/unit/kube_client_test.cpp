@@ -293,11 +293,11 @@ TEST_CASE("ApiError renders NotFound and Conflict like kubectl") {
 }
 
 TEST_CASE("ApiError from a non-Status body takes its reason from the HTTP code") {
-  const std::pair<int, const char*> codes[] = {{401, "Unauthorized"},      {403, "Forbidden"},
-                                               {404, "NotFound"},          {409, "Conflict"},
-                                               {422, "Invalid"},           {429, "TooManyRequests"},
-                                               {500, "InternalError"},     {503, "ServiceUnavailable"},
-                                               {418, "Unknown"},           {502, "Unknown"}};
+  const std::pair<int, const char*> codes[] = {{401, "Unauthorized"},  {403, "Forbidden"},
+                                               {404, "NotFound"},      {409, "Conflict"},
+                                               {422, "Invalid"},       {429, "TooManyRequests"},
+                                               {500, "InternalError"}, {503, "ServiceUnavailable"},
+                                               {418, "Unknown"},       {502, "Unknown"}};
   for (const auto& [code, reason] : codes) {
     CAPTURE(code);
     FakeTransport t;

@@ -17,8 +17,8 @@ json::object live(const char* managed_fields, bool annotation = true) {
                                R"("managedFields":)" + managed_fields + "}}")
                        .as_object();
   if (annotation)
-    o["metadata"].as_object()["annotations"] =
-        json::object{{"kubectl.kubernetes.io/last-applied-configuration", "{}"}, {"keep", "me"}};
+    o["metadata"].as_object()["annotations"] = json::object{{"kubectl.kubernetes.io/last-applied-configuration", "{}"},
+                                                            {"keep", "me"}};
   return o;
 }
 
@@ -48,14 +48,16 @@ TEST_CASE("an object client-side apply wrote: its entry becomes the Apply entry,
   CHECK(e.at("manager") == "kubectl-mindie");
   CHECK(e.at("operation") == "Apply");
   // The annotation's field and the then-childless annotations node are gone; the data keys are ours now.
-  CHECK(e.at("fieldsV1") == json::parse(R"({"f:data":{".":{},"f:boot.sh":{}},"f:metadata":{"f:annotations":{".":{}}}})"));
-  CHECK((*patch)[2] == json::parse(
-      R"({"op":"remove","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"})"));
+  CHECK(e.at("fieldsV1") ==
+        json::parse(R"({"f:data":{".":{},"f:boot.sh":{}},"f:metadata":{"f:annotations":{".":{}}}})"));
+  CHECK((*patch)[2] ==
+        json::parse(
+            R"({"op":"remove","path":"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"})"));
 }
 
 TEST_CASE("an existing Apply entry receives the client-side fields; other managers stay as they are") {
-  const auto patch = kube::csa_upgrade_patch(
-      live(R"([{"manager":"kube-controller-manager","operation":"Update","apiVersion":"apps/v1",
+  const auto patch =
+      kube::csa_upgrade_patch(live(R"([{"manager":"kube-controller-manager","operation":"Update","apiVersion":"apps/v1",
                 "subresource":"status","fieldsV1":{"f:status":{}}},
                {"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"apps/v1",
                 "fieldsV1":{"f:metadata":{"f:labels":{"f:job-name":{}}}}},
@@ -63,8 +65,8 @@ TEST_CASE("an existing Apply entry receives the client-side fields; other manage
                 "fieldsV1":{"f:spec":{"f:replicas":{}}}},
                {"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"apps/v1",
                 "subresource":"scale","fieldsV1":{"f:spec":{}}}])",
-           false),
-      "kubectl-mindie");
+                                   false),
+                              "kubectl-mindie");
   REQUIRE(patch);
   REQUIRE(patch->size() == 2);  // no annotation to remove
   const json::array& entries = (*patch)[1].as_object().at("value").as_array();
@@ -101,7 +103,8 @@ TEST_CASE("nothing to hand over: no patch; only a stale annotation: it alone is 
 
 TEST_CASE("server answers of the wrong shape do not crash the upgrade") {
   json::object o = json::parse(R"({"metadata":{"managedFields":[7,"x",
-    {"manager":"kubectl-client-side-apply","operation":"Update","fieldsV1":"not an object"}]}})").as_object();
+    {"manager":"kubectl-client-side-apply","operation":"Update","fieldsV1":"not an object"}]}})")
+                       .as_object();
   const auto patch = kube::csa_upgrade_patch(o, "kubectl-mindie");
   REQUIRE(patch);
   const json::array& entries = (*patch)[1].as_object().at("value").as_array();

@@ -27,7 +27,8 @@ HttpRequest get(const std::string& path) {
 TEST_CASE("each request is bounded by what is left until the deadline; none is sent after it") {
   FakeTransport t;
   t.reply(200, "{}").reply(200, "{}");
-  DeadlineTransport d(t, steady_clock::now() + std::chrono::hours(1), "timed out waiting for the condition (--timeout 1h)");
+  DeadlineTransport d(t, steady_clock::now() + std::chrono::hours(1),
+                      "timed out waiting for the condition (--timeout 1h)");
   CHECK(d.send(get("/api/v1/pods")).status == 200);
   REQUIRE(t.requests.size() == 1);
   CHECK(t.requests[0].timeout > milliseconds(3'500'000));
@@ -39,11 +40,13 @@ TEST_CASE("each request is bounded by what is left until the deadline; none is s
   CHECK(t.requests[1].timeout == milliseconds(5));
 
   FakeTransport u;
-  DeadlineTransport late(u, steady_clock::now() - milliseconds(1), "timed out waiting for the condition (--timeout 5s)");
-  CHECK_THROWS_WITH_AS(late.send(get("/api/v1/namespaces/ns/pods?labelSelector=a%3Db")),
-                       "timed out waiting for the condition (--timeout 5s): no answer to GET /api/v1/namespaces/ns/pods "
-                       "in time",
-                       TransportError);
+  DeadlineTransport late(u, steady_clock::now() - milliseconds(1),
+                         "timed out waiting for the condition (--timeout 5s)");
+  CHECK_THROWS_WITH_AS(
+      late.send(get("/api/v1/namespaces/ns/pods?labelSelector=a%3Db")),
+      "timed out waiting for the condition (--timeout 5s): no answer to GET /api/v1/namespaces/ns/pods "
+      "in time",
+      TransportError);
   CHECK(u.requests.empty());
   try {
     late.send(get("/x"));

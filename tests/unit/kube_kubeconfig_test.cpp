@@ -144,7 +144,8 @@ clusters: [{name: k, cluster: {server: https://k, certificate-authority-data: Q0
                                certificate-authority: /nonexistent/ca.crt}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 users: [{name: u, user: {token: t1, tokenFile: /nonexistent/token}}]
-)", "cfg", "", {});
+)",
+                                        "cfg", "", {});
   CHECK(c.ca_pem == "CA PEM\n");
   CHECK(c.token == "t1");
 }
@@ -198,7 +199,8 @@ users:
   user: {token: token-b}
 )");
   // c.yaml's current-context comes too late to matter.
-  const std::string c = dir.write("c.yaml", "current-context: ctx-c\ncontexts: [{name: ctx-c, context: {cluster: shared}}]\n");
+  const std::string c = dir.write("c.yaml",
+                                  "current-context: ctx-c\ncontexts: [{name: ctx-c, context: {cluster: shared}}]\n");
   const std::string missing = (dir.path / "missing.yaml").string();
   ScopedEnv kubeconfig_env("KUBECONFIG", missing + ":" + a + "::" + b + ":" + c);
   const RestConfig cfg = load_rest_config({});
@@ -260,19 +262,18 @@ current-context: c
 contexts: [{name: c, context: {cluster: real}}]
 clusters: [{name: real, cluster: {insecure-skip-tls-verify: true}}]
 )";
-  CHECK(kubeconfig_error([&] { parse_kubeconfig(no_server, "cfg", "", {}); }).find("no server") !=
-        std::string::npos);
+  CHECK(kubeconfig_error([&] { parse_kubeconfig(no_server, "cfg", "", {}); }).find("no server") != std::string::npos);
 }
 
 TEST_CASE("kubeconfig: invalid YAML and wrong shapes are KubeconfigErrors naming the file") {
   const char* bad[] = {
-      "clusters: [unclosed\n",                                  // YAML syntax error
-      "- just\n- a list\n",                                     // top level not a mapping
-      "clusters: {name: x}\n",                                  // clusters not a list
-      "clusters: [plain-string]\n",                             // entry not a mapping
-      "clusters: [{cluster: {server: https://x}}]\n",           // entry without a name
-      "clusters: [{name: k, cluster: [1, 2]}]\n",               // body not a mapping
-      "current-context: [a, b]\n",                              // not a string
+      "clusters: [unclosed\n",                         // YAML syntax error
+      "- just\n- a list\n",                            // top level not a mapping
+      "clusters: {name: x}\n",                         // clusters not a list
+      "clusters: [plain-string]\n",                    // entry not a mapping
+      "clusters: [{cluster: {server: https://x}}]\n",  // entry without a name
+      "clusters: [{name: k, cluster: [1, 2]}]\n",      // body not a mapping
+      "current-context: [a, b]\n",                     // not a string
       "clusters: [{name: k, cluster: {server: https://a}}, {name: k, cluster: {server: https://b}}]\n",
       "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
       "clusters: [{name: k, cluster: {server: {nested: map}}}]\n",
@@ -296,8 +297,8 @@ TEST_CASE("kubeconfig: invalid base64 in *-data is an error naming the field") {
   for (const char* data : {"not base64!", "Q0EgUEVNCg", "Q0E=UEVN", "Q==="}) {
     CAPTURE(data);
     const std::string text = std::string("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n") +
-                             "clusters: [{name: k, cluster: {server: https://x, certificate-authority-data: \"" +
-                             data + "\"}}]\n";
+                             "clusters: [{name: k, cluster: {server: https://x, certificate-authority-data: \"" + data +
+                             "\"}}]\n";
     const std::string msg = kubeconfig_error([&] { parse_kubeconfig(text, "cfg", "", {}); });
     CHECK(msg.find("certificate-authority-data") != std::string::npos);
   }
@@ -311,15 +312,16 @@ TEST_CASE("kubeconfig: invalid base64 in *-data is an error naming the field") {
 
 TEST_CASE("kubeconfig: a server without scheme defaults like client-go") {
   const auto server_of = [](const std::string& cluster_body) {
-    return parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-                            "clusters: [{name: k, cluster: " + cluster_body + "}]\n",
-                            "cfg", "", {})
+    return parse_kubeconfig(
+               "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+               "clusters: [{name: k, cluster: " +
+                   cluster_body + "}]\n",
+               "cfg", "", {})
         .server;
   };
   CHECK(server_of("{server: \"10.1.1.1:6443\"}") == "http://10.1.1.1:6443");
   CHECK(server_of("{server: \"10.1.1.1:6443\", insecure-skip-tls-verify: true}") == "https://10.1.1.1:6443");
-  CHECK(server_of("{server: \"10.1.1.1:6443\", certificate-authority-data: Q0EgUEVNCg==}") ==
-        "https://10.1.1.1:6443");
+  CHECK(server_of("{server: \"10.1.1.1:6443\", certificate-authority-data: Q0EgUEVNCg==}") == "https://10.1.1.1:6443");
 }
 
 TEST_CASE("kubeconfig: insecure-skip-tls-verify is read") {
@@ -335,12 +337,14 @@ TEST_CASE("kubeconfig: unusable credentials are errors, not silent anonymous req
   const std::string head =
       "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
       "clusters: [{name: k, cluster: {server: https://x}}]\n";
-  const std::string cert_only = kubeconfig_error(
-      [&] { parse_kubeconfig(head + "users: [{name: u, user: {client-certificate-data: Q0VSVCBQRU0K}}]\n", "cfg", "", {}); });
+  const std::string cert_only = kubeconfig_error([&] {
+    parse_kubeconfig(head + "users: [{name: u, user: {client-certificate-data: Q0VSVCBQRU0K}}]\n", "cfg", "", {});
+  });
   CHECK(cert_only.find("client-key") != std::string::npos);
   const std::string exec = kubeconfig_error([&] {
-    parse_kubeconfig(head + "users: [{name: u, user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}}]\n",
-                     "cfg", "", {});
+    parse_kubeconfig(
+        head + "users: [{name: u, user: {exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}}]\n", "cfg",
+        "", {});
   });
   CHECK(exec.find("exec") != std::string::npos);
   CHECK(exec.find("\"u\"") != std::string::npos);
@@ -413,9 +417,10 @@ TEST_CASE("kubeconfig: --server, --token, --tls-server-name, --insecure-skip-tls
   // --insecure-skip-tls-verify also means a missing CA file is never read.
   KubeconfigFlags insecure;
   insecure.insecure_skip_tls_verify = true;
-  CHECK_NOTHROW(parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-                                 "clusters: [{name: k, cluster: {server: https://x, certificate-authority: /no/ca}}]\n",
-                                 "cfg", "", insecure));
+  CHECK_NOTHROW(
+      parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                       "clusters: [{name: k, cluster: {server: https://x, certificate-authority: /no/ca}}]\n",
+                       "cfg", "", insecure));
   // --token replaces a tokenFile too, and a basic-auth user together with a token is client-go's error.
   KubeconfigFlags token;
   token.token = "t";
@@ -432,10 +437,11 @@ TEST_CASE("kubeconfig: --server, --token, --tls-server-name, --insecure-skip-tls
 
 TEST_CASE("kubeconfig: insecure-skip-tls-verify with a CA in the file is client-go's error") {
   const std::string msg = kubeconfig_error([] {
-    parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-                     "clusters: [{name: k, cluster: {server: https://x, insecure-skip-tls-verify: true, "
-                     "certificate-authority-data: Q0EgUEVNCg==}}]\n",
-                     "cfg", "", {});
+    parse_kubeconfig(
+        "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+        "clusters: [{name: k, cluster: {server: https://x, insecure-skip-tls-verify: true, "
+        "certificate-authority-data: Q0EgUEVNCg==}}]\n",
+        "cfg", "", {});
   });
   CHECK(msg.find("insecure") != std::string::npos);
   CHECK(msg.find("cluster \"k\"") != std::string::npos);
@@ -510,7 +516,8 @@ TEST_CASE("kubeconfig: exec sections are read and validated as client-go does") 
       interactiveMode: Always
       provideClusterInfo: true
       installHint: install the plugin
-)", "cfg", "", {});
+)",
+                                        "cfg", "", {});
   REQUIRE(c.exec);
   CHECK(c.exec->command == "/opt/bin/plugin");
   CHECK(c.exec->args == std::vector<std::string>{"--cluster", "prod"});
@@ -522,10 +529,11 @@ TEST_CASE("kubeconfig: exec sections are read and validated as client-go does") 
   CHECK(c.exec->cluster_config_json == R"({"audience":"kube","n":3})");
 
   const auto error_for = [&](const std::string& exec) {
-    return kubeconfig_error([&] { parse_kubeconfig(head + "users: [{name: u, user: {exec: " + exec + "}}]\n", "cfg", "", {}); });
+    return kubeconfig_error(
+        [&] { parse_kubeconfig(head + "users: [{name: u, user: {exec: " + exec + "}}]\n", "cfg", "", {}); });
   };
-  CHECK(error_for("{command: p, apiVersion: client.authentication.k8s.io/v1}").find("interactiveMode must be specified") !=
-        std::string::npos);
+  CHECK(error_for("{command: p, apiVersion: client.authentication.k8s.io/v1}")
+            .find("interactiveMode must be specified") != std::string::npos);
   CHECK(error_for("{command: p, apiVersion: client.authentication.k8s.io/v1alpha1}").find("apiVersion") !=
         std::string::npos);
   CHECK(error_for("{apiVersion: client.authentication.k8s.io/v1beta1}").find("command must be specified") !=
@@ -536,9 +544,10 @@ TEST_CASE("kubeconfig: exec sections are read and validated as client-go does") 
 
 TEST_CASE("kubeconfig: proxy-url must be http, https or socks5") {
   const std::string msg = kubeconfig_error([] {
-    parse_kubeconfig("current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-                     "clusters: [{name: k, cluster: {server: https://x, proxy-url: ftp://p:21}}]\n",
-                     "cfg", "", {});
+    parse_kubeconfig(
+        "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+        "clusters: [{name: k, cluster: {server: https://x, proxy-url: ftp://p:21}}]\n",
+        "cfg", "", {});
   });
   CHECK(msg.find("proxy-url") != std::string::npos);
 }
@@ -577,8 +586,9 @@ TEST_CASE("kubeconfig: in-cluster config from the service account when no kubeco
   }
 
   // A kubeconfig wins over in-cluster; its context without a namespace takes the service account's.
-  const std::string cfg = dir.write("kc", "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
-                                          "clusters: [{name: k, cluster: {server: https://k}}]\n");
+  const std::string cfg = dir.write("kc",
+                                    "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+                                    "clusters: [{name: k, cluster: {server: https://k}}]\n");
   flags = {};
   flags.kubeconfig = cfg;
   c = load_rest_config(flags, sa);

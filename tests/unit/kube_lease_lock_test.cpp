@@ -4,8 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "fake_transport.h"
 #include "cmd/lock.h"
+#include "fake_transport.h"
 #include "kube/lease_lock.h"
 
 using namespace mindie;
@@ -67,13 +67,12 @@ std::string lease(const std::string& holder, std::int64_t renewed_ago, const std
     spec["acquireTime"] = kube::micro_time(kNow - renewed_ago - 5);
     spec["renewTime"] = kube::micro_time(kNow - renewed_ago);
   }
-  return json::serialize(json::object{
-      {"metadata",
-       {{"name", "lock"},
-        {"namespace", "ns"},
-        {"resourceVersion", rv},
-        {"annotations", {{"example.com/holder", R"({"command":"deploy","pid":42})"}}}}},
-      {"spec", spec}});
+  return json::serialize(json::object{{"metadata",
+                                       {{"name", "lock"},
+                                        {"namespace", "ns"},
+                                        {"resourceVersion", rv},
+                                        {"annotations", {{"example.com/holder", R"({"command":"deploy","pid":42})"}}}}},
+                                      {"spec", spec}});
 }
 
 bool never_gone(const kube::LeaseRecord&) { return false; }
@@ -140,9 +139,9 @@ TEST_CASE("LeaseLock: waits for a held lease, polling, and takes it once freed; 
   kube::LeaseLock lock(client, lock_config(std::chrono::seconds(30)), never_gone, clock.clock());
   t.reply(200, lease("other", 5));
   lock.observe();
-  t.reply(200, lease("other", 4));      // still held after one poll
-  t.reply(200, lease("", 0, "20"));     // freed
-  t.reply(200, lease("me", 0, "21"));   // taken
+  t.reply(200, lease("other", 4));     // still held after one poll
+  t.reply(200, lease("", 0, "20"));    // freed
+  t.reply(200, lease("me", 0, "21"));  // taken
   int waits = 0;
   const auto got = lock.acquire([&](const kube::LeaseRecord& holder) {
     ++waits;
@@ -170,8 +169,8 @@ TEST_CASE("LeaseLock: gives up when the wait passes, never sleeping past it") {
   for (int i = 0; i < 3; ++i) t.reply(200, lease("other", 0));
   CHECK_THROWS_AS(lock.acquire(), kube::LeaseHeld);
   CHECK(clock.slept == std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(1000),
-                                                               std::chrono::milliseconds(1000),
-                                                               std::chrono::milliseconds(500)});
+                                                              std::chrono::milliseconds(1000),
+                                                              std::chrono::milliseconds(500)});
   CHECK(t.pending() == 0);
 }
 
@@ -192,8 +191,8 @@ TEST_CASE("LeaseLock: an expired lease or one whose holder is gone is taken over
     CHECK(got.contended);
   }
   SUBCASE("renewed within its duration, but its process is gone") {
-    kube::LeaseLock lock(client, lock_config(), [](const kube::LeaseRecord& r) { return r.identity == "other"; },
-                         clock.clock());
+    kube::LeaseLock lock(
+        client, lock_config(), [](const kube::LeaseRecord& r) { return r.identity == "other"; }, clock.clock());
     t.reply(200, lease("other", 1));
     lock.observe();
     t.reply(200, lease("me", 0, "11"));
@@ -226,7 +225,7 @@ TEST_CASE("LeaseLock: a repeat of our own applied write meeting 409 finds the le
   kube::LeaseLock lock(client, lock_config(), never_gone, clock.clock());
   t.reply(200, lease("", 0, "10"));
   lock.observe();
-  t.reply(409, kConflict);           // the retried patch after a lost reply: the first one was stored
+  t.reply(409, kConflict);  // the retried patch after a lost reply: the first one was stored
   t.reply(200, lease("me", 0, "11"));
   const auto got = lock.acquire();
   CHECK(lock.held());
@@ -313,7 +312,7 @@ TEST_CASE("describe_lock_holder: names command, user, host, pid and since; scrub
   const std::string text = cmd::describe_lock_holder(r);
   CHECK(text.find('\x1b') == std::string::npos);
   CHECK(text.rfind("scale?[2J by ", 0) == 0);
-  CHECK(text.size() < 130);  // each field at most 100 bytes
+  CHECK(text.size() < 130);                                                        // each field at most 100 bytes
   CHECK(cmd::describe_lock_holder(kube::LeaseRecord{}).rfind("holder ", 0) == 0);  // no record: the identity
 }
 
@@ -424,7 +423,7 @@ TEST_CASE("LeaseLock: the holder's renewal cadence follows the monotonic clock, 
   REQUIRE(t.requests.size() == 3);
   CHECK(json::parse(t.requests[2].body).at("spec").at("renewTime").as_string() ==
         kube::micro_time(kNow - 3600 + 20));  // what is written is the wall clock's, for people
-  clock.now += std::chrono::hours(2);  // and jumps forward two
+  clock.now += std::chrono::hours(2);         // and jumps forward two
   lock.renew_if_due();
   CHECK(t.requests.size() == 3);  // not due: no time has passed
 }

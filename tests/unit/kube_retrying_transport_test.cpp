@@ -58,16 +58,16 @@ TEST_CASE("safe to retry: GET, apply, test-guarded JSON patches, resourceVersion
   CHECK_FALSE(is_safe_to_retry(request("POST", "application/json", R"({"metadata":{"resourceVersion":"12"}})")));
   CHECK_FALSE(is_safe_to_retry(request("DELETE")));
   // A test op later in the patch does not guard the ops before it.
-  CHECK_FALSE(is_safe_to_retry(
-      request("PATCH", "application/json-patch+json",
-              R"([{"op":"add","path":"/a/-","value":1},{"op":"test","path":"/b","value":1}])")));
+  CHECK_FALSE(
+      is_safe_to_retry(request("PATCH", "application/json-patch+json",
+                               R"([{"op":"add","path":"/a/-","value":1},{"op":"test","path":"/b","value":1}])")));
   CHECK_FALSE(is_safe_to_retry(request("PATCH", "application/json-patch+json", "[]")));
   CHECK_FALSE(is_safe_to_retry(request("PATCH", "application/json-patch+json", "not json")));
   CHECK_FALSE(is_safe_to_retry(request("PATCH", "application/merge-patch+json", R"({"data":{"k":"v"}})")));
-  CHECK_FALSE(is_safe_to_retry(request("PATCH", "application/merge-patch+json",
-                                       R"({"metadata":{"resourceVersion":""}})")));
-  CHECK_FALSE(is_safe_to_retry(request("PATCH", "application/strategic-merge-patch+json",
-                                       R"({"metadata":{"resourceVersion":"1"}})")));
+  CHECK_FALSE(
+      is_safe_to_retry(request("PATCH", "application/merge-patch+json", R"({"metadata":{"resourceVersion":""}})")));
+  CHECK_FALSE(is_safe_to_retry(
+      request("PATCH", "application/strategic-merge-patch+json", R"({"metadata":{"resourceVersion":"1"}})")));
   CHECK_FALSE(is_safe_to_retry(request("PUT", "application/json", R"({"metadata":{"name":"x"}})")));
 }
 
@@ -338,8 +338,8 @@ TEST_CASE("a failure that retrying cannot cure (certificate verification, a bad 
     std::string server() const override { return "https://x"; }
   } permanent;
   RetryingTransport direct(permanent, {}, s, [] { return 0.5; });
-  CHECK_THROWS_WITH_AS(direct.send(request("GET")), "Unable to connect to the server https://x: SSL certificate problem",
-                       TransportError);
+  CHECK_THROWS_WITH_AS(direct.send(request("GET")),
+                       "Unable to connect to the server https://x: SSL certificate problem", TransportError);
   CHECK(permanent.sends == 1);
   CHECK_THROWS_AS(direct.stream(request("GET"), [](std::string_view) { return true; }, {}), TransportError);
   CHECK(permanent.sends == 2);

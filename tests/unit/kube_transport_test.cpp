@@ -1,8 +1,8 @@
 // HttpResponse::header, the -v logging decorator, and CurlTransport against a one-connection loopback server and
 // the TLS test server (streams).
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <doctest/doctest.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -87,9 +87,10 @@ TEST_CASE("LoggingTransport -v=6: one line with verb, full URL, status and laten
   const auto lines = lines_of(log.str());
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].rfind("I", 0) == 0);  // klog severity letter
-  CHECK(contains(lines[0], "] \"Response\" verb=\"PATCH\" "
-                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/configmaps/cm?dryRun=All\" "
-                           "status=\"404 Not Found\" milliseconds="));
+  CHECK(contains(lines[0],
+                 "] \"Response\" verb=\"PATCH\" "
+                 "url=\"https://fake.example:6443/api/v1/namespaces/ns/configmaps/cm?dryRun=All\" "
+                 "status=\"404 Not Found\" milliseconds="));
   CHECK_FALSE(contains(log.str(), "body"));
 }
 
@@ -226,7 +227,8 @@ TEST_CASE("CurlTransport: verbs, bodies, headers and token over one kept-alive c
     // A GET after a body-carrying request must not resend the body on the reused handle.
     answers.push_back(t.send(request("GET", "/api/v1/namespaces/ns/pods/p")));
     // An empty body still gets Content-Length: 0 (an apply: safe to repeat, so it keeps the connection).
-    answers.push_back(t.send(request("PATCH", "/api/v1/namespaces/ns/configmaps/c", "application/apply-patch+yaml", "")));
+    answers.push_back(
+        t.send(request("PATCH", "/api/v1/namespaces/ns/configmaps/c", "application/apply-patch+yaml", "")));
     seen = server.take_requests();
   }
   REQUIRE(seen.size() == 3);
@@ -590,8 +592,8 @@ TEST_CASE("CurlTransport::stream: request-timeout bounds the wait for the answer
                                   ++idle;
                                   return true;
                                 }),
-                       doctest::Contains(("Unable to connect to the server " + c.server + ": no answer within 300 ms")
-                                             .c_str()),
+                       doctest::Contains(
+                           ("Unable to connect to the server " + c.server + ": no answer within 300 ms").c_str()),
                        TransportError);
   close(fd);
 }
@@ -633,26 +635,30 @@ TEST_CASE("LoggingTransport::stream -v=6: status when the headers arrive and aga
   CHECK(body == "{\"type\":\"ADDED\"}\n");
   const auto lines = lines_of(log.str());
   REQUIRE(lines.size() == 2);
-  CHECK(contains(lines[0], "] \"Response\" verb=\"GET\" "
-                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
-                           "status=\"200 OK\" milliseconds="));
-  CHECK(contains(lines[1], "] \"Stream ended\" verb=\"GET\" "
-                           "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
-                           "status=\"200 OK\" milliseconds="));
+  CHECK(contains(lines[0],
+                 "] \"Response\" verb=\"GET\" "
+                 "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
+                 "status=\"200 OK\" milliseconds="));
+  CHECK(contains(lines[1],
+                 "] \"Stream ended\" verb=\"GET\" "
+                 "url=\"https://fake.example:6443/api/v1/namespaces/ns/pods?watch=true\" "
+                 "status=\"200 OK\" milliseconds="));
   CHECK_FALSE(contains(log.str(), "ADDED"));  // bodies only from -v=8
 
   SUBCASE("a stream stopped by the caller says so") {
     inner.stream_reply({}, FakeTransport::StreamEnd::Idle);
     CHECK(t.stream(request("GET", "/w"), [](std::string_view) { return false; }).aborted);
-    CHECK(contains(lines_of(log.str()).back(), "\"Stream ended\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
-                                               "status=\"200 OK\" milliseconds="));
+    CHECK(contains(lines_of(log.str()).back(),
+                   "\"Stream ended\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
+                   "status=\"200 OK\" milliseconds="));
     CHECK(contains(lines_of(log.str()).back(), " aborted=true"));
   }
   SUBCASE("an error answer is logged as send() logs it") {
     inner.reply(403, "denied");
     CHECK(t.stream(request("GET", "/w"), [](std::string_view) { return true; }).status == 403);
-    CHECK(contains(lines_of(log.str()).back(), "\"Response\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
-                                               "status=\"403 Forbidden\""));
+    CHECK(contains(lines_of(log.str()).back(),
+                   "\"Response\" verb=\"GET\" url=\"https://fake.example:6443/w\" "
+                   "status=\"403 Forbidden\""));
     CHECK(lines_of(log.str()).size() == 3);
   }
   SUBCASE("a broken stream is logged and rethrown") {
@@ -673,8 +679,8 @@ TEST_CASE("LoggingTransport::stream -v=8: one body line per event, redacted like
   std::ostringstream log;
   LoggingTransport t(inner, 8, log);
   // Split inside both lines, two lines in one piece, and a last line without its newline.
-  inner.stream_reply({secret.substr(0, 40), secret.substr(40) + "\n" + added.substr(0, 10),
-                      added.substr(10) + "\n" + added});
+  inner.stream_reply(
+      {secret.substr(0, 40), secret.substr(40) + "\n" + added.substr(0, 10), added.substr(10) + "\n" + added});
   std::string body;
   t.stream(request("GET", "/api/v1/secrets?watch=true"), [&](std::string_view chunk) {
     body.append(chunk);

@@ -292,8 +292,9 @@ TEST_CASE("Informer: an error answer or ERROR event other than 410 and 429/5xx i
   std::string expected;
   SUBCASE("403 to the WATCH") {
     t.reply(403, status(403, "Forbidden", "pods is forbidden: cannot watch"));
-    expected = "Error from server (Forbidden): pods is forbidden: cannot watch\n"
-               "(HTTP 403, GET /api/v1/namespaces/ns/pods)";
+    expected =
+        "Error from server (Forbidden): pods is forbidden: cannot watch\n"
+        "(HTTP 403, GET /api/v1/namespaces/ns/pods)";
   }
   SUBCASE("ERROR event with 403, after a good event") {
     t.stream_reply({event("ADDED", pod("b", "11")), event("ERROR", status(403, "Forbidden", "revoked"))}, End::Idle);
@@ -457,14 +458,14 @@ TEST_CASE("Informer: several targets, each with its own transport and thread") {
   std::vector<FakeTransport*> handed = {&pods_t, &cms_t};
   std::size_t next = 0;
   Informer inf([&] { return std::make_unique<TransportRef>(*handed.at(next++)); },
-               {pods(), WatchTarget{mindie::kube::gvr::kConfigMaps, "ns", {}, "metadata.name=motor-config"}},
-               fast(b));
+               {pods(), WatchTarget{mindie::kube::gvr::kConfigMaps, "ns", {}, "metadata.name=motor-config"}}, fast(b));
   inf.start();
   CHECK(names(inf, 0) == Names{"ns/p"});
   CHECK(wait_until(inf, [&] { return names(inf, 1) == Names{"ns/motor-config", "ns/other"}; }));
   REQUIRE(pods_t.wait_for_requests(2));
   inf.stop();
-  CHECK(cms_t.requests[0].path == "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dmotor-config&limit=500");
+  CHECK(cms_t.requests[0].path ==
+        "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dmotor-config&limit=500");
   CHECK(inf.requests_sent() == 4);
   CHECK_THROWS_AS(inf.objects(2), std::out_of_range);
 }

@@ -73,8 +73,9 @@ TEST_CASE("a redeploy over the old Service names removes the old kubectl-mindie 
                            .at(0)
                            .as_object();
     t2.reply(200, json::serialize(svc));
-    CHECK(mindie::cmd::foreign_renamed_services(c2, "team-a", "mindie-motor-vllm", mindie::render::renamed_services(cfg))
-              .empty());
+    CHECK(
+        mindie::cmd::foreign_renamed_services(c2, "team-a", "mindie-motor-vllm", mindie::render::renamed_services(cfg))
+            .empty());
     REQUIRE(t2.requests.size() == 1);
     CHECK(t2.requests[0].method == "GET");
     CHECK(t2.requests[0].path == "/api/v1/namespaces/team-a/services/mindie-motor-coordinator-service");
@@ -90,8 +91,8 @@ TEST_CASE("an old-named Service that is not this deployment's is left, with one 
   // deploy.py's: no kubectl-mindie labels.
   t.reply(200, R"({"kind":"Service","metadata":{"name":"mindie-motor-coordinator-service","namespace":"team-a",)"
                R"("labels":{"app":"mindie-motor-coordinator"}}})");
-  const auto warnings =
-      mindie::cmd::foreign_renamed_services(c, "team-a", "mindie-motor-vllm", mindie::render::renamed_services(cfg));
+  const auto warnings = mindie::cmd::foreign_renamed_services(c, "team-a", "mindie-motor-vllm",
+                                                              mindie::render::renamed_services(cfg));
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find('\n') == std::string::npos);
   CHECK(warnings[0].find("service/mindie-motor-coordinator-service in namespace team-a") == 0);
@@ -110,7 +111,9 @@ TEST_CASE("an old-named Service that is not this deployment's is left, with one 
   std::set<std::pair<std::string, std::string>> wanted;
   for (const auto& o : mindie::render::render_single_container(single, nullptr, {})) {
     const std::string kind(o.at("kind").as_string());
-    wanted.emplace(kind == "Deployment" ? "deployments" : kind == "Service" ? "services" : "other",
+    wanted.emplace(kind == "Deployment" ? "deployments"
+                   : kind == "Service"  ? "services"
+                                        : "other",
                    std::string(o.at("metadata").at("name").as_string()));
   }
   t.reply(200, labelled("DeploymentList", {{"team-a-single-container", "single-container"}}));

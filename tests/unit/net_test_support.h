@@ -88,7 +88,9 @@ class ScriptedHttpServer {
     if (thread_.joinable()) thread_.join();
     close(listen_fd_);
   }
-  std::string url() const { return std::string("http://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_); }
+  std::string url() const {
+    return std::string("http://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_);
+  }
   /// Waits until every answer was given (or the server gave up) and returns the requests read.
   std::vector<std::string> take_requests() {
     thread_.join();
@@ -146,17 +148,19 @@ class TlsServer {
       : tls_(generate_tls()), server_(tls_.server_cert.get(), tls_.server_key.get()), ipv6_(ipv6) {
     REQUIRE(server_.is_valid());
     server_.Get("/stream/pieces", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_chunked_content_provider("application/json", [this, sent = 0](std::size_t, httplib::DataSink& sink) mutable {
-        if (sent == 3 || !wait_for_gate(sent)) {
-          sink.done();
-          return true;
-        }
-        const std::string piece = "piece-" + std::to_string(++sent) + "\n";
-        return sink.write(piece.data(), piece.size());
-      });
+      res.set_chunked_content_provider("application/json",
+                                       [this, sent = 0](std::size_t, httplib::DataSink& sink) mutable {
+                                         if (sent == 3 || !wait_for_gate(sent)) {
+                                           sink.done();
+                                           return true;
+                                         }
+                                         const std::string piece = "piece-" + std::to_string(++sent) + "\n";
+                                         return sink.write(piece.data(), piece.size());
+                                       });
     });
     server_.Get("/stream/break", [](const httplib::Request&, httplib::Response& res) {
-      res.set_chunked_content_provider("application/json", [sent = false](std::size_t, httplib::DataSink& sink) mutable {
+      res.set_chunked_content_provider("application/json", [sent = false](std::size_t,
+                                                                          httplib::DataSink& sink) mutable {
         if (sent) return false;  // abandons the response mid-body: the connection closes without the last chunk
         sent = true;
         return sink.write("{\"partial", 9);
@@ -205,7 +209,9 @@ class TlsServer {
     released_ = true;
     gate_cv_.notify_all();
   }
-  std::string url() const { return std::string("https://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_); }
+  std::string url() const {
+    return std::string("https://") + (ipv6_ ? "[::1]" : "127.0.0.1") + ":" + std::to_string(port_);
+  }
   int port() const { return port_; }
   std::string ca_pem() const { return tls_.ca_pem(); }
   std::vector<std::string> authorizations() {
@@ -269,7 +275,8 @@ class ConnectProxy {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(std::stoi(target.substr(colon + 1))));
     const int upstream = socket(AF_INET, SOCK_STREAM, 0);
-    if (connect_line_.rfind("CONNECT ", 0) != 0 || inet_pton(AF_INET, target.substr(0, colon).c_str(), &addr.sin_addr) != 1 ||
+    if (connect_line_.rfind("CONNECT ", 0) != 0 ||
+        inet_pton(AF_INET, target.substr(0, colon).c_str(), &addr.sin_addr) != 1 ||
         connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
       const std::string refuse = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n";
       (void)!write(client, refuse.data(), refuse.size());

@@ -1,9 +1,10 @@
 // The node preflight's packing (mindie/node_fit.h; PyMotor 7d15c04 U3 and beyond): rendered workloads against
 // Node objects.
+#include "mindie/node_fit.h"
+
 #include <doctest/doctest.h>
 
 #include "config_test_support.h"
-#include "mindie/node_fit.h"
 #include "mindie/render.h"
 #include "render_test_support.h"
 
@@ -24,7 +25,8 @@ json::object node(const std::string& name, const json::object& labels, const std
   return n;
 }
 
-const json::object kA2{{"accelerator", "huawei-Ascend910"}, {"accelerator-type", "module-910b-8"},
+const json::object kA2{{"accelerator", "huawei-Ascend910"},
+                       {"accelerator-type", "module-910b-8"},
                        {"kubernetes.io/hostname", "x"}};
 
 std::vector<node_fit::NodeSupply> supplies(const std::vector<json::object>& nodes) {
@@ -36,12 +38,9 @@ std::vector<node_fit::NodeSupply> supplies(const std::vector<json::object>& node
 // What deploy writes for the config's deploy_mode (the ConfigMap first; it asks for no NPU).
 std::vector<json::object> rendered(const config::UserConfig& cfg) {
   switch (cfg.deploy_mode) {
-    case config::DeployMode::MultiDeployment:
-      return render::render_multi_deployment(cfg, nullptr, {});
-    case config::DeployMode::SingleContainer:
-      return render::render_single_container(cfg, nullptr, {});
-    case config::DeployMode::InferServiceSet:
-      break;
+    case config::DeployMode::MultiDeployment: return render::render_multi_deployment(cfg, nullptr, {});
+    case config::DeployMode::SingleContainer: return render::render_single_container(cfg, nullptr, {});
+    case config::DeployMode::InferServiceSet: break;
   }
   return render::render_infer_service_set(cfg, nullptr, {});
 }
@@ -64,8 +63,8 @@ TEST_CASE("node_fit: engine pods of an InferServiceSet, instances x pods, groupe
   CHECK(demands[0].pods == 6);
   CHECK(demands[0].npus == 4);
   CHECK(demands[0].resource == "huawei.com/Ascend910");
-  CHECK(demands[0].selector == std::vector<std::pair<std::string, std::string>>{
-                                   {"accelerator", "huawei-Ascend910"}, {"accelerator-type", "module-910b-8"}});
+  CHECK(demands[0].selector == std::vector<std::pair<std::string, std::string>>{{"accelerator", "huawei-Ascend910"},
+                                                                                {"accelerator-type", "module-910b-8"}});
   CHECK(demands[1].role == "decode");
   CHECK(demands[1].pods == 1);
   CHECK(demands[1].npus == 8);
@@ -129,13 +128,15 @@ TEST_CASE("node_fit: labels must all match; cordoned nodes and other resources d
   s = check(raw, {node("pr", pr, "16", false, "huawei.com/npu"), node("x", a5, "16", false, "huawei.com/npu")});
   REQUIRE(s.size() == 1);
   CHECK(s[0].demand.role == "decode");
-  CHECK(check(raw, {node("pr", pr, "8", false, "huawei.com/npu"), node("dt", dt, "8", false, "huawei.com/npu")})
-            .empty());
+  CHECK(
+      check(raw, {node("pr", pr, "8", false, "huawei.com/npu"), node("dt", dt, "8", false, "huawei.com/npu")}).empty());
 }
 
 TEST_CASE("node_fit: Node objects with odd quantities or missing fields read as no room, never throw") {
   const auto n = node_fit::node_supply(json::parse(R"({"metadata":{"name":"n"},
-      "status":{"allocatable":{"huawei.com/Ascend910":"8k","huawei.com/npu":"abc"}}})").as_object(), kResources);
+      "status":{"allocatable":{"huawei.com/Ascend910":"8k","huawei.com/npu":"abc"}}})")
+                                           .as_object(),
+                                       kResources);
   CHECK(n.name == "n");
   CHECK(n.allocatable.at("huawei.com/Ascend910") == 8000);
   CHECK(n.allocatable.at("huawei.com/npu") == 0);

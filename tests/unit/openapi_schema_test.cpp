@@ -1,8 +1,8 @@
+#include "support/openapi_schema.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
-#include "support/openapi_schema.h"
 
 using mindie::testing::load_crd_schemas;
 using mindie::testing::SchemaViolation;

@@ -1,11 +1,12 @@
 // mindie/operator_rules.h: what infer-operator refuses or never changes, checked on objects
 // (shared/docs/infer-operator-rules.md A2, A3, D1, D3).
+#include "mindie/operator_rules.h"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
 #include "config_test_support.h"
-#include "mindie/operator_rules.h"
 #include "mindie/render.h"
 #include "render_test_support.h"
 
@@ -31,7 +32,8 @@ json::object instance_set_of(const json::object& iss, const std::string& role) {
   ist["metadata"] = {{"name", "mindie-motor-vllm-0-" + role}, {"labels", r.at("metadata").at("labels")}};
   const auto ann = test::pod_annotations_of(r);
   if (ann.contains(mindcluster::kSchedulePolicyAnnotation))
-    ist["metadata"].as_object()["annotations"] = {{mindcluster::kSchedulePolicyAnnotation, ann.at(mindcluster::kSchedulePolicyAnnotation)}};
+    ist["metadata"].as_object()["annotations"] = {
+        {mindcluster::kSchedulePolicyAnnotation, ann.at(mindcluster::kSchedulePolicyAnnotation)}};
   return ist;
 }
 
@@ -121,7 +123,8 @@ TEST_CASE("instances_on_other_templates counts workloads whose template hash is 
   deploy_of(cfg)["p_instances_num"] = 3;
   const auto iss = test::render_iss(parse(cfg));
   const auto hash_of = [&](const char* role) {
-    return std::string(test::pod_annotations_of(test::role_of(iss, role)).at(render::kTemplateHashAnnotation).as_string());
+    return std::string(
+        test::pod_annotations_of(test::role_of(iss, role)).at(render::kTemplateHashAnnotation).as_string());
   };
   const std::string hash = hash_of("prefill");
   REQUIRE(hash.size() == 16);
@@ -165,7 +168,8 @@ TEST_CASE("gang_scale_out_refusal: no scale-out onto removed instances until the
   }
   SUBCASE("pods of a removed instance still going record a fault when they are gone: refused even after a restart") {
     s.operator_restarted = true;
-    s.leftover_pods = {{"mindie-motor-vllm-0-decode-1-0", 1}, {"mindie-motor-vllm-0-decode-1-1", 1},
+    s.leftover_pods = {{"mindie-motor-vllm-0-decode-1-0", 1},
+                       {"mindie-motor-vllm-0-decode-1-1", 1},
                        {"mindie-motor-vllm-0-decode-0-0", 0}};
     const std::string going = operator_rules::gang_scale_out_refusal(s);
     CHECK(going.find("2 pod(s) of removed instances are still going (mindie-motor-vllm-0-decode-1-0, "
@@ -187,8 +191,10 @@ TEST_CASE("gang_scale_out_refusal: no scale-out onto removed instances until the
 }
 
 TEST_CASE("removed_gang_instances: the annotation adds removed instances, keeps the first removal, skips junk") {
-  json::object ist{{"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation,
-                                                   R"({"1":"2026-12-05T06:00:00Z","x":"junk","123456":"t"})"}}}}}};
+  json::object ist{{"metadata",
+                    {{"annotations",
+                      {{operator_rules::kRemovedGangInstancesAnnotation,
+                        R"({"1":"2026-12-05T06:00:00Z","x":"junk","123456":"t"})"}}}}}};
   auto removed = operator_rules::removed_gang_instances(json::value(ist));
   CHECK(removed == std::map<int, std::string>{{1, "2026-12-05T06:00:00Z"}});
   CHECK(operator_rules::removed_gang_instances_value(removed, 1, 3, "2026-12-05T07:00:00Z") ==
@@ -210,8 +216,8 @@ TEST_CASE("recreate_advice: delete the workload of a plain role, never of a gang
   CHECK(gang.find("kubectl mindie delete -n team-a --wait, then restart infer-operator, the only thing that clears "
                   "its fault records (kubectl rollout restart deployment/infer-operator-manager -n mindx-dl), and "
                   "deploy again") != std::string::npos);
-  const std::string above = operator_rules::recreate_advice(
-      "team-a", "union", true, {"statefulset/x-0-union-3", "statefulset/x-0-union-2"});
+  const std::string above = operator_rules::recreate_advice("team-a", "union", true,
+                                                            {"statefulset/x-0-union-3", "statefulset/x-0-union-2"});
   CHECK(above.find("scale role union below instance 2 (kubectl mindie scale -n team-a --hybrid 2), then, once "
                    "those pods are gone, restart infer-operator") != std::string::npos);
   CHECK(above.find("scale out again with --operator-restarted; or kubectl mindie delete") != std::string::npos);

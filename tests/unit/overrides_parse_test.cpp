@@ -124,7 +124,8 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
     const char* message_part;
   };
   const Case cases[] = {
-      {"roles: {prefil: {}}", "roles.prefil", "known roles: controller, coordinator, prefill, decode, encode, union, kv-pool"},
+      {"roles: {prefil: {}}", "roles.prefil",
+       "known roles: controller, coordinator, prefill, decode, encode, union, kv-pool"},
       {"role: {}", "role", "is not a known key"},
       {"roles: []", "roles", "must be a mapping"},
       {"roles: {prefill: {cpu: 4}}", "roles.prefill.cpu", "expected one of: resources"},
@@ -147,24 +148,23 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
        "Exists or Equal"},
       {"roles: {prefill: {tolerations: [{operator: Equal, value: x}]}}", "roles.prefill.tolerations[0].operator",
        "must be Exists when key is empty"},
-      {"roles: {prefill: {tolerations: [{key: a, operator: Exists, value: x}]}}",
-       "roles.prefill.tolerations[0].value", "empty when operator is Exists"},
+      {"roles: {prefill: {tolerations: [{key: a, operator: Exists, value: x}]}}", "roles.prefill.tolerations[0].value",
+       "empty when operator is Exists"},
       {"roles: {prefill: {tolerations: [{key: a, effect: NoRun}]}}", "roles.prefill.tolerations[0].effect",
        "NoSchedule, PreferNoSchedule or NoExecute"},
       {"roles: {prefill: {tolerations: [{key: a, effect: NoSchedule, tolerationSeconds: 5}]}}",
        "roles.prefill.tolerations[0].tolerationSeconds", "NoExecute"},
       {"roles: {prefill: {tolerations: [{key: a, colour: red}]}}", "roles.prefill.tolerations[0].colour",
        "is not a known key"},
-      {"roles: {prefill: {volumes: [{name: Bad_Name, emptyDir: {}}]}}", "roles.prefill.volumes[0].name",
-       "DNS-1123"},
+      {"roles: {prefill: {volumes: [{name: Bad_Name, emptyDir: {}}]}}", "roles.prefill.volumes[0].name", "DNS-1123"},
       {"roles: {prefill: {volumes: [{emptyDir: {}}]}}", "roles.prefill.volumes[0].name", "is required"},
       {"roles: {prefill: {volumes: [{name: a}]}}", "roles.prefill.volumes[0]", "needs one volume source"},
       {"roles: {prefill: {volumes: [{name: a, emptyDir: {}, hostPath: {path: /x}}]}}", "roles.prefill.volumes[0]",
        "several volume sources"},
       {"roles: {prefill: {volumes: [{name: a, awsElasticBlockStore: {}}]}}",
        "roles.prefill.volumes[0].awsElasticBlockStore", "is not a known key"},
-      {"roles: {prefill: {volumes: [{name: a, hostPath: {path: relative}}]}}",
-       "roles.prefill.volumes[0].hostPath.path", "absolute path"},
+      {"roles: {prefill: {volumes: [{name: a, hostPath: {path: relative}}]}}", "roles.prefill.volumes[0].hostPath.path",
+       "absolute path"},
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: /a/../etc}}]}}",
        "roles.prefill.volumes[0].hostPath.path", "absolute path"},
       {"roles: {prefill: {volumes: [{name: a, hostPath: {path: /a, type: Folder}}]}}",
@@ -179,13 +179,13 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
        "roles.prefill.volumes[0].configMap.name", "is required"},
       {"roles: {prefill: {volumes: [{name: a, secret: {secretName: s, items: [{key: k, path: ../x}]}}]}}",
        "roles.prefill.volumes[0].secret.items[0].path", "relative path"},
-      {"roles: {prefill: {volumes: [{name: a, emptyDir: {medium: Disk}}]}}",
-       "roles.prefill.volumes[0].emptyDir.medium", "Memory"},
+      {"roles: {prefill: {volumes: [{name: a, emptyDir: {medium: Disk}}]}}", "roles.prefill.volumes[0].emptyDir.medium",
+       "Memory"},
       {"roles: {prefill: {volumes: [{name: a, emptyDir: {}}, {name: a, emptyDir: {}}]}}",
        "roles.prefill.volumes[1].name", "duplicate"},
       {"roles: {prefill: {volumeMounts: [{name: a}]}}", "roles.prefill.volumeMounts[0].mountPath", "is required"},
-      {"roles: {prefill: {volumeMounts: [{name: a, mountPath: \"/a:b\"}]}}",
-       "roles.prefill.volumeMounts[0].mountPath", "without ':'"},
+      {"roles: {prefill: {volumeMounts: [{name: a, mountPath: \"/a:b\"}]}}", "roles.prefill.volumeMounts[0].mountPath",
+       "without ':'"},
       {"roles: {prefill: {volumeMounts: [{name: a, mountPath: /a}, {name: b, mountPath: /a}]}}",
        "roles.prefill.volumeMounts[1].mountPath", "mounted twice"},
       {"roles: {prefill: {volumeMounts: [{name: a, mountPath: /a, subPath: /abs}]}}",
@@ -199,11 +199,12 @@ TEST_CASE("every problem of a file is reported at once, each at its path") {
     CAPTURE(std::string(c.yaml));
     const auto problems = parse_problems(c.yaml);
     const validation::Problem* p = problem_at(problems, c.path);
-    REQUIRE_MESSAGE(p != nullptr, "problems: " << [&] {
-      std::string s;
-      for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
-      return s;
-    }());
+    REQUIRE_MESSAGE(
+        p != nullptr, "problems: " << [&] {
+          std::string s;
+          for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
+          return s;
+        }());
     CHECK(p->message.find(c.message_part) != std::string::npos);
   }
 
@@ -338,11 +339,12 @@ TEST_CASE("what the tool owns cannot be overridden: every collision is an error 
     CAPTURE(std::string(c.yaml));
     const auto problems = render_problems(c.yaml, c.hardware);
     const validation::Problem* p = problem_at(problems, c.path);
-    REQUIRE_MESSAGE(p != nullptr, "problems: " << [&] {
-      std::string s;
-      for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
-      return s;
-    }());
+    REQUIRE_MESSAGE(
+        p != nullptr, "problems: " << [&] {
+          std::string s;
+          for (const auto& q : problems) s += q.path + ": " + q.message + "; ";
+          return s;
+        }());
     CHECK(p->message.find(c.message_part) != std::string::npos);
   }
   // Every role's collisions in one error.

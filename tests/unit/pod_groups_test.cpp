@@ -1,11 +1,12 @@
 // remove_stale_pod_groups against the in-memory transport: stale PodGroups are deleted only once infer-operator has
 // acted on the lower count (found on the real control plane: deleted earlier, the operator's next reconcile of the
 // InstanceSet, still wanting the old count, makes them again for good).
+#include "cmd/pod_groups.h"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
-#include "cmd/pod_groups.h"
 #include "fake_transport.h"
 
 using mindie::kube::Client;
@@ -39,8 +40,8 @@ TEST_CASE("stale PodGroups wait for the operator to act on the lower count, then
   t.reply(200, instance_set(1, 5, 5));
   t.reply(200, R"({"kind":"Status","status":"Success"})");
   t.reply(200, R"({"kind":"Status","status":"Success"})");
-  const auto deleted = mindie::cmd::remove_stale_pod_groups(c, "mindie-demo", "mindie-motor-vllm", {{"decode", 1}},
-                                                            {}, "the scale is done");
+  const auto deleted = mindie::cmd::remove_stale_pod_groups(c, "mindie-demo", "mindie-motor-vllm", {{"decode", 1}}, {},
+                                                            "the scale is done");
   CHECK(deleted == std::vector<std::string>{"pg-mindie-motor-vllm-0-decode-1", "pg-mindie-motor-vllm-0-decode-2"});
   REQUIRE(t.requests.size() == 6);
   for (int i = 1; i <= 3; ++i) {
@@ -56,8 +57,8 @@ TEST_CASE("nothing stale: no wait, no InstanceSet read; a missing InstanceSet co
   FakeTransport t;
   Client c(t);
   t.reply(200, pod_groups({"pg-mindie-motor-vllm-0-decode-0"}));
-  CHECK(mindie::cmd::remove_stale_pod_groups(c, "mindie-demo", "mindie-motor-vllm", {{"decode", 1}}, {}, "done")
-            .empty());
+  CHECK(
+      mindie::cmd::remove_stale_pod_groups(c, "mindie-demo", "mindie-motor-vllm", {{"decode", 1}}, {}, "done").empty());
   CHECK(t.requests.size() == 1);
 
   t.reply(200, pod_groups({"pg-mindie-motor-vllm-0-decode-1"}));

@@ -1,10 +1,11 @@
 // kube::read_pod_state and util's time helpers: kubectl's STATUS column, the plain-words reasons, and RFC 3339 times
 // with their offsets.
+#include "kube/pod_state.h"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
-#include "kube/pod_state.h"
 #include "util/time.h"
 
 using namespace mindie;
@@ -58,13 +59,16 @@ TEST_CASE("read_pod_state: STATUS and reason of the failure paths") {
     CHECK(p.status == shown);
     CHECK(p.reason.rfind(reason, 0) == 0);
   };
-  check(R"({"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","message":"0/4 nodes are available"}]})",
-        "Pending", "unschedulable: 0/4 nodes are available");
-  check(R"({"phase":"Pending","containerStatuses":[{"state":{"waiting":{"reason":"ImagePullBackOff","message":"no such image"}}}]})",
-        "ImagePullBackOff", "cannot pull the image (ImagePullBackOff): no such image");
-  check(R"({"phase":"Running","containerStatuses":[{"restartCount":4,"state":{"waiting":{"reason":"CrashLoopBackOff"}},)"
-        R"("lastState":{"terminated":{"reason":"Error","exitCode":1}}}]})",
-        "CrashLoopBackOff", "crash loop: 4 restarts, last exit Error (exit code 1)");
+  check(
+      R"({"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","message":"0/4 nodes are available"}]})",
+      "Pending", "unschedulable: 0/4 nodes are available");
+  check(
+      R"({"phase":"Pending","containerStatuses":[{"state":{"waiting":{"reason":"ImagePullBackOff","message":"no such image"}}}]})",
+      "ImagePullBackOff", "cannot pull the image (ImagePullBackOff): no such image");
+  check(
+      R"({"phase":"Running","containerStatuses":[{"restartCount":4,"state":{"waiting":{"reason":"CrashLoopBackOff"}},)"
+      R"("lastState":{"terminated":{"reason":"Error","exitCode":1}}}]})",
+      "CrashLoopBackOff", "crash loop: 4 restarts, last exit Error (exit code 1)");
   check(R"({"phase":"Running","containerStatuses":[{"restartCount":1,"state":{"running":{}},)"
         R"("lastState":{"terminated":{"reason":"OOMKilled","exitCode":137}}}]})",
         "Running", "out of memory: the container was OOM-killed (exit code 137), 1 restarts");
@@ -95,7 +99,8 @@ TEST_CASE("read_pod_state: a pod being deleted is Terminating with the time, and
   CHECK(p.status == "Terminating");
   CHECK(p.reason.rfind("terminating since 2027-01-15T07:30:00Z", 0) == 0);
 
-  const auto odd = kube::read_pod_state(pod(R"({"phase":7,"conditions":"x","containerStatuses":[1,{"restartCount":"2"}]})"), kNow);
+  const auto odd =
+      kube::read_pod_state(pod(R"({"phase":7,"conditions":"x","containerStatuses":[1,{"restartCount":"2"}]})"), kNow);
   CHECK(odd.restarts == 0);
   CHECK(odd.reason == "not ready");
 }

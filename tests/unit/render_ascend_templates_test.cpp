@@ -39,8 +39,8 @@ constexpr ProfileCase kProfiles[] = {
     {"350-Atlas-4p-8", "350-Atlas-4p-8", 8, "chip4-node8", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
     {"350-Atlas-4p-16", "350-Atlas-4p-16", 16, "chip4-node16", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
     {"850-Atlas-8p-8", "850-Atlas-8p-8", 8, "chip8-node8", SpBlockRule::PerPod, SpBlockRule::PerInstance, true},
-    {"850-SuperPod-Atlas-8", "850-SuperPod-Atlas-8", 8, "chip8-node8-sp", SpBlockRule::PerPod,
-     SpBlockRule::PerInstance, true},
+    {"850-SuperPod-Atlas-8", "850-SuperPod-Atlas-8", 8, "chip8-node8-sp", SpBlockRule::PerPod, SpBlockRule::PerInstance,
+     true},
     {"950-SuperPod-Atlas-8", "950-SuperPod-Atlas-8", 8, "chip8-node8-ra64-sp", SpBlockRule::PerPod,
      SpBlockRule::PerInstance, true},
 };
@@ -127,8 +127,8 @@ TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A
     CHECK(p->sp_block.pod_template == want.sp_block);
     CHECK(p->sp_block.multi_deployment == want.md_sp_block);
     // single_container: the pod's NPUs wherever there are logical SuperPoDs.
-    CHECK(p->sp_block.single_container == (want.md_sp_block == SpBlockRule::None ? SpBlockRule::None
-                                                                                  : SpBlockRule::PerPod));
+    CHECK(p->sp_block.single_container ==
+          (want.md_sp_block == SpBlockRule::None ? SpBlockRule::None : SpBlockRule::PerPod));
     CHECK(p->sp_block.any() == (want.sp_block != SpBlockRule::None));
     CHECK(p->mf_transfer_protocol == (std::string(want.name) == "800I_A2" ? "device_rdma" : "sdma"));
     CHECK(p->node_selector == std::vector<std::pair<std::string, std::string>>{
@@ -136,7 +136,8 @@ TEST_CASE("hardware profiles are data: the embedded file defines 800I_A2, 800I_A
     if (want.a5)  // A5 has no ranktable: no label that makes ascend-operator generate one
       CHECK(p->pod_labels.empty());
     else
-      CHECK(p->pod_labels == std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
+      CHECK(p->pod_labels ==
+            std::vector<std::pair<std::string, std::string>>{{"ring-controller.atlas", "ascend-910b"}});
   }
   CHECK(hardware::find_hardware_profile("800i_a2") == nullptr);
   CHECK(manifests::embedded().count("hardware_profiles.yaml") == 1);
@@ -188,9 +189,10 @@ TEST_CASE("adding a profile is a data change: the parser takes any well-formed p
     FAIL("expected validation::ValidationError");
   } catch (const validation::ValidationError& e) {
     const std::string what = e.what();
-    for (const char* p : {"profiles.A.colour: is not a known key", "profiles.A.npus_per_node", "profiles.A.npu_resource",
-                          "profiles.A.node_selector[\"bad key!\"]", "profiles.A.sp_block", "profiles.A.mf_transfer_protocol: must be",
-                          "profiles.A.mf_transfer_protocol: is required", "profiles.A.name: duplicate"}) {
+    for (const char* p :
+         {"profiles.A.colour: is not a known key", "profiles.A.npus_per_node", "profiles.A.npu_resource",
+          "profiles.A.node_selector[\"bad key!\"]", "profiles.A.sp_block", "profiles.A.mf_transfer_protocol: must be",
+          "profiles.A.mf_transfer_protocol: is required", "profiles.A.name: duplicate"}) {
       CAPTURE(std::string(p));
       CAPTURE(what);
       CHECK(what.find(p) != std::string::npos);
@@ -228,7 +230,9 @@ TEST_CASE("engines per profile: Volcano, fault rescheduling, node selection, NPU
       CHECK(is_str(annotations.at("huawei.com/schedule_policy"), p.schedule_policy));
       switch (p.sp_block) {
         case hardware::SpBlockRule::None: CHECK_FALSE(annotations.contains("sp-block")); break;
-        case hardware::SpBlockRule::PerPod: CHECK(annotations.at("sp-block").as_string() == std::to_string(npus)); break;
+        case hardware::SpBlockRule::PerPod:
+          CHECK(annotations.at("sp-block").as_string() == std::to_string(npus));
+          break;
         case hardware::SpBlockRule::PerInstance:
           CHECK(annotations.at("sp-block").as_string() == std::to_string(npus * pods));
           break;
@@ -339,8 +343,9 @@ TEST_CASE("the sp_block field of a profile: none, or all three deploy modes each
   CHECK(ok.at(0).sp_block.single_container == SpBlockRule::PerPod);
   CHECK_FALSE(hardware::parse_hardware_profiles(profile("none"), "x.yaml").at(0).sp_block.any());
   for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
-           {"pod", "profiles.X.sp_block: must be none or a mapping of infer_service_set, multi_deployment and "
-                   "single_container to none, pod or instance; got string \"pod\""},
+           {"pod",
+            "profiles.X.sp_block: must be none or a mapping of infer_service_set, multi_deployment and "
+            "single_container to none, pod or instance; got string \"pod\""},
            {"{infer_service_set: pod, multi_deployment: pod}", "profiles.X.sp_block.single_container: is required"},
            {"{infer_service_set: pod, multi_deployment: pod, single_container: all}",
             "profiles.X.sp_block.single_container: must be none, pod or instance; got \"all\""},

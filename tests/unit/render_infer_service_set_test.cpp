@@ -6,10 +6,10 @@
 #include <set>
 
 #include "config_test_support.h"
-#include "render_test_support.h"
 #include "mindie/manifests.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
+#include "render_test_support.h"
 #include "support/openapi_schema.h"
 #include "util/yaml_json.h"
 
@@ -34,7 +34,8 @@ std::vector<json::object> render_all(const config::UserConfig& c, const render::
 // Env value by name, or "" (absent).
 std::string env_of(const json::object& role, std::string_view name) {
   for (const auto& e : container_of(role).at("env").as_array())
-    if (is_str(e.at("name"), name)) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
+    if (is_str(e.at("name"), name))
+      return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
   return "";
 }
 
@@ -112,8 +113,7 @@ TEST_CASE("roles, replicas and pods per instance") {
     names.emplace_back(r.at("name").as_string());
   // encode (multi_deployment only), union (PD-hybrid), mf-store (sglang) and single-container are rendered only when
   // on.
-  CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "kv-pool",
-                                          "kv-conductor"});
+  CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "kv-pool", "kv-conductor"});
   CHECK(render::role_names() == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "encode",
                                                          "union", "kv-pool", "kv-conductor", "mf-store",
                                                          "single-container"});
@@ -191,7 +191,8 @@ TEST_CASE("controller, coordinator and engine pod details") {
       CHECK(p.at("protocol") == "TCP");
       if (want[i].node_port) CHECK(p.at("nodePort") == want[i].node_port);
       else CHECK_FALSE(p.contains("nodePort"));
-      CHECK(e.at("spec").at("selector").at("app") == json::value("mindie-motor-vllm-" + std::string(role.at("name").as_string())));
+      CHECK(e.at("spec").at("selector").at("app") ==
+            json::value("mindie-motor-vllm-" + std::string(role.at("name").as_string())));
     }
   };
   check_entries(ctl, {{"controller", "ClusterIP", 1026, 0}, {"obs", "NodePort", 1027, 31027}});
@@ -204,7 +205,8 @@ TEST_CASE("controller, coordinator and engine pod details") {
   deploy_of(moved)["obs_node_port"] = 31500;
   deploy_of(moved)["controller_obs_node_port"] = 31501;
   const auto& iss_moved = find_kind(render_all(parse(moved)), "InferServiceSet");
-  check_entries(role_of(iss_moved, "controller"), {{"controller", "ClusterIP", 1026, 0}, {"obs", "NodePort", 1027, 31501}});
+  check_entries(role_of(iss_moved, "controller"),
+                {{"controller", "ClusterIP", 1026, 0}, {"obs", "NodePort", 1027, 31501}});
   check_entries(role_of(iss_moved, "coordinator"), {{"coordinator", "ClusterIP", 1026, 0},
                                                     {"infer", "NodePort", 1025, 31015},
                                                     {"obs", "NodePort", 1027, 31500}});
@@ -245,8 +247,8 @@ TEST_CASE("controller, coordinator and engine pod details") {
 }
 
 // The roles of a prefill/decode deployment of vllm or mindie-llm.
-const std::vector<std::string> kDefaultRoles = {"controller", "coordinator", "prefill", "decode", "kv-pool",
-                                                "kv-conductor"};
+const std::vector<std::string> kDefaultRoles = {"controller", "coordinator", "prefill",
+                                                "decode",     "kv-pool",     "kv-conductor"};
 
 TEST_CASE("env addresses follow the operator's Service naming") {
   auto cfg = valid_config();
@@ -267,7 +269,8 @@ TEST_CASE("env addresses follow the operator's Service naming") {
     const bool wants_split = role != "kv-pool" && role != "kv-conductor";
     CHECK(env_of(r, "COORDINATOR_INFER_SERVICE") ==
           (wants_split ? "infer-svc-0-coordinator.team-a.svc.cluster.local" : ""));
-    CHECK(env_of(r, "COORDINATOR_OBS_SERVICE") == (wants_split ? "obs-svc-0-coordinator.team-a.svc.cluster.local" : ""));
+    CHECK(env_of(r, "COORDINATOR_OBS_SERVICE") ==
+          (wants_split ? "obs-svc-0-coordinator.team-a.svc.cluster.local" : ""));
     if (wants_split) {
       const auto& env = container_of(r).at("env").as_array();
       std::size_t at = env.size();
@@ -285,8 +288,8 @@ TEST_CASE("env addresses follow the operator's Service naming") {
   CHECK(role_of(iss, "coordinator").at("services").at(2).at("name") == render::kCoordinatorObsService);
   CHECK(render::operator_service_address("a", "b", "c", "d") == "a-b-0-c.d.svc.cluster.local");
 
-  cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
-      json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}, "disaggregation_bootstrap_port": "8998"})");
+  cfg["motor_engine_prefill_config"].as_object()["engine_config"] = json::parse(
+      R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}, "disaggregation_bootstrap_port": "8998"})");
   cfg["kv_cache_pool_config"] =
       json::parse(R"({"port": 50100, "eviction_high_watermark_ratio": 0.9, "eviction_ratio": 0.1})");
   cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
@@ -352,11 +355,12 @@ TEST_CASE("InferServiceSet names: default from the engine, DNS label, derived na
 }
 
 TEST_CASE("ConfigMap: exact baseline bytes, env.json, scripts, annotations") {
-  const std::string raw = "{\"motor_deploy_config\":{\"job_id\":\"team-a\",\"image_name\":\"m:1\",\n"
-                          "  \"hardware_type\":\"800I_A2\",\"p_instances_num\":1,\"d_instances_num\":1,\n"
-                          "  \"p_pod_npu_num\":8,\"d_pod_npu_num\":8},   \"motor_controller_config\":{},\n"
-                          "\"motor_coordinator_config\":{},\"motor_engine_prefill_config\":{\"engine_type\":\"vllm\"},"
-                          "\"motor_engine_decode_config\":{}}\n\n";
+  const std::string raw =
+      "{\"motor_deploy_config\":{\"job_id\":\"team-a\",\"image_name\":\"m:1\",\n"
+      "  \"hardware_type\":\"800I_A2\",\"p_instances_num\":1,\"d_instances_num\":1,\n"
+      "  \"p_pod_npu_num\":8,\"d_pod_npu_num\":8},   \"motor_controller_config\":{},\n"
+      "\"motor_coordinator_config\":{},\"motor_engine_prefill_config\":{\"engine_type\":\"vllm\"},"
+      "\"motor_engine_decode_config\":{}}\n\n";
   auto c = config::parse_user_config(raw, "user_config.json");
   auto env = config::parse_env_config("{\"motor_common_env\": {\"A\": 1}}\n", "env.json");
   render::RenderOptions opts;
@@ -396,8 +400,8 @@ TEST_CASE("ConfigMap: exact baseline bytes, env.json, scripts, annotations") {
 }
 
 TEST_CASE("the rendered InferServiceSet satisfies the published CRD schema") {
-  const auto crds = testing::load_crd_schemas(std::string(MINDIE_SHARED_DIR) +
-                                              "/reference/crds/mindcluster.huawei.com_crds.yaml");
+  const auto crds =
+      testing::load_crd_schemas(std::string(MINDIE_SHARED_DIR) + "/reference/crds/mindcluster.huawei.com_crds.yaml");
   const testing::CrdVersionSchema* schema = nullptr;
   for (const auto& crd : crds)
     if (crd.kind == "InferServiceSet" && crd.version == "v1") schema = &crd;
@@ -464,7 +468,6 @@ TEST_CASE("every built-in manifest parses") {
   CHECK(manifests::embedded().count("infer_service_set/inferserviceset.yaml") == 1);
 }
 
-
 TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill and decode at 0") {
   const auto c = parse(hybrid_config());
   CHECK(c.hybrid());
@@ -472,9 +475,10 @@ TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill 
   CHECK(c.d_instances == 0);
   const auto iss = find_kind(render_all(c), "InferServiceSet");
   std::vector<std::string> names;
-  for (const auto& r : iss.at("spec").at("template").at("roles").as_array()) names.emplace_back(r.at("name").as_string());
-  CHECK(names == std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "union", "kv-pool",
-                                          "kv-conductor"});
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
+    names.emplace_back(r.at("name").as_string());
+  CHECK(names ==
+        std::vector<std::string>{"controller", "coordinator", "prefill", "decode", "union", "kv-pool", "kv-conductor"});
   const auto& u = role_of(iss, "union");
   CHECK(u.at("replicas") == 3);
   CHECK(u.at("spec").at("replicas") == 2);
@@ -509,8 +513,8 @@ TEST_CASE("PD-hybrid: one union role of hybrid_instances_num instances; prefill 
 }
 
 TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's transfer protocol and their IP") {
-  for (auto [hardware, protocol] : {std::pair{"800I_A2", "device_rdma"}, std::pair{"800I_A3", "sdma"},
-                                    std::pair{"900_A3_SuperPoD", "sdma"}}) {
+  for (auto [hardware, protocol] :
+       {std::pair{"800I_A2", "device_rdma"}, std::pair{"800I_A3", "sdma"}, std::pair{"900_A3_SuperPoD", "sdma"}}) {
     CAPTURE(hardware);
     auto cfg = sglang_config(hardware);
     if (std::string_view(hardware) != "800I_A2") {

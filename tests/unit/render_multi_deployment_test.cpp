@@ -50,7 +50,8 @@ const json::object& container(const json::object& deployment) {
 
 std::string env_of(const json::object& deployment, std::string_view name) {
   for (const auto& e : container(deployment).at("env").as_array())
-    if (e.at("name").as_string() == name) return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
+    if (e.at("name").as_string() == name)
+      return e.as_object().contains("value") ? std::string(e.at("value").as_string()) : "?";
   return "";
 }
 
@@ -121,8 +122,8 @@ TEST_CASE("multi_deployment PD-hybrid: one Deployment <base>-u<i> per union inst
   render::RenderOptions opts;
   opts.overrides = overrides::parse_overrides("roles:\n  union:\n    labels: {team: llm}\n", "overrides.yaml");
   const auto with = render::render_multi_workloads(parse(raw), opts);
-  CHECK(test::is_str(find(with, "Deployment", "vllm-u0").at("spec").at("template").at("metadata").at("labels").at("team"),
-               "llm"));
+  CHECK(test::is_str(
+      find(with, "Deployment", "vllm-u0").at("spec").at("template").at("metadata").at("labels").at("team"), "llm"));
 }
 
 TEST_CASE("multi_deployment: every object carries the labels delete selects by; engines their role and index") {
@@ -228,8 +229,11 @@ TEST_CASE("multi_deployment: the NodePorts (infer, obs, controller obs) are allo
   deploy_of(raw)["controller_obs_node_port"] = 31027;
   objs = render::render_multi_workloads(parse(raw), {});
   CHECK(find(objs, "Service", "mindie-motor-coordinator-obs").at("spec").at("ports").at(0).at("nodePort") == 31017);
-  CHECK(find(objs, "Service", "mindie-motor-controller-observability-service").at("spec").at("ports").at(0).at(
-            "nodePort") == 31027);
+  CHECK(find(objs, "Service", "mindie-motor-controller-observability-service")
+            .at("spec")
+            .at("ports")
+            .at(0)
+            .at("nodePort") == 31027);
   claims = render::node_port_claims(parse(raw), {});
   REQUIRE(claims.size() == 3);
   CHECK(claims[1].service == "mindie-motor-coordinator-obs");
@@ -414,7 +418,12 @@ TEST_CASE("single_container: overrides only of its own role; a job_id too long f
   }
   opts.overrides = overrides::parse_overrides("roles:\n  single-container:\n    labels: {a: b}\n", "ov.yaml");
   const auto objs = render::render_single_container_workloads(parse(single_config()), opts);
-  CHECK(find(objs, "Deployment", "team-a-single-container").at("spec").at("template").at("metadata").at("labels").at("a") == "b");
+  CHECK(find(objs, "Deployment", "team-a-single-container")
+            .at("spec")
+            .at("template")
+            .at("metadata")
+            .at("labels")
+            .at("a") == "b");
 
   // "<job_id>-coordinator-service" must fit 63 characters: job_id at most 43, refused when parsed.
   json::object raw = single_config();

@@ -49,7 +49,6 @@ const WorkloadSchemas& schemas() {
   return s;
 }
 
-
 std::vector<testing::SchemaViolation> schema_violations(const json::object& role) {
   const std::string kind(role.at("workload").at("kind").as_string());
   const njson& schema = kind == "StatefulSet" ? schemas().statefulset : schemas().deployment;

@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -81,7 +81,9 @@ inline boost::json::object render_iss(const config::UserConfig& cfg, const rende
 }
 
 /// A Boost.JSON value as nlohmann::json (the type of the schema checker, support/openapi_schema.h).
-inline nlohmann::json to_nlohmann(const boost::json::value& v) { return nlohmann::json::parse(boost::json::serialize(v)); }
+inline nlohmann::json to_nlohmann(const boost::json::value& v) {
+  return nlohmann::json::parse(boost::json::serialize(v));
+}
 
 /// CHECKs that every string in a "labels", "matchLabels", "selector" or "nodeSelector" map anywhere in `v` is a
 /// valid label value (kube::is_label_value); `path` names `v` in failures.

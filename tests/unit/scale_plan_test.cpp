@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "mindie/scale_plan.h"
+
+#include <doctest/doctest.h>
 
 namespace json = boost::json;
 using mindie::scale::build_replicas_patch;
@@ -41,7 +41,8 @@ TEST_CASE("the patch tests name and old replicas, then replaces only the changed
   const json::array expected = json::parse(R"([
     {"op":"test","path":"/spec/template/roles/2/name","value":"prefill"},
     {"op":"test","path":"/spec/template/roles/2/replicas","value":1},
-    {"op":"replace","path":"/spec/template/roles/2/replicas","value":3}])").as_array();
+    {"op":"replace","path":"/spec/template/roles/2/replicas","value":3}])")
+                                   .as_array();
   CHECK(patch == expected);
 }
 
@@ -76,8 +77,8 @@ TEST_CASE("refusals name the role and the reason") {
   }
   SUBCASE("HPA owns the replicas") {
     json::array roles{json::object{{"name", "decode"}, {"replicas", 1}, {"scalingPolicy", {{"type", "HPA"}}}}};
-    CHECK_THROWS_WITH_AS(plan_role_changes(iss_with_roles(roles), {{"decode", 2}}),
-                         doctest::Contains("scalingPolicy"), PlanError);
+    CHECK_THROWS_WITH_AS(plan_role_changes(iss_with_roles(roles), {{"decode", 2}}), doctest::Contains("scalingPolicy"),
+                         PlanError);
   }
   SUBCASE("replicas not an integer") {
     json::array roles{json::object{{"name", "decode"}, {"replicas", "2"}}};

@@ -1,6 +1,8 @@
 // status::build_report (its JSON form) and its views: grouping by the operator's labels, health (master/standby,
 // HPA), reasons in plain words for every pod state the kubelet and scheduler report, drift between baseline, spec
 // and the operator's InstanceSets; and wait's --timeout durations.
+#include "mindie/status_report.h"
+
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -9,7 +11,6 @@
 #include "cmd/wait.h"
 #include "config_test_support.h"
 #include "mindie/render.h"
-#include "mindie/status_report.h"
 #include "mindie/status_view.h"
 
 namespace json = boost::json;
@@ -18,7 +19,7 @@ using namespace mindie;
 namespace {
 
 const auto kNow = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));  // 2027-01-15T08:00:00Z
-constexpr const char* kCreated = "2027-01-15T07:55:00Z";                                          // 5m before kNow
+constexpr const char* kCreated = "2027-01-15T07:55:00Z";                                       // 5m before kNow
 
 /// A report as scripts read it (Report::to_json), keeping the typed report for the views.
 struct Built : json::object {
@@ -50,15 +51,20 @@ Deployed deployed(const json::object& cfg_doc) {
 }
 
 json::object ready_pod(const std::string& role, int instance, int ordinal = 0, bool ready = true) {
-  const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance) + "-" + std::to_string(ordinal);
+  const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance) + "-" +
+                           std::to_string(ordinal);
   return json::parse(R"({"metadata":{"name":")" + name + R"(","creationTimestamp":")" + kCreated +
                      R"(","labels":{"infer.huawei.com/inferservice-name":"mindie-motor-vllm-0",
-                        "infer.huawei.com/instanceset-name":")" + role + R"(",
-                        "infer.huawei.com/instanceset-index":")" + std::to_string(instance) + R"("}},
+                        "infer.huawei.com/instanceset-name":")" +
+                     role + R"(",
+                        "infer.huawei.com/instanceset-index":")" +
+                     std::to_string(instance) + R"("}},
       "spec":{"nodeName":"node-1","containers":[{"name":"c","resources":{"limits":{"huawei.com/Ascend910":"8"}}}]},
       "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True"},
-                                                 {"type":"Ready","status":")" + (ready ? "True" : "False") + R"("}],
-        "containerStatuses":[{"name":"c","ready":)" + (ready ? "true" : "false") + R"(,"restartCount":0,
+                                                 {"type":"Ready","status":")" +
+                     (ready ? "True" : "False") + R"("}],
+        "containerStatuses":[{"name":"c","ready":)" +
+                     (ready ? "true" : "false") + R"(,"restartCount":0,
                               "state":{"running":{}}}]}})")
       .as_object();
 }
@@ -132,7 +138,8 @@ TEST_CASE("the tree's columns line up whatever the box-drawing prefix (display w
   while (std::getline(lines, line)) {
     if (line.find("STATUS") != std::string::npos && line.find("AGE") != std::string::npos) {
       header = column_of(line, "READY");
-    } else if (header && line.find("mindie-motor-vllm-0-") != std::string::npos && line.find("1/1") != std::string::npos) {
+    } else if (header && line.find("mindie-motor-vllm-0-") != std::string::npos &&
+               line.find("1/1") != std::string::npos) {
       CHECK_MESSAGE(column_of(line, "1/1") == header, line);
       ++rows;
     }
@@ -152,8 +159,7 @@ TEST_CASE("every pod state gets its reason in plain words") {
     pod["status"].as_object()["conditions"].as_array()[0] =
         json::parse(R"({"type":"PodScheduled","status":"False","reason":"Unschedulable",
                         "message":"0/4 nodes are available: 4 Insufficient huawei.com/Ascend910."})");
-    CHECK(unready_text(build("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") !=
-          std::string::npos);
+    CHECK(unready_text(build("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") != std::string::npos);
   }
   SUBCASE("image pull") {
     container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"ImagePullBackOff",
@@ -389,9 +395,9 @@ TEST_CASE("a huge replicas count in a live object is reported, not listed instan
     if (r.at("name").as_string() == "prefill") r.as_object()["replicas"] = 2'000'000'000;
   const auto report = build("team-a", in, kNow);
   CHECK(role_of(report, "prefill").at("instances").as_array().size() == 1024);
-  CHECK(json::serialize(report.at("drift")).find("role prefill: 2000000000 instances wanted, beyond kubectl-mindie's "
-                                                 "limit of 16 per role; only the first 1024 are shown") !=
-        std::string::npos);
+  CHECK(json::serialize(report.at("drift"))
+            .find("role prefill: 2000000000 instances wanted, beyond kubectl-mindie's "
+                  "limit of 16 per role; only the first 1024 are shown") != std::string::npos);
 }
 
 TEST_CASE("counts beyond the product's limits are flagged: 17 instances, 65 pods, 10000000 InferServices") {
@@ -426,7 +432,8 @@ TEST_CASE("status lists the deployment's Services like kubectl get service, head
     {"metadata":{"name":"service-mindie-motor-vllm-0-prefill-0"},"spec":{"clusterIP":"None","ports":[{"port":8080}]}},
     "not an object",
     {"metadata":{"name":"bare"}}
-  ])").as_array();
+  ])")
+                    .as_array();
   in.services_unknown = "";
   const Built report = build("mindie-demo", in, kNow);
   const json::array& services = report.at("services").as_array();
@@ -467,10 +474,12 @@ json::object with_ready(const std::string& kind, const std::string& name, const 
   if (!role.empty()) labels["infer.huawei.com/instanceset-name"] = role;
   return {{"kind", kind},
           {"metadata", {{"name", name}, {"labels", labels}}},
-          {"status", {{"replicas", 1},
-                      {"conditions", json::array{{{"type", "Ready"}, {"status", ready ? "True" : "False"},
-                                                  {"reason", ready ? "AllReady" : "ReplicasNotReady"},
-                                                  {"message", message}}}}}}};
+          {"status",
+           {{"replicas", 1},
+            {"conditions", json::array{{{"type", "Ready"},
+                                        {"status", ready ? "True" : "False"},
+                                        {"reason", ready ? "AllReady" : "ReplicasNotReady"},
+                                        {"message", message}}}}}}};
 }
 
 /// The StatefulSet controller's SuccessfulCreate event about incarnation `uid` of workload `name`, at `when`.
@@ -484,7 +493,8 @@ json::object create_event(const std::string& name, const std::string& uid, const
 }
 
 /// The live StatefulSet of an instance as status reads it (slim_workload), made at `created`.
-json::object live_statefulset(const std::string& role, int instance, const std::string& uid, const std::string& created) {
+json::object live_statefulset(const std::string& role, int instance, const std::string& uid,
+                              const std::string& created) {
   const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance);
   return {{"kind", "StatefulSet"},
           {"metadata",
@@ -536,8 +546,8 @@ TEST_CASE("the report is never ready above an InferService the operator calls No
   const auto d = deployed(test::valid_config());
   auto in = all_ready(d);
   in.infer_services.push_back(with_ready("InferService", "mindie-motor-vllm-0", "", false, "1 of 4 not ready"));
-  in.instance_sets.push_back(
-      with_ready("InstanceSet", "mindie-motor-vllm-0-decode", "decode", false, "0 of 1 InferService replicas are ready"));
+  in.instance_sets.push_back(with_ready("InstanceSet", "mindie-motor-vllm-0-decode", "decode", false,
+                                        "0 of 1 InferService replicas are ready"));
   auto report = build("team-a", in, kNow);
   CHECK_FALSE(report.at("ready").as_bool());
   CHECK(unready_text(report).find("inferservice/mindie-motor-vllm-0: infer-operator reports it not Ready "

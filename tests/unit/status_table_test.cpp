@@ -21,7 +21,7 @@ aibrix::StormStatus storm_report() {
   report.generation = 2;
   report.observed_generation = 2;
   for (const auto& [role, pod, ready, node] : {std::tuple{"prefill", "demo-roleset-prefill-0", true, "node-1"},
-                                                std::tuple{"decode", "demo-roleset-decode-0", false, ""}}) {
+                                               std::tuple{"decode", "demo-roleset-decode-0", false, ""}}) {
     aibrix::StormPod p;
     p.state.name = pod;
     p.state.status = ready ? "Running" : "Pending";
@@ -48,40 +48,42 @@ TEST_CASE("util::Table: columns as wide as their widest cell, two spaces apart, 
   util::Table t({{"NAME"}, {"STATUS"}, {"NODE", true}}, false);
   t.add({"a-long-name", "Running", "node-1"});
   t.add({"b", "", "node-2"});
-  CHECK(t.str() == "NAME         STATUS\n"
-                   "a-long-name  Running\n"
-                   "b\n");
+  CHECK(t.str() ==
+        "NAME         STATUS\n"
+        "a-long-name  Running\n"
+        "b\n");
 }
 
 TEST_CASE("util::Table: wide columns in the wide view; short rows; box-drawing characters count one column") {
   util::Table t({{""}, {"READY"}, {"NODE", true}}, true);
   t.add({"tree"});
   t.add({"└── pod-0", "1/1", "node-1"});
-  CHECK(t.str() == "           READY  NODE\n"
-                   "tree\n"
-                   "└── pod-0  1/1    node-1\n");
+  CHECK(t.str() ==
+        "           READY  NODE\n"
+        "tree\n"
+        "└── pod-0  1/1    node-1\n");
 }
 
 TEST_CASE("storm status view: aligned columns; -o wide adds each pod's node") {
   const std::string plain = aibrix::render_storm_status(storm_report());
-  CHECK(plain == "StormService demo in namespace team-a: not ready (generation 2, observed 2)\n"
-                 "\n"
-                 "ROLE     REPLICAS  READY  GROUPSIZE  PODS  RESTARTS  RECREATED  MINAVAILABLE\n"
-                 "prefill  1         1      1          1/1   0         0          -\n"
-                 "decode   1         0      1          0/1   0         0          -\n"
-                 "\n"
-                 "                            READY  STATUS   RESTARTS  AGE  RECREATED\n"
-                 "role prefill\n"
-                 "  replica 0  ready\n"
-                 "    demo-roleset-prefill-0  1/1    Running  0         60s  0\n"
-                 "role decode\n"
-                 "  replica 0  not ready\n"
-                 "    demo-roleset-decode-0   0/1    Pending  0         60s  0\n"
-                 "\n"
-                 "Services: 0 expected\n");
+  CHECK(plain ==
+        "StormService demo in namespace team-a: not ready (generation 2, observed 2)\n"
+        "\n"
+        "ROLE     REPLICAS  READY  GROUPSIZE  PODS  RESTARTS  RECREATED  MINAVAILABLE\n"
+        "prefill  1         1      1          1/1   0         0          -\n"
+        "decode   1         0      1          0/1   0         0          -\n"
+        "\n"
+        "                            READY  STATUS   RESTARTS  AGE  RECREATED\n"
+        "role prefill\n"
+        "  replica 0  ready\n"
+        "    demo-roleset-prefill-0  1/1    Running  0         60s  0\n"
+        "role decode\n"
+        "  replica 0  not ready\n"
+        "    demo-roleset-decode-0   0/1    Pending  0         60s  0\n"
+        "\n"
+        "Services: 0 expected\n");
   const std::string wide = aibrix::render_storm_status(storm_report(), true);
-  CHECK(wide.find("                            READY  STATUS   RESTARTS  AGE  RECREATED  NODE\n") !=
-        std::string::npos);
+  CHECK(wide.find("                            READY  STATUS   RESTARTS  AGE  RECREATED  NODE\n") != std::string::npos);
   CHECK(wide.find("    demo-roleset-prefill-0  1/1    Running  0         60s  0          node-1\n") !=
         std::string::npos);
   CHECK(wide.find("    demo-roleset-decode-0   0/1    Pending  0         60s  0          <none>\n") !=
@@ -106,8 +108,7 @@ TEST_CASE("status --framework aibrix accepts -o wide and name, as well as json a
     if (std::string(format) == "name")
       CHECK_THROWS_WITH_AS(cmd::StatusOptions(flags, "team-a").validate(),
                            "-o name is supported by status with --framework aibrix only", cmd::UsageError);
-    else
-      CHECK_NOTHROW(cmd::StatusOptions(flags, "team-a").validate());
+    else CHECK_NOTHROW(cmd::StatusOptions(flags, "team-a").validate());
   }
 }
 
