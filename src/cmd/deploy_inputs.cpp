@@ -150,4 +150,26 @@ void DeployOptions::write_output_dir() const {
   }
 }
 
+std::optional<AdoptionPlan> DeployOptions::plan_takeover(kube::Client& client,
+                                                         const std::optional<json::object>& existing) const {
+  const bool foreign = existing && !has_our_records(*existing);
+  if (!foreign && !flags_.adopt) return std::nullopt;
+  AdoptionPlan plan = plan_adoption(client, config_->job_id, objects_, render::renamed_services(*config_));
+  if (foreign && !flags_.adopt)
+    throw CommandError("namespace " + config_->job_id + " holds a deployment kubectl-mindie did not make: configmap/" +
+                       baseline::kConfigMapName + " has no label " + render::kManagedByLabel + "=" +
+                       render::kFieldManager +
+                       " (PyMotor's deploy.py writes it so). deploy would write over:" + plan.describe() +
+                       "\nre-run with --adopt to take it over (labels, field ownership, motor-config's records), after "
+                       "which scale, status and delete work on it; nothing was written");
+  return plan;
+}
+
+std::vector<std::string> DeployOptions::missing_scripts() const {
+  std::vector<std::string> missing;
+  for (const auto& key : deployer_scripts::needed(*config_))
+    if (!render_options_.scripts.count(key)) missing.push_back(key);
+  return missing;
+}
+
 }  // namespace mindie::cmd
