@@ -126,6 +126,7 @@ void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_
   }
   if (written_.empty()) {
     fence_.nothing_to_recover();
+    fence_.lift_bound();  // nothing to report on or undo: what the command does next runs at its usual pace
     std::rethrow_exception(cause);
   }
   const bool forward_only = std::any_of(written_.begin(), written_.end(), [](const Step& s) { return !s.undo; });

@@ -134,10 +134,11 @@ void DeployOptions::write_objects(kube::Client& client, Printer& printer, Namesp
   std::optional<json::object> baseline_read = prepared.existing;
   change::Intent intent = plan_intent(baseline_read);
   lock.before_write(intent);
-  claim_node_ports(client, lock, intent, prepared);
   std::vector<std::string> handed_over;
   if (prepared.takeover) hand_over(client, printer, lock, prepared, baseline_read, intent, handed_over);
-  std::vector<change::Step> steps;
+  // The nodePort claims first, on the same runner: a deploy that fails before its baseline is written releases
+  // them with its undo, and one that fails later leaves them with its intent, for the recovery that completes it.
+  std::vector<change::Step> steps = claim_steps(client, prepared.claims, prepared.opts);
   for (const auto& obj : objects_) steps.push_back(object_step(client, obj, baseline_read, prepared.opts, printer));
   LockFence fence(lock, intent);
   change::Runner runner(fence, wording(prepared.opts.dry_run));

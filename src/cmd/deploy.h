@@ -90,9 +90,6 @@ class DeployOptions {
   Prepared prepare(kube::Client& client, Printer& printer);
   /// Records the intent, hands over an adoption's fields, then writes every object through change::Runner.
   void write_objects(kube::Client& client, Printer& printer, NamespaceLock& lock, const Prepared& prepared);
-  /// Claims `prepared.claims` cluster-wide (node_port_claims.h) by a runner of their own: only they are undone.
-  void claim_node_ports(kube::Client& client, NamespaceLock& lock, const change::Intent& intent,
-                        const Prepared& prepared) const;
   /// A redeploy that moved its nodePorts: releases the claims of the ports the stored config fixed and this one does
   /// not.
   void release_moved_claims(kube::Client& client, const Prepared& prepared) const;
@@ -102,6 +99,8 @@ class DeployOptions {
                  std::vector<std::string>& handed_over) const;
   /// After every object is written: gang records, stale PodGroups, adoption leftovers, objects no longer rendered.
   void finish(kube::Client& client, Printer& printer, const Prepared& prepared) const;
+  /// Confirms the lock is still this command's before a clean-up delete after the last step. Throws LockLost.
+  void confirm_lock() const;
   /// Deletes deploy.py's objects that an adoption replaced under other names.
   void remove_replaced(kube::Client& client, Printer& printer, const Prepared& prepared) const;
   /// multi_deployment, single_container: deletes our workload objects the baseline no longer renders.

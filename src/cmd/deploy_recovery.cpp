@@ -1,7 +1,9 @@
 #include <ostream>
 
 #include "cmd/deploy.h"
+#include "cmd/node_port_claims.h"
 #include "mindie/overrides.h"
+#include "util/strings.h"
 
 namespace mindie::cmd {
 
@@ -48,7 +50,12 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
       return head + "its baseline had not been written; " +
              recover_interrupted_change(client, lock, ns, earlier, intent_left_by({}, earlier));
     }
-    if (!cm) return head + "dropped: nothing of it had been written";
+    if (!cm) {
+      // Killed after its first writes, the nodePort claims: with no deployment in the namespace, none is needed.
+      const auto released = release_all_claims(client, ns);
+      return head + "dropped: nothing of it had been written" +
+             (released.empty() ? "" : " but its nodePort claims, released (" + util::join(released, ", ") + ")");
+    }
     return head + "dropped: the baseline had not been written, and the workload is written after it";
   }
   if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";

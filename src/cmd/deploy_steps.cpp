@@ -205,14 +205,6 @@ void DeployOptions::finish(kube::Client& client, Printer& printer, const Prepare
       printer.warning(w);
 }
 
-void DeployOptions::claim_node_ports(kube::Client& client, NamespaceLock& lock, const change::Intent& intent,
-                                     const Prepared& prepared) const {
-  if (prepared.claims.empty()) return;
-  LockFence fence(lock, intent);
-  change::Runner runner(fence, wording(prepared.opts.dry_run));
-  runner.run(claim_steps(client, prepared.claims, prepared.opts));
-}
-
 void DeployOptions::release_moved_claims(kube::Client& client, const Prepared& prepared) const {
   if (!prepared.existing) return;
   const baseline::Baseline stored = baseline::read_baseline(*prepared.existing, config_->job_id);
@@ -222,13 +214,22 @@ void DeployOptions::release_moved_claims(kube::Client& client, const Prepared& p
   for (const auto& was : render::node_port_claims(*stored.config, render_options_))
     if (std::none_of(now.begin(), now.end(), [&](const auto& c) { return c.port == was.port; }))
       moved.push_back(was.port);
-  if (!moved.empty()) release_claims(client, config_->job_id, moved, prepared.opts);
+  if (moved.empty()) return;
+  confirm_lock();
+  release_claims(client, config_->job_id, moved, prepared.opts);
+}
+
+void DeployOptions::confirm_lock() const {
+  // The clean-up after the last step deletes: a process stopped since then may have lost the lock, and a rival
+  // holding it now may have written what these deletes would remove.
+  if (lock_ != nullptr) lock_->confirm();
 }
 
 void DeployOptions::remove_replaced(kube::Client& client, Printer& printer, const Prepared& prepared) const {
   // deploy.py's objects that ours replace under other names: removed once ours are written (the controller's
   // ServiceAccount is bound by our ClusterRoleBinding by now).
   for (const auto& o : prepared.takeover->remove) {
+    confirm_lock();
     try {
       client.remove(*o.gvr, o.ns, o.name, prepared.opts);
     } catch (const kube::ApiError& e) {
@@ -253,6 +254,7 @@ void DeployOptions::remove_stale(kube::Client& client, Printer& printer, const P
   for (const auto& obj : objects_) wanted.emplace(gvr_of(obj).resource, object_name(obj));
   const std::string workload = render::workload_name(*config_, render_options_);
   for (const auto& [r, name] : stale_workload_objects(client, config_->job_id, workload, wanted)) {
+    confirm_lock();
     try {
       client.remove(*r, config_->job_id, name, prepared.opts);
     } catch (const kube::ApiError& e) {

@@ -118,4 +118,22 @@ std::vector<std::string> release_claims(kube::Client& client, const std::string&
   return deleted;
 }
 
+std::vector<std::string> release_all_claims(kube::Client& client, const std::string& ns) {
+  std::vector<std::string> deleted;
+  const json::object list = client.list(kube::gvr::kClusterRoles, "", std::string(kClaimedByLabel) + "=" + ns);
+  for (const auto& item : list.at("items").as_array()) {
+    const json::object& meta = item.at("metadata").as_object();
+    const std::string name(meta.at("name").as_string());
+    try {
+      client.remove_exact(kube::gvr::kClusterRoles, "", name, meta.at("uid").as_string(),
+                          meta.at("resourceVersion").as_string());
+    } catch (const kube::ApiError& e) {
+      if (!e.is_not_found()) throw;
+      continue;
+    }
+    deleted.push_back(name);
+  }
+  return deleted;
+}
+
 }  // namespace mindie::cmd

@@ -18,7 +18,7 @@ namespace mindie::cmd {
 /// The label naming the namespace whose deployment holds a claim.
 inline constexpr const char* kClaimedByLabel = "kubectl-mindie/claimed-by-namespace";
 
-/// The claim object's name for `port`: under the "mindie-motor-" prefix of deploy's cluster-scoped RBAC.
+/// The claim object's name for `port` ("mindie-motor-nodeport-<port>").
 std::string node_port_claim_name(int port);
 
 /// The claims of `claims` not yet made (one GET each); throws CommandError naming the port and the namespace
@@ -35,5 +35,9 @@ std::vector<change::Step> claim_steps(kube::Client& client, const std::vector<re
 /// the names deleted.
 std::vector<std::string> release_claims(kube::Client& client, const std::string& ns, const std::vector<int>& released,
                                         const kube::WriteOptions& opts);
+
+/// Deletes every claim namespace `ns` holds (a deploy of it that wrote nothing else, recovered); returns the names
+/// deleted.
+std::vector<std::string> release_all_claims(kube::Client& client, const std::string& ns);
 
 }  // namespace mindie::cmd

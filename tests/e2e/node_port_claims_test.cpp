@@ -4,6 +4,7 @@
 // namespace under a field manager of its own, and the API server's field conflict decides.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
@@ -101,4 +102,22 @@ TEST_CASE("nodePort claims: a redeploy keeps them, another namespace is refused 
   run = sb.mindie(deploy_args(dir, kLoser));
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   CHECK(claims_of(sb, kLoser).size() == 3);
+}
+
+TEST_CASE("nodePort claims: a deploy whose baseline is refused releases the claims it made, and leaves no intent") {
+  Cluster sb;
+  e2e::TempDir dir;
+  // The claims are the deploy's first writes; the baseline (motor-config's apply) comes next and is refused.
+  sb.add_fault("PATCH:/api/v1/namespaces/" + kWinner + "/configmaps/motor-config.*:403:1");
+  const auto refused = sb.mindie(deploy_args(dir, kWinner));
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(refused.err.find("so the deploy was undone") != npos, refused.err);
+  CHECK(claims_of(sb, kWinner).empty());
+  const auto config_maps = e2e::item_names(e2e::kubectl_items(sb, "configmaps", kWinner));
+  CHECK(std::find(config_maps.begin(), config_maps.end(), "motor-config") == config_maps.end());
+  // Nothing left to recover: the next deploy neither recovers nor supersedes anything, and claims the ports again.
+  const auto next = sb.mindie(deploy_args(dir, kWinner));
+  CHECK_MESSAGE(next.exit_code == 0, next.err);
+  CHECK(next.err.find("interrupted") == npos);
+  CHECK(claims_of(sb, kWinner).size() == 3);
 }
