@@ -102,15 +102,8 @@ class NamespaceLock {
   NamespaceLock(const NamespaceLock&) = delete;
   NamespaceLock& operator=(const NamespaceLock&) = delete;
 
-  /// Takes the lock on the first call: waits up to `wait` for a holder that is alive (one notice line on stderr),
-  /// takes over an expired lease or one whose process is gone (a warning naming it), then throws PlanAgain when anyone
-  /// held it since construction. Later calls renew it when due. Throws CommandError naming the holder when it stays
-  /// held, naming the permission when RBAC forbids Leases, and when the lock was taken over meanwhile.
-  /// `intent` (none: a write that records nothing): what the command is about to change, recorded in the lease
-  /// by the same request that takes it, or by one update when it differs from what was recorded; its `at` and `by`
-  /// are the lock's to set. A lease that carries an intent left by an earlier holder is recovered first
-  /// (recover_interrupted_change prints one line), then PlanAgain is thrown; a deploy supersedes it instead
-  /// (supersede()). Throws Interrupted when a signal was noted.
+  /// Before each write: takes the lock (first call; take()) or renews it (renew_for_write()), recording `intent`
+  /// (none: the write records nothing). Throws PlanAgain, LockLost, Interrupted, CommandError (held; RBAC).
   void before_write(const std::optional<change::Intent>& intent = std::nullopt);
   /// Renews the lock when due, without looking at signals or the intent: for the writes of an undo, which must run
   /// after an interrupt. Throws LockLost.
