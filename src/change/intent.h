@@ -86,6 +86,9 @@ std::string command_of(const Change& change);
 
 /// A recorded intent.
 struct Intent {
+  Intent() = default;
+  /// A change about to be recorded: the lock stamps `at` and `by` when it writes it.
+  explicit Intent(Change c) : change(std::move(c)) {}
   Change change;
   std::int64_t at = 0;     ///< seconds since the epoch when recorded
   boost::json::object by;  ///< who recorded it (the lock's holder record: user, host, pid, command)

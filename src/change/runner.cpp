@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "cmd/interrupt.h"
-#include "cmd/lock.h"
 #include "kube/client.h"
 
 namespace mindie::change {
@@ -48,9 +46,9 @@ void Runner::run(const std::vector<Step>& steps) {
   for (const auto& step : steps) {
     try {
       fence_.before_write();
-    } catch (const cmd::PlanAgain&) {
+    } catch (const PlanAgain&) {
       throw;  // the lock's first take found it contended: nothing was written, the command plans again
-    } catch (const cmd::LockLost&) {
+    } catch (const LockLost&) {
       lock_lost(std::current_exception());
     } catch (...) {
       fail(step, std::current_exception(), false);  // a signal, or the lease unreachable: this step was not sent
@@ -88,7 +86,7 @@ Recovered Runner::recover(const std::vector<Step>& steps, Direction direction) {
 std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& cause) {
   try {
     std::rethrow_exception(cause);
-  } catch (const cmd::LockLost&) {
+  } catch (const LockLost&) {
     lock_lost(cause);
   } catch (...) {
   }
@@ -99,7 +97,7 @@ std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& 
   if (!unknown && !is_conflict(cause)) return false;
   try {
     if (!unknown) fence_.confirm_held();
-  } catch (const cmd::LockLost&) {
+  } catch (const LockLost&) {
     lock_lost(std::current_exception());
   }
   if (!step.applied) return unknown ? std::nullopt : std::optional<bool>(false);
@@ -112,14 +110,14 @@ std::optional<bool> Runner::outcome(const Step& step, const std::exception_ptr& 
 
 void Runner::lock_lost(const std::exception_ptr& why) {
   if (written_.empty()) std::rethrow_exception(why);
-  throw cmd::PartialFailure(why, wording_.change + " stopped after writing:" + written_list() +
-                                     "\nit writes nothing more, not even an undo: the command holding the lock now "
-                                     "finishes or reverts it");
+  throw PartialFailure(why, wording_.change + " stopped after writing:" + written_list() +
+                                "\nit writes nothing more, not even an undo: the command holding the lock now "
+                                "finishes or reverts it");
 }
 
 void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_written) {
   // A server dry run changed nothing: no state to recover from, nothing to undo.
-  if (wording_.dry_run) throw cmd::PartialFailure(cause, "(server dry run: no changes were made)");
+  if (wording_.dry_run) throw PartialFailure(cause, "(server dry run: no changes were made)");
   if (maybe_written) {  // it could not be read back: undone with the others (undos are idempotent)
     written_.push_back(step);
     written_names_.push_back(step.name + " " + step.verb + " (its outcome unknown)");
@@ -131,8 +129,8 @@ void Runner::fail(const Step& step, const std::exception_ptr& cause, bool maybe_
   }
   const bool forward_only = std::any_of(written_.begin(), written_.end(), [](const Step& s) { return !s.undo; });
   if (forward_only)  // a delete cannot be taken back: the change is finished by the next command
-    throw cmd::PartialFailure(cause, wording_.change + " stopped at " + step.name + " after writing:" + written_list() +
-                                         (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
+    throw PartialFailure(cause, wording_.change + " stopped at " + step.name + " after writing:" + written_list() +
+                                    (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
   undo_all(cause, step.name);
 }
 
@@ -145,22 +143,22 @@ void Runner::undo_all(const std::exception_ptr& cause, const std::string& stoppe
       it->undo();
       reverted += "\n  " + it->name + " " + it->verb;
     }
-  } catch (const cmd::LockLost&) {
-    throw cmd::PartialFailure(std::current_exception(),
-                              head + " after writing:" + written_list() +
-                                  "\nthe lock was taken over while it waited, "
-                                  "so it leaves the change to the command holding the lock now, which finishes or "
-                                  "reverts it");
+  } catch (const LockLost&) {
+    throw PartialFailure(std::current_exception(),
+                         head + " after writing:" + written_list() +
+                             "\nthe lock was taken over while it waited, "
+                             "so it leaves the change to the command holding the lock now, which finishes or "
+                             "reverts it");
   } catch (const std::exception& e) {
     const std::string now = wording_.observed ? "\n" + wording_.observed() : "";
-    throw cmd::PartialFailure(cause, head + " and undoing it failed too (" + e.what() + "); written:" + written_list() +
-                                         now + (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
+    throw PartialFailure(cause, head + " and undoing it failed too (" + e.what() + "); written:" + written_list() +
+                                    now + (wording_.recovery.empty() ? "" : "\n") + wording_.recovery);
   }
   fence_.nothing_to_recover();
-  throw cmd::PartialFailure(cause, head + ", so the " + wording_.change +
-                                       " was undone (these writes were "
-                                       "reverted):" +
-                                       reverted + "\nnothing changed");
+  throw PartialFailure(cause, head + ", so the " + wording_.change +
+                                  " was undone (these writes were "
+                                  "reverted):" +
+                                  reverted + "\nnothing changed");
 }
 
 }  // namespace mindie::change

@@ -10,16 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cmd/common.h"
+#include "change/errors.h"
 
 namespace mindie::change {
-
-/// A write's precondition other than a resourceVersion failed (a JSON Patch test op: the object changed since it
-/// was read): treated as a 409 Conflict, so the lock is confirmed before anything else.
-class PreconditionFailed : public cmd::CommandError {
- public:
-  using cmd::CommandError::CommandError;
-};
 
 /// One write of a change.
 struct Step {

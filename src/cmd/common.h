@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "change/errors.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "mindie/config.h"
@@ -47,25 +48,8 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A failure of the command's own logic that kubectl would print as "error: ...". The message names the field,
-/// object or state concerned and, where something was left behind, how to recover.
-class CommandError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// A failure with a note. The original error (`cause`, an ApiError, TransportError, ...) is printed as usual,
-/// followed by what(): the state the cluster is left in after earlier writes and the command that recovers, or
-/// the advice on how to proceed.
-class PartialFailure : public std::runtime_error {
- public:
-  PartialFailure(std::exception_ptr cause, const std::string& state)
-      : std::runtime_error(state), cause_(std::move(cause)) {}
-  const std::exception_ptr& cause() const { return cause_; }
-
- private:
-  std::exception_ptr cause_;
-};
+using change::CommandError;    // "error: ..." (change/errors.h)
+using change::PartialFailure;  // the cause, then what the failure left and its recovery
 
 /// Output in kubectl's style. `format` is "" (human), "json", "yaml" or "name".
 class Printer {
@@ -98,6 +82,9 @@ class Printer {
   /// What a command shows of one object (status): with -o json|yaml `obj`, with -o name "kind.group/name", otherwise
   /// the text `table` draws (its argument: -o wide).
   void view(const kube::GVR& r, const std::string& name, boost::json::object obj,
+            const std::function<std::string(bool wide)>& table);
+  /// view() of a report on several objects: -o name prints each "kind.group/name" of `names`.
+  void view(const std::vector<std::pair<kube::GVR, std::string>>& names, boost::json::object obj,
             const std::function<std::string(bool wide)>& table);
   /// An object the command reports on without changing it (what wait waited for): -o name prints
   /// "kind.group/name", -o json|yaml queues it; the human format shows it through summary().

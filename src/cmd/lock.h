@@ -69,19 +69,8 @@ void add_lock_flags(boost::program_options::options_description& desc, LockFlags
 /// Parses --lock-timeout (a Go duration, >= 0). No I/O. Throws UsageError.
 std::chrono::milliseconds check_lock_flags(const LockFlags& flags);
 
-/// Thrown by NamespaceLock::before_write() when the lock was held by someone else since the command read the
-/// cluster: the command plans again from fresh reads (it holds the lock by then). Never reaches the user.
-class PlanAgain : public std::exception {
- public:
-  const char* what() const noexcept override { return "the namespace lock was contended: plan again"; }
-};
-
-/// Thrown by NamespaceLock when the lock was taken over while the command ran (it stalled longer than the
-/// lease's duration): whoever holds it now may be writing, so the command must not write, not even to undo.
-class LockLost : public CommandError {
- public:
-  using CommandError::CommandError;
-};
+using change::LockLost;   // thrown by NamespaceLock when the lock was taken over while the command ran
+using change::PlanAgain;  // thrown by NamespaceLock::before_write() when the lock was contended since the first read
 
 /// The lock one command run takes. Construct it before the command's first read; call before_write() before
 /// every write (the first call takes the lock, later ones renew it when due) and done() after the last. The
