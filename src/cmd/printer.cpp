@@ -52,6 +52,12 @@ void Printer::view(const kube::GVR& r, const std::string& name, json::object obj
   else out_ << table(format_ == "wide");
 }
 
+void Printer::view(const std::vector<std::pair<kube::GVR, std::string>>& names, json::object obj,
+                   const std::function<std::string(bool wide)>& table) {
+  if (format_ != "name") return view(names.empty() ? kube::GVR{} : names.front().first, "", std::move(obj), table);
+  for (const auto& [r, name] : names) out_ << r.kind_dot_group() << '/' << name << '\n';
+}
+
 void Printer::subject(const kube::GVR& r, json::object obj) {
   if (format_ == "name") {
     const json::value* md = obj.if_contains("metadata");

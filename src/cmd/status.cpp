@@ -34,7 +34,6 @@ StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
 void StatusOptions::validate() const {
   check_namespace_syntax(namespace_flag_);
   flags_.output.validate();
-  if (flags_.output.format() == "name") throw UsageError("-o name is supported by status with --framework aibrix only");
 }
 
 void StatusOptions::complete(const std::string& context_namespace) {
@@ -43,15 +42,25 @@ void StatusOptions::complete(const std::string& context_namespace) {
 
 namespace {
 
-/// Prints `report` as `format` asks: the report as JSON/YAML (flushed whole, for a watching reader), else the table.
-void print_report(Printer& printer, const std::string& format, const status::Report& report) {
-  if (format == "json" || format == "yaml") {
-    printer.object(report.to_json());
-    printer.flush();
-    printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
-  } else {
-    printer.out() << status::render_table(report, format == "wide");
+/// The objects `report` shows, as -o name prints them: the baseline, then the workload (the InferServiceSet, or
+/// each Deployment of the other modes).
+std::vector<std::pair<kube::GVR, std::string>> shown_objects(const status::Report& report) {
+  std::vector<std::pair<kube::GVR, std::string>> names{{kube::gvr::kConfigMaps, baseline::kConfigMapName}};
+  if (report.multi()) {
+    for (const auto& d : report.deployments) names.emplace_back(kube::gvr::kDeployments, d.name);
+  } else if (report.found) {
+    names.emplace_back(kube::gvr::kInferServiceSets, report.name);
   }
+  return names;
+}
+
+/// Prints `report` as the printer's format asks: the report as JSON/YAML (flushed whole, for a watching reader),
+/// the objects it covers (-o name), else the table.
+void print_report(Printer& printer, const status::Report& report) {
+  printer.view(shown_objects(report), report.to_json(),
+               [&report](bool wide) { return status::render_table(report, wide); });
+  printer.flush();
+  printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
 }
 
 /// Adds to `report` the unfinished change recorded in namespace `ns`'s lock (issue 17): drift until a command
@@ -110,9 +119,9 @@ void print_changed_lines(std::ostream& out, const std::vector<std::string>& prev
                              std::chrono::system_clock::now());
     if (terminal) {
       printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, format == "wide") << std::flush;
-    } else if (format == "json" || format == "yaml") {
+    } else if (!format.empty() && format != "wide") {  // json, yaml, name: whole, on each change
       const auto lines = status::summary_lines(report);
-      if (first || lines != previous) print_report(printer, format, report);
+      if (first || lines != previous) print_report(printer, report);
       previous = lines;
     } else {
       const auto lines = status::summary_lines(report);
@@ -141,7 +150,7 @@ void StatusOptions::run(kube::Client& client, Printer& printer, const kube::Info
   status::Report report = status::build_report(namespace_, inputs, std::chrono::system_clock::now());
   if (flags_.watch) watch_status(namespace_, format, printer, new_transport, inputs, report);
   add_lock_notes(client, namespace_, report);
-  print_report(printer, format, report);
+  print_report(printer, report);
 }
 
 namespace {

@@ -16,8 +16,8 @@ namespace mindie::cmd {
 
 /// status's own flags, as given.
 struct StatusFlags {
-  /// -o; "" is the tree; name with --framework aibrix only, for now
-  OutputFlags output{{"wide", "json", "yaml", "name"}, "Output format", " (default: a tree; name: --framework aibrix)"};
+  /// -o; "" is the tree; name: the baseline and the workload objects
+  OutputFlags output{{"wide", "json", "yaml", "name"}, "Output format", " (default: a tree)"};
   bool watch = false;  ///< -w/--watch
 };
 

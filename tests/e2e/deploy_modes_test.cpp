@@ -114,6 +114,10 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("union") != std::string::npos);
+  // -o name: the baseline and the workload, as kubectl get -o name prints them (once refused outside AIBrix).
+  run = sb.mindie({"status", "-n", kNs, "-o", "name"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config\ninferserviceset.mindcluster.huawei.com/mindie-motor-vllm\n");
 
   // --prefill on a PD-hybrid deployment: refused, nothing written.
   std::size_t mark = sb.requests().size();
@@ -215,6 +219,9 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment/mindie-demo-single-container in namespace mindie-demo (single_container): Ready") ==
         0);
+  run = sb.mindie({"status", "-n", kNs, "-o", "name"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "configmap/motor-config\ndeployment.apps/mindie-demo-single-container\n");
 
   // scale: refused with the reason, nothing written.
   const std::size_t mark = sb.requests().size();
