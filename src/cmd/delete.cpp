@@ -54,22 +54,18 @@ bool DeleteOptions::remove(kube::Client& client, const DeleteTarget& t) const {
   return true;
 }
 
-change::Step DeleteOptions::delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer,
-                                        std::size_t& deleted) const {
+change::Step DeleteOptions::delete_step(kube::Client& client, const DeleteTarget& t,
+                                        std::function<void(const DeleteTarget&)> deleted) const {
   change::Step step;
   step.name = t.gvr.kind_dot_group() + "/" + t.name;
   step.verb = "deleted";
-  const auto note = [this, &printer, &deleted, t] {
-    printer.result(t.gvr, t.name, "deleted", dry_run_, t.object);
-    ++deleted;
-  };
-  step.write = [this, &client, t, note] {
-    if (remove(client, t)) note();
+  step.write = [this, &client, t, deleted] {
+    if (remove(client, t)) deleted(t);
   };
   // A delete whose answer was lost: gone, being deleted, or replaced by another object of the name.
-  step.applied = [&client, t, note] {
+  step.applied = [&client, t, deleted] {
     const bool gone = delete_took_effect(client, t);
-    if (gone) note();
+    if (gone) deleted(t);
     return gone;
   };
   return step;  // no undo: a delete cannot be taken back; a delete stopped half-way is finished by the next command
@@ -144,17 +140,23 @@ std::string DeleteOptions::recover(kube::Client& client, NamespaceLock& lock, co
                                    const change::Intent& recorded, const std::string& what) {
   // Nothing deleted yet (every target it named is there, none being deleted): a delete killed before its first
   // delete is dropped, not carried out by whatever command comes next.
-  if (intent_untouched(client, ns, std::get<change::DeleteIntent>(recorded.change)))
-    return "recovered " + what + ": dropped: nothing of it had been deleted";
   DeleteOptions o(DeleteFlags{}, ns);
   o.complete();
   o.validate();
-  std::ostream quiet(nullptr);  // the line returned says what happened
-  Printer printer(quiet, quiet, "");
-  const Deleted d = o.run_once(client, printer, {}, lock);
-  if (d.objects == 0 && !d.config_map) return "recovered " + what + ": nothing was left to delete";
-  return "recovered " + what + ": finished, deleted what was left of the deployment (" + std::to_string(d.objects) +
-         (d.objects == 1 ? " object" : " objects") + ")";
+  std::vector<change::Step> steps;
+  for (const auto& t : recorded_targets(client, ns, std::get<change::DeleteIntent>(recorded.change)))
+    steps.push_back(o.delete_step(client, t, [](const DeleteTarget&) {}));  // the line returned counts them
+  LockFence fence(lock, recorded);
+  change::Runner runner(fence, o.wording());
+  const change::Recovered recovered = runner.recover(steps, change::Direction::Finish);
+  const std::size_t deleted = runner.written().size();
+  switch (recovered) {
+    case change::Recovered::NothingApplied: return "recovered " + what + ": dropped: nothing of it had been deleted";
+    case change::Recovered::AlreadyComplete: return "recovered " + what + ": nothing was left to delete";
+    default:
+      return "recovered " + what + ": finished, deleted what was left of the deployment (" + std::to_string(deleted) +
+             (deleted == 1 ? " object" : " objects") + ")";
+  }
 }
 
 change::Wording DeleteOptions::wording() const {
@@ -187,11 +189,15 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
   if (lock.unfinished_change_seen() || (plan.targets.empty() && !plan.config_map && lock.lease_seen()))
     lock.before_write(intent);
   std::size_t deleted = 0;
+  const auto print = [this, &printer, &deleted](const DeleteTarget& t) {
+    printer.result(t.gvr, t.name, "deleted", dry_run_, t.object);
+    ++deleted;
+  };
   LockFence fence(lock, intent);
   change::Runner runner(fence, wording());
   std::vector<change::Step> steps;
   for (const auto& t : plan.targets) {
-    if (t.kept_reason.empty()) steps.push_back(delete_step(client, t, printer, deleted));
+    if (t.kept_reason.empty()) steps.push_back(delete_step(client, t, print));
     else printer.warning(t.gvr.kind_dot_group() + "/" + t.name + " kept: " + t.kept_reason);
   }
   runner.run(steps);
@@ -199,7 +205,7 @@ DeleteOptions::Deleted DeleteOptions::run_once(kube::Client& client, Printer& pr
   if (flags_.wait && dry_run_ == DryRun::None) wait_gone(plan.gone, new_transport, lock);
   if (plan.config_map) {
     const DeleteTarget record = plan.config_map_target();
-    runner.run({delete_step(client, record, printer, deleted)});
+    runner.run({delete_step(client, record, print)});
   }
   return {deleted, plan.config_map.has_value()};
 }

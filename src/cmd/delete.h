@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,18 +52,19 @@ class DeleteOptions {
   /// and deletes its Lease with motor-config.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
   /// Finishes the delete `intent` records (a kLockIntentAnnotation record of "delete" that a command left
-  /// unfinished; the caller holds `lock`): deletes what is left of the deployment, motor-config last, without
-  /// waiting and without deleting the Lease. A delete cannot be reverted, and it had begun (the intent is recorded
-  /// before the first delete). Returns the line that says so ("recovered `what`: finished, ..."). Throws what the
-  /// deletes throw.
+  /// unfinished; the caller holds `lock`): its recorded deletes, in order (motor-config last), through
+  /// change::Runner::recover, which reads back which were done: none, and the delete is dropped; else the rest are
+  /// sent (a delete cannot be reverted), without waiting and without deleting the Lease. Returns the line that says
+  /// so ("recovered `what`: finished, ..."). Throws what the deletes throw.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                              const change::Intent& intent, const std::string& what);
 
  private:
   /// Deletes one target; false when it was already gone.
   bool remove(kube::Client& client, const DeleteTarget& t) const;
-  /// The delete of `t` as a change step: printed and counted in `deleted` once done (or read back as gone).
-  change::Step delete_step(kube::Client& client, const DeleteTarget& t, Printer& printer, std::size_t& deleted) const;
+  /// The delete of `t` as a change step; `deleted` is called once it is done, or read back as gone.
+  change::Step delete_step(kube::Client& client, const DeleteTarget& t,
+                           std::function<void(const DeleteTarget&)> deleted) const;
   /// How the change runner words a failure of this delete.
   change::Wording wording() const;
   /// Waits until every collection of `gone` is empty or the timeout passes. Throws CommandError on timeout.

@@ -198,17 +198,24 @@ bool delete_took_effect(kube::Client& client, const DeleteTarget& t) {
          (!t.uid.empty() && metadata_string(*live, "uid") != t.uid);
 }
 
-bool intent_untouched(kube::Client& client, const std::string& ns, const change::DeleteIntent& intent) {
-  if (intent.targets.empty()) return false;
+std::vector<DeleteTarget> recorded_targets(kube::Client& client, const std::string& ns,
+                                           const change::DeleteIntent& intent) {
+  std::vector<DeleteTarget> targets;
   for (const auto& t : intent.targets) {
     const kube::GVR* r = kube::gvr::for_kind(t.api_version, t.kind);
     // Only this deployment's namespace (or cluster-scoped RBAC) and valid names reach a request path.
-    if (r == nullptr || !kube::is_dns1123_subdomain(t.name) || (!t.ns.empty() && t.ns != ns)) return false;
-    const auto live = client.get_if_exists(*r, t.ns, t.name);
-    const auto* md = live ? object_at(*live, "metadata") : nullptr;
-    if (md == nullptr || md->contains("deletionTimestamp")) return false;
+    if (r == nullptr || !kube::is_dns1123_subdomain(t.name) || (!t.ns.empty() && t.ns != ns)) continue;
+    DeleteTarget target{*r, t.ns, t.name, "", "", "", {}};
+    if (auto live = client.get_if_exists(*r, t.ns, t.name)) {
+      target.uid = metadata_string(*live, "uid");
+      // As plan_delete: a resourceVersion only where no controller rewrites the object's status.
+      if (t.ns.empty() || r->resource == kube::gvr::kConfigMaps.resource)
+        target.resource_version = metadata_string(*live, "resourceVersion");
+      target.object = std::move(*live);
+    }
+    targets.push_back(std::move(target));
   }
-  return true;
+  return targets;
 }
 
 }  // namespace mindie::cmd

@@ -69,9 +69,11 @@ DeletePlan plan_delete(kube::Client& client, const std::string& ns);
 /// (another uid): a delete whose answer was lost took effect. Sends one GET.
 bool delete_took_effect(kube::Client& client, const DeleteTarget& t);
 
-/// True when every target of a delete intent (DeletePlan::intent()) in `ns` is still there and not being
-/// deleted: the delete that recorded it had deleted nothing yet. False also for an empty or unreadable list, or
-/// one naming an object outside `ns` (cluster-scoped RBAC aside) or an invalid name, which never reach a request.
-bool intent_untouched(kube::Client& client, const std::string& ns, const change::DeleteIntent& intent);
+/// The targets a delete intent (DeletePlan::intent()) records, in its order (motor-config last), as read now: each
+/// with its uid, and its resourceVersion where plan_delete takes it, as its delete's preconditions; one already gone
+/// has neither and reads back as deleted. Entries naming an unknown kind, an invalid name or an object outside `ns`
+/// (cluster-scoped RBAC aside) are left out: the Lease is anyone's to write. Sends one GET per target.
+std::vector<DeleteTarget> recorded_targets(kube::Client& client, const std::string& ns,
+                                           const change::DeleteIntent& intent);
 
 }  // namespace mindie::cmd
