@@ -130,6 +130,10 @@ class DeployOptions {
 
   /// recover(): the inputs of a deploy of what motor-config `stored` holds; renders objects_.
   void read_baseline_inputs(const baseline::Baseline& stored);
+  /// recover(): the nodePorts the baseline in `cm` claims, as a deploy of it renders them; nullopt when it no
+  /// longer renders.
+  static std::optional<std::vector<render::NodePortClaim>> baseline_claims(const boost::json::object& cm,
+                                                                           const std::string& ns);
   /// The intent recorded in the Lease before the first write (a change::DeployIntent).
   change::Intent plan_intent(const std::optional<boost::json::object>& existing) const;
   /// Server-side apply of motor-config guarded by the resourceVersion of `existing`; a conflict is read back.

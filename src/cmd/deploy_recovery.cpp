@@ -9,6 +9,18 @@ namespace mindie::cmd {
 
 namespace json = boost::json;
 
+std::optional<std::vector<render::NodePortClaim>> DeployOptions::baseline_claims(const json::object& cm,
+                                                                                 const std::string& ns) {
+  try {
+    DeployOptions o(DeployFlags{}, ns);
+    o.complete();
+    o.read_baseline_inputs(baseline::read_baseline(cm, ns));
+    return render::node_port_claims(*o.config_, o.render_options_);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 void DeployOptions::read_baseline_inputs(const baseline::Baseline& stored) {
   config_ = stored.user();
   env_ = stored.env();
@@ -50,13 +62,17 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
       return head + "its baseline had not been written; " +
              recover_interrupted_change(client, lock, ns, earlier, intent_left_by({}, earlier));
     }
-    if (!cm) {
-      // Killed after its first writes, the nodePort claims: with no deployment in the namespace, none is needed.
-      const auto released = release_all_claims(client, ns);
-      return head + "dropped: nothing of it had been written" +
-             (released.empty() ? "" : " but its nodePort claims, released (" + util::join(released, ", ") + ")");
-    }
-    return head + "dropped: the baseline had not been written, and the workload is written after it";
+    // Killed after its first writes, the nodePort claims: the deployment in the namespace keeps those its baseline
+    // names (none without one), the others are released; all are kept when the baseline no longer renders (a claim
+    // left over frees with the deployment).
+    const auto kept = cm ? baseline_claims(*cm, ns) : std::vector<render::NodePortClaim>{};
+    const auto released = kept ? release_claims_but(client, ns, *kept) : std::vector<std::string>{};
+    const std::string claims = released.empty()
+                                   ? ""
+                                   : " but its nodePort claims, released (" + util::join(released, ", ") + ")";
+    if (!cm) return head + "dropped: nothing of it had been written" + claims;
+    return head + "dropped: the baseline had not been written, and the workload is written after it" +
+           (claims.empty() ? "" : ";" + claims.substr(4));
   }
   if (!cm) return head + "nothing to do: the deployment is gone (configmap/" + baseline::kConfigMapName + ")";
   if (!has_our_records(*cm))

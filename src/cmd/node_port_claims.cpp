@@ -1,5 +1,6 @@
 #include "cmd/node_port_claims.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace mindie::cmd {
@@ -118,12 +119,16 @@ std::vector<std::string> release_claims(kube::Client& client, const std::string&
   return deleted;
 }
 
-std::vector<std::string> release_all_claims(kube::Client& client, const std::string& ns) {
+std::vector<std::string> release_claims_but(kube::Client& client, const std::string& ns,
+                                            const std::vector<render::NodePortClaim>& kept) {
   std::vector<std::string> deleted;
   const json::object list = client.list(kube::gvr::kClusterRoles, "", std::string(kClaimedByLabel) + "=" + ns);
   for (const auto& item : list.at("items").as_array()) {
     const json::object& meta = item.at("metadata").as_object();
     const std::string name(meta.at("name").as_string());
+    if (std::any_of(kept.begin(), kept.end(),
+                    [&](const render::NodePortClaim& c) { return node_port_claim_name(c.port) == name; }))
+      continue;
     try {
       client.remove_exact(kube::gvr::kClusterRoles, "", name, meta.at("uid").as_string(),
                           meta.at("resourceVersion").as_string());

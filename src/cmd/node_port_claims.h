@@ -36,8 +36,9 @@ std::vector<change::Step> claim_steps(kube::Client& client, const std::vector<re
 std::vector<std::string> release_claims(kube::Client& client, const std::string& ns, const std::vector<int>& released,
                                         const kube::WriteOptions& opts);
 
-/// Deletes every claim namespace `ns` holds (a deploy of it that wrote nothing else, recovered); returns the names
-/// deleted.
-std::vector<std::string> release_all_claims(kube::Client& client, const std::string& ns);
+/// Deletes every claim namespace `ns` holds but those of `kept` (a deploy of it that wrote nothing else, recovered:
+/// the ports its baseline names, or none without one); returns the names deleted.
+std::vector<std::string> release_claims_but(kube::Client& client, const std::string& ns,
+                                            const std::vector<render::NodePortClaim>& kept);
 
 }  // namespace mindie::cmd

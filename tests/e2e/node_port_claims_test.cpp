@@ -3,6 +3,7 @@
 // check alone let both pass; the claim objects (cmd/node_port_claims.h) are applied before the first write, each
 // namespace under a field manager of its own, and the API server's field conflict decides.
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -120,4 +121,37 @@ TEST_CASE("nodePort claims: a deploy whose baseline is refused releases the clai
   CHECK_MESSAGE(next.exit_code == 0, next.err);
   CHECK(next.err.find("interrupted") == npos);
   CHECK(claims_of(sb, kWinner).size() == 3);
+}
+
+TEST_CASE("nodePort claims: a redeploy that moves a port, killed before its baseline, leaves only the baseline's") {
+  // multi_deployment: its Services are kubectl-mindie's own, so a redeploy moves their nodePorts (infer-operator
+  // never updates a role Service's).
+  Cluster sb;
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["deploy_mode"] = "multi_deployment";
+  cfg["motor_deploy_config"]["infer_node_port"] = 31015;
+  const std::vector<std::string> deploy = {"deploy", "-f", dir.write("first.json", cfg.dump(2)), "--scripts-dir",
+                                           e2e::kScripts};
+  auto run = sb.mindie(deploy);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto claimed = claims_of(sb, kWinner);
+  CHECK(std::find(claimed.begin(), claimed.end(), "mindie-motor-nodeport-31015") != claimed.end());
+  // The redeploy claims 31115 (its first write), then its baseline write is held and the process killed.
+  cfg["motor_deploy_config"]["infer_node_port"] = 31115;
+  sb.add_fault("PATCH:/api/v1/namespaces/" + kWinner + "/configmaps/motor-config:hold:1");
+  e2e::Background moved(
+      sb.mindie_argv({"deploy", "-f", dir.write("moved.json", cfg.dump(2)), "--scripts-dir", e2e::kScripts}));
+  sb.wait_held(1);
+  CHECK(claims_of(sb, kWinner).size() == claimed.size() + 1);
+  moved.signal(SIGKILL);
+  moved.finish();
+  // The next command drops the redeploy (its baseline was never written) and frees the claim it made; once the
+  // claim leaked, and no other namespace could use 31115 until this deployment was deleted.
+  run = sb.mindie({"scale", "-n", kWinner, "--decode", "2"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.err.find("dropped: the baseline had not been written, and the workload is written after it; its "
+                             "nodePort claims, released (mindie-motor-nodeport-31115)") != npos,
+                run.err);
+  CHECK(claims_of(sb, kWinner) == claimed);
 }
