@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -74,34 +73,13 @@ bool exists(const Cluster& sb, const std::string& kind, const std::string& name)
   return sb.admin({"get", kind, name, "-n", kNs}).exit_code == 0;
 }
 
-/// libfaketime's preload library (Debian's faketime package: /usr/lib/<multiarch>/faketime/; FAKETIME's "+2m x20"
-/// syntax: wolfcw/libfaketime README, section 4e "Advanced features and caveats").
-const std::string& faketime_library() {
-  static const std::string path = [] {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    for (const auto& dir : fs::directory_iterator("/usr/lib", ec)) {
-      const fs::path lib = dir.path() / "faketime" / "libfaketime.so.1";
-      if (fs::exists(lib, ec)) return lib.string();
-    }
-    throw std::runtime_error("libfaketime.so.1 not found under /usr/lib/*/faketime/ (Debian package faketime)");
-  }();
-  return path;
-}
-
 /// A rival kubectl-mindie that finds the stopped victim's lease expired: libfaketime runs its clocks (realtime and
 /// monotonic) 2 minutes ahead and 20 times as fast, so it takes the lock over at once by a renewTime + 60 s rule and
 /// within 3 s by a rule that waits 60 s of its own monotonic clock for the holder's record to change (the victim,
 /// stopped, changes nothing). --lock-timeout 10m (30 s of real time) lets it wait that long.
 std::vector<std::string> rival_argv(const Cluster& sb, std::vector<std::string> args) {
   args.insert(args.end(), {"--lock-timeout", "10m"});
-  // A sanitized kubectl-mindie (MINDIE_E2E_BINARY) refuses to start with libfaketime preloaded before its runtime
-  // unless told the order is fine.
-  std::vector<std::string> argv = {"/usr/bin/env", "LD_PRELOAD=" + faketime_library(), "FAKETIME=+2m x20",
-                                   "ASAN_OPTIONS=verify_asan_link_order=0"};
-  const auto mindie = sb.mindie_argv(std::move(args));
-  argv.insert(argv.end(), mindie.begin(), mindie.end());
-  return argv;
+  return e2e::faked("+2m x20", sb.mindie_argv(std::move(args)));
 }
 
 struct Rival {

@@ -51,6 +51,23 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
   return p;
 }
 
+std::vector<std::string> faked(const std::string& faketime, std::vector<std::string> argv) {
+  static const std::string lib = [] {
+    std::error_code ec;
+    for (const auto& dir : std::filesystem::directory_iterator("/usr/lib", ec)) {
+      const auto path = dir.path() / "faketime" / "libfaketime.so.1";
+      if (std::filesystem::exists(path, ec)) return path.string();
+    }
+    throw std::runtime_error("libfaketime.so.1 not found under /usr/lib/*/faketime/ (apt-get install faketime)");
+  }();
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  std::vector<std::string> out = {"/usr/bin/env", "LD_PRELOAD=" + lib, "FAKETIME=" + faketime,
+                                  std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") +
+                                      "verify_asan_link_order=0"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);

@@ -237,6 +237,13 @@ std::vector<Run> run_processes(const std::vector<std::vector<std::string>>& argv
 /// Reads a whole file (throws std::runtime_error when it cannot).
 std::string read_file(const std::string& path);
 
+/// `argv` run under libfaketime (Debian's package faketime: /usr/lib/<multiarch>/faketime/libfaketime.so.1) with
+/// FAKETIME=`faketime`: "+2m" a clock two minutes ahead; "+0 x20" one running 20 times as fast, its monotonic clock
+/// and its sleeps included (wolfcw/libfaketime README, "Advanced features and caveats"). A sanitized binary
+/// (MINDIE_E2E_BINARY) is told that libfaketime preloaded before its runtime is fine. Throws std::runtime_error
+/// when libfaketime is not installed.
+std::vector<std::string> faked(const std::string& faketime, std::vector<std::string> argv);
+
 /// `kubectl get KIND -o json` through the real kubectl against `sb`: the items, in namespace `ns` (cluster-scoped
 /// when empty), selected by `selector` when given, without what Kubernetes makes in every namespace (ConfigMap
 /// kube-root-ca.crt, ServiceAccount default). Throws std::runtime_error with kubectl's stderr when it fails.

@@ -16,6 +16,7 @@
 #include "harness.h"
 
 using e2e::Cluster;
+using e2e::faked;
 using nlohmann::json;
 
 namespace {
@@ -53,24 +54,6 @@ void hold_lock(const Cluster& sb, const e2e::TempDir& dir, const std::string& ho
         {"acquireTime", micro_time(ago + std::chrono::seconds(5))},
         {"renewTime", micro_time(ago)}}}};
   sb.admin_ok({"apply", "--server-side", "--force-conflicts", "-f", dir.write("lease.json", lease.dump())});
-}
-
-/// `argv` run under libfaketime (Debian's libfaketime, from package faketime: scripts/install-deps.sh) with
-/// FAKETIME=`faketime`: "+2m" a clock two minutes ahead; "+0 x20" one running 20 times as fast, its monotonic clock
-/// and its sleeps included, so that a minute of waiting passes in 3 s.
-std::vector<std::string> faked(const std::string& faketime, std::vector<std::string> argv) {
-  std::string lib;
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"})
-    if (const std::string path = std::string(dir) + "/faketime/libfaketime.so.1"; access(path.c_str(), R_OK) == 0)
-      lib = path;
-  REQUIRE_MESSAGE(!lib.empty(), "libfaketime is not installed: apt-get install faketime");
-  // A sanitizer build (MINDIE_E2E_BINARY) wants its runtime first among the preloaded libraries.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  std::vector<std::string> out = {"/usr/bin/env", "LD_PRELOAD=" + lib, "FAKETIME=" + faketime,
-                                  std::string("ASAN_OPTIONS=") + (asan != nullptr ? std::string(asan) + ":" : "") +
-                                      "verify_asan_link_order=0"};
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
 }
 
 json lease_of(const Cluster& sb) {
