@@ -40,7 +40,9 @@ std::string usage() {
     name.resize(std::max<std::size_t>(name.size() + 2, 17), ' ');  // kubectl's two-space gutter, names aligned
     out += name + c.summary + "\n";
   }
-  return out + "\nUse \"kubectl mindie COMMAND --help\" for more information about a command.\n";
+  return out +
+         "\nUse \"kubectl mindie COMMAND --help\" for more information about a command.\n"
+         "Use \"kubectl mindie options\" for a list of global command-line options (applies to all commands).\n";
 }
 
 }  // namespace mindie

@@ -16,6 +16,7 @@
 #include "cmd/interrupt.h"
 #include "commands.h"
 #include "completion.h"
+#include "help.h"
 #include "kube/client.h"
 
 namespace po = boost::program_options;
@@ -78,11 +79,35 @@ std::string exit_codes_block(const std::vector<cmd::ExitCode>& codes) {
   return out;
 }
 
-void print_help(const cmd::Command& c, const po::options_description& desc) {
-  std::cout << c.description << "\n\nExamples:\n"
-            << c.examples << "\nOptions:\n"
-            << desc << "\nUsage:\n  " << c.synopsis << "\n"
-            << exit_codes_block(c.exit_codes);
+/// The flags every command takes, bound to `global`.
+po::options_description global_flags(cmd::GlobalFlags& global) {
+  po::options_description globals;
+  cmd::add_global_flags(globals, global);
+  return globals;
+}
+
+/// A flag parse error in kubectl's words ("unknown flag: --decod") where kubectl has them, else Boost's.
+std::string flag_error(const po::error& e) {
+  if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e)) {
+    const std::string flag = unknown->get_option_name();
+    if (flag.size() == 2 && flag[0] == '-') return "unknown shorthand flag: '" + flag.substr(1) + "' in " + flag;
+    return "unknown flag: " + flag;
+  }
+  return e.what();
+}
+
+/// "unknown command" as Cobra words it, with its suggestions.
+int unknown_command(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& c : commands()) names.push_back(c.name);
+  names.push_back("options");
+  std::cerr << "error: unknown command \"" << name << "\" for \"kubectl mindie\"\n";
+  if (const auto near = suggestions(name, names); !near.empty()) {
+    std::cerr << "\nDid you mean this?\n";
+    for (const auto& n : near) std::cerr << "\t" << n << "\n";
+  }
+  std::cerr << "\nRun 'kubectl mindie --help' for usage.\n";
+  return 1;
 }
 
 /// Prints `e` the way kubectl does and returns the exit code: 1, or 128 + the signal of an interrupted command.
@@ -115,27 +140,26 @@ int run(const std::vector<std::string>& all_args) {
   std::vector<std::string> args = all_args;
   args.erase(args.begin() + at);
 
+  cmd::GlobalFlags global;
+  if (name == "options") {
+    std::cout << options_help(global_flags(global));
+    return 0;
+  }
+  if (name == "help" && !args.empty()) return run({args[0], "--help"});  // kubectl help COMMAND
   if (name == "help") {
     std::cout << usage();
     return 0;
   }
   const cmd::Command* command = mindie::find_command(name);
-  if (!command) {
-    std::cerr << "error: unknown command \"" << name << "\" for \"kubectl mindie\"\n"
-              << "Run 'kubectl mindie --help' for usage.\n";
-    return 1;
-  }
+  if (!command) return unknown_command(name);
 
-  cmd::GlobalFlags global;
   bool help = false;
+  po::options_description own;
+  own.add_options()("help,h", po::bool_switch(&help), "Help for this command");
+  const std::unique_ptr<cmd::Invocation> invocation = command->bind(own);
   po::options_description desc;
-  desc.add_options()("help,h", po::bool_switch(&help), "Help for this command");
-  const std::unique_ptr<cmd::Invocation> invocation = command->bind(desc);
-  if (command->global_flags) {
-    po::options_description globals("Global flags");
-    cmd::add_global_flags(globals, global);
-    desc.add(globals);
-  }
+  desc.add(own);
+  if (command->global_flags) desc.add(global_flags(global));
   try {
     po::variables_map vm;
     // kubectl accepts no abbreviated flags: "--pre 4" must not silently mean --prefill. An empty positional
@@ -144,11 +168,11 @@ int run(const std::vector<std::string>& all_args) {
     po::store(po::command_line_parser(args).options(desc).style(style).positional({}).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "error: " << e.what() << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
+    std::cerr << "error: " << flag_error(e) << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
     return 1;
   }
   if (help) {
-    print_help(*command, desc);
+    std::cout << command_help(*command, own) << exit_codes_block(command->exit_codes);
     return 0;
   }
 

@@ -293,6 +293,38 @@ TEST_CASE("every command's --help is in kubectl's style and equals the help bloc
   }
 }
 
+TEST_CASE("kubectl's layout: flags as -f, --filename='':, global flags on options, help COMMAND, kubectl's errors") {
+  // Once Boost's layout: "-f [ --filename ] arg" and "--dry-run [=arg(=client)] (=none)", the global flags on every
+  // page, Boost's "unrecognised option", and no suggestion for a mistyped command.
+  const Run deploy = mindie({"deploy", "--help"});
+  REQUIRE_MESSAGE(deploy.exit_code == 0, deploy.err);
+  CHECK_MESSAGE(deploy.out.find("\n    -f, --filename='':\n\t") != std::string::npos, deploy.out);
+  CHECK(deploy.out.find("\n    --dry-run='none':\n\t") != std::string::npos);
+  CHECK(deploy.out.find("\n    --wait=false:\n\t") != std::string::npos);
+  CHECK(deploy.out.find("[ --") == std::string::npos);
+  CHECK(deploy.out.find("--kubeconfig") == std::string::npos);
+  CHECK(deploy.out.find("Use \"kubectl mindie options\" for a list of global command-line options") !=
+        std::string::npos);
+  const Run options = mindie({"options"});
+  CHECK(options.exit_code == 0);
+  CHECK(options.out.find("\n    --kubeconfig='':\n\t") != std::string::npos);
+  CHECK(options.out.find("\n    -n, --namespace='':\n\t") != std::string::npos);
+  const Run help = mindie({"help", "scale"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out == mindie({"scale", "--help"}).out);
+
+  const Run flag = mindie({"scale", "-n", "mindie-demo", "--decod", "2"});
+  CHECK(flag.exit_code == 1);
+  CHECK(flag.err == "error: unknown flag: --decod\nSee 'kubectl mindie scale --help' for usage.\n");
+  const Run shorthand = mindie({"status", "-x"});
+  CHECK(shorthand.err.rfind("error: unknown shorthand flag: 'x' in -x\n", 0) == 0);
+  const Run command = mindie({"stauts"});
+  CHECK(command.exit_code == 1);
+  CHECK(command.err ==
+        "error: unknown command \"stauts\" for \"kubectl mindie\"\n\nDid you mean this?\n\tstatus\n\n"
+        "Run 'kubectl mindie --help' for usage.\n");
+}
+
 TEST_CASE("docs/exit-codes.md has each command's exit codes as its --help lists them, and a bad flag exits 1") {
   for (const auto& cmd : listed_commands()) {
     CAPTURE(cmd);
