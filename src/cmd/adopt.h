@@ -1,6 +1,6 @@
-// deploy --adopt: taking over a deployment PyMotor's deploy.py made (pymotor-deployer-2026-06.md; its objects carry
-// no kubectl-mindie labels and their fields belong to client-side `kubectl apply`), so that scale, status and
-// delete work on it afterwards.
+// deploy --adopt: taking over a deployment PyMotor's deploy.py made (Ascend/MindIE-PyMotor examples/deployer/deploy.py;
+// its objects carry no kubectl-mindie labels and their fields belong to client-side `kubectl apply`), so that scale,
+// status and delete work on it afterwards.
 #pragma once
 
 #include <boost/json.hpp>

@@ -172,7 +172,8 @@ ConfigInputs read_config_inputs(const std::string& filename, const std::string& 
                                 const std::string& config_dir);
 
 /// What a --scripts-dir holds for motor-config (deploy and update-config): the keys deploy.py stores, read from
-/// one of three layouts (shared/docs/pymotor-deployer-2026-06.md, appendix):
+/// one of three layouts (Ascend/MindIE-PyMotor 7d15c04 examples/deployer/lib/generator/k8s_utils.py,
+/// create_motor_config_configmap):
 /// - PyMotor's deployer folder (it has startup/): startup/<key>, startup/roles/<key>, probe/<key>;
 /// - its startup/ folder (it has roles/): <key>, roles/<key>, and ../probe/<key> when that folder exists;
 /// - a flat folder: <key>.

@@ -76,7 +76,8 @@ GangChanges gang_changes(const config::UserConfig& cfg, const json::object& iss,
   return out;
 }
 
-/// Refuses a change of what the live InstanceSets fixed at creation (rules D3).
+/// Refuses a change of what the live InstanceSets fixed at creation (infer-operator's inferservice_controller.go
+/// newInstanceSet).
 void refuse_fixed_at_creation(const std::string& ns, const json::object& iss, const json::array& sets) {
   const auto fixed = operator_rules::fixed_at_creation_changes(iss, sets);
   if (fixed.empty()) return;
@@ -167,14 +168,15 @@ void check_gang_support(kube::Client& client, const json::object& iss) {
 GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
                                      const json::object& iss, const std::string& workload) {
   const std::string& ns = cfg.job_id;
-  // What the operator fixed when it created the live InstanceSets (rules D3), and the workloads it never updates.
+  // What the operator fixed when it created the live InstanceSets (newInstanceSet), and the workloads it never updates.
   const std::string selector = "infer.huawei.com/inferservice-name=" + workload + "-0";
   const auto listed_sets = list_or_warn(client, printer, kube::gvr::kInstanceSets, ns, selector,
                                         "not checked whether this deploy changes what the live InstanceSets fixed at "
                                         "creation (infer-operator would not carry that out)");
   if (!listed_sets || listed_sets->at("items").as_array().empty()) return {};
   const json::array& sets = listed_sets->at("items").as_array();
-  // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written (D1).
+  // Gang roles this deploy scales in: their removed instances' PodGroups go once everything is written
+  // (podgroup_manager.go).
   GangChanges changes = gang_changes(cfg, iss, sets);
   refuse_gang_rebuild_loop(client, ns, iss, changes.changes, false);
   refuse_fixed_at_creation(ns, iss, sets);

@@ -1,6 +1,6 @@
 // deploy's checks before its first write: what infer-operator would refuse or never carry out
-// (shared/docs/infer-operator-rules.md) and whether the engine pods fit the nodes. Each throws CommandError ending
-// "nothing was written", or warns and goes on when the read it needs is forbidden.
+// (mindie/operator_rules.h names the infer-operator sources) and whether the engine pods fit the nodes. Each throws
+// CommandError ending "nothing was written", or warns and goes on when the read it needs is forbidden.
 #pragma once
 
 #include <boost/json.hpp>
@@ -20,7 +20,8 @@ namespace mindie::cmd {
 std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer,
                                                     const config::UserConfig& cfg, const render::RenderOptions& opts);
 
-/// Refuses gang-scheduled roles of `iss` when the server does not serve Volcano's PodGroup API (rules A3).
+/// Refuses gang-scheduled roles of `iss` when the server does not serve Volcano's PodGroup API (infer-operator's
+/// instanceset_controller.go validate).
 void check_gang_support(kube::Client& client, const boost::json::object& iss);
 
 /// The gang roles a redeploy changes: those it scales in (role -> instances wanted) and every count it changes.
@@ -29,8 +30,9 @@ struct GangChanges {
   std::vector<scale::RoleChange> changes;
 };
 
-/// A redeploy against the live InstanceSets of `iss`: refuses a rebuild loop and changes fixed at creation (D3),
-/// warns about instances on an earlier pod template; returns the gang roles it changes.
+/// A redeploy against the live InstanceSets of `iss`: refuses a rebuild loop and changes fixed at creation
+/// (inferservice_controller.go newInstanceSet), warns about instances on an earlier pod template; returns the gang
+/// roles it changes.
 GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
                                      const boost::json::object& iss, const std::string& workload);
 

@@ -19,8 +19,8 @@ constexpr auto kOperatorWait = std::chrono::seconds(60);
 /// Whether infer-operator has acted on the lowered counts: each role's InstanceSet `<iss>-0-<role>` wants at most the
 /// instances still wanted and its status.observedGeneration has reached its generation. Until then a reconcile may
 /// create a deleted PodGroup again, since the operator creates (GetOrCreate) the PodGroup of every instance the
-/// InstanceSet still wants (shared/docs/infer-operator-rules.md D1; found against the real control plane, where
-/// the three levels take a moment). A missing InstanceSet counts as acted on.
+/// InstanceSet still wants (infer-operator's workload/podgroup_manager.go GetOrCreatePodGroupForInstance; found against
+/// the real control plane, where the three levels take a moment). A missing InstanceSet counts as acted on.
 bool operator_acted(kube::Client& client, const std::string& ns, const std::string& iss,
                     const std::map<std::string, int>& instances) {
   for (const auto& [role, wanted] : instances) {

@@ -1,6 +1,7 @@
 // The Volcano PodGroups infer-operator leaves behind: it creates one per instance of a gang-scheduled role and never
-// deletes it on scale-in, then reuses it unchanged on a later scale-out (shared/docs/infer-operator-rules.md D1).
-// deploy and scale remove those of instances that no longer exist.
+// deletes it on scale-in, then reuses it unchanged on a later scale-out (Ascend/mind-cluster
+// component/infer-operator/pkg/controller/workload/podgroup_manager.go, GetOrCreatePodGroupForInstance). deploy and
+// scale remove those of instances that no longer exist.
 #pragma once
 
 #include <map>

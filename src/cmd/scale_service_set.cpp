@@ -79,7 +79,8 @@ std::vector<std::string> ScaleOptions::finish_gang_scale(kube::Client& client, P
                                                          const kube::WriteOptions& opts) const {
   const std::string iss_name(iss.at("metadata").at("name").as_string());
   // infer-operator leaves the PodGroups of removed gang instances behind and would reuse them unchanged on a later
-  // scale-out (infer-operator-rules.md D1): remove them now that the scale is recorded.
+  // scale-out (Ascend/mind-cluster infer-operator, podgroup_manager.go GetOrCreatePodGroupForInstance): remove them now
+  // that the scale is recorded.
   std::vector<std::string> removed_groups;
   std::map<std::string, int> gang_counts;
   bool gang_scale_in = false;

@@ -134,7 +134,7 @@ status::StatusInputs read_service_set_inputs(kube::Client& client, const std::st
                           {}};
   in.workload_events_unknown = std::move(events_unknown);
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them
-  // (infer-operator-rules.md B4).
+  // (Ascend/mind-cluster infer-operator, instanceset_controller.go checkOrCreateService).
   read_services(client, ns, selector, in);
   return in;
 }

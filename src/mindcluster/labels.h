@@ -17,7 +17,8 @@ inline constexpr const char* kMinAvailableAnnotation = "huawei.com/schedule_minA
 /// Pod template annotation: "pod" recovers a fault by recreating the pod alone.
 inline constexpr const char* kRecoverPolicyPathAnnotation = "huawei.com/recover_policy_path";
 /// Pod template annotation naming the Volcano schedule policy of the hardware profile; infer-operator copies it
-/// onto the InstanceSet at creation and never updates it (infer-operator-rules.md B3, D3).
+/// onto the InstanceSet at creation and never updates it (Ascend/mind-cluster
+/// component/infer-operator/pkg/controller/v1/inferservice_controller.go, newInstanceSet).
 inline constexpr const char* kSchedulePolicyAnnotation = "huawei.com/schedule_policy";
 /// Pod template annotation: the hardware profile's super-pod block rule.
 inline constexpr const char* kSpBlockAnnotation = "sp-block";

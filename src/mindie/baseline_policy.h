@@ -24,9 +24,9 @@ const std::vector<std::string>& update_config_whitelist();
 
 /// `doc` (a user_config.json document) as it compares with another: what PyMotor's deploy.py 7d15c04 writes into
 /// the baselines it stores although the user never wrote it is made to read as the user's file would
-/// (pymotor-deployer-2026-06.md U11): an absent motor_deploy_config.deploy_mode is the resolved
-/// "infer_service_set", and kv_cache_pool_config.port 50088 and default_kv_lease_ttl 11000 (the defaults it
-/// injects) are dropped. Anything not an object is returned as it is.
+/// (Ascend/MindIE-PyMotor 7d15c04 examples/deployer/lib/generator/k8s_utils.py, create_motor_config_configmap): an
+/// absent motor_deploy_config.deploy_mode is the resolved "infer_service_set", and kv_cache_pool_config.port 50088 and
+/// default_kv_lease_ttl 11000 (the defaults it injects) are dropped. Anything not an object is returned as it is.
 boost::json::value comparable(const boost::json::value& doc);
 
 /// The paths at which `baseline` and `proposed` differ and that are not `allowed` (an allowed path covers

@@ -531,7 +531,8 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   read_deploy_section(r, deploy, cfg);
   read_pd_heterogeneous(r, deploy, cfg);
   read_encode(r, deploy, cfg);
-  // Upstream logs the same: encode pods select the hardware profile's labels only (pymotor-deployer-2026-06.md U5).
+  // Upstream logs the same: encode pods select the hardware profile's labels only (Ascend/MindIE-PyMotor 7d15c04
+  // examples/deployer/lib/generator).
   if (cfg.encode && cfg.pd_heterogeneous && cfg.deploy_mode == DeployMode::MultiDeployment)
     cfg.notices.push_back(
         "motor_deploy_config.enable_pd_heterogeneous does not reach the encode instances: they "
@@ -547,8 +548,8 @@ UserConfig parse_user_config(std::string raw, std::string_view source) {
   cfg.coordinator_standby =
       r.boolean(o_standby, "motor_coordinator_config.standby_config", "enable_master_standby").value_or(false);
   // PD-hybrid: the coordinator dispatches to union instances only in its single_node mode, and engine_topology
-  // describes a prefill/decode layout (PyMotor 7d15c04 config_validator validate_pd_hybrid_config rules 3 and 6;
-  // pymotor-deployer-2026-06.md U4).
+  // describes a prefill/decode layout (Ascend/MindIE-PyMotor 7d15c04 examples/deployer/lib/config_validator.py,
+  // validate_pd_hybrid_config).
   if (deploy && deploy->contains("hybrid_instances_num")) {
     const std::string spath = "motor_coordinator_config.scheduler_config";
     const json::object* scheduler = r.object(coordinator, "motor_coordinator_config", "scheduler_config", false);

@@ -25,8 +25,9 @@ std::string_view to_string(DeployMode m);
 std::optional<DeployMode> deploy_mode_from_string(std::string_view s);
 
 /// nodePorts infer_service_set mode renders when motor_deploy_config does not set them: PyMotor 7d15c04's fixed
-/// ports (§U6). infer-operator refuses a NodePort role Service without a nodePort (instanceset_controller.go
-/// validateServices; infer-operator-rules.md A1), so that mode always fixes one.
+/// ports (Ascend/MindIE-PyMotor examples/deployer/yaml_template/infer_service_template.yaml). infer-operator refuses a
+/// NodePort role Service without a nodePort (Ascend/mind-cluster infer-operator, instanceset_controller.go
+/// validateServices), so that mode always fixes one.
 inline constexpr int kDefaultInferNodePort = 31015;          ///< coordinator inference, port 1025
 inline constexpr int kDefaultObsNodePort = 31017;            ///< coordinator observability, port 1027
 inline constexpr int kDefaultControllerObsNodePort = 31027;  ///< controller observability, port 1027

@@ -1,6 +1,7 @@
 // PyMotor's deployer scripts as motor-config stores them: which ConfigMap keys deploy.py stores, where each lives in
 // the deployer folder operators keep (examples/deployer: startup/, startup/roles/, probe/), and which a config's
-// roles run. Source: shared/docs/pymotor-deployer-2026-06.md, appendix. Pure data; knows nothing of files or HTTP.
+// roles run. Source: Ascend/MindIE-PyMotor 7d15c04 examples/deployer/lib/generator/k8s_utils.py,
+// create_motor_config_configmap. Pure data; knows nothing of files or HTTP.
 #pragma once
 
 #include <map>
@@ -40,11 +41,12 @@ const Script* find(std::string_view key);
 std::vector<std::string> needed(const config::UserConfig& cfg);
 
 /// Warnings about the scripts motor-config will hold (`scripts`: key -> text) that cannot run what `cfg` deploys
-/// (pymotor-deployer-2026-06.md U12): a boot.sh or engine.sh that never names ROLE "union" (PD-hybrid) or
-/// "encode" (encode instances), as in PyMotor before 7d15c04, whose boot.sh exits with "Unknown ROLE"; and the
-/// upstream defect X6: a mooncake_config.py that imports lib.utils (absent from the ConfigMap) while
-/// kv_conductor_config holds kvevent_instance (at any depth), which makes the kv-conductor fail to start. A script
-/// that is not there gives no warning (missing scripts are deploy's error). One line per finding.
+/// (Ascend/MindIE-PyMotor 7d15c04 examples/deployer/startup/boot.sh, startup/roles/engine.sh): a boot.sh or engine.sh
+/// that never names ROLE "union" (PD-hybrid) or "encode" (encode instances), as in PyMotor before 7d15c04, whose
+/// boot.sh exits with "Unknown ROLE"; and the upstream defect the warning calls X6: a startup/mooncake_config.py that
+/// imports lib.utils (absent from the ConfigMap) while kv_conductor_config holds kvevent_instance (at any depth), which
+/// makes the kv-conductor fail to start. A script that is not there gives no warning (missing scripts are deploy's
+/// error). One line per finding.
 std::vector<std::string> script_warnings(const config::UserConfig& cfg,
                                          const std::map<std::string, std::string>& scripts);
 

@@ -27,7 +27,7 @@ struct EnvFunction {
 
 /// The ten functions: common (common.sh), controller, coordinator, prefill and decode (engine.sh), kv-pool,
 /// kv-conductor, mf-store, and PyMotor 7d15c04's union and encode (engine.sh and the single-container script;
-/// pymotor-deployer-2026-06.md U4, U5, U12).
+/// Ascend/MindIE-PyMotor 7d15c04 examples/deployer/startup/roles/engine.sh).
 const std::vector<EnvFunction>& env_functions();
 
 /// ConfigMap key holding every generated function, for scripts that are not stored (no --scripts-dir) or that

@@ -29,7 +29,8 @@ std::string iss_name(const json::object& iss) {
   return str(find(md, {"name"}));
 }
 
-// The annotation the operator copies from the pod template onto a new InstanceSet (rules B3).
+// The annotation the operator copies from the pod template onto a new InstanceSet (inferservice_controller.go
+// newInstanceSet).
 std::string template_schedule_policy(const json::value& role) {
   return str(find(&role, {"spec", "template", "metadata", "annotations", mindcluster::kSchedulePolicyAnnotation}));
 }

@@ -1,6 +1,6 @@
 // What MindCluster infer-operator refuses or never changes, as checks on objects: the rules deploy, scale and status
-// apply before writing or when explaining what runs. Each rule cites shared/docs/infer-operator-rules.md (the real
-// operator read from its source). Pure: objects in, findings out; knows nothing of HTTP.
+// apply before writing or when explaining what runs. Each rule names its source file (and function) in
+// Ascend/mind-cluster component/infer-operator/pkg/controller/. Pure: objects in, findings out; knows nothing of HTTP.
 #pragma once
 
 #include <boost/json.hpp>
@@ -15,7 +15,7 @@ namespace mindie::operator_rules {
 
 /// Names of the roles of a rendered or live InferServiceSet whose metadata.labels carry
 /// infer.huawei.com/gang-schedule "true", in role order. infer-operator refuses such a role unless Volcano's
-/// PodGroup CRD was established when it started (rules A3).
+/// PodGroup CRD was established when it started (v1/instanceset_controller.go validate, SetupWithManager).
 std::vector<std::string> gang_roles(const boost::json::object& iss);
 
 /// Whether `role` is one of gang_roles(iss).
@@ -30,18 +30,19 @@ struct NodePortConflict {
 
 /// The claims whose port a Service in `services` (items of a cluster-wide Service list) already holds, other than
 /// the claim's own Service (a redeploy keeps its port). A taken port stops the coordinator for good: the operator
-/// creates role Services before workloads and gives up at the first failure (rules A2).
+/// creates role Services before workloads and gives up at the first failure (v1/instanceset_controller.go
+/// reconcileWorkLoads, checkOrCreateService).
 std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::NodePortClaim>& claims,
                                                   const boost::json::array& services);
 
 /// The nodePort the claim's own Service holds in `services` (a cluster-wide Service list), if it exists with one.
-/// infer-operator never updates a role Service (rules B4): in infer_service_set mode a redeploy with another port
-/// leaves the live one as it is.
+/// infer-operator never updates a role Service (v1/instanceset_controller.go checkOrCreateService): in
+/// infer_service_set mode a redeploy with another port leaves the live one as it is.
 std::optional<int> own_node_port(const render::NodePortClaim& claim, const boost::json::array& services);
 
 /// A redeploy that infer-operator would not carry out: InstanceSet labels and annotations are fixed at creation
-/// (rules D3), so a change of a live role's gang scheduling or schedule policy would give its new instances no
-/// PodGroup or a stale policy.
+/// (v1/inferservice_controller.go newInstanceSet; updateExistInstanceSets copies only the spec), so a change of a live
+/// role's gang scheduling or schedule policy would give its new instances no PodGroup or a stale policy.
 struct FixedAtCreation {
   std::string role;
   std::string instance_set;  ///< the live InstanceSet's name
@@ -67,15 +68,15 @@ std::string workload_ref(const boost::json::value& workload);
 
 /// Per role of `iss` (rendered): the live instance workloads in `workloads` (items of StatefulSet and Deployment
 /// lists carrying the operator's labels) that run another pod template than the role's, because infer-operator never
-/// updates an existing workload (rules D3, B1), as workload_ref names them. Only instances the role
-/// keeps (index below its replicas) count; roles with none are left out.
+/// updates an existing workload (workload/statefulset_handler.go, deployment_handler.go), as workload_ref names them.
+/// Only instances the role keeps (index below its replicas) count; roles with none are left out.
 std::map<std::string, std::vector<std::string>> instances_on_other_templates(const boost::json::object& iss,
                                                                              const boost::json::array& workloads);
 
 /// The Volcano PodGroups infer-operator makes for the instances of `role` in InferService `service` of set `iss` are
 /// named "<this prefix><index>", i.e. "pg-<iss>-<service>-<role>-<index>" (podgroup_manager.go). They are left
-/// behind on scale-in and reused unchanged on a later scale-out (rules D1), so deploy and scale delete those of
-/// removed instances.
+/// behind on scale-in and reused unchanged on a later scale-out (GetOrCreatePodGroupForInstance), so deploy and scale
+/// delete those of removed instances.
 std::string pod_group_prefix(const std::string& iss, int service, const std::string& role);
 
 /// The annotation kubectl-mindie puts on a gang role's InstanceSet when a scale removes instances: each removed

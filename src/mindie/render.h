@@ -24,10 +24,11 @@ inline constexpr const char* kGangScheduleLabel = "infer.huawei.com/gang-schedul
 inline constexpr const char* kFieldManager = "kubectl-mindie";
 /// Annotation on every pod template kubectl-mindie renders: template_hash() of that template. infer-operator copies
 /// the role's template into each instance's workload and never updates a workload afterwards
-/// (infer-operator-rules.md D3, B1), so a workload whose annotation differs from its role's runs an older template.
+/// (Ascend/mind-cluster infer-operator, workload/statefulset_handler.go and deployment_handler.go), so a workload whose
+/// annotation differs from its role's runs an older template.
 inline constexpr const char* kTemplateHashAnnotation = "kubectl-mindie/template-hash";
 /// InstanceSet label every current infer-operator adds at creation (inferservice_controller.go newInstanceSet); an
-/// InstanceSet without it gets no new workloads (infer-operator-rules.md D4).
+/// InstanceSet without it gets no new workloads (schedule/priority_scheduling.go ShouldSchedule).
 inline constexpr const char* kPrioritySchedulingLabel = "infer.huawei.com/priority-scheduling-strategy";
 /// Names of the role service entries (the first part of the operator's Service names; the runtime only sees the
 /// resulting addresses, so they are kept short to leave room for the InferServiceSet name). The nodePorts of the

@@ -102,7 +102,8 @@ void add_kv_pool_env(const UserConfig& cfg, bool single, json::array& env) {
 
 /// The role's Service entries (the addresses the env points at). NodePort entries always get a fixed nodePort:
 /// infer-operator refuses a NodePort role Service without one and then creates nothing for the role
-/// (infer-operator-rules.md A1). deploy checks that they are free before writing.
+/// (Ascend/mind-cluster infer-operator, instanceset_controller.go validateServices). deploy checks that they are free
+/// before writing.
 json::array role_services(const UserConfig& cfg, const std::string& role, const std::string& app) {
   json::array services;
   const auto node_port_entry = [&](const char* name, const char* port_name, int port, int node_port) {

@@ -50,7 +50,8 @@ void read_spec_role(const json::array* live_roles, LiveRole& lr) {
 }
 
 /// Instances wanted per InferService: the role's replicas, or for an HPA-owned role what the HPA set on the
-/// InstanceSet (infer-operator-rules.md C4: the role's count is only where the HPA started). Drift beyond the limit.
+/// InstanceSet (Ascend/mind-cluster infer-operator, inferservice_controller.go updateExistInstanceSets: the role's
+/// count is only where the HPA started). Drift beyond the limit.
 void read_wanted(const Context& ctx, const std::vector<const json::value*>& instance_sets, LiveRole& lr) {
   for (std::int64_t sv = 0; sv < ctx.services && lr.spec >= 0; ++sv) lr.wanted_of[sv] = lr.spec;
   if (lr.hpa)
@@ -106,8 +107,9 @@ void read_template(const std::vector<const json::value*>& instance_sets, LiveRol
   lr.hash = str(find(lr.live, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}));
   if (const auto* cs = find(lr.live, {"spec", "template", "spec", "containers"}); cs && cs->is_array())
     for (const auto& c : cs->as_array()) lr.spec_images[str(find(&c, {"name"}))] = str(find(&c, {"image"}));
-  // infer-operator decides gang scheduling from the InstanceSet's label, fixed at its creation (rules D3); before
-  // the InstanceSet exists, the live role's label is what it will copy.
+  // infer-operator decides gang scheduling from the InstanceSet's label, fixed at its creation
+  // (inferservice_controller.go newInstanceSet); before the InstanceSet exists, the live role's label is what it will
+  // copy.
   lr.gang = str(find(lr.live, {"metadata", "labels", render::kGangScheduleLabel})) == "true";
   for (const auto* ist : instance_sets)
     if (const auto* v = find(ist, {"metadata", "labels", render::kGangScheduleLabel})) lr.gang = str(v) == "true";
@@ -158,7 +160,7 @@ Grouped group_inputs(const Context& ctx) {
     if (!role.empty()) g.instance_sets[role].push_back(&s);
   }
   // The operator's workloads by role and (InferService, instance): each one's pod template is what that instance
-  // runs, since the operator never updates a workload (infer-operator-rules.md D3).
+  // runs, since the operator never updates a workload (workload/statefulset_handler.go, deployment_handler.go).
   for (const auto& w : ctx.in.workloads) {
     const auto [role, service, k] = operator_instance(find(&w, {"metadata", "labels"}), ctx.iss_name);
     if (!role.empty() && service >= 0 && k >= 0) g.workloads[role][{service, k}] = &w;

@@ -92,7 +92,8 @@ std::vector<Event> warning_events(const json::array& events, std::string_view ki
 }
 
 /// A Warning event of infer-operator about `object` ("instanceset/X") in plain words, with its reason and message.
-/// The reasons are the operator's (instanceset_controller.go; infer-operator-rules.md A1-A3).
+/// The reasons are the operator's (Ascend/mind-cluster infer-operator, instanceset_controller.go validate and
+/// checkOrCreateService).
 std::string operator_event_text(const std::string& object, const Event& event) {
   std::string what;
   if (event.reason == "ValidateError") what = "infer-operator refuses " + object + " and creates nothing for it";

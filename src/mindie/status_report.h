@@ -66,8 +66,8 @@ struct Pod {
 /// the one before are still going (made twice with nothing going is a plain re-creation: a scale-in and out, a
 /// deliberate delete). Its rescheduler rebuilds a gang instance each
 /// time one of its pods is deleted, and the pods of the workload it deleted, going away, count as the next deletion
-/// (infer-operator-rules.md D2; Ascend/mind-cluster component/infer-operator/pkg/controller/rescheduling/
-/// rescheduling.go, handlePodDelete and DoRescheduling).
+/// (Ascend/mind-cluster component/infer-operator/pkg/controller/rescheduling/rescheduling.go, handlePodDelete and
+/// DoRescheduling).
 struct Rebuild {
   std::int64_t workloads = 0;  ///< incarnations of its workload (distinct uids) in the controllers' events
   std::int64_t since = 0;      ///< seconds since the epoch: the earliest incarnation's first event

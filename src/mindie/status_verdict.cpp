@@ -15,7 +15,8 @@ using util::str;
 
 /// Why InferService `name`'s InstanceSets (`instance_sets`) are not Ready, leaving out master/standby roles the
 /// report finds healthy (the standby never passes readiness, so the operator never calls them Ready:
-/// infer-operator-rules.md C2); `standby_only` is set when such a role is not Ready.
+/// Ascend/mind-cluster infer-operator, workload/deployment_handler.go); `standby_only` is set when such a role is not
+/// Ready.
 std::vector<std::string> instance_set_causes(const std::string& name, const json::array& instance_sets,
                                              const std::vector<Role>& roles, bool& standby_only) {
   std::vector<std::string> causes;

@@ -1,4 +1,4 @@
-// What the real infer-operator refuses or never changes (shared/docs/infer-operator-rules.md), end to end: the
+// What the real infer-operator refuses or never changes (Ascend/mind-cluster component/infer-operator), end to end: the
 // fake operator on the local cluster follows those rules (ValidateError events, Services before workloads, labels fixed
 // at creation, PodGroups left behind), and deploy, scale, status and wait must act on them before a user meets them on
 // a cluster.

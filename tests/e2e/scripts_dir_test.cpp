@@ -1,7 +1,7 @@
 // --scripts-dir with PyMotor's deployer folder as operators keep it (startup/, startup/roles/, probe/ and files
 // deploy.py never stores), its startup/ folder, and a flat folder: motor-config gets exactly the keys deploy.py
-// stores (shared/docs/pymotor-deployer-2026-06.md, appendix). The fixture tree has that layout with placeholder
-// contents.
+// stores (Ascend/MindIE-PyMotor 7d15c04 examples/deployer/lib/generator/k8s_utils.py, create_motor_config_configmap).
+// The fixture tree has that layout with placeholder contents.
 #include <doctest/doctest.h>
 
 #include <filesystem>

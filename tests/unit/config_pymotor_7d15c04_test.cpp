@@ -1,5 +1,5 @@
-// Parity with PyMotor's deployer 7d15c04 (issue 16; ../shared/docs/pymotor-deployer-2026-06.md): the engine
-// section and MODEL_NAME (U10), the A5 hardware types (U1), and the example configs written for that deployer.
+// Parity with PyMotor's deployer 7d15c04 (issue 16; Ascend/MindIE-PyMotor examples/deployer at 7d15c04): the
+// engine section and MODEL_NAME, the A5 hardware types, and the example configs written for that deployer.
 #include <doctest/doctest.h>
 
 #include <set>

@@ -1,5 +1,6 @@
 // mindie/operator_rules.h: what infer-operator refuses or never changes, checked on objects
-// (shared/docs/infer-operator-rules.md A2, A3, D1, D3).
+// (Ascend/mind-cluster component/infer-operator/pkg/controller/: v1/instanceset_controller.go,
+// v1/inferservice_controller.go, workload/podgroup_manager.go).
 #include "mindie/operator_rules.h"
 
 #include <doctest/doctest.h>

@@ -560,7 +560,7 @@ TEST_CASE("sglang: an mf-store role, and engines get its address, the profile's 
 }
 
 // infer-operator refuses a NodePort role Service without a nodePort and then creates no coordinator at all
-// (infer-operator-rules.md A1): the default config must render one.
+// (Ascend/mind-cluster infer-operator, instanceset_controller.go validateServices): the default config must render one.
 TEST_CASE("infer_service_set: the coordinator's inference NodePort always has a nodePort (31015 unless set)") {
   auto cfg = valid_config();
   const auto infer_port = [](const json::object& iss) {

@@ -318,7 +318,8 @@ TEST_CASE("--timeout durations") {
     CHECK_THROWS_AS(cmd::parse_duration(bad, "--timeout"), cmd::UsageError);
 }
 
-// infer-operator-rules.md C4: an HPA scales the InstanceSet, so the role's own replicas are only where it started.
+// Ascend/mind-cluster infer-operator (scaling/scaling_manager.go; inferservice_controller.go updateExistInstanceSets):
+// an HPA scales the InstanceSet, so the role's own replicas are only where it started.
 TEST_CASE("an HPA-owned role wants what the HPA set on its InstanceSet, not the role's count") {
   const auto d = deployed(test::valid_config());
   auto in = all_ready(d);

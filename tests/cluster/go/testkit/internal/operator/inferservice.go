@@ -34,7 +34,8 @@ func (r *inferServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		klog.Errorf("InferService %s: unreadable spec: %v", req, err)
 		return ctrl.Result{}, nil
 	}
-	// A refusal only reaches the log (A5): no InstanceSet is created, changed or deleted, and no status written.
+	// A refusal only reaches the log (inferservice_controller.go): no InstanceSet is created, changed or deleted, and
+	// no status written.
 	if err := validateRoles(&spec); err != nil {
 		klog.Errorf("validation failed for InferService %s: %v", req, err)
 		return ctrl.Result{}, nil
@@ -80,7 +81,7 @@ func (r *inferServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		if ist, ok := existing[role.Name]; ok {
 			current, _, _ := unstructured.NestedMap(ist.Object, "spec")
 			// An HPA owns the replicas of an InstanceSet it scales: a replicas-only difference is none, and an update
-			// keeps the InstanceSet's count (C4).
+			// keeps the InstanceSet's count (inferservice_controller.go updateExistInstanceSets).
 			var live roleSpec
 			_, _ = decodeField(ist, &live, "spec")
 			if live.hpa() {
@@ -110,7 +111,7 @@ func (r *inferServiceReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}
 
-	// Status: replicas = roles, readyReplicas = InstanceSets Ready; Ready needs at least one role (C2).
+	// Status: replicas = roles, readyReplicas = InstanceSets Ready; Ready needs at least one role (createReadyCondition).
 	if err := r.client.List(ctx, list, client.InNamespace(is.GetNamespace()),
 		client.MatchingLabels{LabelInferService: is.GetName()}); err != nil {
 		return ctrl.Result{}, err
@@ -159,10 +160,11 @@ func validateRoles(spec *inferServiceSpec) error {
 	return nil
 }
 
-// newInstanceSet is the InstanceSet of `role` as the operator creates it (B3): the role's metadata.labels plus
-// inferservice-name, instanceset-name and priority-scheduling-strategy (the InferService's strategy, default
-// Parallel); the role's annotations, plus the pod template's huawei.com/schedule_policy when the role has none; and,
-// for a super-pod policy ("-sp"), the label inferserviceid = the InferService's UID. Set once: never updated.
+// newInstanceSet is the InstanceSet of `role` as the operator creates it (inferservice_controller.go newInstanceSet):
+// the role's metadata.labels plus inferservice-name, instanceset-name and priority-scheduling-strategy (the
+// InferService's strategy, default Parallel); the role's annotations, plus the pod template's
+// huawei.com/schedule_policy when the role has none; and, for a super-pod policy ("-sp"), the label inferserviceid =
+// the InferService's UID. Set once: never updated.
 func newInstanceSet(is *unstructured.Unstructured, spec *inferServiceSpec, role *roleSpec,
 	rawRole map[string]any) *unstructured.Unstructured {
 	labels := copyMap(role.Metadata.Labels)

@@ -28,7 +28,8 @@ func (r *inferServiceSetReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if iss.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
-	// spec.replicas: absent means 1; outside 1..64 the real operator only logs (A5) and changes nothing.
+	// spec.replicas: absent means 1; outside 1..64 the real operator only logs (inferserviceset_controller.go) and
+	// changes nothing.
 	replicas := int64(1)
 	if v, found, err := unstructured.NestedFieldNoCopy(iss.Object, "spec", "replicas"); err == nil && found && v != nil {
 		n, ok := v.(int64)

@@ -28,7 +28,7 @@ const (
 )
 
 // requeueInterval is how soon a reconcile that failed to create an instance runs again (the real
-// DefaultReEnqueueInterval); the status is written first (D5).
+// DefaultReEnqueueInterval); the status is written first (instanceset_controller.go Reconcile).
 const requeueInterval = time.Second
 
 // maxInstances bounds the workloads of one InstanceSet: a test instrument must not create without bound when a
@@ -43,7 +43,8 @@ func (e *requeueError) Error() string { return e.err.Error() }
 func (e *requeueError) Unwrap() error { return e.err }
 
 // errNoSchedule: the InstanceSet's priority-scheduling-strategy label is absent or unknown, so no workload is created
-// and no status written (D4). Not retried: adding the label is an update of the InstanceSet, which reconciles it.
+// and no status written (schedule/priority_scheduling.go ShouldSchedule). Not retried: adding the label is an update of
+// the InstanceSet, which reconciles it.
 var errNoSchedule = errors.New("unknown scheduling strategy")
 
 // instanceSetReconciler turns an InstanceSet into its role Services, one workload per instance (with its
@@ -55,7 +56,7 @@ type instanceSetReconciler struct {
 	recorder  record.EventRecorder
 	// rescheduler: the fault records and the rebuild of faulty workloads (rescheduling.go).
 	rescheduler *rescheduler
-	// supportPodGroup: Volcano's PodGroup CRD was established when the operator started (A3).
+	// supportPodGroup: Volcano's PodGroup CRD was established when the operator started (SetupWithManager).
 	supportPodGroup bool
 	// hpaServed: autoscaling/v2 HorizontalPodAutoscalers were served when the operator started.
 	hpaServed bool
@@ -77,7 +78,7 @@ func (r *instanceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.refuse(ist, fmt.Sprintf("spec is not valid: %v", err))
 		return ctrl.Result{}, nil
 	}
-	// A refusal is a ValidateError event and nothing else: no Services, workloads or status (A1, A3, A4).
+	// A refusal is a ValidateError event and nothing else: no Services, workloads or status (validate, validateServices).
 	if msg := r.validate(ist, &role); msg != "" {
 		r.refuse(ist, msg)
 		return ctrl.Result{}, nil
@@ -197,9 +198,10 @@ func validWorkloadSpec(kind string, spec json.RawMessage) string {
 	return ""
 }
 
-// reconcileWorkloads: delete the workloads (and per-instance Services) of indexes ≥ replicas, create the role
-// Services, stopping at the first refused one (A2), then, when the scheduling strategy allows it, create each
-// missing instance in ascending order, stopping at the first failure (D5). Existing objects are never updated.
+// reconcileWorkloads: delete the workloads (and per-instance Services) of indexes ≥ replicas, create the role Services,
+// stopping at the first refused one (reconcileServices), then, when the scheduling strategy allows it, create each
+// missing instance in ascending order, stopping at the first failure (reconcileWorkloadInstances). Existing objects are
+// never updated.
 func (r *instanceSetReconciler) reconcileWorkloads(ctx context.Context, ist *unstructured.Unstructured, role *roleSpec,
 	service, roleName string, replicas int) error {
 	ns := ist.GetNamespace()
@@ -283,9 +285,9 @@ func beyond(labels map[string]string, replicas int) bool {
 	return err == nil && (k < 0 || k >= replicas)
 }
 
-// createRoleService creates a role Service unless it exists. The lookup is the label-filtered cache (A7): a Service
-// of that name without the operator's label looks missing, its create is refused (AlreadyExists) and reported like
-// any other refusal: a ServiceCreateError event naming the role.services entry, and an error, so the reconcile is
+// createRoleService creates a role Service unless it exists. The lookup is the label-filtered cache (main.go): a
+// Service of that name without the operator's label looks missing, its create is refused (AlreadyExists) and reported
+// like any other refusal: a ServiceCreateError event naming the role.services entry, and an error, so the reconcile is
 // retried with the controller's backoff (models instanceset_controller.go checkOrCreateService).
 func (r *instanceSetReconciler) createRoleService(ctx context.Context, ist *unstructured.Unstructured, entry string,
 	svc *corev1.Service) error {
@@ -383,7 +385,7 @@ func (r *instanceSetReconciler) ensureInstance(ctx context.Context, ist *unstruc
 	return nil
 }
 
-// writeStatus (C1): replicas = spec.replicas, readyReplicas = the ready workloads carrying the InstanceSet's labels,
+// writeStatus: replicas = spec.replicas, readyReplicas = the ready workloads carrying the InstanceSet's labels,
 // Ready when readyReplicas ≥ replicas (models instanceset_controller.go getNewStatus). Where autoscaling/v2 is served
 // the HPA path runs for every role and writes labelSelector; scalingResourceStatus is what it returned, nothing
 // for a role without an HPA (Ascend/mind-cluster component/infer-operator/pkg/controller/v1/instanceset_controller.go,

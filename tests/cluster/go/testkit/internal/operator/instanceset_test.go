@@ -103,7 +103,7 @@ func TestValidateErrorMessages(t *testing.T) {
 	}
 }
 
-// Models instanceset_controller.go checkOrCreateService and Reconcile (A2): a refused role Service is a
+// Models instanceset_controller.go checkOrCreateService and Reconcile: a refused role Service is a
 // ServiceCreateError event "Failed to create service <entry>: <error>" from the InstanceSet controller, no workload
 // is made, and the reconcile fails, so that it is retried with the controller's backoff (RateLimiter).
 func TestRefusedRoleServiceStopsTheInstanceSet(t *testing.T) {

@@ -47,13 +47,14 @@ const (
 	// LabelScalingOwnedBy names, on an HPA, the InstanceSet it scales (scaling/scaling_manager.go).
 	LabelScalingOwnedBy = "infer.huawei.com/scaling-owned-by"
 
-	// superPodPolicySuffix marks a schedule policy whose InstanceSets get the inferserviceid label (B3).
+	// superPodPolicySuffix marks a schedule policy whose InstanceSets get the inferserviceid label
+	// (inferservice_controller.go isTargetSuperPodJob).
 	superPodPolicySuffix = "-sp"
 
 	StrategyParallel = "Parallel"
 	StrategyPriority = "Priority"
 
-	// Limits of the real reconcilers (A5).
+	// Limits of the real reconcilers (inferservice_controller.go, inferserviceset_controller.go).
 	maxInferServices = 64
 	maxRoles         = 32
 

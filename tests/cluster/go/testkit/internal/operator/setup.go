@@ -38,11 +38,11 @@ const (
 )
 
 // Features are the CRDs established, and the APIs served, when the operator starts. Like the real operator, it
-// decides once: a CRD installed later needs a restart (A3).
+// decides once: a CRD installed later needs a restart (instanceset_controller.go SetupWithManager).
 type Features struct {
 	MindCluster bool // InferServiceSet, InferService and InstanceSet
 	// PodGroup: Volcano's PodGroup CRD. The operator does not start without it (StartupError); the InstanceSet
-	// validation's gang check (A3) remains, as in the real one.
+	// validation's gang check (instanceset_controller.go validate) remains, as in the real one.
 	PodGroup bool
 	// HPA: autoscaling/v2 HorizontalPodAutoscalers are served (Kubernetes 1.23 and later). The real operator takes
 	// its HPA path only then (Ascend/mind-cluster component/infer-operator/main.go, main: APIGroupVersionExists

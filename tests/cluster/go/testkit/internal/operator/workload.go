@@ -53,8 +53,9 @@ func podTemplateMeta(spec json.RawMessage) metav1.ObjectMeta {
 	return w.Template.Metadata
 }
 
-// workloadMeta is the metadata of an instance's workload (B2): the InstanceSet's labels, the role's labels, the
-// indexer labels and the pod template's fault-scheduling label; the InstanceSet's and the role's annotations.
+// workloadMeta is the metadata of an instance's workload (workload/statefulset_handler.go, deployment_handler.go): the
+// InstanceSet's labels, the role's labels, the indexer labels and the pod template's fault-scheduling label; the
+// InstanceSet's and the role's annotations.
 func workloadMeta(ist *unstructured.Unstructured, role *roleSpec, in instance,
 	template *corev1.PodTemplateSpec) metav1.ObjectMeta {
 	labels := copyMap(ist.GetLabels())
@@ -77,9 +78,9 @@ func workloadMeta(ist *unstructured.Unstructured, role *roleSpec, in instance,
 	return m
 }
 
-// overlayTemplate is all the operator changes in the role's pod template (B1, B6): the indexer labels (and
-// inferserviceid when the InstanceSet has it), the PodGroup annotation of a gang instance, and the env appended to
-// every container (not init containers) in the operator's order.
+// overlayTemplate is all the operator changes in the role's pod template (the workload handlers; common/utils.go for
+// the env): the indexer labels (and inferserviceid when the InstanceSet has it), the PodGroup annotation of a gang
+// instance, and the env appended to every container (not init containers) in the operator's order.
 func overlayTemplate(ist *unstructured.Unstructured, t *corev1.PodTemplateSpec, in instance, gang bool) {
 	t.Labels = in.labels(t.Labels)
 	if id, ok := ist.GetLabels()[LabelInferServiceID]; ok {
@@ -131,9 +132,9 @@ func newDeployment(ist *unstructured.Unstructured, role *roleSpec, in instance, 
 	return &appsv1.Deployment{ObjectMeta: workloadMeta(ist, role, in, &spec.Template), Spec: spec}, nil
 }
 
-// newInstanceService is the per-instance Service (B5), owned by the InstanceSet, its labels and selector the indexer
-// labels: headless (port 8080 "infer") for a StatefulSet instance, ClusterIP 8080→8080 for a Deployment instance of
-// a role without role.services.
+// newInstanceService is the per-instance Service (statefulset_handler.go, deployment_handler.go), owned by the
+// InstanceSet, its labels and selector the indexer labels: headless (port 8080 "infer") for a StatefulSet instance,
+// ClusterIP 8080→8080 for a Deployment instance of a role without role.services.
 func newInstanceService(ist *unstructured.Unstructured, in instance, headless bool) *corev1.Service {
 	labels := in.labels(nil)
 	svc := &corev1.Service{
@@ -159,9 +160,10 @@ func newInstanceService(ist *unstructured.Unstructured, in instance, headless bo
 	return svc
 }
 
-// newRoleService is what a role.services entry becomes (B4): "<entry>-<InferService>-<role>", the entry's spec as it
-// is (its metadata ignored) with the InferService index added to every nodePort, the InstanceSet's labels plus the
-// indexer labels (instance index ""), the InstanceSet's annotations.
+// newRoleService is what a role.services entry becomes (instanceset_controller.go checkOrCreateService):
+// "<entry>-<InferService>-<role>", the entry's spec as it is (its metadata ignored) with the InferService index added
+// to every nodePort, the InstanceSet's labels plus the indexer labels (instance index ""), the InstanceSet's
+// annotations.
 func newRoleService(ist *unstructured.Unstructured, entry roleService, service, role string, offset int32) *corev1.Service {
 	spec := *entry.Spec.DeepCopy()
 	for i := range spec.Ports {
@@ -184,10 +186,10 @@ func newRoleService(ist *unstructured.Unstructured, entry roleService, service, 
 	return svc
 }
 
-// newPodGroup is the Volcano PodGroup of a gang instance (B7): minMember = pods per instance, minResources = the
-// containers' requests (limits where a request is missing) times the pods; labels the InstanceSet's (without
-// inferserviceid) plus the indexer labels, annotations the InstanceSet's, `status: {}`. Created once, never updated
-// (D1).
+// newPodGroup is the Volcano PodGroup of a gang instance (workload/podgroup_manager.go): minMember = pods per instance,
+// minResources = the containers' requests (limits where a request is missing) times the pods; labels the InstanceSet's
+// (without inferserviceid) plus the indexer labels, annotations the InstanceSet's, `status: {}`. Created once, never
+// updated (GetOrCreatePodGroupForInstance).
 func newPodGroup(ist *unstructured.Unstructured, in instance, pods int32, template *corev1.PodTemplateSpec) *unstructured.Unstructured {
 	labels := copyMap(ist.GetLabels())
 	delete(labels, LabelInferServiceID)
@@ -242,8 +244,8 @@ func minResources(pods int32, spec *corev1.PodSpec) map[string]any {
 	return out
 }
 
-// statefulSetReady is the real operator's rule (C3): the current generation observed, ready and updated replicas
-// equal to spec.replicas, and no rollout in progress.
+// statefulSetReady is the real operator's rule (statefulset_handler.go): the current generation observed, ready and
+// updated replicas equal to spec.replicas, and no rollout in progress.
 func statefulSetReady(s *appsv1.StatefulSet) bool {
 	desired := int32(1)
 	if s.Spec.Replicas != nil {
@@ -259,8 +261,8 @@ func statefulSetReady(s *appsv1.StatefulSet) bool {
 		s.Status.CurrentRevision == s.Status.UpdateRevision
 }
 
-// deploymentReady (C3): the current generation observed, ready == available == updated == spec.replicas, and the
-// Available and Progressing conditions True.
+// deploymentReady (deployment_handler.go): the current generation observed, ready == available == updated ==
+// spec.replicas, and the Available and Progressing conditions True.
 func deploymentReady(d *appsv1.Deployment) bool {
 	desired := int32(1)
 	if d.Spec.Replicas != nil {
