@@ -152,3 +152,14 @@ TEST_CASE("--output-dir never writes through a symbolic link planted in it") {
   for (const auto& r : sb.requests_since(mark)) CHECK_FALSE(r.is_write());
 }
 
+TEST_CASE("a file name with terminal escapes is printed with them made visible") {
+  Cluster sb;
+  e2e::TempDir dir;
+  e2e::write_stand_in_scripts(dir, "scripts");
+  dir.write("scripts/notes\x1b]0;owned\x07\x1b[2J.txt", "x\n");
+  std::string err;
+  rendered_config_map(sb, dir.path() + "/scripts", err);
+  CHECK_MESSAGE(err.find("left out notes^[]0;owned^G^[[2J.txt") != std::string::npos, err);
+  CHECK(err.find('\x1b') == std::string::npos);
+  CHECK(err.find('\x07') == std::string::npos);
+}
