@@ -123,7 +123,7 @@ std::string output_group(const json::object& obj, config::DeployMode mode) {
     std::replace(role.begin(), role.end(), '-', '_');
     return role;
   }
-  return "controller";  // the controller and its ServiceAccount, ClusterRole and ClusterRoleBinding
+  return "controller";  // the controller and its ServiceAccount and RBAC
 }
 
 }  // namespace
