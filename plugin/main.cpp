@@ -18,6 +18,8 @@
 #include "completion.h"
 #include "help.h"
 #include "kube/client.h"
+#include "kube/logging_transport.h"
+#include "util/terminal.h"
 
 namespace po = boost::program_options;
 using namespace mindie;
@@ -101,7 +103,7 @@ int unknown_command(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& c : commands()) names.push_back(c.name);
   names.push_back("options");
-  std::cerr << "error: unknown command \"" << name << "\" for \"kubectl mindie\"\n";
+  std::cerr << "error: unknown command \"" << util::escape_terminal(name) << "\" for \"kubectl mindie\"\n";
   if (const auto near = suggestions(name, names); !near.empty()) {
     std::cerr << "\nDid you mean this?\n";
     for (const auto& n : near) std::cerr << "\t" << n << "\n";
@@ -110,19 +112,23 @@ int unknown_command(const std::string& name) {
   return 1;
 }
 
+/// An error's text as printed: names in it (files, objects, the server's words) cannot drive the terminal, and a
+/// password in a URL (the server's, a proxy's) is masked wherever the message took it from.
+std::string shown(std::string_view text) { return util::escape_terminal(kube::redact_url_passwords(text)); }
+
 /// Prints `e` the way kubectl does and returns the exit code: 1, or 128 + the signal of an interrupted command.
 int report(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const kube::ApiError& e) {
-    std::cerr << e.render() << '\n';
+    std::cerr << shown(e.render()) << '\n';
   } catch (const cmd::PartialFailure& e) {
     report(e.cause());
-    std::cerr << e.what() << '\n';
+    std::cerr << shown(e.what()) << '\n';
   } catch (const kube::TransportError& e) {
-    std::cerr << "error: " << e.what() << '\n';  // the message already says "Unable to connect to the server"
+    std::cerr << "error: " << shown(e.what()) << '\n';  // the message already says "Unable to connect to the server"
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << '\n';
+    std::cerr << "error: " << shown(e.what()) << '\n';
   }
   return cmd::exit_code_of(error);
 }
@@ -168,7 +174,7 @@ int run(const std::vector<std::string>& all_args) {
     po::store(po::command_line_parser(args).options(desc).style(style).positional({}).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "error: " << flag_error(e) << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
+    std::cerr << "error: " << shown(flag_error(e)) << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
     return 1;
   }
   if (help) {

@@ -1,5 +1,9 @@
 #include "cmd/common.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -89,6 +93,52 @@ std::string read_file(const std::string& path) {
   }
   if (in.bad()) throw CommandError("cannot read " + path + ": " + std::strerror(errno));
   return content;
+}
+
+namespace {
+
+/// Creates a file beside `path` that did not exist (O_EXCL) and is no link (O_NOFOLLOW); its name in `tmp`.
+int create_beside(const std::string& path, std::string& tmp) {
+  const std::filesystem::path p(path);
+  for (int i = 0;; ++i) {
+    tmp = (p.parent_path() /
+           ("." + p.filename().string() + "." + std::to_string(::getpid()) + "-" + std::to_string(i) + ".tmp"))
+              .string();
+    // 0666 under the umask: the mode std::ofstream would give a new file.
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST || i == 99) throw CommandError("cannot write " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+void write_file_no_follow(const std::string& path, const std::string& text) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    throw CommandError(path +
+                       " is a symbolic link; kubectl-mindie never writes through one (someone may have planted "
+                       "it to overwrite its target): remove it and run again");
+  std::string tmp;
+  const int fd = create_beside(path, tmp);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const int write_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  // rename() replaces a link planted at `path` since the check, never what it points to.
+  if (done < text.size() || !closed || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = done < text.size() ? write_errno : errno;
+    ::unlink(tmp.c_str());
+    throw CommandError("cannot write " + path + ": " + std::strerror(err));
+  }
 }
 
 void check_namespace_flag(const std::string& namespace_flag, const std::string& job_id) {

@@ -191,8 +191,9 @@ struct ScriptsDir {
 
 /// Reads `dir` (see ScriptsDir). Key names, UTF-8, collisions with the config keys and the ConfigMap size are
 /// checked by render::render_config_map, before any request. Throws CommandError when `dir` is not a directory, a
-/// file cannot be read, an entry is a broken symbolic link, two files map to one key, or a file is named
-/// env_functions.sh (env_script::kEnvFunctionsKey, which the tool generates).
+/// file cannot be read, an entry is a broken symbolic link, a file to store resolves outside the folder (a symbolic
+/// link out of it: each one named, none read), two files map to one key, or a file is named env_functions.sh
+/// (env_script::kEnvFunctionsKey, which the tool generates).
 ScriptsDir read_scripts(const std::string& dir);
 
 /// Throws CommandError listing every key of `needed` (deployer_scripts::needed) that `given` lacks, each with where
@@ -205,6 +206,11 @@ inline constexpr int kBaselineWriteAttempts = 3;
 
 /// Reads a whole file. Throws CommandError naming the file and the OS reason.
 std::string read_file(const std::string& path);
+
+/// Writes `text` to `path` as a new file (the umask's usual mode) renamed over it, so a symbolic link planted at
+/// `path` is never followed: one found there is refused, naming it; one planted meanwhile is replaced, its target
+/// untouched. The folders on the way are resolved as the OS does. Throws CommandError naming the file.
+void write_file_no_follow(const std::string& path, const std::string& text);
 
 /// The namespace of a deployment is its config's `job_id`; an explicit -n that differs is an error naming both
 /// values (never a silent choice). `namespace_flag` is the -n value as given ("" = not given). Throws UsageError.

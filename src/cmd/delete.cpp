@@ -248,9 +248,9 @@ Command delete_command() {
           "Delete what deploy created in a namespace (motor-config last)",
           "kubectl mindie delete -n NS [--wait] [--timeout 10m] [--dry-run=server|client] [flags]",
           "Delete what deploy created in namespace NS: the workload (found by the names recorded in motor-config and\n"
-          "by the label app.kubernetes.io/managed-by=kubectl-mindie), the controller's ServiceAccount, its cluster\n"
-          "RBAC when it is this deployment's own, and the motor-config ConfigMap last, so an interrupted delete can\n"
-          "be run again. Objects already gone are skipped.",
+          "by the label app.kubernetes.io/managed-by=kubectl-mindie), the controller's ServiceAccount, Role and\n"
+          "RoleBinding, its cluster RBAC when it is this deployment's own, and the motor-config ConfigMap last, so an\n"
+          "interrupted delete can be run again. Objects already gone are skipped.",
           "  # Delete the deployment in mindie-demo\n"
           "  kubectl mindie delete -n mindie-demo\n\n"
           "  # Delete and wait until its pods are gone\n"

@@ -118,8 +118,8 @@ std::int64_t plan_namespaced(kube::Client& client, DeletePlan& plan, const std::
       services = status::service_count(iss);
     }
   }
-  for (const kube::GVR* r :
-       {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices, &kube::gvr::kServiceAccounts}) {
+  for (const kube::GVR* r : {&kube::gvr::kInferServiceSets, &kube::gvr::kDeployments, &kube::gvr::kServices,
+                             &kube::gvr::kServiceAccounts, &kube::gvr::kRoleBindings, &kube::gvr::kRoles}) {
     for (auto& item : list_items(client, *r, ns, selector)) {
       auto& obj = item.as_object();
       if (!has_owner(obj)) {

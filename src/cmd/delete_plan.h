@@ -56,8 +56,9 @@ inline constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=
 
 /// Reads what deploy created in `ns` and returns the plan. Found by names recorded on motor-config (the
 /// InferServiceSet, the RBAC names deploy derives from the namespace) and by labels (managed-by kubectl-mindie,
-/// instance = the workload name; every labelled InferServiceSet, Deployment, Service and ServiceAccount without an
-/// owner: owned objects go with their owner through garbage collection and are never deleted directly).
+/// instance = the workload name; every labelled InferServiceSet, Deployment, Service, ServiceAccount, RoleBinding and
+/// Role without an owner: owned objects go with their owner through garbage collection and are never deleted
+/// directly).
 /// Cluster-scoped RBAC is planned only when it is this deployment's own: labelled managed-by kubectl-mindie, its
 /// instance label equal to the workload, and (the binding) every subject in `ns`; otherwise it becomes a kept
 /// target with the reason. Without a motor-config the plan is label-based alone. Throws CommandError when

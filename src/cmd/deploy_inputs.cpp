@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include "cmd/deploy.h"
 #include "cmd/deploy_steps.h"
@@ -124,7 +123,7 @@ std::string output_group(const json::object& obj, config::DeployMode mode) {
     std::replace(role.begin(), role.end(), '-', '_');
     return role;
   }
-  return "controller";  // the controller and its ServiceAccount, ClusterRole and ClusterRoleBinding
+  return "controller";  // the controller and its ServiceAccount and RBAC
 }
 
 }  // namespace
@@ -143,10 +142,8 @@ void DeployOptions::write_output_dir() const {
     it->second += util::json_to_yaml(obj);
   }
   for (const auto& [group, text] : files) {
-    const fs::path file = fs::path(flags_.output_dir) / (group + ".yaml");
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw CommandError("cannot write " + file.string());
+    // A file planted as a symbolic link (to ~/.ssh/authorized_keys, say) is refused, never written through.
+    write_file_no_follow((fs::path(flags_.output_dir) / (group + ".yaml")).string(), text);
   }
 }
 

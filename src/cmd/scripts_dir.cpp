@@ -44,6 +44,27 @@ std::vector<ScannedFolder> scanned_folders(const std::string& dir, std::string& 
   return {{d, "", std::nullopt}};
 }
 
+/// The folder no stored file may resolve outside: the --scripts-dir itself, or the deployer folder holding it when
+/// the layout is its startup/ folder (probe/ beside it is read). Links are resolved, so a --scripts-dir that is
+/// itself a link is the folder it names.
+fs::path allowed_root(const std::string& dir, const std::vector<ScannedFolder>& folders) {
+  std::error_code ec;
+  const fs::path d = fs::weakly_canonical(dir, ec);
+  return folders.front().rel.empty() && folders.size() > 1 ? d.parent_path() : d;
+}
+
+/// "REL -> TARGET" when `entry` resolves outside `root` (a link of its own, or a file inside a linked folder);
+/// nullopt when it stays inside.
+std::optional<std::string> outside_link(const fs::directory_entry& entry, const fs::path& root,
+                                        const std::string& rel) {
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(entry.path(), ec);
+  if (ec) return rel + " -> (unresolvable: " + ec.message() + ")";
+  const fs::path inside = resolved.lexically_relative(root);
+  if (!inside.empty() && *inside.begin() != "..") return std::nullopt;
+  return rel + " -> " + (entry.is_symlink(ec) ? fs::read_symlink(entry.path(), ec).string() : resolved.string());
+}
+
 }  // namespace
 
 std::string ScriptsDir::expected_path(const std::string& key) const {
@@ -71,6 +92,8 @@ ScriptsDir read_scripts(const std::string& dir) {
   std::map<std::string, std::string> found_at;  // key -> relative path, for duplicates
   std::set<fs::path> scanned_paths;
   for (const auto& f : folders) scanned_paths.insert(fs::weakly_canonical(f.path, ec));
+  const fs::path root = allowed_root(dir, folders);
+  std::vector<std::string> outside;  // stored files that resolve outside root
   for (const auto& f : folders) {
     if (!fs::is_directory(f.path, ec)) continue;
     std::vector<fs::directory_entry> entries;
@@ -106,9 +129,20 @@ ScriptsDir read_scripts(const std::string& dir) {
                            "key " +
                            name + "; remove one; nothing was written");
       found_at[name] = rel;
+      // motor-config is mounted by every pod of the namespace: a link out of the folder (to a private key, say)
+      // would publish what it points to. Never read, so never printed.
+      if (auto link = outside_link(entry, root, rel)) {
+        outside.push_back(*link);
+        continue;
+      }
       out.scripts[name] = read_file(entry.path().string());
     }
   }
+  if (!outside.empty())
+    throw CommandError("--scripts-dir " + dir + ": these files resolve to outside " + root.string() +
+                       " (symbolic links); motor-config, which every pod of the namespace reads, would store what "
+                       "they point to:\n  " +
+                       util::join(outside, "\n  ") + "\ncopy the files into the folder instead; nothing was written");
   // The deployer folder's own top-level files (deploy.py, README.md, ...) are what it leaves out too.
   if (folders.front().rel == "startup/")
     for (const auto& entry : fs::directory_iterator(dir, ec)) {

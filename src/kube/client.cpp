@@ -33,6 +33,8 @@ const GVR kDeployments{"apps", "v1", "deployments", "Deployment", true};
 const GVR kStatefulSets{"apps", "v1", "statefulsets", "StatefulSet", true};
 const GVR kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false};
 const GVR kClusterRoleBindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false};
+const GVR kRoles{"rbac.authorization.k8s.io", "v1", "roles", "Role", true};
+const GVR kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true};
 const GVR kInferServiceSets{"mindcluster.huawei.com", "v1", "inferservicesets", "InferServiceSet", true};
 const GVR kInferServices{"mindcluster.huawei.com", "v1", "inferservices", "InferService", true};
 const GVR kInstanceSets{"mindcluster.huawei.com", "v1", "instancesets", "InstanceSet", true};
@@ -40,14 +42,10 @@ const GVR kEvents{"", "v1", "events", "Event", true};
 const GVR kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup", true};
 
 const GVR* for_kind(std::string_view api_version, std::string_view kind) {
-  static const std::array<const GVR*, 15> known{&kConfigMaps,       &kServiceAccounts,
-                                                &kServices,         &kPods,
-                                                &kNamespaces,       &kNodes,
-                                                &kDeployments,      &kStatefulSets,
-                                                &kClusterRoles,     &kClusterRoleBindings,
-                                                &kInferServiceSets, &kInferServices,
-                                                &kInstanceSets,     &kEvents,
-                                                &kPodGroups};
+  static const std::array<const GVR*, 17> known{
+      &kConfigMaps,       &kServiceAccounts, &kServices,     &kPods,         &kNamespaces,   &kNodes,
+      &kDeployments,      &kStatefulSets,    &kRoles,        &kRoleBindings, &kClusterRoles, &kClusterRoleBindings,
+      &kInferServiceSets, &kInferServices,   &kInstanceSets, &kEvents,       &kPodGroups};
   for (const GVR* r : known)
     if (r->kind == kind && r->api_version() == api_version) return r;
   return nullptr;

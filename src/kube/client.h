@@ -41,6 +41,8 @@ extern const GVR kDeployments;
 extern const GVR kStatefulSets;
 extern const GVR kClusterRoles;
 extern const GVR kClusterRoleBindings;
+extern const GVR kRoles;
+extern const GVR kRoleBindings;
 extern const GVR kInferServiceSets;  ///< mindcluster.huawei.com/v1 inferservicesets
 extern const GVR kInferServices;     ///< mindcluster.huawei.com/v1 inferservices (created by infer-operator)
 extern const GVR kInstanceSets;      ///< mindcluster.huawei.com/v1 instancesets (created by infer-operator)

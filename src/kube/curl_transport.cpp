@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 
+#include "kube/logging_transport.h"
 #include "kube/retrying_transport.h"
 
 namespace mindie::kube {
@@ -322,7 +323,9 @@ CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> au
   if (!c.tls_server_name.empty()) {
     const auto url = split_url(c.server);
     if (!url)
-      throw TransportError("Unable to connect to the server " + c.server + ": the server URL cannot be parsed", false);
+      throw TransportError("Unable to connect to the server " + redact_url_passwords(c.server) +
+                               ": the server URL cannot be parsed",
+                           false);
     const auto bracket = [](const std::string& host) {
       return host.find(':') != std::string::npos ? "[" + host + "]" : host;
     };
@@ -477,22 +480,24 @@ HttpResponse CurlTransport::Impl::outcome(CURLcode rc, Transfer& t, const HttpRe
     t.resp.status = t.head_done ? t.status : 0;
     return std::move(t.resp);
   }
+  // A password in the server URL (https://user:password@host) is used, never printed.
+  const std::string server = redact_url_passwords(config.server);
   if (t.too_big) {
     const std::string bound = max_body % (1024 * 1024) == 0 ? std::to_string(max_body / (1024 * 1024)) + " MiB"
                                                             : std::to_string(max_body) + " bytes";
-    throw TransportError("The answer of the server " + config.server + " to " + req.method + " " + url +
+    throw TransportError("The answer of the server " + server + " to " + req.method + " " + redact_url_passwords(url) +
                              " was longer than " + bound + ", the most kubectl-mindie reads of one answer: stopped",
                          false);
   }
   if (t.head_timed_out) {
-    throw TransportError("Unable to connect to the server " + config.server + ": no answer within " +
+    throw TransportError("Unable to connect to the server " + server + ": no answer within " +
                          std::to_string(t.head_timeout.count()) + " ms (" + config.request_timeout_name + ")");
   }
   if (rc != CURLE_OK) {
-    const std::string detail = error[0] != '\0' ? error : curl_easy_strerror(rc);
+    const std::string detail = redact_url_passwords(error[0] != '\0' ? error : curl_easy_strerror(rc));
     if (t.sink != nullptr && t.head_done)
-      throw TransportError("The stream from the server " + config.server + " broke: " + detail);
-    throw TransportError("Unable to connect to the server " + config.server + ": " + detail, !permanent(rc));
+      throw TransportError("The stream from the server " + server + " broke: " + detail);
+    throw TransportError("Unable to connect to the server " + server + ": " + detail, !permanent(rc));
   }
   long status = 0;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);

@@ -119,10 +119,18 @@ SpawnedPlugin spawn_plugin(const ExecConfig& exec, bool interactive, int stdin_f
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   }
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  // Its own process group, so that a kill at the bound reaches the processes it started too.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (!interactive) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   pid_t pid = -1;
   auto c_argv = c_strings(argv);
   auto c_env = c_strings(env);
-  const int rc = posix_spawnp(&pid, exec.command.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+  const int rc = posix_spawnp(&pid, exec.command.c_str(), &actions, &attr, c_argv.data(), c_env.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   if (rc != 0) {
@@ -174,10 +182,10 @@ bool exits_before(pid_t pid, std::chrono::steady_clock::time_point deadline) {
   return ready != 0;
 }
 
-// Kills the plugin when there is a `problem`, waits for its exit, and throws ExecCredentialError for the problem, a
-// signal or a non-zero exit code.
-void reap(pid_t pid, const std::string& problem, const std::string& name) {
-  if (!problem.empty()) kill(pid, SIGKILL);
+// Kills the plugin (its process group when `own_group`) when there is a `problem`, waits for its exit, and throws
+// ExecCredentialError for the problem, a signal or a non-zero exit code.
+void reap(pid_t pid, bool own_group, const std::string& problem, const std::string& name) {
+  if (!problem.empty()) kill(own_group ? -pid : pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -252,15 +260,21 @@ ExecCredential ExecCredentialPlugin::fetch() {
   const std::string name = "exec plugin \"" + exec.command + "\"";
   const SpawnedPlugin plugin = spawn_plugin(exec, interactive, limits_.stdin_fd, exec_info_json(config_, interactive),
                                             name);
-  const auto deadline = std::chrono::steady_clock::now() + limits_.timeout;
-  const std::string timed_out = name + " did not finish within " + std::to_string(limits_.timeout.count()) +
-                                " ms; it was stopped";
+  const std::chrono::milliseconds bound = interactive ? limits_.interactive_timeout : limits_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  const std::string timed_out = name + " did not finish within " +
+                                (bound.count() % 1000 == 0 ? std::to_string(bound.count() / 1000) + " s"
+                                                           : std::to_string(bound.count()) + " ms") +
+                                " (kubectl-mindie's bound for " +
+                                (interactive ? "an interactive" : "a non-interactive") +
+                                " plugin; kubectl waits without one): " +
+                                (interactive ? "it was stopped" : "it and its child processes were stopped");
   std::string output;
   std::string problem = read_output(plugin.stdout_fd, deadline, limits_.max_output, name, timed_out, output);
   close(plugin.stdout_fd);
   // A plugin may close stdout and go on running: wait for its exit within the same deadline.
   if (problem.empty() && !exits_before(plugin.pid, deadline)) problem = timed_out;
-  reap(plugin.pid, problem, name);
+  reap(plugin.pid, !interactive, problem, name);
   return parse_exec_credential(output, exec.api_version, exec.command);
 }
 

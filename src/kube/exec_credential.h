@@ -39,17 +39,25 @@ class CredentialSource {
   virtual ExecCredential fetch() = 0;
 };
 
-/// Bounds on one plugin run. client-go sets none; a hung or runaway plugin must not hang or exhaust kubectl-mindie.
+/// Bounds on one plugin run. client-go sets none (plugin/pkg/client/auth/exec/exec.go runs it with cmd.Run() and
+/// waits for it); a hung or runaway plugin must not hang or exhaust kubectl-mindie, nor outlast the namespace lock's
+/// 30 s request bound while a change holds the lock. A plugin past its bound is killed (SIGKILL), a non-interactive
+/// one with every process of its own process group (its children).
 struct ExecLimits {
-  std::chrono::milliseconds timeout{60000};  ///< the plugin is killed (SIGKILL) after this
-  std::size_t max_output = 1 << 20;          ///< stdout beyond this kills the plugin: an error
-  int stdin_fd = STDIN_FILENO;               ///< the terminal check and, when interactive, the plugin's stdin
+  /// A non-interactive run: the common plugins (gke-gcloud-auth-plugin, aws eks get-token, kubelogin with a cached
+  /// token) answer in seconds.
+  std::chrono::milliseconds timeout{20000};
+  /// An interactive run: a person answers the plugin's prompt (a password, a device code) at the terminal.
+  std::chrono::milliseconds interactive_timeout{120000};
+  std::size_t max_output = 1 << 20;  ///< stdout beyond this kills the plugin: an error
+  int stdin_fd = STDIN_FILENO;       ///< the terminal check and, when interactive, the plugin's stdin
 };
 
 /// Runs `config.exec` as client-go does: argv = command + args via posix_spawnp (a command without '/' is looked
 /// up in PATH), environment = ours + exec.env (overriding) + KUBERNETES_EXEC_INFO; stderr passes through to ours;
 /// stdin is /dev/null unless the run is interactive. Interactive: Never → no; IfAvailable → when stdin is a
-/// terminal; Always → stdin must be a terminal, else an error before running.
+/// terminal; Always → stdin must be a terminal, else an error before running. A non-interactive plugin runs in a
+/// process group of its own (an interactive one stays in the terminal's foreground group, to read it).
 class ExecCredentialPlugin : public CredentialSource {
  public:
   /// `config.exec` must be set; the cluster fields feed spec.cluster when provideClusterInfo is true.

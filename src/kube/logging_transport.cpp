@@ -107,7 +107,31 @@ std::string response_headers_line(const std::vector<std::pair<std::string, std::
 
 }  // namespace
 
-std::string redact_credentials(std::string_view text) {
+std::string redact_url_passwords(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  for (std::size_t sep; (sep = text.find("://", i)) != std::string_view::npos;) {
+    // The authority ends where the URL's path, query or fragment starts, or where the text around it goes on.
+    const std::size_t start = sep + 3;
+    std::size_t end = start;
+    while (end < text.size() && std::string_view("/?#\"' \t\r\n<>").find(text[end]) == std::string_view::npos) ++end;
+    const std::string_view authority = text.substr(start, end - start);
+    const std::size_t at = authority.rfind('@');
+    const std::size_t colon = authority.find(':');
+    out.append(text.substr(i, start - i));
+    if (at != std::string_view::npos && colon < at) {
+      out.append(authority.substr(0, colon + 1)).append("xxxxx").append(authority.substr(at));
+    } else {
+      out.append(authority);
+    }
+    i = end;
+  }
+  return out.append(text.substr(i));
+}
+
+std::string redact_credentials(std::string_view raw) {
+  const std::string unmasked = redact_url_passwords(raw);
+  const std::string_view text = unmasked;
   const auto is_token_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) ||
            std::string_view("-._~+/=:%").find(c) != std::string_view::npos;

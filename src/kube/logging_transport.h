@@ -13,8 +13,13 @@
 namespace mindie::kube {
 
 /// `text` with every credential after an HTTP auth scheme masked: "Bearer <x>", "Basic <x>" (any case) become
-/// "Bearer <masked>", "Basic <masked>", as kubectl masks Authorization values in its -v logs.
+/// "Bearer <masked>", "Basic <masked>", as kubectl masks Authorization values in its -v logs; and every URL's
+/// password too (redact_url_passwords).
 std::string redact_credentials(std::string_view text);
+
+/// `text` with the password of every URL in it ("scheme://user:password@host") replaced by "xxxxx", the user name
+/// kept, as Go's URL.Redacted does (golang/go src/net/url/url.go), which client-go's users print.
+std::string redact_url_passwords(std::string_view text);
 
 /// Wraps `inner`, logging each request to `log` at `verbosity` (< 6 logs nothing) in klog's line format.
 /// Never prints a token: credentials are added by the inner transport, below this decorator, and everything logged

@@ -51,7 +51,7 @@ constexpr std::string_view kDefaultHostLogDir = "/root/ascend/log";
 // logging_config.host_log_dir of a component section, default kDefaultHostLogDir.
 std::string read_host_log_dir(Reader& r, const json::object* section, const std::string& path) {
   const json::object* logging = r.object(section, path, "logging_config", false);
-  return r.abs_path(logging, child_path(path, "logging_config"), "host_log_dir", false)
+  return r.host_path(logging, child_path(path, "logging_config"), "host_log_dir", false)
       .value_or(std::string(kDefaultHostLogDir));
 }
 
@@ -264,7 +264,7 @@ void read_deploy_section(Reader& r, const json::object* deploy, UserConfig& cfg)
   if (hybrid) read_hybrid_counts(r, deploy, path, max_npus, cfg);
   else read_pd_counts(r, deploy, path, max_npus, cfg);
 
-  if (auto p = r.abs_path(deploy, path, "weight_mount_path", false)) cfg.weight_mount_path = *p;
+  if (auto p = r.host_path(deploy, path, "weight_mount_path", false)) cfg.weight_mount_path = *p;
   // The coordinator's external NodePort (1025). Absent: infer_service_set takes PyMotor's 31015 (infer-operator
   // refuses a NodePort role Service without one), the other modes let Kubernetes allocate one. 30000..32767 is the
   // API server's default --service-node-port-range; the operator adds the InferService index, always 0 here.

@@ -134,10 +134,11 @@ void set_common_metadata(json::object& obj, const std::string& name, const std::
   labels[kInstance] = iss;
 }
 
-// The controller's ServiceAccount and its cluster RBAC, appended to `out`: every mode runs the controller (or, in
-// single_container, the pod holding it), which lists nodes, pods and ConfigMaps. Cluster-scoped names embed the
-// namespace: deploy.py's fixed names made a second deployment rebind the first's. `component` labels the
-// ServiceAccount (empty: none).
+// The controller's ServiceAccount and its RBAC, appended to `out`: every mode runs the controller (or, in
+// single_container, the pod holding it), which reads nodes (a ClusterRole), and pods and ConfigMaps of its own
+// namespace (a Role): deploy.py granted the last two in every namespace. Cluster-scoped names embed the namespace:
+// deploy.py's fixed names made a second deployment rebind the first's; keeping them, a redeploy's apply narrows an
+// earlier deploy's ClusterRole in place. `component` labels the ServiceAccount (empty: none).
 void append_controller_rbac(std::vector<json::object>& out, const std::string& ns, const std::string& workload,
                             const std::string& component) {
   const std::string rbac_name = std::string(kServiceAccount) + "-" + ns;
@@ -154,6 +155,14 @@ void append_controller_rbac(std::vector<json::object>& out, const std::string& n
   for (auto& s : list(binding, "subjects"))
     if (s.is_object()) s.get_object()["namespace"] = ns;
   out.push_back(std::move(binding));
+  json::object ns_role = manifest("infer_service_set/role.yaml");
+  set_common_metadata(ns_role, kServiceAccount, &ns, workload);
+  out.push_back(std::move(ns_role));
+  json::object ns_binding = manifest("infer_service_set/rolebinding.yaml");
+  set_common_metadata(ns_binding, kServiceAccount, &ns, workload);
+  for (auto& s : list(ns_binding, "subjects"))
+    if (s.is_object()) s.get_object()["namespace"] = ns;
+  out.push_back(std::move(ns_binding));
 }
 
 }  // namespace detail

@@ -75,9 +75,9 @@ std::string default_service_set_name(const config::UserConfig& cfg);
 boost::json::object render_config_map(const config::UserConfig& cfg, const config::EnvConfig* env,
                                       const RenderOptions& opts);
 
-/// All objects of an infer_service_set deployment in write order: ConfigMap, ServiceAccount, ClusterRole,
-/// ClusterRoleBinding, InferServiceSet. Cluster-scoped RBAC names embed the namespace so two deployments never
-/// collide (fixing deploy.py's shared names).
+/// All objects of an infer_service_set deployment in write order: ConfigMap, ServiceAccount, ClusterRole (nodes),
+/// ClusterRoleBinding, Role and RoleBinding (ConfigMaps and pods of the namespace), InferServiceSet. Cluster-scoped
+/// RBAC names embed the namespace so two deployments never collide (fixing deploy.py's shared names).
 ///
 /// Pod templates come from manifests/infer_service_set/roles/*.yaml; on top of them:
 /// - engines (prefill, decode): from cfg.hardware (manifests/hardware_profiles.yaml) the NPU resource
@@ -183,18 +183,17 @@ std::string engine_deployment_name(const config::UserConfig& cfg, std::string_vi
 std::string cluster_service_address(const std::string& service, const std::string& ns);
 
 /// Every object of a multi_deployment deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
-/// ClusterRoleBinding (as render_infer_service_set names them), controller Deployment, Service (1026) and NodePort
-/// Service kMultiControllerObs (1027), coordinator Deployment, Service kMultiCoordinatorMgmt (1026) and NodePort
-/// Services kMultiCoordinatorInfer (1025) and kMultiCoordinatorObs (1027) (PyMotor 7d15c04 §U6; nodePorts =
-/// motor_deploy_config.infer_node_port / obs_node_port / controller_obs_node_port, else allocated by Kubernetes),
-/// one Deployment per engine instance (prefill and decode, or PD-hybrid's union instances;
-/// engine_deployment_name; replicas = pods per instance), then kv-pool and kv-conductor (Deployment + Service)
-/// when enabled. Pod templates are the infer_service_set roles' (same Ascend pieces, overrides and env), with env
-/// addresses cluster_service_address(...) and pod labels app=<Deployment name>, job-name=<job_id>, and the
-/// managed-by, instance, component (and for engines instance-index) labels every object carries.
-/// Throws validation::ValidationError as render_infer_service_set does (overrides; also gangSchedule: true, which needs
-/// infer-operator's PodGroups), or for a workload name that is no DNS-1123 label; std::invalid_argument when
-/// cfg.deploy_mode is not MultiDeployment.
+/// ClusterRoleBinding, Role, RoleBinding (as render_infer_service_set names them), controller Deployment, Service
+/// (1026) and NodePort Service kMultiControllerObs (1027), coordinator Deployment, Service kMultiCoordinatorMgmt (1026)
+/// and NodePort Services kMultiCoordinatorInfer (1025) and kMultiCoordinatorObs (1027) (PyMotor 7d15c04 §U6; nodePorts
+/// = motor_deploy_config.infer_node_port / obs_node_port / controller_obs_node_port, else allocated by Kubernetes), one
+/// Deployment per engine instance (prefill and decode, or PD-hybrid's union instances; engine_deployment_name; replicas
+/// = pods per instance), then kv-pool and kv-conductor (Deployment + Service) when enabled. Pod templates are the
+/// infer_service_set roles' (same Ascend pieces, overrides and env), with env addresses cluster_service_address(...)
+/// and pod labels app=<Deployment name>, job-name=<job_id>, and the managed-by, instance, component (and for engines
+/// instance-index) labels every object carries. Throws validation::ValidationError as render_infer_service_set does
+/// (overrides; also gangSchedule: true, which needs infer-operator's PodGroups), or for a workload name that is no
+/// DNS-1123 label; std::invalid_argument when cfg.deploy_mode is not MultiDeployment.
 std::vector<boost::json::object> render_multi_workloads(const config::UserConfig& cfg, const RenderOptions& opts);
 
 /// render_config_map(cfg, env, opts) followed by render_multi_workloads(cfg, opts): what deploy writes, in order.
@@ -225,7 +224,7 @@ struct RenamedService {
 std::vector<RenamedService> renamed_services(const config::UserConfig& cfg);
 
 /// Every object of a single_container deployment but the ConfigMap, in write order: ServiceAccount, ClusterRole,
-/// ClusterRoleBinding (as in the other modes: the controller runs in the pod), the Deployment
+/// ClusterRoleBinding, Role, RoleBinding (as in the other modes: the controller runs in the pod), the Deployment
 /// single_container_name(cfg) (1 pod; the engine template with the hardware profile's node selection, NPUs per pod
 /// = the larger of p_pod_npu_num and d_pod_npu_num, ROLE=SINGLE_CONTAINER, the controller's ServiceAccount) and its
 /// NodePort Service single_container_service_name(cfg) (port 1025; nodePort = motor_deploy_config.infer_node_port,

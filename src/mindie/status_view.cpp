@@ -6,6 +6,7 @@
 
 #include "mindie/config.h"
 #include "util/table.h"
+#include "util/terminal.h"
 #include "util/time.h"
 
 namespace mindie::status {
@@ -161,7 +162,7 @@ std::string render_table(const Report& report, bool wide) {
   for (const auto& c : report.converging) out << "converging: " << c << '\n';
   if (report.unready.empty() && report.found) out << "every desired pod exists and is ready\n";
   for (const auto& u : report.unready) out << "not ready: " << u << '\n';
-  return out.str();
+  return util::escape_terminal(out.str());  // pod messages and events come from the cluster
 }
 
 std::vector<std::string> summary_lines(const Report& report) {
@@ -175,6 +176,7 @@ std::vector<std::string> summary_lines(const Report& report) {
   for (const auto& d : report.drift) lines.push_back("drift: " + d);
   for (const auto& c : report.converging) lines.push_back("converging: " + c);
   for (const auto& u : report.unready) lines.push_back("not ready: " + u);
+  for (auto& line : lines) line = util::escape_terminal(line);
   return lines;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/terminal.h"
+
 namespace mindie::util {
 
 namespace {
@@ -26,7 +28,7 @@ Table::Table(std::vector<Column> columns, bool wide) {
 void Table::add(std::vector<std::string> cells) {
   std::vector<std::string> row;
   for (std::size_t i = 0; i < cells.size(); ++i)
-    if (i >= shown_.size() || shown_[i]) row.push_back(std::move(cells[i]));
+    if (i >= shown_.size() || shown_[i]) row.push_back(escape_terminal(cells[i]));  // widths of what is shown
   rows_.push_back(std::move(row));
 }
 

@@ -20,7 +20,8 @@ class Table {
  public:
   /// The columns in order; `wide` shows the wide ones too.
   Table(std::vector<Column> columns, bool wide);
-  /// Adds a row: its cells in column order, wide columns included (dropped unless the table is wide).
+  /// Adds a row: its cells in column order, wide columns included (dropped unless the table is wide); each cell
+  /// through escape_terminal (util/terminal.h), measured as shown.
   void add(std::vector<std::string> cells);
   /// The table, each line ending in '\n'.
   std::string str() const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <vector>
 
 #include "kube/limits.h"
 #include "kube/names.h"
@@ -113,6 +114,82 @@ std::optional<std::string> Reader::abs_path(const json::value& v, const std::str
   return s;
 }
 
+namespace {
+
+// Host folders a hostPath must not be nor lie in: a pod mounting one reads (or, for the read-write log folders,
+// writes) the host's system files, credentials (/etc/kubernetes, the kubelet's pod secrets) or the container runtime's
+// socket (/run, /var/run). The Pod Security Standards' "baseline" profile forbids hostPath volumes altogether for
+// that reason (kubernetes/website content/en/docs/concepts/security/pod-security-standards.md, "HostPath Volumes").
+constexpr std::string_view kSystemFolders[] = {"/bin",
+                                               "/boot",
+                                               "/dev",
+                                               "/etc",
+                                               "/lib",
+                                               "/lib32",
+                                               "/lib64",
+                                               "/libx32",
+                                               "/proc",
+                                               "/run",
+                                               "/sbin",
+                                               "/sys",
+                                               "/usr",
+                                               "/var/run",
+                                               "/var/lib/kubelet",
+                                               "/var/lib/containerd",
+                                               "/var/lib/docker",
+                                               "/var/lib/etcd"};
+// Folders whose sub-folders are users' and services' own (/root/ascend/log is deploy.py's log folder): one of those
+// is fine, the whole is every user's keys.
+constexpr std::string_view kWholeFolders[] = {"/", "/root", "/home", "/var", "/var/lib"};
+
+// The components of a path between its '/'s, the empty ones included.
+std::vector<std::string_view> path_parts(std::string_view p) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t slash = p.find('/', start);
+    parts.push_back(p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// `p` without empty and "." components ("//etc/." is "/etc"); "/" for the root.
+std::string folded_path(std::string_view p) {
+  std::string out;
+  for (const auto part : path_parts(p))
+    if (!part.empty() && part != ".") out += "/" + std::string(part);
+  return out.empty() ? "/" : out;
+}
+
+}  // namespace
+
+std::optional<std::string> Reader::host_path(const json::value& v, const std::string& path) {
+  auto s = abs_path(v, path);
+  if (!s) return std::nullopt;
+  const auto parts = path_parts(*s);
+  if (std::find(parts.begin(), parts.end(), "..") != parts.end()) {
+    // As Kubernetes refuses ".." in a hostPath (kubernetes/kubernetes pkg/apis/core/validation/validation.go,
+    // validatePathNoBacksteps): what it names depends on how it is read.
+    add(path, "must not contain '..', got " + describe(v));
+    return std::nullopt;
+  }
+  const std::string folded = folded_path(*s);
+  for (const auto whole : kWholeFolders)
+    if (folded == whole) {
+      add(path, "must not be the whole of the host's " + std::string(whole) +
+                    ": it is mounted from the host into the pods; name a folder of its own (such as /mnt/weight)");
+      return std::nullopt;
+    }
+  for (const auto sys : kSystemFolders)
+    if (folded == sys || folded.starts_with(std::string(sys) + "/")) {
+      add(path, "is the host's " + std::string(sys) + (folded == sys ? "" : " (a folder in it)") +
+                    ", a system folder: it is mounted from the host into the pods, which would read (or write) the "
+                    "host's own files; name a folder of its own (such as /mnt/weight)");
+      return std::nullopt;
+    }
+  return s;
+}
+
 std::optional<std::string> Reader::quantity(const json::value& v, const std::string& path) {
   std::string text;
   if (v.is_int64() && v.get_int64() < 0) {
@@ -217,6 +294,12 @@ std::optional<std::string> Reader::abs_path(const json::object* obj, const std::
                                             bool required) {
   const json::value* v = field(obj, path, key, required, "a string");
   return v ? abs_path(*v, child_path(path, key)) : std::nullopt;
+}
+
+std::optional<std::string> Reader::host_path(const json::object* obj, const std::string& path, std::string_view key,
+                                             bool required) {
+  const json::value* v = field(obj, path, key, required, "a string");
+  return v ? host_path(*v, child_path(path, key)) : std::nullopt;
 }
 
 std::optional<std::string> Reader::image(const json::object* obj, const std::string& path, std::string_view key,

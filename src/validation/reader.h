@@ -64,6 +64,10 @@ class Reader {
   /// An absolute path usable as a hostPath and a mountPath: starts with '/', no ':' (the runtime's mount separator),
   /// no control characters.
   std::optional<std::string> abs_path(const boost::json::value& v, const std::string& path);
+  /// abs_path for a host folder mounted into pods (hostPath): also no '..' component (Kubernetes' own hostPath rule),
+  /// and not the host's root, a system folder (/etc, /usr, /proc, /var/run, the kubelet's and runtimes' state, ...)
+  /// or a folder in one, nor the whole of /root, /home, /var or /var/lib.
+  std::optional<std::string> host_path(const boost::json::value& v, const std::string& path);
   /// A resource quantity (kube::parse_quantity): a string, or a non-negative integer (YAML `cpu: 4`); as its text.
   std::optional<std::string> quantity(const boost::json::value& v, const std::string& path);
 
@@ -97,6 +101,8 @@ class Reader {
                                double hi, bool required);
   std::optional<std::string> abs_path(const boost::json::object* obj, const std::string& path, std::string_view key,
                                       bool required);
+  std::optional<std::string> host_path(const boost::json::object* obj, const std::string& path, std::string_view key,
+                                       bool required);
   /// A container image reference: non-empty, at most 1024 characters (real ones are far shorter; this catches
   /// pasted junk), no whitespace or control characters.
   std::optional<std::string> image(const boost::json::object* obj, const std::string& path, std::string_view key,

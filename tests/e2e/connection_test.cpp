@@ -103,3 +103,15 @@ TEST_CASE("connection: a cluster behind [::1] is reached through its https://[::
   for (const auto& r : sb.requests()) writes += r.is_write() ? 1 : 0;
   CHECK(writes > 0);
 }
+
+TEST_CASE("connection: a password in the server URL is never printed, in the error or the -v lines") {
+  e2e::TempDir dir;
+  // Nothing listens on port 1: the connection is refused, and both the error and the request line name the server.
+  const e2e::Run run = e2e::run_process({"/usr/bin/env", "-u", "KUBECONFIG", "HOME=" + dir.path(), e2e::mindie_binary(),
+                                         "status", "-n", "mindie-demo", "--server", "https://admin:s3cret@127.0.0.1:1",
+                                         "--insecure-skip-tls-verify", "-v=6"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(contains(run.err, "error: Unable to connect to the server https://admin:xxxxx@127.0.0.1:1"), run.err);
+  CHECK(contains(run.err, "url=\"https://admin:xxxxx@127.0.0.1:1/"));
+  CHECK_FALSE(contains(run.err, "s3cret"));
+}

@@ -54,6 +54,8 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
   CHECK(run.out ==
         "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm deleted\n"
         "serviceaccount/mindie-motor-controller deleted\n"
+        "rolebinding.rbac.authorization.k8s.io/mindie-motor-controller deleted\n"
+        "role.rbac.authorization.k8s.io/mindie-motor-controller deleted\n"
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n"
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo deleted\n"
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-nodeport-31015 deleted\n"
@@ -68,7 +70,7 @@ TEST_CASE("delete removes the deployment of one namespace, motor-config last, an
     CHECK(r.method == "DELETE");
     deletes.push_back(r.path);
   }
-  REQUIRE(deletes.size() == 8);  // with the nodePort claims (cmd/node_port_claims.h)
+  REQUIRE(deletes.size() == 10);  // with the Role, RoleBinding and nodePort claims (cmd/node_port_claims.h)
   CHECK(deletes.back() == kCm);
   for (const auto& p : deletes) CHECK(p.find("mindie-motor-controller-mindie-motor") == std::string::npos);
 

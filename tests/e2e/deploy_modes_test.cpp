@@ -190,6 +190,8 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
         "serviceaccount/mindie-motor-controller serverside-applied\n"
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "role.rbac.authorization.k8s.io/mindie-motor-controller serverside-applied\n"
+        "rolebinding.rbac.authorization.k8s.io/mindie-motor-controller serverside-applied\n"
         "deployment.apps/mindie-demo-single-container serverside-applied\n"
         "service/mindie-demo-coordinator-service serverside-applied\n");
   CHECK(e2e::read_file(out_dir + "/single_container.yaml").find("SINGLE_CONTAINER") != std::string::npos);

@@ -66,6 +66,8 @@ TEST_CASE("--dry-run of deploy, scale, update-config and delete prints what woul
   CHECK(del_name.out == kIss +
                             "\n"
                             "serviceaccount/mindie-motor-controller\n"
+                            "rolebinding.rbac.authorization.k8s.io/mindie-motor-controller\n"
+                            "role.rbac.authorization.k8s.io/mindie-motor-controller\n"
                             "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
                             "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo\n"
                             // the nodePort claims (cmd/node_port_claims.h)
@@ -79,8 +81,8 @@ TEST_CASE("--dry-run of deploy, scale, update-config and delete prints what woul
   const auto del_client = sb.mindie({"delete", "-n", "mindie-demo", "--dry-run=client", "-o", "json"});
   REQUIRE_MESSAGE(del_client.exit_code == 0, del_client.err);
   CHECK(item_kinds(json::parse(del_client.out)) ==
-        std::vector<std::string>{"InferServiceSet", "ServiceAccount", "ClusterRoleBinding", "ClusterRole",
-                                 "ClusterRole", "ClusterRole", "ClusterRole", "ConfigMap"});
+        std::vector<std::string>{"InferServiceSet", "ServiceAccount", "RoleBinding", "Role", "ClusterRoleBinding",
+                                 "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ConfigMap"});
   CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
   CHECK(e2e::item_names(e2e::kubectl_items(sb, "configmaps", "mindie-demo")) ==
         std::vector<std::string>{"motor-config"});
@@ -90,8 +92,8 @@ TEST_CASE("--dry-run of deploy, scale, update-config and delete prints what woul
   REQUIRE_MESSAGE(gone.exit_code == 0, gone.err);
   const YAML::Node list = YAML::Load(gone.out);
   REQUIRE(list["kind"].as<std::string>() == "List");
-  CHECK(list["items"].size() == 8);  // as above: the workload, its RBAC, the three nodePort claims, the baseline
-  CHECK(list["items"][7]["metadata"]["name"].as<std::string>() == "motor-config");
+  CHECK(list["items"].size() == 10);  // as above: the workload, its RBAC, the three nodePort claims, the baseline
+  CHECK(list["items"][9]["metadata"]["name"].as<std::string>() == "motor-config");
   const auto again = sb.mindie({"delete", "-n", "mindie-demo", "-o", "json"});
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
   CHECK(json::parse(again.out)["items"].empty());

@@ -146,7 +146,7 @@ TEST_CASE("fault matrix: every request of deploy, scale and update-config failed
   std::cout << table.str() << "fault matrix: " << cells << " cells (" << hidden << " hidden by retries, "
             << consistent_failures << " failed consistently, " << recovery_named << " failed naming the recovery)\n";
   // deploy: discovery, baseline read, Service list (nodePort check), 3 nodePort claim reads, Node list (node
-  // preflight), 3 claims, 5 applies; scale: 2 reads, 2 patches; update-config: 1 read, 1 patch; each also reads,
+  // preflight), 3 claims, 7 applies; scale: 2 reads, 2 patches; update-config: 1 read, 1 patch; each also reads,
   // takes and frees the namespace lock.
-  CHECK(cells == (15 + 4 + 2 + 3 * 3) * kKinds.size());
+  CHECK(cells == (17 + 4 + 2 + 3 * 3) * kKinds.size());
 }

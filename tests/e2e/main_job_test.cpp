@@ -55,8 +55,8 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
 
   const auto reqs = sb.requests();
   // discovery, baseline GET, the Service LIST (nodePort), a GET per nodePort claim, the Node LIST, 3 claims
-  // (cmd/node_port_claims.h) and 5 applies; and the namespace lock read, created and freed
-  CHECK(reqs.size() <= 18);
+  // (cmd/node_port_claims.h) and 7 applies; and the namespace lock read, created and freed
+  CHECK(reqs.size() <= 20);
   std::vector<std::string> writes;
   for (const auto& r : reqs) {
     if (!r.is_write()) continue;
@@ -65,7 +65,7 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
     CHECK(r.query.find("fieldManager=kubectl-mindie") != std::string::npos);
     writes.push_back(r.path);
   }
-  REQUIRE(writes.size() == 8);
+  REQUIRE(writes.size() == 10);
   // The nodePorts are claimed first, each under the namespace's own field manager.
   for (int i = 0; i < 3; ++i)
     CHECK(writes[i].rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) == 0);

@@ -57,6 +57,8 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "serviceaccount/mindie-motor-controller serverside-applied\n"
         "clusterrole.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
         "clusterrolebinding.rbac.authorization.k8s.io/mindie-motor-controller-mindie-demo serverside-applied\n"
+        "role.rbac.authorization.k8s.io/mindie-motor-controller serverside-applied\n"
+        "rolebinding.rbac.authorization.k8s.io/mindie-motor-controller serverside-applied\n"
         "deployment.apps/mindie-motor-controller serverside-applied\n"
         "service/mindie-motor-controller-service serverside-applied\n"
         "service/mindie-motor-controller-observability-service serverside-applied\n"
@@ -67,7 +69,7 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
         "deployment.apps/vllm-p0 serverside-applied\n"
         "deployment.apps/vllm-d0 serverside-applied\n");
   auto writes = write_lines_since(sb, mark);
-  REQUIRE(writes.size() == 13);
+  REQUIRE(writes.size() == 15);
   CHECK(writes.front() == "PATCH " + kCm);
   for (const auto& w : writes) CHECK(w.rfind("PATCH ", 0) == 0);  // apply patches only
   std::vector<std::string> files;

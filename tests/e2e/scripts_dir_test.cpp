@@ -120,3 +120,46 @@ TEST_CASE("--scripts-dir lacking a file the config's roles run is an error namin
   const auto ok = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", dir.path() + "/deployer"});
   CHECK_MESSAGE(ok.exit_code == 0, ok.err);
 }
+
+TEST_CASE("--scripts-dir: a symbolic link out of the folder is refused before any request, and never read") {
+  Cluster sb;
+  e2e::TempDir dir;
+  e2e::write_stand_in_scripts(dir, "scripts");
+  const std::string key = dir.write("home/.ssh/id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n");
+  std::filesystem::remove(dir.path() + "/scripts/boot.sh");
+  std::filesystem::create_symlink(key, dir.path() + "/scripts/boot.sh");
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", dir.path() + "/scripts"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("boot.sh -> " + key) != std::string::npos, run.err);
+  CHECK(run.err.find("nothing was written") != std::string::npos);
+  CHECK(run.err.find("PRIVATE KEY") == std::string::npos);
+  CHECK(sb.requests_since(mark).empty());
+}
+
+TEST_CASE("--output-dir never writes through a symbolic link planted in it") {
+  Cluster sb;
+  e2e::TempDir dir;
+  const std::string victim = dir.write("victim/.bashrc", "# the victim's own\n");
+  std::filesystem::create_directories(dir.path() + "/out");
+  std::filesystem::create_symlink(victim, dir.path() + "/out/infer_service.yaml");
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts,
+                              "--output-dir", dir.path() + "/out"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find(dir.path() + "/out/infer_service.yaml is a symbolic link") != std::string::npos, run.err);
+  CHECK(e2e::read_file(victim) == "# the victim's own\n");
+  for (const auto& r : sb.requests_since(mark)) CHECK_FALSE(r.is_write());
+}
+
+TEST_CASE("a file name with terminal escapes is printed with them made visible") {
+  Cluster sb;
+  e2e::TempDir dir;
+  e2e::write_stand_in_scripts(dir, "scripts");
+  dir.write("scripts/notes\x1b]0;owned\x07\x1b[2J.txt", "x\n");
+  std::string err;
+  rendered_config_map(sb, dir.path() + "/scripts", err);
+  CHECK_MESSAGE(err.find("left out notes^[]0;owned^G^[[2J.txt") != std::string::npos, err);
+  CHECK(err.find('\x1b') == std::string::npos);
+  CHECK(err.find('\x07') == std::string::npos);
+}

@@ -75,3 +75,20 @@ TEST_CASE("Printer::view and Printer::summary: one object shown in each -o forma
         "{\n    \"kind\": \"Thing\",\n    \"metadata\": {\n        \"name\": \"a\"\n    }\n}\n");
   CHECK(printed("yaml", view) == "kind: Thing\nmetadata:\n  name: a\n");
 }
+
+TEST_CASE("Printer: control characters in what it prints are made visible, on stdout and stderr") {
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  const std::string evil = "a\x1b]0;owned\x07\x1b[2J\rb";
+  printer.warning("left out " + evil + "\nsecond line");
+  printer.notice("notice " + evil);
+  printer.mutation(kube::gvr::kConfigMaps, evil, "created", cmd::DryRun::None);
+  printer.summary("summary " + evil);
+  printer.hold_warnings();
+  printer.warning("held " + evil);
+  printer.release_warnings();
+  const std::string shown = "a^[]0;owned^G^[[2J\\rb";
+  CHECK(err.str() ==
+        "Warning: left out " + shown + "\nsecond line\nnotice " + shown + "\nWarning: held " + shown + "\n");
+  CHECK(out.str() == "configmap/" + shown + " created\nsummary " + shown + "\n");
+}

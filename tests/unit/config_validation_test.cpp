@@ -146,6 +146,24 @@ static const Case kCases[] = {
      "motor_deploy_config.weight_mount_path"},
     {"weight_mount_path empty", [](json::object& c) { dep(c)["weight_mount_path"] = ""; },
      "motor_deploy_config.weight_mount_path"},
+    // A hostPath mounted read-write into every engine pod: the host's root or a system folder would hand it over.
+    {"weight_mount_path the host root", [](json::object& c) { dep(c)["weight_mount_path"] = "/"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path /etc", [](json::object& c) { dep(c)["weight_mount_path"] = "/etc"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path below /etc", [](json::object& c) { dep(c)["weight_mount_path"] = "/etc/ssl/private"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path /etc spelt //etc/", [](json::object& c) { dep(c)["weight_mount_path"] = "//etc/"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path with ..", [](json::object& c) { dep(c)["weight_mount_path"] = "/mnt/../etc"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path .. that stays in /mnt", [](json::object& c) { dep(c)["weight_mount_path"] = "/mnt/a/../b"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path the kubelet's folder",
+     [](json::object& c) { dep(c)["weight_mount_path"] = "/var/lib/kubelet/pods"; },
+     "motor_deploy_config.weight_mount_path"},
+    {"weight_mount_path all of /root", [](json::object& c) { dep(c)["weight_mount_path"] = "/root"; },
+     "motor_deploy_config.weight_mount_path"},
     {"tls_config not an object", [](json::object& c) { dep(c)["tls_config"] = "on"; },
      "motor_deploy_config.tls_config"},
     {"motor_deploy_config missing", [](json::object& c) { c.erase("motor_deploy_config"); }, "motor_deploy_config"},
@@ -181,6 +199,11 @@ static const Case kCases[] = {
        c["motor_coordinator_config"] = json::parse(R"({"logging_config": {"host_log_dir": "logs"}})");
      },
      "motor_coordinator_config.logging_config.host_log_dir"},
+    {"host_log_dir the host root",
+     [](json::object& c) {
+       c["motor_controller_config"] = json::parse(R"({"logging_config": {"host_log_dir": "/"}})");
+     },
+     "motor_controller_config.logging_config.host_log_dir"},
     {"KV pool on without kv_cache_pool_config",
      [](json::object& c) {
        c["motor_engine_prefill_config"].as_object()["engine_config"] =
@@ -265,6 +288,25 @@ TEST_CASE("all problems are reported at once") {
       CHECK(what.find(std::string("* ") + p + ": ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("host paths: system folders and '..' are refused with the reason; ordinary folders are kept") {
+  for (const char* ok : {"/mnt/weight", "/mnt/weight/", "/data/models", "/home/ai/weights", "/root/ascend/log",
+                         "/var/lib/models", "/mnt/weight.v2/..x"}) {
+    auto cfg = valid_config();
+    dep(cfg)["weight_mount_path"] = ok;
+    CHECK_MESSAGE(problems_of(cfg).empty(), ok);
+  }
+  auto cfg = valid_config();
+  dep(cfg)["weight_mount_path"] = "/mnt/../etc";
+  auto p = problems_of(cfg);
+  REQUIRE(p.size() == 1);
+  CHECK_MESSAGE(p[0].message.find("must not contain '..'") != std::string::npos, p[0].message);
+  dep(cfg)["weight_mount_path"] = "/usr/lib";
+  p = problems_of(cfg);
+  REQUIRE(p.size() == 1);
+  CHECK_MESSAGE(p[0].message.find("is the host's /usr") != std::string::npos, p[0].message);
+  CHECK(p[0].message.find("mounted from the host into the pods") != std::string::npos);
 }
 
 TEST_CASE("unknown keys are allowed") {

@@ -2,8 +2,10 @@
 // exec cache and 401 refresh), and CurlTransport with tls-server-name, IPv6, CA bundles, proxies and redaction.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -154,6 +156,49 @@ TEST_CASE("exec plugin: bounded in time and output") {
   const std::string chatty = dir.write("chatty.sh", "#!/bin/sh\nexec yes\n", true);
   CHECK_THROWS_WITH_AS(ExecCredentialPlugin(exec_config(chatty), limits).fetch(),
                        doctest::Contains("more than 1000 bytes"), ExecCredentialError);
+}
+
+TEST_CASE("exec plugin: the default bounds, and the error names the plugin, the bound and that kubectl has none") {
+  CHECK(ExecLimits{}.timeout == std::chrono::seconds(20));
+  CHECK(ExecLimits{}.interactive_timeout == std::chrono::minutes(2));
+  TempDir dir;
+  ExecLimits limits;
+  limits.timeout = std::chrono::seconds(1);
+  const std::string hang = dir.write("hang.sh", "#!/bin/sh\nexec sleep 30\n", true);
+  const std::string message = "exec plugin \"" + hang +
+                              "\" did not finish within 1 s (kubectl-mindie's bound for a non-interactive plugin; "
+                              "kubectl waits without one): it and its child processes were stopped";
+  CHECK_THROWS_WITH_AS(ExecCredentialPlugin(exec_config(hang), limits).fetch(), doctest::Contains(message.c_str()),
+                       ExecCredentialError);
+}
+
+TEST_CASE("exec plugin: a plugin that hangs is stopped with every process it started") {
+  TempDir dir;
+  // The plugin's background child holds the write end of a FIFO: the reader sees its end only once every process
+  // holding it is gone, which a kill of the plugin alone would not bring.
+  const std::string fifo = (dir.path / "held").string();
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  REQUIRE(reader >= 0);
+  const std::string plugin =
+      dir.write("hang-with-child.sh",
+                "#!/bin/sh\nexec 3>\"" + fifo + "\"\n(echo started >&3; exec sleep 1000) &\nexec 3>&-\nwait\n", true);
+  ExecLimits limits;
+  limits.timeout = std::chrono::seconds(3);  // time for the shell to start its child
+  CHECK_THROWS_WITH_AS(ExecCredentialPlugin(exec_config(plugin), limits).fetch(), doctest::Contains("did not finish"),
+                       ExecCredentialError);
+  std::string seen;
+  for (;;) {
+    pollfd p{reader, POLLIN, 0};
+    // Not a timing assertion: a bound so that a child left running fails the test instead of hanging it.
+    REQUIRE_MESSAGE(poll(&p, 1, 60000) == 1, "the plugin's child is still running");
+    char buf[64];
+    const ssize_t n = read(reader, buf, sizeof buf);
+    if (n <= 0) break;
+    seen.append(buf, static_cast<std::size_t>(n));
+  }
+  close(reader);
+  CHECK(seen == "started\n");
 }
 
 TEST_CASE("exec plugin: interactiveMode Always needs a terminal; IfAvailable without one is non-interactive") {
@@ -361,6 +406,13 @@ TEST_CASE("LoggingTransport masks credentials in everything it logs") {
   CHECK(redact_credentials(R"({"h":"basic YWRtaW46czNjcmV0","x":1})") == R"({"h":"basic <masked>","x":1})");
   CHECK(redact_credentials("unbearable bearer") == "unbearable bearer");
   CHECK(redact_credentials("a Basic  b") == "a Basic  <masked>");
+  // A URL's password, wherever it is in the text (Go's net/url URL.Redacted); the user name stays.
+  CHECK(redact_credentials(R"(url="https://admin:pa:ss@api.example:6443/api?x=1")") ==
+        R"(url="https://admin:xxxxx@api.example:6443/api?x=1")");
+  CHECK(redact_credentials("proxy socks5://u:p@proxy:1080 and http://u:q@h/") ==
+        "proxy socks5://u:xxxxx@proxy:1080 and http://u:xxxxx@h/");
+  CHECK(redact_credentials("https://admin@h:6443/a@b") == "https://admin@h:6443/a@b");
+  CHECK(redact_credentials("https://h:6443/x?u=a:b@c") == "https://h:6443/x?u=a:b@c");
 
   ScriptedHttpServer server({{200, R"({"echo":"Bearer sekrit-token"})"}});
   RestConfig c;

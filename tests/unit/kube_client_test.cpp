@@ -52,6 +52,10 @@ TEST_CASE("gvr::for_kind finds the known kinds by apiVersion and kind") {
   CHECK(gvr::for_kind("v1", "ServiceAccount") == &gvr::kServiceAccounts);
   CHECK(gvr::for_kind("apps/v1", "StatefulSet") == &gvr::kStatefulSets);
   CHECK(gvr::for_kind("rbac.authorization.k8s.io/v1", "ClusterRole") == &gvr::kClusterRoles);
+  CHECK(gvr::for_kind("rbac.authorization.k8s.io/v1", "Role") == &gvr::kRoles);
+  CHECK(gvr::for_kind("rbac.authorization.k8s.io/v1", "RoleBinding") == &gvr::kRoleBindings);
+  CHECK(Client::path(gvr::kRoleBindings, "ns", "b") ==
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/ns/rolebindings/b");
   CHECK(gvr::for_kind("mindcluster.huawei.com/v1", "InferServiceSet") == &gvr::kInferServiceSets);
   CHECK(gvr::for_kind("apps/v1", "ConfigMap") == nullptr);
   CHECK(gvr::for_kind("v1", "Secret") == nullptr);

@@ -355,18 +355,55 @@ TEST_CASE("CurlTransport: a write that is not safe to repeat never rides a kept-
   CHECK(seen[0].rfind("GET ", 0) == 0);
 }
 
-TEST_CASE("CurlTransport: no server listening is a TransportError naming the server") {
-  // A bound socket that does not listen: connecting to its port is refused, and nobody else can take the port.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+namespace {
+
+/// A bound socket that does not listen: connecting to its port is refused, and nobody else can take the port.
+struct RefusedPort {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  RefusedPort() {
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+  }
+  ~RefusedPort() { close(fd); }
+  RefusedPort(const RefusedPort&) = delete;
+  RefusedPort& operator=(const RefusedPort&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("CurlTransport: a password in the server URL is masked in its errors, as Go's URL.Redacted does") {
+  RefusedPort refused;
   RestConfig cfg;
-  cfg.server = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  cfg.server = "http://admin:s3cr%2Ft@127.0.0.1:" + std::to_string(refused.port);
+  cfg.request_timeout = std::chrono::seconds(20);
+  CurlTransport t(cfg);
+  std::string message;
+  try {
+    t.send(request("GET", "/api/v1"));
+  } catch (const TransportError& e) {
+    message = e.what();
+  }
+  CHECK_MESSAGE(contains(message, "http://admin:xxxxx@127.0.0.1:" + std::to_string(refused.port)), message);
+  CHECK_FALSE(contains(message, "s3cr"));
+  // The -v lines of the same transport.
+  std::ostringstream log;
+  LoggingTransport logged(t, 6, log);
+  CHECK_THROWS_AS(logged.send(request("GET", "/api/v1")), TransportError);
+  CHECK_MESSAGE(contains(log.str(), "url=\"http://admin:xxxxx@127.0.0.1:"), log.str());
+  CHECK_FALSE(contains(log.str(), "s3cr"));
+}
+
+TEST_CASE("CurlTransport: no server listening is a TransportError naming the server") {
+  RefusedPort refused;
+  RestConfig cfg;
+  cfg.server = "http://127.0.0.1:" + std::to_string(refused.port);
   cfg.request_timeout = std::chrono::seconds(20);
   CurlTransport t(cfg);
   std::string message;
@@ -377,7 +414,6 @@ TEST_CASE("CurlTransport: no server listening is a TransportError naming the ser
     message = e.what();
     retryable = e.retryable();
   }
-  close(fd);
   CHECK(retryable);  // a refused connection may be a server restarting
   CHECK(contains(message, cfg.server));
   CHECK(contains(message, "Unable to connect"));

@@ -53,9 +53,10 @@ json::object sglang_config(const char* hardware) {
 TEST_CASE("objects come in write order with names, namespaces and the managed-by label") {
   auto c = parse(valid_config());
   auto objs = render_all(c);
-  REQUIRE(objs.size() == 5);
-  const char* kinds[] = {"ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "InferServiceSet"};
-  for (std::size_t i = 0; i < 5; ++i) {
+  REQUIRE(objs.size() == 7);
+  const char* kinds[] = {"ConfigMap", "ServiceAccount", "ClusterRole",    "ClusterRoleBinding",
+                         "Role",      "RoleBinding",    "InferServiceSet"};
+  for (std::size_t i = 0; i < 7; ++i) {
     CAPTURE(kinds[i]);
     CHECK(objs[i].at("kind") == kinds[i]);
     CHECK(objs[i].contains("apiVersion"));
@@ -67,7 +68,7 @@ TEST_CASE("objects come in write order with names, namespaces and the managed-by
     if (!cluster_scoped) CHECK(md.at("namespace") == "team-a");
     mindie::test::check_label_values(objs[i], kinds[i]);
   }
-  const auto& iss = objs[4];
+  const auto& iss = objs[6];
   CHECK(iss.at("apiVersion") == "mindcluster.huawei.com/v1");
   CHECK(iss.at("metadata").at("name") == "mindie-motor-vllm");
   CHECK(iss.at("spec").at("replicas") == 1);
@@ -83,11 +84,13 @@ TEST_CASE("RBAC: names embed the namespace, the binding points at the namespaced
   const auto& role_b = find_kind(b, "ClusterRole");
   CHECK(role_a.at("metadata").at("name") == "mindie-motor-controller-team-a");
   CHECK(role_a.at("metadata").at("name") != role_b.at("metadata").at("name"));
+  // Cluster-wide only what lies outside any namespace: the nodes, read-only.
+  REQUIRE(role_a.at("rules").as_array().size() == 1);
   const auto& rules = role_a.at("rules").at(0).as_object();
   std::set<std::string> resources, verbs;
   for (const auto& r : rules.at("resources").as_array()) resources.insert(std::string(r.as_string()));
   for (const auto& v : rules.at("verbs").as_array()) verbs.insert(std::string(v.as_string()));
-  CHECK(resources == std::set<std::string>{"configmaps", "nodes", "pods"});
+  CHECK(resources == std::set<std::string>{"nodes"});
   CHECK(verbs == std::set<std::string>{"get", "list", "watch"});
 
   const auto& bind_b = find_kind(b, "ClusterRoleBinding");
@@ -96,6 +99,30 @@ TEST_CASE("RBAC: names embed the namespace, the binding points at the namespaced
   CHECK(bind_b.at("roleRef").at("kind") == "ClusterRole");
   const auto& subject = bind_b.at("subjects").at(0).as_object();
   CHECK(subject.at("kind") == "ServiceAccount");
+  CHECK(subject.at("name") == "mindie-motor-controller");
+  CHECK(subject.at("namespace") == "team-b");
+}
+
+TEST_CASE("RBAC: ConfigMaps and pods are read through a Role of the deployment's namespace only") {
+  auto cfg = valid_config();
+  deploy_of(cfg)["job_id"] = "team-b";
+  const auto objs = render_all(parse(cfg));
+  const auto& role = find_kind(objs, "Role");
+  CHECK(role.at("metadata").at("name") == "mindie-motor-controller");
+  CHECK(role.at("metadata").at("namespace") == "team-b");
+  REQUIRE(role.at("rules").as_array().size() == 1);
+  const auto& rule = role.at("rules").at(0).as_object();
+  std::set<std::string> resources, verbs;
+  for (const auto& r : rule.at("resources").as_array()) resources.insert(std::string(r.as_string()));
+  for (const auto& v : rule.at("verbs").as_array()) verbs.insert(std::string(v.as_string()));
+  CHECK(rule.at("apiGroups") == boost::json::array{""});
+  CHECK(resources == std::set<std::string>{"configmaps", "pods"});
+  CHECK(verbs == std::set<std::string>{"get", "list", "watch"});
+  const auto& binding = find_kind(objs, "RoleBinding");
+  CHECK(binding.at("metadata").at("namespace") == "team-b");
+  CHECK(binding.at("roleRef").at("kind") == "Role");
+  CHECK(binding.at("roleRef").at("name") == "mindie-motor-controller");
+  const auto& subject = binding.at("subjects").at(0).as_object();
   CHECK(subject.at("name") == "mindie-motor-controller");
   CHECK(subject.at("namespace") == "team-b");
 }

@@ -72,6 +72,8 @@ TEST_CASE("multi_deployment: objects, names and order (deploy.py's names; engine
       "ServiceAccount/mindie-motor-controller",
       "ClusterRole/mindie-motor-controller-team-a",
       "ClusterRoleBinding/mindie-motor-controller-team-a",
+      "Role/mindie-motor-controller",
+      "RoleBinding/mindie-motor-controller",
       "Deployment/mindie-motor-controller",
       "Service/mindie-motor-controller-service",
       "Service/mindie-motor-controller-observability-service",
@@ -368,6 +370,7 @@ TEST_CASE("single_container: one Deployment (NPUs = the larger of p/d) and its N
   CHECK(got == std::vector<std::string>{"ConfigMap/motor-config", "ServiceAccount/mindie-motor-controller",
                                         "ClusterRole/mindie-motor-controller-team-a",
                                         "ClusterRoleBinding/mindie-motor-controller-team-a",
+                                        "Role/mindie-motor-controller", "RoleBinding/mindie-motor-controller",
                                         "Deployment/team-a-single-container", "Service/team-a-coordinator-service"});
   CHECK(objs[0].at("metadata").at("annotations").at(baseline::kDeployModeAnnotation) == "single_container");
   const auto& d = find(objs, "Deployment", "team-a-single-container");
