@@ -51,7 +51,7 @@ glibc_root() {
     echo "deb [arch=$arch] http://deb.debian.org/debian $suite main" >"$apt/sources.list"
     local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "APT::Architecture=$arch"
-      -o "APT::Architectures::=$arch" -o APT::Sandbox::User=root)
+      -o "APT::Architectures::=$arch" -o APT::Sandbox::User=root -o Dir::State::status=/dev/null)
     apt-get "${opts[@]}" update -qq
     (cd "$apt" && rm -f ./*.deb && apt-get "${opts[@]}" download -qq "libc6:$arch" && dpkg-deb -x ./libc6_*.deb "$root")
     touch "$root/.complete"
@@ -135,7 +135,7 @@ for arch in "${archs[@]}"; do
     # An older userland than the build host's: Debian 11's glibc 2.31, the binary started by its loader.
     old=$(glibc_root bullseye amd64)/lib/x86_64-linux-gnu
     smoke "$old/ld-linux-x86-64.so.2" --library-path "$old"
-    echo "smoke test passed on $("$old/ld-linux-x86-64.so.2" --version | head -n 1)"
+    echo "smoke test passed on $("$old/ld-linux-x86-64.so.2" --library-path "$old" "$old/libc.so.6" | head -n 1)"
   fi
 
   archive=$dist/kubectl-mindie_${version}_linux_$arch.tar.gz

@@ -33,9 +33,10 @@ apt-get "${apt_opts[@]}" update -qq
 for entry in "${source_pins[@]}"; do
   name=${entry%%=*}
   source_pin "$name"
-  if ! apt-cache "${apt_opts[@]}" showsrc "$name" | grep -qx "Version: $pin_version"; then
+  served=$(apt-cache "${apt_opts[@]}" showsrc "$name" | sed -n 's/^Version: //p' | sort -u)
+  if ! grep -qxF "$pin_version" <<<"$served"; then
     echo "source package $name $pin_version is no longer served: move its pin in scripts/release/lib.sh" >&2
-    echo "(served: $(apt-cache "${apt_opts[@]}" showsrc "$name" | sed -n 's/^Version: //p' | tr '\n' ' '))" >&2
+    echo "(served: $(tr '\n' ' ' <<<"$served"))" >&2
     exit 1
   fi
 done
