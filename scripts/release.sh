@@ -18,6 +18,9 @@
 # Needs root for apt-get (once): qemu-user-static, binutils-aarch64-linux-gnu, dpkg-dev, xz-utils, golang for krew.
 # Not part of the CI test command (scripts/release/check.sh is).
 set -euo pipefail
+# (the whole script is one block, read before it runs: an edit made to this file during a release build cannot
+# change what the running build does next)
+{
 cd "$(dirname "$0")/.."
 source scripts/release/lib.sh
 archs=("$@")
@@ -162,3 +165,5 @@ echo "== krew"
 bash scripts/release/krew-test.sh "${archives[@]}"
 MINDIE_SOURCE_COMMIT=${source_id% *} bash scripts/krew-manifest.sh "${archives[@]}" >krew/mindie.yaml
 echo "krew/mindie.yaml generated from: ${archives[*]}"
+exit 0
+}

@@ -17,7 +17,7 @@
 #   4. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
 # Stage times are printed as it goes ("== stage (N s)"); BENCHMARKS.md ("CI") has the last measured run: 30.6 min on
-# a clean clone with warm caches (2026-12-05), about 42 min on a fresh machine.
+# a clean clone with warm caches (2026-12-05), about 42 min on a fresh machine; step 1b adds 1-4 min (BENCHMARKS.md).
 # CI allows 90 minutes; the project keeps it within 50.
 set -euo pipefail
 cd "$(dirname "$0")/.."
