@@ -9,10 +9,11 @@
 # Checks, for each architecture: the highest GLIBC_ symbol version needed is 2.17 and no library but glibc's is
 # needed (objdump -p); --help, version, a client dry run of the example, deploy of a missing file and completion
 # run (arm64 under qemu-user, on Debian 12's arm64 glibc unpacked privately); amd64 also on Debian 11's glibc 2.31,
-# started with its own loader. Then krew v0.4.3 (scripts/release/krew-test.sh) installs the amd64 archive from a
-# local index, runs `kubectl mindie version` and uninstalls.
-# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, no build paths
-# in the binaries; the same commit gives the same sha256.
+# started with its own loader. Then krew v0.4.3 (scripts/release/krew-test.sh) installs each archive from a local
+# index, runs `kubectl mindie version` (arm64 under qemu-user) and uninstalls.
+# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, no path of the
+# checkout in the binaries; the same commit gives the same sha256 under the same $HOME (the dependency prefix's
+# path, ~/.cache/kubectl-mindie/release/deps-<arch>, is still in them: Boost's file names, OpenSSL's MODULESDIR).
 #   bash scripts/release.sh [amd64] [arm64]     (default: both; the manifest is written only when both archives
 #                                                of this commit are in dist/)
 # Needs root for apt-get (once): qemu-user-static, binutils-aarch64-linux-gnu, dpkg-dev, xz-utils, golang for krew.
@@ -162,7 +163,8 @@ if ((${#archives[@]} < 2)); then
   exit 0
 fi
 echo "== krew"
-bash scripts/release/krew-test.sh "${archives[@]}"
+MINDIE_KREW_RUN_ARM64="qemu-aarch64-static -L $(glibc_root bookworm arm64)" \
+  bash scripts/release/krew-test.sh "${archives[@]}"
 MINDIE_SOURCE_COMMIT=${source_id% *} bash scripts/krew-manifest.sh "${archives[@]}" >krew/mindie.yaml
 echo "krew/mindie.yaml generated from: ${archives[*]}"
 exit 0
