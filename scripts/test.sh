@@ -5,6 +5,9 @@
 #      ~/.cache/kubectl-mindie/cluster);
 #   1. the build (as scripts/build.sh, less the unit tests: the product, the end-to-end tests, the benchmarks, the Go
 #      instruments), then scripts/lint.sh over it (clang-format-14, clang-tidy-14's function size, src/cmd file size);
+#   1b. the release toolchain's cheap check (scripts/release/check.sh: the pinned zig compiles two translation units
+#      for x86_64- and aarch64-linux-gnu.2.17, the pinned Debian source packages are still served, a real krew
+#      installs the development binary from a local index; ~4 min the first time, ~1 min after);
 #   2. the Go instruments' own tests, the smoke subset of the end-to-end tests on a 1.19 cluster (ctest e2e_oldest),
 #      and the long end-to-end matrices (the fault matrix, the storm of concurrent commands, the cluster scripts'
 #      tests), on the plain build: they run many processes and gain nothing from the sanitizers' slower code;
@@ -14,7 +17,7 @@
 #   4. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
 # Stage times are printed as it goes ("== stage (N s)"); BENCHMARKS.md ("CI") has the last measured run: 30.6 min on
-# a clean clone with warm caches (2026-12-05), about 42 min on a fresh machine.
+# a clean clone with warm caches (2026-12-05), about 42 min on a fresh machine; step 1b adds 1-4 min (BENCHMARKS.md).
 # CI allows 90 minutes; the project keeps it within 50.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +39,8 @@ cmake --build build -j "$(nproc)" --target kubectl-mindie kubectl_complete-mindi
   status_bench
 step "lint (scripts/lint.sh: layout, functions of at most 80 lines, src/cmd files of at most 300)"
 bash scripts/lint.sh build
+step "release toolchain (scripts/release/check.sh: zig for glibc 2.17 targets, source pins, krew install)"
+bash scripts/release/check.sh build
 step "Go instruments' tests, e2e smoke on the oldest Kubernetes, the long end-to-end matrices"
 ctest --test-dir build --output-on-failure -R '^(testkit|e2e_oldest)$'
 # The long ones, here only (step 3 excludes them): the same list both places.

@@ -17,6 +17,7 @@
 
 #include "kube/logging_transport.h"
 #include "kube/retrying_transport.h"
+#include "kube/trust_store.h"
 
 namespace mindie::kube {
 namespace {
@@ -296,6 +297,7 @@ struct CurlTransport::Impl {
   char error[CURL_ERROR_SIZE] = {};
   std::size_t max_body = kMaxResponseBodyBytes;
   std::string cert_in_use, key_in_use;  // the client certificate currently set on the handle
+  bool needs_trust_store = false;       // https without a kubeconfig CA: the host's, read at the first request
 
   // One request; `sink` non-null streams (see HttpTransport::stream).
   HttpResponse perform(const HttpRequest& req, const Credentials& creds, const StreamSink* sink = nullptr,
@@ -362,6 +364,8 @@ CurlTransport::CurlTransport(RestConfig config, std::unique_ptr<AuthProvider> au
   } else if (!c.ca_pem.empty()) {
     curl_blob ca = pem_blob(c.ca_pem);  // every certificate of a bundle is trusted
     curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+  } else {
+    impl_->needs_trust_store = lower(c.server.substr(0, 8)) == "https://";
   }
 }
 
@@ -394,6 +398,12 @@ HttpResponse CurlTransport::Impl::perform(const HttpRequest& req, const Credenti
   t.start = std::chrono::steady_clock::now();
   t.max_body = max_body;
   const std::string url = base_url + req.path;
+  if (needs_trust_store) {
+    const std::string pem = load_trust_store(system_trust_store_paths(), config.server);
+    curl_blob ca = pem_blob(pem);  // copied by libcurl
+    curl_easy_setopt(handle, CURLOPT_CAINFO_BLOB, &ca);
+    needs_trust_store = false;
+  }
   use_client_certificate(creds);
   curl_slist* headers = set_request(req, url, creds, t);
   error[0] = '\0';

@@ -1,5 +1,6 @@
 // libcurl implementation of HttpTransport: one easy handle reused across requests (keep-alive), TLS from
-// RestConfig (CA bundle, client certificate/key as in-memory PEM blobs, insecure-skip-tls-verify, tls-server-name),
+// RestConfig (CA bundle, else the host's trust store; client certificate/key as in-memory PEM blobs,
+// insecure-skip-tls-verify, tls-server-name),
 // proxy with client-go's precedence, credentials from an AuthProvider.
 #pragma once
 

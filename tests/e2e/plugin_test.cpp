@@ -470,21 +470,30 @@ TEST_CASE("no escape codes when stdout is not a terminal: status and status --wa
   CHECK(stopped.err.find('\x1b') == std::string::npos);
 }
 
-TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rules; broken fragments do not") {
+TEST_CASE("krew: the manifest generated from the amd64 and arm64 archives passes krew's rules; broken ones do not") {
   const std::string version = project_version();
   e2e::TempDir dir;
   const std::string stage = dir.path() + "/stage";
   std::filesystem::create_directory(stage);
   for (const std::string& f : {kBinary, kCompleter, std::string(MINDIE_SOURCE_DIR) + "/LICENSE"})
     std::filesystem::copy_file(f, stage + "/" + std::filesystem::path(f).filename().string());
-  const std::string archive = dir.path() + "/kubectl-mindie_" + version + "_linux_amd64.tar.gz";
+  const auto archive_for = [&](const std::string& arch) {
+    return dir.path() + "/kubectl-mindie_" + version + "_linux_" + arch + ".tar.gz";
+  };
+  const std::string archive = archive_for("amd64");
   const Run tar = e2e::run_process(
       {"/usr/bin/env", "tar", "-C", stage, "-czf", archive, "kubectl-mindie", "kubectl_complete-mindie", "LICENSE"});
   REQUIRE_MESSAGE(tar.exit_code == 0, tar.err);
-  const Run gen =
-      e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", archive});
+  std::filesystem::copy_file(archive, archive_for("arm64"));  // the script reads names and members only
+  const std::string script = std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh";
+  const Run gen = e2e::run_process({"/usr/bin/env", "bash", script, archive, archive_for("arm64")});
   REQUIRE_MESSAGE(gen.exit_code == 0, gen.err);
   CHECK_MESSAGE(krew_problems(gen.out, version).empty(), join(krew_problems(gen.out, version)) << gen.out);
+
+  // One architecture alone is refused: krew would tell the other's users that there is no build for them.
+  const Run alone = e2e::run_process({"/usr/bin/env", "bash", script, archive});
+  CHECK(alone.exit_code != 0);
+  CHECK(alone.err.find("no linux/arm64 archive given") != std::string::npos);
 
   // The sha256 is the archive's, and bin and LICENSE are in it.
   const YAML::Node m = YAML::Load(gen.out);
@@ -496,12 +505,12 @@ TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rule
   CHECK(listing.out.find("LICENSE\n") != std::string::npos);
   CHECK(p["selector"]["matchLabels"]["os"].Scalar() == "linux");
   CHECK(p["selector"]["matchLabels"]["arch"].Scalar() == "amd64");
+  CHECK(m["spec"]["platforms"][1]["selector"]["matchLabels"]["arch"].Scalar() == "arm64");
 
   // An archive that is not named for a platform, or lacks a member, is refused.
   const std::string odd = dir.path() + "/kubectl-mindie_" + version + "_Linux_amd64.tar.gz";
   std::filesystem::copy_file(archive, odd);
-  CHECK(e2e::run_process({"/usr/bin/env", "bash", std::string(MINDIE_SOURCE_DIR) + "/scripts/krew-manifest.sh", odd})
-            .exit_code != 0);
+  CHECK(e2e::run_process({"/usr/bin/env", "bash", script, odd, archive_for("arm64")}).exit_code != 0);
 
   const auto broken = [&](const std::string& from, const std::string& to) {
     std::string text = gen.out;
@@ -526,17 +535,20 @@ TEST_CASE("krew: the manifest generated from an amd64 archive passes krew's rule
   CHECK(join(krew_problems(twice, version)).find("overlapping selectors for linux/amd64") != std::string::npos);
 }
 
-TEST_CASE("krew: the committed krew/mindie.yaml passes krew's rules and names this version") {
+TEST_CASE("krew: the committed krew/mindie.yaml passes krew's rules, names this version and both architectures") {
   const std::string path = std::string(MINDIE_SOURCE_DIR) + "/krew/mindie.yaml";
   REQUIRE_MESSAGE(std::filesystem::exists(path), "krew/mindie.yaml is missing: run scripts/release.sh");
   const std::string text = e2e::read_file(path);
   const auto problems = krew_problems(text, project_version());
   CHECK_MESSAGE(problems.empty(), join(problems));
   const YAML::Node m = YAML::Load(text);
+  std::string platforms;
   for (const auto& p : m["spec"]["platforms"]) {
     const std::string os = p["selector"]["matchLabels"]["os"].Scalar();
     const std::string arch = p["selector"]["matchLabels"]["arch"].Scalar();
+    platforms += os + "/" + arch + " ";
     CHECK(p["uri"].Scalar().find("kubectl-mindie_" + project_version() + "_" + os + "_" + arch + ".tar.gz") !=
           std::string::npos);
   }
+  CHECK(platforms == "linux/amd64 linux/arm64 ");
 }

@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -21,16 +22,21 @@
 #include "fake_transport.h"
 #include "kube/curl_transport.h"
 #include "kube/logging_transport.h"
+#include "kube/trust_store.h"
 #include "net_test_support.h"
+#include "scratch_files.h"
 
 using mindie::kube::CurlTransport;
 using mindie::kube::HttpRequest;
 using mindie::kube::HttpResponse;
 using mindie::kube::LoggingTransport;
 using mindie::kube::RestConfig;
+using mindie::kube::system_trust_store_paths;
 using mindie::kube::TransportError;
 using mindie::test::FakeTransport;
+using mindie::test::ScopedEnv;
 using mindie::test::Socks5Proxy;
+using mindie::test::TempDir;
 using mindie::test::TlsServer;
 
 namespace {
@@ -507,6 +513,58 @@ TEST_CASE("CurlTransport: a server certificate that does not verify fails for go
     CHECK_FALSE(e.retryable());
     CHECK(contains(e.what(), "Unable to connect to the server " + c.server));
   }
+}
+
+TEST_CASE("CurlTransport: without a kubeconfig CA the host's trust store verifies the server") {
+  TlsServer server;
+  TempDir dir;
+  RestConfig c;
+  c.server = server.url();
+  c.request_timeout = std::chrono::seconds(20);
+  const std::string missing = (dir.path / "missing.pem").string();
+
+  SUBCASE("SSL_CERT_FILE names the bundle") {
+    ScopedEnv file("SSL_CERT_FILE", dir.write("bundle.pem", server.ca_pem()));
+    CHECK(CurlTransport(c).send(request("GET", "/version")).status == 200);
+  }
+  SUBCASE("no bundle: every certificate file of the SSL_CERT_DIR folders, other files ignored") {
+    ScopedEnv file("SSL_CERT_FILE", missing);
+    dir.write("certs/README", "not a certificate");
+    dir.write("certs/cluster-ca.pem", server.ca_pem());
+    ScopedEnv dirs("SSL_CERT_DIR", (dir.path / "empty").string() + ":" + (dir.path / "certs").string());
+    CHECK(CurlTransport(c).send(request("GET", "/version")).status == 200);
+  }
+  SUBCASE("no certificate anywhere: not retryable, every path tried named") {
+    ScopedEnv file("SSL_CERT_FILE", missing);
+    dir.write("certs/README", "not a certificate");
+    const std::string certs = (dir.path / "certs").string();
+    ScopedEnv dirs("SSL_CERT_DIR", certs);
+    try {
+      CurlTransport(c).send(request("GET", "/version"));
+      FAIL("a request went out without any CA");
+    } catch (const TransportError& e) {
+      CHECK_FALSE(e.retryable());
+      CHECK(contains(e.what(), "Unable to connect to the server " + c.server));
+      CHECK(contains(e.what(), "no CA certificates on this host (tried " + missing + ", " + certs + ";"));
+    }
+    CHECK(server.authorizations().empty());
+  }
+}
+
+TEST_CASE("system_trust_store_paths: the distributions' places unless SSL_CERT_FILE / SSL_CERT_DIR say otherwise") {
+  {
+    ScopedEnv file("SSL_CERT_FILE", std::nullopt);
+    ScopedEnv dirs("SSL_CERT_DIR", std::nullopt);
+    const auto paths = system_trust_store_paths();
+    CHECK(paths.files.front() == "/etc/ssl/certs/ca-certificates.crt");  // Debian, Ubuntu, Kylin
+    CHECK(std::count(paths.files.begin(), paths.files.end(), "/etc/pki/tls/certs/ca-bundle.crt") == 1);  // openEuler
+    CHECK(paths.dirs == std::vector<std::string>{"/etc/ssl/certs", "/etc/pki/tls/certs"});
+  }
+  ScopedEnv file("SSL_CERT_FILE", "/opt/ca.pem");
+  ScopedEnv dirs("SSL_CERT_DIR", "/a:/b");
+  const auto paths = system_trust_store_paths();
+  CHECK(paths.files == std::vector<std::string>{"/opt/ca.pem"});
+  CHECK(paths.dirs == std::vector<std::string>{"/a", "/b"});
 }
 
 TEST_CASE("CurlTransport::stream hands each chunk to the sink as it arrives, over TLS") {
