@@ -2,9 +2,10 @@
 # The CI's cheap check of the release toolchain (scripts/release.sh builds the real thing, ~30 min cold, too slow for
 # CI): the pinned zig installs (its wheel's sha256), compiles two of the product's translation units for each
 # release target (x86_64/aarch64-linux-gnu.2.17: trust_store.cpp with the standard library, version.cpp with
-# Boost.JSON and Boost.Program_options, whose headers are the build host's), every pinned Debian source package is
-# still served at its version, and a real krew (v0.4.3 from the Go module proxy) installs, runs and uninstalls
-# archives of the development build from a local index with the manifest scripts/krew-manifest.sh generates.
+# Boost.JSON and Boost.Program_options, whose headers are the build host's), whether every pinned Debian source
+# package is still served at its version (a warning when not), and a real krew (v0.4.3 from the Go module proxy)
+# installs, runs and uninstalls archives of the development build from a local index with the manifest
+# scripts/krew-manifest.sh generates.
 #   bash scripts/release/check.sh BUILD-DIR      (a build with kubectl-mindie and kubectl_complete-mindie)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,19 +29,22 @@ for arch in amd64 arm64; do
   echo "compiled for $(zig_target "$arch"): src/kube/trust_store.cpp plugin/version.cpp"
 done
 
+# A pin Debian no longer serves is a warning here, not a failure: the archive moves on by itself (a security update
+# replaces a version), which must not turn the tests red; scripts/release.sh fails on it, naming the versions served.
 setup_apt_sources
 apt-get "${apt_opts[@]}" update -qq
+unserved=0
 for entry in "${source_pins[@]}"; do
   name=${entry%%=*}
   source_pin "$name"
   served=$(apt-cache "${apt_opts[@]}" showsrc "$name" | sed -n 's/^Version: //p' | sort -u)
   if ! grep -qxF "$pin_version" <<<"$served"; then
-    echo "source package $name $pin_version is no longer served: move its pin in scripts/release/lib.sh" >&2
-    echo "(served: $(tr '\n' ' ' <<<"$served"))" >&2
-    exit 1
+    echo "warning: source package $name $pin_version is no longer served: move its pin in scripts/release/lib.sh" \
+      "(served: $(tr '\n' ' ' <<<"$served"))" >&2
+    unserved=1
   fi
 done
-echo "every pinned source package is served: ${source_pins[*]%% *}"
+((unserved)) || echo "every pinned source package is served: ${source_pins[*]%% *}"
 
 mkdir -p "$tmp/stage" "$tmp/dist"
 cp "$build/kubectl-mindie" "$build/kubectl_complete-mindie" "$root/LICENSE" "$tmp/stage/"
