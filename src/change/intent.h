@@ -45,7 +45,6 @@ struct DeployIntent {
   bool adopt = false;
   bool force_conflicts = false;
   std::optional<CountChange> counts;  ///< the instance counts it changes, when the baseline existed
-  bool operator==(const DeployIntent&) const = default;
 };
 
 /// scale: the live roles' replicas, then the baseline's counts.
