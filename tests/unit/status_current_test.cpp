@@ -111,7 +111,7 @@ status::StatusInputs multi_live() {
 /// The live Deployment of `in` named `name`.
 json::object& live_deployment(status::StatusInputs& in, const std::string& name) {
   for (auto& d : in.deployments)
-    if (d.at("metadata").at("name") == name) return d.as_object();
+    if (d.at("metadata").at("name").as_string() == name) return d.as_object();
   FAIL("no deployment " << name);
   throw 0;
 }
@@ -150,7 +150,7 @@ status::StatusInputs set_live(bool gang_decode = false) {
 /// The workload of `role` in `in`.
 json::object& workload_of(status::StatusInputs& in, const std::string& role) {
   for (auto& w : in.workloads)
-    if (w.at("metadata").at("name") == "mindie-motor-vllm-0-" + role + "-0") return w.as_object();
+    if (w.at("metadata").at("name").as_string() == "mindie-motor-vllm-0-" + role + "-0") return w.as_object();
   FAIL("no workload of " << role);
   throw 0;
 }

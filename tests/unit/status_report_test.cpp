@@ -499,7 +499,7 @@ json::object live_statefulset(const json::object& iss, const std::string& role, 
   const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance);
   json::value hash;
   for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
-    if (r.at("name") == role)
+    if (r.at("name").as_string() == role)
       hash = r.at("spec").at("template").at("metadata").at("annotations").at(render::kTemplateHashAnnotation);
   return {{"kind", "StatefulSet"},
           {"metadata",
