@@ -157,6 +157,37 @@ json::object& workload_of(status::StatusInputs& in, const std::string& role) {
 
 }  // namespace
 
+TEST_CASE("every pod template the Deployment modes render carries its template hash, the same on every run") {
+  auto cfg = test::valid_config();
+  test::deploy_of(cfg)["deploy_mode"] = "multi_deployment";
+  cfg["motor_engine_prefill_config"].as_object()["engine_config"] =
+      json::parse(R"({"kv_transfer_config": {"kv_connector": "MultiConnector"}})");
+  cfg["kv_cache_pool_config"] = json::parse(R"({"port": 50090, "eviction_high_watermark_ratio": 0.9,
+                                                 "eviction_ratio": 0.1})");
+  cfg["kv_conductor_config"] = json::parse(R"({"http_server_port": 13333})");
+  auto single = test::valid_config();
+  test::deploy_of(single)["deploy_mode"] = "single_container";
+  for (const auto& doc : {cfg, single}) {
+    const auto parsed = test::parse(doc);
+    const bool multi = parsed.deploy_mode == config::DeployMode::MultiDeployment;
+    const auto objects = multi ? render::render_multi_workloads(parsed, {})
+                               : render::render_single_container_workloads(parsed, {});
+    const auto again = multi ? render::render_multi_workloads(parsed, {})
+                             : render::render_single_container_workloads(parsed, {});
+    std::size_t deployments = 0;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      if (objects[i].at("kind") != "Deployment") continue;
+      ++deployments;
+      const json::object& tpl = objects[i].at("spec").at("template").as_object();
+      const json::value hash = at(tpl, {"metadata", "annotations", render::kTemplateHashAnnotation});
+      CAPTURE(objects[i].at("metadata").at("name"));
+      CHECK(hash == json::value(render::template_hash(tpl)));
+      CHECK(at(again[i], {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}) == hash);
+    }
+    CHECK(deployments == (multi ? 6 : 1));  // controller, coordinator, p0, d0, kv-pool, kv-conductor
+  }
+}
+
 TEST_CASE("rollout::pending: kubectl rollout status's rules for Deployments (availability left to the pods)") {
   CHECK(rollout::pending(deployment(2, 2, 1, 1, 1), "Deployment").empty());
   CHECK(rollout::pending(deployment(3, 2, 1, 1, 1), "Deployment") ==
