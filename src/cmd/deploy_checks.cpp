@@ -4,6 +4,7 @@
 
 #include "cmd/deploy.h"
 #include "cmd/gang_instances.h"
+#include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
 #include "hardware/profile.h"
 #include "mindie/baseline_policy.h"
@@ -223,7 +224,12 @@ std::string missing_scripts_message(const std::vector<std::string>& missing) {
 std::vector<render::NodePortClaim> DeployOptions::check_operator_rules(kube::Client& client, Printer& printer,
                                                                        bool redeploy) {
   std::vector<render::NodePortClaim> ports = check_node_ports(client, printer, *config_, render_options_);
-  if (config_->deploy_mode != config::DeployMode::InferServiceSet) return ports;
+  if (config_->deploy_mode != config::DeployMode::InferServiceSet) {
+    if (redeploy)
+      warn_rolled_deployments(client, printer, config_->job_id, render::workload_name(*config_, render_options_),
+                              objects_);
+    return ports;
+  }
   const json::object& iss = objects_.back();
   check_gang_support(client, iss);
   if (!redeploy) return ports;

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "mindie/render.h"
+#include "mindie/rollout.h"
 #include "util/strings.h"
 
 namespace mindie::cmd {
@@ -27,6 +28,31 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
     }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+void warn_rolled_deployments(kube::Client& client, Printer& printer, const std::string& ns, const std::string& workload,
+                             const std::vector<json::object>& rendered) {
+  json::object list;
+  try {
+    list = client.list(kube::gvr::kDeployments, ns, multi_selector(workload));
+  } catch (const kube::ApiError& e) {
+    if (e.code() != 403) throw;
+    printer.warning("cannot list deployments in namespace " + ns + " (" + e.status_message() +
+                    "): which running instances this deploy rolls to a new pod template is unknown");
+    return;
+  }
+  const auto* items = list.if_contains("items");
+  if (!items || !items->is_array()) return;
+  for (const auto& [role, rolled] : rollout::rolled_by(rendered, items->as_array())) {
+    const bool one = rolled.size() == 1;
+    // No strategy is rendered, so Kubernetes' default applies: RollingUpdate, maxSurge 25% (at least one pod).
+    printer.warning("role " + role + ": this deploy changes the pod template of " + std::to_string(rolled.size()) +
+                    " running instance" + (one ? "" : "s") + " (" + util::join(rolled, ", ") +
+                    "): the deployment controller rolls " + (one ? "its" : "their") +
+                    " pods to it, starting each new pod before it stops an old one (maxSurge 25%), so the role needs "
+                    "room for one more pod; until then kubectl mindie status and wait count " +
+                    (one ? "it" : "them") + " as on an earlier template");
+  }
 }
 
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,

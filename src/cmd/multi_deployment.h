@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cmd/common.h"
 #include "kube/client.h"
 #include "mindie/render.h"
 
@@ -34,6 +35,13 @@ std::vector<std::string> list_workload_object_names(kube::Client& client, const 
 /// index, name. Throws ApiError / TransportError.
 std::vector<WorkloadDeployment> list_workload_deployments(kube::Client& client, const std::string& ns,
                                                           const std::string& workload, bool engines_only);
+
+/// Warns, per role, how many running instances of deployment `workload` in `ns` this deploy changes the pod template
+/// of (the live Deployments whose template hash differs from `rendered`'s): the deployment controller rolls them,
+/// adding a pod before it removes one, and until then status and wait count them as on an earlier template. One
+/// LIST of Deployments; a 403 is a warning that this went unchecked.
+void warn_rolled_deployments(kube::Client& client, Printer& printer, const std::string& ns, const std::string& workload,
+                             const std::vector<boost::json::object>& rendered);
 
 /// An object of a Deployment-based deployment that the current rendering no longer has.
 struct StaleObject {

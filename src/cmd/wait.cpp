@@ -28,17 +28,21 @@ std::chrono::steady_clock::time_point next_judgement(const status::Report& repor
 namespace {
 
 /// "waiting for NAME: prefill 1/2 decode 2/2 instances ready": the roles status shows (Role::unused leaves the
-/// rest out), ready instances of the spec's.
+/// rest out), ready instances of the spec's, and how many are on an earlier template.
 std::string progress_line(const status::Report& report) {
   std::string line = "waiting for " + report.name + ":";
+  std::int64_t out_of_date = 0;
   for (const auto& role : report.roles) {
     if (role.unused()) continue;
     line += " " + role.name + " " + std::to_string(role.ready_instances) + "/" +
             (role.spec_instances ? std::to_string(*role.spec_instances) : std::string("-"));
+    out_of_date += role.instances_on_other_templates;
   }
   if (report.found && report.observed_generation != report.generation)
     line += " (operator has not observed the change yet)";
-  return line + " instances ready";
+  line += " instances ready";
+  if (out_of_date > 0) line += " (" + std::to_string(out_of_date) + " on an earlier pod template)";
+  return line;
 }
 
 }  // namespace
@@ -213,8 +217,9 @@ Command wait_command() {
   return {"wait",
           "Wait until every role has its instances ready",
           "kubectl mindie wait [-n NS] --for=ready [--timeout 10m]",
-          "Wait until every role has its instances ready and the operator has observed the latest change. Exits 0\n"
-          "once ready; on timeout exits 1 naming every pod that is not ready and why.",
+          "Wait until every role has its instances ready, each on its current pod template and rolled out, and the\n"
+          "operator has observed the latest change. Exits 0 once ready; on timeout exits 1 naming every pod that is\n"
+          "not ready and why, and each role with instances on an earlier template.",
           "  # Wait up to 15 minutes for the deployment in mindie-demo\n"
           "  kubectl mindie wait -n mindie-demo --for=ready --timeout 15m\n\n"
           "  # Wait, then print the InferServiceSet as it is once ready\n"

@@ -177,7 +177,10 @@ std::string recreate_advice(const std::string& ns, const std::string& role, bool
                             const std::vector<std::string>& workloads) {
   std::string names;
   for (const auto& w : workloads) names += " " + w;
-  if (!gang) return "delete it and the operator makes it again from the current one: kubectl delete -n " + ns + names;
+  if (!gang)
+    return "delete it and the operator makes it again from the current one (its NPUs are free in between: on a full "
+           "pool a Pending pod of another deployment may take them): kubectl delete -n " +
+           ns + names;
   std::int64_t lowest = -1;
   for (const auto& w : workloads) {
     const auto dash = w.find_last_of('-');

@@ -1,6 +1,7 @@
 // build_report's drift (the live state against the baseline and its own spec) and convergence (controllers behind).
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
+#include "mindie/rollout.h"
 #include "mindie/status_internal.h"
 #include "util/json_path.h"
 #include "util/strings.h"
@@ -30,6 +31,8 @@ void list_deployments(const Context& ctx) {
     listed.replicas = num(find(&d, {"spec", "replicas"}), 1);
     listed.ready_replicas = num(find(&d, {"status", "readyReplicas"}));
     listed.updated_replicas = num(find(&d, {"status", "updatedReplicas"}));
+    listed.old_replicas = std::max<std::int64_t>(0, num(find(&d, {"status", "replicas"})) - listed.updated_replicas);
+    listed.rollout = rollout::pending(d, "Deployment");
     listed.name = str(find(&d, {"metadata", "name"}));
     if (listed.observed_generation < listed.generation) {
       ctx.ready = false;
@@ -110,19 +113,10 @@ void judge_instance_sets(const Context& ctx, const Grouped& grouped, const LiveR
     }
 }
 
-void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& tally, bool baseline_usable,
-                      const Role& role) {
+void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& tally, bool baseline_usable) {
   auto& drift = ctx.report.drift;
   const std::string& name = lr.name;
   const std::string roles_at = "spec.template.roles[" + std::to_string(lr.index) + "]";
-  if (!tally.old_workloads.empty()) {
-    const auto on_other = static_cast<std::int64_t>(tally.old_workloads.size());
-    drift.push_back("role " + name + ": " + std::to_string(on_other) + " of " +
-                    std::to_string(role.instances_on_current_template + on_other) +
-                    " instances run an earlier pod template than " + roles_at +
-                    ": infer-operator never updates an existing instance's workload; " +
-                    operator_rules::recreate_advice(ctx.ns, name, lr.gang, tally.old_workloads));
-  }
   if (!tally.other_images.empty()) {
     const std::string images = util::join(tally.other_images, ", ");
     const std::string wanted_images = util::join(lr.spec_images, ", ",

@@ -1,6 +1,5 @@
 // build_report's instance health: each instance's pods, whether it is healthy, and why not.
 #include "kube/pod_state.h"
-#include "mindie/operator_rules.h"
 #include "mindie/status_internal.h"
 #include "util/json_path.h"
 
@@ -72,6 +71,7 @@ void pod_lines(const Context& ctx, const LiveRole& lr, Instance& inst) {
       continue;
     }
     pod.events = warning_events(ctx.in.events, "Pod", pod.state.name, 3);
+    if (told_by_rollout(inst, pod)) continue;
     std::string line = "pod " + pod.state.name + " (role " + lr.name + ", instance " + std::to_string(inst.index) +
                        "): " + pod.reason;
     // The latest event says the most; the rest are in the report.
@@ -97,20 +97,6 @@ void instance_lines(const Context& ctx, const LiveRole& lr, const Instance& inst
   }
 }
 
-/// The template its workload was made from (none: no workload yet, or no hash recorded on it), counted against the
-/// role's.
-void judge_template(const LiveRole& lr, const json::value* workload, Instance& inst, Role& role, RoleTally& tally) {
-  const std::string hash = workload ? operator_rules::workload_template_hash(*workload) : "";
-  if (!hash.empty()) inst.template_hash = hash;
-  if (inst.wanted && workload && !lr.hash.empty()) {
-    if (hash == lr.hash) {
-      ++role.instances_on_current_template;
-    } else {
-      tally.old_workloads.push_back(operator_rules::workload_ref(*workload));
-    }
-  }
-}
-
 /// Judges instance `key` of role `lr` with pods `pod_list` into role.instances.
 void judge_instance(const Context& ctx, const Grouped& grouped, const LiveRole& lr, const InstanceKey& key,
                     const std::vector<const json::value*>& pod_list, Role& role, RoleTally& tally) {
@@ -126,8 +112,11 @@ void judge_instance(const Context& ctx, const Grouped& grouped, const LiveRole& 
   // An instance's pods are what its workload asks for: the operator never updates a workload, so one made before
   // a change of pods per instance keeps its count (reported as an earlier template, not as missing pods).
   const json::value* workload = nullptr;
-  if (const auto w = grouped.workloads.find(lr.name); !ctx.multi && w != grouped.workloads.end())
+  if (ctx.multi) {
+    if (const auto it = role_deployments.find(k); it != role_deployments.end()) workload = it->second;
+  } else if (const auto w = grouped.workloads.find(lr.name); w != grouped.workloads.end()) {
     if (const auto it = w->second.find(key); it != w->second.end()) workload = it->second;
+  }
   const std::int64_t inst_pods = workload ? num(find(workload, {"spec", "replicas"}), lr.pods_per_instance)
                                           : lr.pods_per_instance;
   read_pods(ctx, lr, pod_list, inst, role, tally);
@@ -137,6 +126,7 @@ void judge_instance(const Context& ctx, const Grouped& grouped, const LiveRole& 
   inst.healthy = inst.wanted && inst.ready_pods >= inst_needed_ready && inst.terminating_pods == 0 &&
                  staying >= (lr.master_standby ? 1 : inst_pods);
   if (lr.gang && inst.wanted) judge_rebuild(ctx, lr, inst, workload);
+  judge_current(ctx, lr, workload, inst, role, tally);
   pod_lines(ctx, lr, inst);
   instance_lines(ctx, lr, inst, inst_pods, present, tally);
   if (inst.wanted) {
@@ -147,8 +137,7 @@ void judge_instance(const Context& ctx, const Grouped& grouped, const LiveRole& 
   role.pods += present;
   role.terminating_pods += inst.terminating_pods;
   // multi_deployment: the instance's Deployment (none: pods of a Deployment that is gone).
-  if (ctx.multi && inst.wanted) inst.deployment = str(find(role_deployments.at(k), {"metadata", "name"}));
-  if (!ctx.multi) judge_template(lr, workload, inst, role, tally);
+  if (ctx.multi && inst.wanted) inst.deployment = str(find(workload, {"metadata", "name"}));
   role.instances.push_back(std::move(inst));
 }
 

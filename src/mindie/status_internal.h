@@ -65,6 +65,8 @@ struct RoleTally {
   bool operator_missed = false;  ///< a wanted instance lacks pods: the operator's events may say why
   std::set<std::string> other_images;
   std::vector<std::string> old_workloads;  ///< "statefulset/NAME" of wanted instances on an earlier template
+  /// "deployment/NAME (why)" of wanted instances whose workload has not rolled out its template (rollout::pending).
+  std::vector<std::string> rolling;
 };
 
 // ---- shared readers (status_report.cpp) ----
@@ -103,6 +105,20 @@ LiveRole read_live_role(const Context& ctx, Grouped& grouped, const std::string&
 /// Judges every instance of role `lr` (pods, health, rebuilds) into `role`, unready lines into the report.
 RoleTally judge_instances(const Context& ctx, Grouped& grouped, LiveRole& lr, Role& role);
 
+// ---- current templates (status_current.cpp) ----
+
+/// Whether wanted instance `inst` of role `lr` runs the current pod template (`workload`: its workload, null when
+/// none): sets inst.current, inst.rollout and inst.template_hash, clears inst.healthy when not, counts it in `role`
+/// and `tally`.
+void judge_current(const Context& ctx, const LiveRole& lr, const boost::json::value* workload, Instance& inst,
+                   Role& role, RoleTally& tally);
+/// Whether `pod`'s reason is told by its role's rollout line instead (a new pod of an instance that is not current
+/// that cannot be scheduled): the reason is printed once.
+bool told_by_rollout(const Instance& inst, const Pod& pod);
+/// The unready lines of role `lr`'s instances that are not current: on an earlier template (with how to re-create
+/// them), or not rolled out (with why the new pods cannot be scheduled, each reason once, into role).
+void current_lines(const Context& ctx, const LiveRole& lr, const RoleTally& tally, Role& role);
+
 // ---- gang rebuilds (status_rebuild.cpp) ----
 
 /// Gang roles: whether infer-operator is rebuilding wanted instance `inst` (workload `live`, null when none) of
@@ -117,10 +133,9 @@ void judge_live_object(const Context& ctx, const boost::json::object* iss);
 /// What the operator said about role `lr`'s InstanceSets, and those lacking the priority-scheduling label.
 void judge_instance_sets(const Context& ctx, const Grouped& grouped, const LiveRole& lr, const RoleTally& tally,
                          Role& role);
-/// Drift of role `lr` against the baseline (`baseline_usable`) and its own spec: earlier templates, other images,
-/// instance counts; convergence of the InstanceSets' counts.
-void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& tally, bool baseline_usable,
-                      const Role& role);
+/// Drift of role `lr` against the baseline (`baseline_usable`) and its own spec: other images, instance counts;
+/// convergence of the InstanceSets' counts.
+void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& tally, bool baseline_usable);
 
 // ---- verdict (status_verdict.cpp) ----
 

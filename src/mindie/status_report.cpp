@@ -160,6 +160,8 @@ json::object instance_json(const Instance& inst, bool multi) {
   json::object o{{"inferService", inst.infer_service},
                  {"index", inst.index},
                  {"healthy", inst.healthy},
+                 {"current", inst.current ? json::value(*inst.current) : json::value(nullptr)},
+                 {"rollout", inst.rollout},
                  {"readyPods", inst.ready_pods},
                  {"terminatingPods", inst.terminating_pods},
                  {"pods", std::move(pods)},
@@ -171,8 +173,8 @@ json::object instance_json(const Instance& inst, bool multi) {
                {"latest", util::utc_text(inst.rebuild->latest, "%Y-%m-%dT%H:%M:%SZ")},
                {"ongoing", inst.rebuild->ongoing}};
   o["rebuild"] = std::move(rebuild);
+  o["templateHash"] = util::or_null(inst.template_hash);
   if (multi) o["deployment"] = util::or_null(inst.deployment);
-  else o["templateHash"] = util::or_null(inst.template_hash);
   return o;
 }
 
@@ -201,6 +203,7 @@ json::object role_json(const Role& r, bool multi) {
           {"templateHash", util::or_null(r.template_hash)},
           {"instancesOnCurrentTemplate", r.instances_on_current_template},
           {"instancesOnOtherTemplates", r.instances_on_other_templates},
+          {"rolloutUnschedulable", util::string_array(r.rollout_unschedulable)},
           {"otherImages", util::string_array(r.other_images)},
           {"operatorEvents", events_json(r.operator_events)},
           {"instanceSetsWithoutStrategy", util::string_array(r.instance_sets_without_strategy)},
@@ -236,8 +239,10 @@ json::object Report::to_json() const {
                         {"replicas", d.replicas},
                         {"readyReplicas", d.ready_replicas},
                         {"updatedReplicas", d.updated_replicas},
+                        {"oldReplicas", d.old_replicas},
                         {"generation", d.generation},
-                        {"observedGeneration", d.observed_generation}});
+                        {"observedGeneration", d.observed_generation},
+                        {"rollout", d.rollout}});
     report["deployments"] = std::move(listed);
   }
   json::array services;
@@ -297,13 +302,17 @@ json::object slim_pod(const json::object& pod) {
 
 json::object slim_workload(const json::object& w, const std::string& kind) {
   json::object metadata;
-  for (const char* key : {"name", "uid", "creationTimestamp", "labels"})
+  for (const char* key : {"name", "uid", "generation", "creationTimestamp", "labels"})
     if (const auto* v = find(w, {"metadata", key})) metadata[key] = *v;
   json::object spec;
   if (const auto* v = find(w, {"spec", "replicas"})) spec["replicas"] = *v;
   if (const auto* h = find(w, {"spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation}))
     spec["template"] = {{"metadata", {{"annotations", {{render::kTemplateHashAnnotation, *h}}}}}};
-  return {{"kind", kind}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
+  json::object status;  // what rollout::pending reads
+  for (const char* key :
+       {"observedGeneration", "replicas", "updatedReplicas", "currentRevision", "updateRevision", "conditions"})
+    if (const auto* v = find(w, {"status", key})) status[key] = *v;
+  return {{"kind", kind}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}, {"status", std::move(status)}};
 }
 
 std::int64_t desired_pods(const json::object& iss) {
@@ -331,7 +340,6 @@ void fill_role(const detail::LiveRole& lr, const detail::RoleTally& tally, Role&
   role.master_standby = lr.master_standby;
   role.hpa_owned = lr.hpa;
   if (!lr.hash.empty()) role.template_hash = lr.hash;
-  role.instances_on_other_templates = static_cast<std::int64_t>(tally.old_workloads.size());
   role.other_images.assign(tally.other_images.begin(), tally.other_images.end());
 }
 
@@ -352,7 +360,8 @@ void judge_roles(const detail::Context& ctx, const std::optional<config::UserCon
     const detail::RoleTally tally = detail::judge_instances(ctx, grouped, lr, role);
     if (!tally.healthy) ctx.ready = false;
     detail::judge_instance_sets(ctx, grouped, lr, tally, role);
-    detail::judge_role_drift(ctx, lr, tally, baseline_config.has_value(), role);
+    detail::current_lines(ctx, lr, tally, role);
+    detail::judge_role_drift(ctx, lr, tally, baseline_config.has_value());
     fill_role(lr, tally, role);
     ctx.report.roles.push_back(std::move(role));
   }

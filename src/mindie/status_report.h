@@ -93,7 +93,12 @@ struct Instance {
   std::optional<Rebuild> rebuild;     ///< gang roles: set when its workload has been made more than once
   std::vector<Pod> pods;
   std::optional<std::string> deployment;     ///< multi_deployment: its Deployment (nullopt: gone)
-  std::optional<std::string> template_hash;  ///< infer_service_set: its workload's template hash (nullopt: none)
+  std::optional<std::string> template_hash;  ///< its workload's template hash (nullopt: none)
+  /// Every pod of it runs the current pod template: its workload was made from the role's template
+  /// (infer_service_set) and has rolled out completely (rollout::pending). nullopt: not judged (not wanted, no
+  /// workload, or the workloads could not be read). A wanted instance that is not current is not healthy.
+  std::optional<bool> current;
+  std::string rollout;  ///< why it is not current ("" when it is or was not judged)
 };
 
 /// The HPA owning a role's instance count, as the InstanceSet reports it (status.scalingResourceStatus).
@@ -124,9 +129,12 @@ struct Role {
   /// a deleted pod makes it rebuild the whole instance.
   bool gang = false;
   std::optional<Hpa> hpa;
-  std::optional<std::string> template_hash;  ///< the role's pod template hash in the live spec
-  std::int64_t instances_on_current_template = 0;
-  std::int64_t instances_on_other_templates = 0;
+  std::optional<std::string> template_hash;        ///< the role's pod template hash in the live spec
+  std::int64_t instances_on_current_template = 0;  ///< wanted instances with Instance::current true
+  std::int64_t instances_on_other_templates = 0;   ///< wanted instances with Instance::current false
+  /// Why the new pods of instances that have not rolled out cannot be scheduled (their PodScheduled=False messages,
+  /// each once).
+  std::vector<std::string> rollout_unschedulable;
   std::vector<std::string> other_images;                    ///< images pods run that the spec does not name
   std::vector<Event> operator_events;                       ///< infer-operator's Warning events about its InstanceSets
   std::vector<std::string> instance_sets_without_strategy;  ///< InstanceSets lacking the priority-scheduling label
@@ -155,6 +163,8 @@ struct DeploymentStatus {
   std::int64_t updated_replicas = 0;
   std::int64_t generation = 0;
   std::int64_t observed_generation = 0;
+  std::int64_t old_replicas = 0;  ///< pods of its earlier ReplicaSets (status.replicas - status.updatedReplicas)
+  std::string rollout;            ///< rollout::pending: why its pods do not all run its template ("" when they do)
 };
 
 /// One Service of the deployment, as `kubectl get service` shows it.
@@ -193,26 +203,28 @@ struct Report {
   /// The stable JSON shape (docs/status.md):
   /// {apiVersion: "kubectl-mindie/v1", kind: "Status", namespace, inferServiceSet, deployMode, found,
   ///  baselineUsable, generation, observedGeneration, [deployments: [{name, role, index, replicas, readyReplicas,
-  ///  updatedReplicas, generation, observedGeneration}] in multi_deployment], inferServices: [{name, index, ready,
+  ///  updatedReplicas, oldReplicas, generation, observedGeneration, rollout}] in multi_deployment], inferServices:
+  ///  [{name, index, ready,
   ///  events}], ready,
   ///  roles: [{name, baselineInstances, specInstances, observedInstances, podsPerInstance, wantedInstances,
   ///           desiredPods, readyPods, pods, terminatingPods, restarts, readyInstances, healthy, masterStandby, gang,
   ///           replicasOwner ("spec"
   ///           or "HPA"), hpa ({name, ready, message} or null), templateHash, instancesOnCurrentTemplate,
-  ///           instancesOnOtherTemplates, otherImages, operatorEvents, instanceSetsWithoutStrategy,
-  ///           instances: [{inferService, index, healthy, readyPods, terminatingPods,
+  ///           instancesOnOtherTemplates, rolloutUnschedulable, otherImages, operatorEvents,
+  ///           instanceSetsWithoutStrategy,
+  ///           instances: [{inferService, index, healthy, current (bool or null), rollout, readyPods, terminatingPods,
   ///                        rebuild ({workloads, since, latest, ongoing} or null),
   ///                        pods: [{name, phase, status, ready, readyContainers, containers, restarts, createdAt,
   ///                                ageSeconds, node, npus, reason, events: [{reason, message, count, lastSeen}]}],
-  ///                        wanted, deployment (multi_deployment) | templateHash}]}],
+  ///                        wanted, templateHash, deployment (multi_deployment)}]}],
   ///  services: [{name, type, clusterIP, ports: [{name, port, nodePort, protocol}]}],
   ///  drift, converging, warnings, unready: [strings]}
   boost::json::object to_json() const;
 };
 
 /// Builds the report of namespace `ns` (`now` gives pod ages). An instance is healthy when all its pods are ready
-/// and none is terminating (a pod being deleted is never counted ready) and, in a gang role, infer-operator is not
-/// rebuilding it;
+/// and none is terminating (a pod being deleted is never counted ready), it is current (Instance::current: on the
+/// role's template, rolled out) and, in a gang role, infer-operator is not rebuilding it;
 /// for controller/coordinator with master/standby (2 pods) one ready pod is, since only the master passes
 /// readiness (infer-operator behaviour). The report is never ready above an InferService the operator reports
 /// NotReady, unless only master/standby InstanceSets (healthy by that rule) keep it so. Every instance the spec asks
@@ -252,8 +264,8 @@ bool pod_ready(const boost::json::value& pod);
 /// status): pods are most of the bytes of a list, so status keeps only this.
 boost::json::object slim_pod(const boost::json::object& pod);
 
-/// The part of a workload build_report reads: `kind`, name, uid, creationTimestamp, labels, replicas and the
-/// template hash.
+/// The part of a workload build_report reads: `kind`, name, uid, generation, creationTimestamp, labels, replicas,
+/// the template hash and the status fields of its rollout (rollout::pending).
 boost::json::object slim_workload(const boost::json::object& workload, const std::string& kind);
 
 }  // namespace mindie::status

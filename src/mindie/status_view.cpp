@@ -72,10 +72,11 @@ void instance_rows(const Role& role, const Instance& inst, bool last_inst, const
   const bool rebuilding = inst.rebuild && inst.rebuild->ongoing;
   tree.add({p2 + (last_inst ? "└── " : "├── ") + inst_label,
             ready_of(inst.ready_pods, role.pods_per_instance, inst.terminating_pods) + " pods",
-            inst.healthy        ? ""
-            : rebuilding        ? "Rebuilding"
-            : inst.pods.empty() ? "NoPods"
-                                : "Unhealthy"});
+            inst.healthy            ? ""
+            : rebuilding            ? "Rebuilding"
+            : inst.pods.empty()     ? "NoPods"
+            : inst.current == false ? "OutOfDate"
+                                    : "Unhealthy"});
   const std::string p3 = p2 + (last_inst ? "    " : "│   ");
   for (std::size_t pi = 0; pi < inst.pods.size(); ++pi) {
     const kube::PodState& pod = inst.pods[pi].state;

@@ -185,11 +185,13 @@ TEST_CASE(
                 run.err);
   CHECK(run.err.find("do not delete a gang instance's workload") != std::string::npos);
   CHECK(run.err.find("kubectl delete -n " + kNs + " statefulset/mindie-motor-vllm-0-decode") == std::string::npos);
+  // Not ready (issue 31: ready means current), and still no advice to delete it.
   const json report = status_json(sb);
-  std::string drift;
-  for (const auto& d : report["drift"]) drift += d.get<std::string>() + "\n";
-  CHECK_MESSAGE(drift.find("do not delete a gang instance's workload") != std::string::npos, drift);
-  CHECK(drift.find("kubectl delete -n " + kNs + " statefulset/mindie-motor-vllm-0-decode") == std::string::npos);
+  CHECK(report["ready"] == false);
+  std::string unready;
+  for (const auto& d : report["unready"]) unready += d.get<std::string>() + "\n";
+  CHECK_MESSAGE(unready.find("do not delete a gang instance's workload") != std::string::npos, unready);
+  CHECK(unready.find("kubectl delete -n " + kNs + " statefulset/mindie-motor-vllm-0-decode") == std::string::npos);
 
   // The advice status and deploy used to give: the operator makes it again, then rebuilds it for ever.
   sb.admin_ok({"delete", "statefulset", "mindie-motor-vllm-0-decode-0", "-n", kNs, "--wait=false"});

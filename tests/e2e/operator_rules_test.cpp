@@ -320,15 +320,18 @@ TEST_CASE("a new pod template reaches only new instances: deploy says how many k
   CHECK(prefill["otherImages"] == json::array({"mindie-motor-vllm:2.3.RC1-800I-A2-py311-ubuntu24.04-aarch64"}));
   const auto table = sb.mindie({"status", "-n", kNs}).out;
   CHECK(table.find("live state matches the baseline") == std::string::npos);
-  CHECK(table.find("drift: role prefill: 1 of 1 instances run an earlier pod template") != std::string::npos);
+  CHECK(table.find("not ready: role prefill: 1 of 1 instances run an earlier pod template") != std::string::npos);
   CHECK(table.find("drift: role prefill: pods run image mindie-motor-vllm:2.3.RC1") != std::string::npos);
 
-  // A new instance is made from the new template.
+  // A new instance is made from the new template; the old one still keeps the deployment from being ready.
   run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
+  sb.wait_pods(kNs, e2e::role_pods("prefill", 1), 1);
+  e2e::eventually([&] { return role_report(status_json(sb), "prefill")["instancesOnCurrentTemplate"] == 1; },
+                  "the new prefill instance on the current template", 120);
   report = status_json(sb);
-  CHECK(role_report(report, "prefill")["instancesOnCurrentTemplate"] == 1);
+  CHECK(report["ready"] == false);
+  CHECK(role_report(report, "prefill")["readyInstances"] == 1);
   CHECK(role_report(report, "prefill")["instancesOnOtherTemplates"] == 1);
 }
 
@@ -419,10 +422,14 @@ TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, st
   // Not the delete of its workload (a gang role: infer-operator would rebuild it in a loop) but what is safe.
   CHECK(run.err.find("kubectl delete -n mindie-demo statefulset/mindie-motor-vllm-0-decode-0") == std::string::npos);
   CHECK(run.err.find("do not delete a gang instance's workload") != std::string::npos);
+  // Its 2 pods are all its workload asks for (no missing pod), but it is out of date, so not ready (issue 31).
   const json report = status_json(sb);
   CHECK(role_report(report, "decode")["instancesOnOtherTemplates"] == 1);
-  CHECK(role_report(report, "decode")["readyInstances"] == 1);  // its 2 pods are all it asks for
-  CHECK(report["unready"].empty());
+  CHECK(role_report(report, "decode")["readyPods"] == 2);
+  CHECK(role_report(report, "decode")["readyInstances"] == 0);
+  CHECK(report["unready"].dump().find("pods exist") == std::string::npos);
+  CHECK(report["unready"].dump().find("role decode: 1 of 1 instances run an earlier pod template") !=
+        std::string::npos);
 }
 
 TEST_CASE("wait names an InstanceSet without the strategy label as the reason new instances never come") {

@@ -208,7 +208,8 @@ TEST_CASE("removed_gang_instances: the annotation adds removed instances, keeps 
 TEST_CASE("recreate_advice: delete the workload of a plain role, never of a gang role") {
   const std::vector<std::string> old{"statefulset/mindie-motor-vllm-0-decode-0"};
   CHECK(operator_rules::recreate_advice("team-a", "prefill", false, {"deployment/x"}) ==
-        "delete it and the operator makes it again from the current one: kubectl delete -n team-a deployment/x");
+        "delete it and the operator makes it again from the current one (its NPUs are free in between: on a full "
+        "pool a Pending pod of another deployment may take them): kubectl delete -n team-a deployment/x");
   const std::string gang = operator_rules::recreate_advice("team-a", "decode", true, old);
   CHECK(gang.find("kubectl delete") == std::string::npos);
   CHECK(gang.find("do not delete a gang instance's workload: infer-operator would rebuild it in a loop") == 0);

@@ -493,20 +493,29 @@ json::object create_event(const std::string& name, const std::string& uid, const
           {"lastTimestamp", when}};
 }
 
-/// The live StatefulSet of an instance as status reads it (slim_workload), made at `created`.
-json::object live_statefulset(const std::string& role, int instance, const std::string& uid,
+/// The live StatefulSet of an instance of `iss` as status reads it (slim_workload), made at `created` from the
+/// role's current template and rolled out.
+json::object live_statefulset(const json::object& iss, const std::string& role, int instance, const std::string& uid,
                               const std::string& created) {
   const std::string name = "mindie-motor-vllm-0-" + role + "-" + std::to_string(instance);
+  json::value hash;
+  for (const auto& r : iss.at("spec").at("template").at("roles").as_array())
+    if (r.at("name").as_string() == role)
+      hash = r.at("spec").at("template").at("metadata").at("annotations").at(render::kTemplateHashAnnotation);
   return {{"kind", "StatefulSet"},
           {"metadata",
            {{"name", name},
             {"uid", uid},
+            {"generation", 1},
             {"creationTimestamp", created},
             {"labels",
              {{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"},
               {"infer.huawei.com/instanceset-name", role},
               {"infer.huawei.com/instanceset-index", std::to_string(instance)}}}}},
-          {"spec", {{"replicas", 2}}}};
+          {"spec",
+           {{"replicas", 2},
+            {"template", {{"metadata", {{"annotations", {{render::kTemplateHashAnnotation, hash}}}}}}}}},
+          {"status", {{"observedGeneration", 1}, {"currentRevision", "r1"}, {"updateRevision", "r1"}}}};
 }
 
 }  // namespace
@@ -583,7 +592,7 @@ TEST_CASE("a gang instance whose workload is made again and again is named as be
   in.workload_events.push_back(create_event(sts, "uid-1", "2027-01-15T07:59:20Z"));
   in.workload_events.push_back(create_event(sts, "uid-2", "2027-01-15T07:59:31Z"));
   in.workload_events.push_back(create_event(sts, "uid-3", "2027-01-15T07:59:42Z"));
-  in.workloads.push_back(live_statefulset("decode", 0, "uid-4", "2027-01-15T07:59:53Z"));  // 7 s before kNow
+  in.workloads.push_back(live_statefulset(d.iss, "decode", 0, "uid-4", "2027-01-15T07:59:53Z"));  // 7 s before kNow
   auto decode_set = with_ready("InstanceSet", "mindie-motor-vllm-0-decode", "decode", true, "ready");
   decode_set["metadata"].as_object()["creationTimestamp"] = "2027-01-15T07:50:00Z";
   in.instance_sets.push_back(decode_set);
