@@ -25,25 +25,7 @@ std::string shown_default(const po::option_description& d) {
 }
 
 /// `text` wrapped at 80 columns after a tab (8 columns), each line tab-indented.
-std::string wrapped(const std::string& text) {
-  std::istringstream words(text);
-  std::string out = "\t", word;
-  std::size_t column = 8;
-  bool first = true;
-  while (words >> word) {
-    if (!first && column + 1 + word.size() > 80) {
-      out += "\n\t";
-      column = 8;
-    } else if (!first) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += word.size();
-    first = false;
-  }
-  return out;
-}
+std::string wrapped(const std::string& text) { return wrap_words(text, "\t", 8, "\t", 8, 80); }
 
 std::size_t edits(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -61,6 +43,26 @@ std::size_t edits(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+std::string wrap_words(const std::string& text, std::string head, std::size_t column, const std::string& indent,
+                       std::size_t indent_width, std::size_t limit) {
+  std::istringstream words(text);
+  std::string word;
+  bool first = true;
+  while (words >> word) {
+    if (!first && column + 1 + word.size() > limit) {
+      head += "\n" + indent;
+      column = indent_width;
+    } else if (!first) {
+      head += ' ';
+      ++column;
+    }
+    head += word;
+    column += word.size();
+    first = false;
+  }
+  return head;
+}
 
 std::string flag_usages(const po::options_description& desc) {
   std::string out;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "cmd/command.h"
 
@@ -20,6 +22,11 @@ std::string command_help(const cmd::Command& c, const boost::program_options::op
 
 /// `kubectl mindie options`: the flags every command takes.
 std::string options_help(const boost::program_options::options_description& globals);
+
+/// `head` (`column` columns wide), then the words of `text` wrapped at `limit` columns, each further line starting
+/// with `indent` (`indent_width` columns wide).
+std::string wrap_words(const std::string& text, std::string head, std::size_t column, const std::string& indent,
+                       std::size_t indent_width, std::size_t limit);
 
 /// The commands of `names` within two edits of `typed` or starting with it, as Cobra suggests them ("Did you mean
 /// this?"), in `names`' order.

@@ -8,7 +8,6 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -60,23 +59,8 @@ std::string exit_codes_block(const std::vector<cmd::ExitCode>& codes) {
   for (const auto& [code, when] : codes) {
     std::string line = "  " + code;
     line.resize(std::max<std::size_t>(line.size() + 2, 17), ' ');
-    std::size_t column = line.size();
-    std::istringstream words(when);
-    std::string word;
-    bool first = true;
-    while (words >> word) {
-      if (!first && column + 1 + word.size() > 110) {
-        line += "\n" + std::string(17, ' ');
-        column = 17;
-      } else if (!first) {
-        line += ' ';
-        ++column;
-      }
-      line += word;
-      column += word.size();
-      first = false;
-    }
-    out += line + "\n";
+    const std::size_t column = line.size();
+    out += wrap_words(when, std::move(line), column, std::string(17, ' '), 17, 110) + "\n";
   }
   return out;
 }
