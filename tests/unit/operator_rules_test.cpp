@@ -56,7 +56,8 @@ json::object workload(const std::string& role, int index, const std::string& has
 }  // namespace
 
 TEST_CASE("node_port_conflicts: another Service holding the port conflicts; the deployment's own does not") {
-  const std::vector<render::NodePortClaim> claims = {{"team-a", "infer-x-0-coordinator", 31015, "motor_deploy_config.infer_node_port"}};
+  const std::vector<render::NodePortClaim> claims = {
+      {"team-a", "infer-x-0-coordinator", 31015, "motor_deploy_config.infer_node_port"}};
   json::array services{service("team-a", "infer-x-0-coordinator", 31015), service("team-b", "other", 31016)};
   CHECK(operator_rules::node_port_conflicts(claims, services).empty());
   services.push_back(service("team-b", "holder", 31015));
