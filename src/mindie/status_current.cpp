@@ -40,7 +40,8 @@ void judge_current(const Context& ctx, const LiveRole& lr, const json::value* wo
   if (!hash.empty()) inst.template_hash = hash;
   if (!inst.wanted) return;
   // infer-operator copies the role's template into an instance's workload when it makes it and never updates it
-  // (infer-operator-rules.md D3, B1); a Deployment of the other modes is the instance's template itself.
+  // (Ascend/mind-cluster component/infer-operator pkg/controller/workload/statefulset_handler.go,
+  // deployment_handler.go); a Deployment of the other modes is the instance's template itself.
   const bool earlier = !ctx.multi && !lr.hash.empty() && hash != lr.hash;
   const std::string kind = ctx.multi ? "Deployment" : str(find(workload, {"kind"}));
   inst.rollout = earlier ? kEarlierTemplate : rollout::pending(*workload, kind);
