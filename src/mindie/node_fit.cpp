@@ -60,6 +60,24 @@ std::vector<std::pair<std::string, std::string>> node_selector(const json::objec
   return out;
 }
 
+// The sum (`sum`) or the largest (init containers run one at a time) of `resource` over the containers listed at
+// `key` of a pod spec; a container's limit stands for its missing request.
+long long container_requests(const json::object& spec, std::string_view key, const std::string& resource, bool sum) {
+  const json::value* list = spec.if_contains(key);
+  if (!list || !list->is_array()) return 0;
+  long long out = 0;
+  for (const auto& c : list->get_array()) {
+    const json::object* res = c.is_object() ? object_at(c.get_object(), "resources") : nullptr;
+    if (!res) continue;
+    const json::value* v = nullptr;
+    for (const char* field : {"requests", "limits"})
+      if (const json::object* m = object_at(*res, field); m && !v) v = m->if_contains(resource);
+    const long long n = v ? quantity_count(*v) : 0;
+    out = sum ? std::min(out + n, kMaxCount) : std::max(out, n);
+  }
+  return out;
+}
+
 bool matches(const NodeSupply& node, const PodDemand& d) {
   return !node.unschedulable && std::all_of(d.selector.begin(), d.selector.end(), [&](const auto& kv) {
     auto it = node.labels.find(kv.first);
@@ -90,9 +108,11 @@ std::string Shortfall::message() const {
   return msg +
          (matching_nodes == 1 ? "the 1 matching node ("
                               : "the " + std::to_string(matching_nodes) + " matching nodes (") +
-         std::to_string(matching_npus) + " allocatable) take" + (matching_nodes == 1 ? "s " : " ") +
-         std::to_string(placed) + " of them alongside the other roles; " + plural(left, "pod") + " (" +
-         std::to_string(left * d.npus) + " NPUs) do" + (left == 1 ? "es" : "") + " not fit";
+         std::to_string(matching_npus) + " allocatable" +
+         (matching_used > 0 ? ", " + std::to_string(matching_used) + " held by the pods on them" : std::string()) +
+         ") take" + (matching_nodes == 1 ? "s " : " ") + std::to_string(placed) +
+         " of them alongside the other roles; " + plural(left, "pod") + " (" + std::to_string(left * d.npus) +
+         " NPUs) do" + (left == 1 ? "es" : "") + " not fit";
 }
 
 std::vector<PodDemand> npu_demands(const std::vector<json::object>& objects,
@@ -163,10 +183,59 @@ NodeSupply node_supply(const json::object& node, const std::vector<std::string>&
   return out;
 }
 
+std::optional<PodUse> pod_use(const json::object& pod, const std::vector<std::string>& npu_resources) {
+  const json::object* spec = object_at(pod, "spec");
+  const json::value* node = spec ? spec->if_contains("nodeName") : nullptr;
+  if (!node || !node->is_string() || node->get_string().empty()) return std::nullopt;
+  if (const json::object* status = object_at(pod, "status"))
+    if (const json::value* phase = status->if_contains("phase");
+        phase && phase->is_string() && (phase->get_string() == "Succeeded" || phase->get_string() == "Failed"))
+      return std::nullopt;
+  PodUse use{std::string(node->get_string()), "", {}};
+  if (const json::object* md = object_at(pod, "metadata"))
+    if (const json::value* ns = md->if_contains("namespace"); ns && ns->is_string()) use.namespace_ = ns->get_string();
+  for (const auto& r : npu_resources) {
+    const long long held = std::max(container_requests(*spec, "containers", r, true),
+                                    container_requests(*spec, "initContainers", r, false));
+    if (held > 0) use.npus[r] = held;
+  }
+  if (use.npus.empty()) return std::nullopt;
+  return use;
+}
+
+void add_pod_uses(std::vector<NodeSupply>& nodes, const std::vector<PodUse>& uses, const std::string& freed_namespace) {
+  std::map<std::string, NodeSupply*> by_name;
+  for (auto& n : nodes) by_name[n.name] = &n;
+  for (const auto& u : uses) {
+    const auto it = by_name.find(u.node);
+    if (it == by_name.end() || (!freed_namespace.empty() && u.namespace_ == freed_namespace)) continue;
+    for (const auto& [resource, count] : u.npus)
+      it->second->used[resource] = std::min(it->second->used[resource] + count, kMaxCount);
+  }
+}
+
+std::vector<PodDemand> added_demands(const std::vector<PodDemand>& before, const std::vector<PodDemand>& after) {
+  std::vector<PodDemand> out;
+  for (const auto& d : after) {
+    int had = 0;
+    for (const auto& b : before)
+      if (std::tie(b.role, b.npus, b.resource, b.selector) == std::tie(d.role, d.npus, d.resource, d.selector))
+        had += b.pods;
+    if (d.pods > had) {
+      out.push_back(d);
+      out.back().pods = d.pods - had;
+    }
+  }
+  return out;
+}
+
 std::vector<Shortfall> pack(const std::vector<PodDemand>& demands, const std::vector<NodeSupply>& nodes) {
-  // Free NPUs per node and resource.
+  // Free NPUs per node and resource: allocatable less what the node's pods hold.
   std::vector<std::map<std::string, long long>> free(nodes.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) free[n] = nodes[n].allocatable;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    free[n] = nodes[n].allocatable;
+    for (const auto& [resource, held] : nodes[n].used) free[n][resource] = std::max(0LL, free[n][resource] - held);
+  }
   std::vector<std::vector<std::size_t>> candidates(demands.size());
   for (std::size_t d = 0; d < demands.size(); ++d)
     for (std::size_t n = 0; n < nodes.size(); ++n)
@@ -199,6 +268,9 @@ std::vector<Shortfall> pack(const std::vector<PodDemand>& demands, const std::ve
     for (std::size_t n : candidates[d]) {
       const auto it = nodes[n].allocatable.find(demands[d].resource);
       if (it != nodes[n].allocatable.end()) s.matching_npus += it->second;
+      const auto held = nodes[n].used.find(demands[d].resource);
+      if (held != nodes[n].used.end())
+        s.matching_used += std::min(held->second, it == nodes[n].allocatable.end() ? 0 : it->second);
     }
     out.push_back(std::move(s));
   }

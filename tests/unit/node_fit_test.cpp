@@ -150,3 +150,83 @@ TEST_CASE("node_fit: Node objects with odd quantities or missing fields read as 
   CHECK_FALSE(empty.unschedulable);
   CHECK(node_fit::npu_demands({json::object{{"kind", "Deployment"}}, json::object{{"kind", 3}}}, kResources).empty());
 }
+
+namespace {
+
+// A Pod as the API server lists it: bound to `node_name` ("" none), in `phase`, its one container asking for
+// `npus` of huawei.com/Ascend910 by `field` ("requests" or "limits").
+json::object pod(const std::string& ns, const std::string& node_name, const std::string& npus,
+                 const char* field = "requests", const char* phase = "Running") {
+  json::object spec{
+      {"containers", json::array{json::object{
+                         {"name", "c"}, {"resources", {{field, {{"huawei.com/Ascend910", npus}, {"cpu", "2"}}}}}}}}};
+  if (!node_name.empty()) spec["nodeName"] = node_name;
+  return {{"metadata", {{"name", "p"}, {"namespace", ns}}}, {"spec", spec}, {"status", {{"phase", phase}}}};
+}
+
+}  // namespace
+
+TEST_CASE("node_fit: the NPUs a pod holds: bound and not ended; a limit stands for a missing request") {
+  auto use = node_fit::pod_use(pod("a", "n1", "4"), kResources);
+  REQUIRE(use);
+  CHECK(use->node == "n1");
+  CHECK(use->namespace_ == "a");
+  CHECK(use->npus == std::map<std::string, long long>{{"huawei.com/Ascend910", 4}});
+  use = node_fit::pod_use(pod("a", "n1", "8", "limits"), kResources);  // the API server defaults the request
+  REQUIRE(use);
+  CHECK(use->npus.at("huawei.com/Ascend910") == 8);
+  CHECK_FALSE(node_fit::pod_use(pod("a", "", "4"), kResources));                             // Pending, not bound
+  CHECK_FALSE(node_fit::pod_use(pod("a", "n1", "4", "requests", "Succeeded"), kResources));  // ended
+  CHECK_FALSE(node_fit::pod_use(pod("a", "n1", "4", "requests", "Failed"), kResources));
+  CHECK_FALSE(node_fit::pod_use(pod("a", "n1", "0"), kResources));  // no NPU
+  CHECK_FALSE(node_fit::pod_use(json::object{{"spec", 3}}, kResources));
+
+  // Containers add up; init containers run one at a time, so the largest counts when it is larger.
+  json::object two = pod("a", "n1", "2");
+  json::array& containers = two["spec"].as_object()["containers"].as_array();
+  containers.push_back(containers[0]);
+  two["spec"].as_object()["initContainers"] =
+      json::array{json::object{{"name", "i"}, {"resources", {{"limits", {{"huawei.com/Ascend910", "3"}}}}}}};
+  CHECK(node_fit::pod_use(two, kResources)->npus.at("huawei.com/Ascend910") == 4);
+  two["spec"].as_object()["initContainers"].as_array()[0].as_object()["resources"] =
+      json::object{{"requests", {{"huawei.com/Ascend910", "6"}}}};
+  CHECK(node_fit::pod_use(two, kResources)->npus.at("huawei.com/Ascend910") == 6);
+}
+
+TEST_CASE("node_fit: pods bound to a node take its NPUs; a redeploy's own namespace is freed") {
+  auto raw = valid_config();  // 1 prefill pod x 8, 1 decode pod x 8 (the defaults of valid_config)
+  std::vector<node_fit::NodeSupply> nodes = supplies({node("a", kA2, "8"), node("b", kA2, "8")});
+  const std::vector<node_fit::PodUse> uses = {*node_fit::pod_use(pod("other", "a", "8"), kResources),
+                                              *node_fit::pod_use(pod("mindie", "b", "8"), kResources),
+                                              *node_fit::pod_use(pod("other", "nowhere", "8"), kResources)};
+  const auto demands = node_fit::npu_demands(rendered(parse(raw)), kResources);
+  REQUIRE(node_fit::pack(demands, nodes).empty());
+
+  auto freed = nodes;
+  node_fit::add_pod_uses(freed, uses, "mindie");  // node b's pod is the redeploy's own: one node free
+  CHECK(freed[0].used.at("huawei.com/Ascend910") == 8);
+  CHECK(freed[1].used.empty());
+  auto s = node_fit::pack(demands, freed);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].demand.role == "decode");  // prefill took node b
+  CHECK(s[0].matching_used == 8);
+  CHECK(s[0].message().find("the 2 matching nodes (16 allocatable, 8 held by the pods on them) take 0 of them") !=
+        std::string::npos);
+
+  auto full = nodes;
+  node_fit::add_pod_uses(full, uses, "");  // a scale: nothing is freed
+  CHECK(node_fit::pack(demands, full).size() == 2);
+}
+
+TEST_CASE("node_fit: a scale checks only the pods it adds") {
+  const node_fit::PodDemand prefill{"prefill", 2, 8, "huawei.com/Ascend910", {{"accelerator", "x"}}};
+  node_fit::PodDemand more = prefill;
+  more.pods = 5;
+  node_fit::PodDemand other_size = prefill;
+  other_size.npus = 4;
+  const auto added = node_fit::added_demands({prefill}, {more, other_size});
+  REQUIRE(added.size() == 2);
+  CHECK(added[0].pods == 3);
+  CHECK(added[1].pods == 2);                                  // another pod size is another demand
+  CHECK(node_fit::added_demands({more}, {prefill}).empty());  // a scale-in adds nothing
+}
