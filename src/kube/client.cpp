@@ -432,4 +432,36 @@ bool Client::has_group_version(std::string_view group, std::string_view version)
   throw decode_api_error(req, resp);
 }
 
+boost::json::object Client::server_version() {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = "/version";
+  return send_json(std::move(req));
+}
+
+std::optional<std::vector<std::string>> Client::served_resources(std::string_view group, std::string_view version) {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = group.empty() ? "/api/" + std::string(version)
+                           : "/apis/" + std::string(group) + "/" + std::string(version);
+  std::optional<boost::json::object> list;
+  try {
+    list = send_json(std::move(req));
+  } catch (const ApiError& e) {
+    if (e.code() == 404) return std::nullopt;
+    throw;
+  }
+  std::vector<std::string> out;
+  const boost::json::value* resources = list->if_contains("resources");
+  if (resources == nullptr || !resources->is_array())
+    throw std::runtime_error("GET /apis/" + std::string(group) + "/" + std::string(version) +
+                             ": the server's discovery answer has no resources list");
+  for (const auto& r : resources->get_array()) {
+    const std::string name = r.is_object() ? string_member(r.get_object(), "name") : std::string();
+    if (!name.empty() && name.find('/') == std::string::npos)
+      out.push_back(printable(name));  // "pods/log" is a subresource
+  }
+  return out;
+}
+
 }  // namespace mindie::kube

@@ -180,6 +180,12 @@ class Client {
   /// Discovery: true when /apis/{group}/{version} (or /api/{version} for the core group "") answers 2xx, false on
   /// 404; other statuses throw ApiError.
   bool has_group_version(std::string_view group, std::string_view version);
+  /// GET /version: the server's version.Info (gitVersion, platform, ...).
+  boost::json::object server_version();
+  /// Discovery: the names of the resources (subresources left out) /apis/{group}/{version} (or /api/{version})
+  /// serves, or nothing on 404. A group version can be served while one of its CRDs is not: a write needs its
+  /// resource. Other statuses throw ApiError; a body that is no APIResourceList, std::runtime_error.
+  std::optional<std::vector<std::string>> served_resources(std::string_view group, std::string_view version);
 
   /// From now on every request ends by `deadline` where the transport supports it (HttpTransport::bound_until).
   void bound_until(std::chrono::steady_clock::time_point deadline, const std::string& what) {
