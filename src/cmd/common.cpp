@@ -12,11 +12,13 @@
 
 #include "kube/names.h"
 #include "mindie/render.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 
 namespace po = boost::program_options;
 namespace json = boost::json;
+namespace fs = std::filesystem;
 
 void add_global_flags(po::options_description& desc, GlobalFlags& flags) {
   // kubectl's connection flags; they override the kubeconfig's values (see kube::load_rest_config).
@@ -173,7 +175,22 @@ ConfigInputs read_config_inputs(const std::string& filename, const std::string& 
     std::error_code ec;
     if (std::filesystem::exists(candidate, ec)) env_path = candidate.string();
   }
-  ConfigInputs inputs{config::parse_user_config(read_file(config_path), config_path), std::nullopt};
+  ConfigInputs inputs{config::parse_user_config(read_file(config_path), config_path), std::nullopt, ""};
+  if (env_path.empty() && config_dir.empty()) {
+    // PyMotor's configs name their env.json (motor_deploy_config.env_path, e.g. "./conf/env.json").
+    boost::system::error_code ec;
+    const json::value raw = json::parse(inputs.user.raw, ec);
+    const json::value* named = ec ? nullptr : util::find(&raw, {"motor_deploy_config", "env_path"});
+    if (named && named->is_string() && !named->get_string().empty()) {
+      const fs::path p(std::string(named->get_string()));
+      env_path = (p.is_absolute() ? p : fs::path(config_path).parent_path() / p).lexically_normal().string();
+      std::error_code missing;
+      if (!fs::exists(env_path, missing))
+        throw CommandError(config_path + ": motor_deploy_config.env_path names " + std::string(named->get_string()) +
+                           ", and " + env_path + " does not exist: pass -e env.json");
+      inputs.env_from_config = env_path;
+    }
+  }
   if (!env_path.empty()) inputs.env = config::parse_env_config(read_file(env_path), env_path);
   return inputs;
 }

@@ -161,13 +161,18 @@ class Session {
 struct ConfigInputs {
   config::UserConfig user;
   std::optional<config::EnvConfig> env;
+  /// Where env.json came from when neither -e nor --config-dir named it: motor_deploy_config.env_path, PyMotor's key,
+  /// resolved against the folder of user_config.json ("" otherwise).
+  std::string env_from_config;
 };
 
 /// Checks that exactly one of -f / --config-dir is given and -e is not combined with --config-dir. No I/O.
 /// Throws UsageError.
 void check_config_input_flags(const std::string& filename, const std::string& env_file, const std::string& config_dir);
 
-/// Reads and validates the files named by the flags. Throws CommandError / validation::ValidationError.
+/// Reads and validates the files named by the flags; with -f alone, env.json from the config's
+/// motor_deploy_config.env_path when it names one (relative to user_config.json's folder). Throws CommandError (an
+/// env_path whose file is missing) / validation::ValidationError.
 ConfigInputs read_config_inputs(const std::string& filename, const std::string& env_file,
                                 const std::string& config_dir);
 

@@ -7,6 +7,7 @@
 #include "cmd/deploy_checks.h"
 #include "cmd/deploy_steps.h"
 #include "cmd/node_port_claims.h"
+#include "cmd/npu_preflight.h"
 #include "kube/names.h"
 #include "mindie/deployer_scripts.h"
 
@@ -31,7 +32,7 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       "force-conflicts", po::bool_switch(&flags.force_conflicts),
       "Take over fields another field manager owns (server-side apply force)")(
       "skip-node-check", po::bool_switch(&flags.skip_node_check),
-      "Do not check that the engine pods fit the allocatable NPUs of the nodes their nodeSelector matches")(
+      "Do not check that the engine pods fit the free NPUs of the nodes their nodeSelector matches")(
       "adopt", po::bool_switch(&flags.adopt),
       "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
       "records (implies --force-conflicts)");
@@ -75,11 +76,19 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
 
 void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   lock_ = &lock;
-  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   for (const auto& notice : config_->notices) printer.warning(notice);
-  if (dry_run_ == DryRun::Client) return print_client_dry_run(printer);
+  if (dry_run_ == DryRun::Client) {
+    if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
+    return print_client_dry_run(printer);
+  }
   const Prepared prepared = prepare(client, printer);
   write_objects(client, printer, lock, prepared);
+  // What was stored, said once it is (issue 33: said before an error that changed nothing).
+  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
+  if (!env_)
+    printer.warning(
+        "no env.json is stored: the engine containers get none of its environment (pass -e env.json, "
+        "or name it in motor_deploy_config.env_path)");
   finish(client, printer, prepared);
 }
 
@@ -93,12 +102,7 @@ void DeployOptions::print_client_dry_run(Printer& printer) const {
 }
 
 DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& printer) {
-  if (config_->deploy_mode == config::DeployMode::InferServiceSet &&
-      !client.has_group_version("mindcluster.huawei.com", "v1")) {
-    throw CommandError(
-        "the server does not serve mindcluster.huawei.com/v1 (InferServiceSet): install MindCluster "
-        "infer-operator first; nothing was written");
-  }
+  check_served(client, objects_);
   Prepared p;
   p.opts.dry_run = dry_run_ == DryRun::Server;
   p.opts.force = flags_.force_conflicts;
@@ -116,7 +120,11 @@ DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& pr
     throw CommandError(missing_scripts_message(missing) + "; nothing was written");
   for (const auto& w : deployer_scripts::script_warnings(*config_, render_options_.scripts)) printer.warning(w);
   p.claims = claims_to_make(client, check_operator_rules(client, printer, p.existing.has_value()));
-  if (!flags_.skip_node_check) check_nodes(client, printer, objects_);
+  if (!flags_.skip_node_check)
+    check_npu_fit(client, printer,
+                  {node_fit::npu_demands(objects_, npu_resources()), config_->job_id, "the engine pods",
+                   "lower the instance or pod counts, free or add or label nodes, or pass --skip-node-check to deploy "
+                   "anyway"});
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
   if (p.existing && !p.opts.dry_run) {
     // A redeploy can meet field conflicts on the live InferServiceSet (someone else changed it): find them with a
@@ -217,8 +225,9 @@ Command deploy_command() {
           "default), Deployments and Services (multi_deployment) or one Deployment and Service (single_container).\n"
           "The namespace is motor_deploy_config.job_id. Before the first write it checks what infer-operator would\n"
           "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
-          "redeploy a change of what live InstanceSets fixed at creation; and that the engine pods fit the\n"
-          "allocatable NPUs of the nodes their nodeSelector matches (--skip-node-check skips that). A namespace\n"
+          "redeploy a change of what live InstanceSets fixed at creation; and that the engine pods fit the NPUs\n"
+          "free on the nodes their nodeSelector matches: allocatable less what the pods of other namespaces hold\n"
+          "(--skip-node-check skips that). A namespace\n"
           "another tool deployed (motor-config without kubectl-mindie's records, e.g. PyMotor's deploy.py) is refused\n"
           "unless --adopt, which takes its objects over and deletes those ours replace.",
           "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"

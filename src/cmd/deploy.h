@@ -55,8 +55,12 @@ class DeployOptions {
   void validate() const;
   /// True unless --dry-run=client; valid after complete().
   bool needs_server() const { return dry_run_ != DryRun::Client; }
-  /// The namespace deployed to (the config's job_id); valid after run().
+  /// The namespace deployed to (the config's job_id); valid after read_inputs().
   const std::string& target_namespace() const { return config_->job_id; }
+  /// The config, and the objects a deploy of it writes; valid after read_inputs() (doctor checks them).
+  const config::UserConfig& config() const { return *config_; }
+  const std::vector<boost::json::object>& objects() const { return objects_; }
+  const render::RenderOptions& render_options() const { return render_options_; }
   /// Reads and validates the files (read_inputs) before any request, then writes (or prints) the objects.
   /// Throws CommandError, validation::ValidationError or UsageError (a bad file or -n; nothing sent), ApiError,
   /// TransportError or PartialFailure.

@@ -1,15 +1,15 @@
 #include "cmd/deploy_checks.h"
 
 #include <algorithm>
+#include <map>
 
 #include "cmd/deploy.h"
+#include "cmd/deploy_steps.h"
 #include "cmd/gang_instances.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/pod_groups.h"
-#include "hardware/profile.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
-#include "mindie/node_fit.h"
 #include "mindie/operator_rules.h"
 #include "util/json_diff.h"
 #include "util/json_path.h"
@@ -185,33 +185,29 @@ GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, con
   return changes;
 }
 
-void check_nodes(kube::Client& client, Printer& printer, const std::vector<json::object>& objects) {
-  std::vector<std::string> resources;
-  for (const auto& p : hardware::hardware_profiles())
-    if (std::find(resources.begin(), resources.end(), p.npu_resource) == resources.end())
-      resources.push_back(p.npu_resource);
-  const auto demands = node_fit::npu_demands(objects, resources);
-  if (demands.empty()) return;
-  std::vector<node_fit::NodeSupply> nodes;
-  try {
-    client.list_each(kube::gvr::kNodes, "", "", 500, "",
-                     [&](json::object& node) { nodes.push_back(node_fit::node_supply(node, resources)); });
-  } catch (const kube::ApiError& e) {
-    if (e.code() != 403) throw;
-    printer.warning("cannot check that the engine pods fit the nodes: listing nodes is forbidden (" +
-                    e.status_message() +
-                    "); pods that fit no node stay Pending (kubectl mindie status explains "
-                    "them); ask for list on nodes, or pass --skip-node-check to skip this check");
-    return;
+void check_served(kube::Client& client, const std::vector<json::object>& objects) {
+  std::map<std::string, std::vector<const kube::GVR*>> by_group_version;
+  for (const auto& obj : objects) {
+    const kube::GVR& r = gvr_of(obj);
+    if (r.group.empty() || r.group == "apps" || r.group == "rbac.authorization.k8s.io") continue;  // built in
+    auto& list = by_group_version[r.api_version()];
+    if (std::find(list.begin(), list.end(), &r) == list.end()) list.push_back(&r);
   }
-  const auto short_roles = node_fit::pack(demands, nodes);
-  if (short_roles.empty()) return;
-  std::string msg =
-      "the engine pods do not fit the cluster's nodes (counting allocatable NPUs, not what runs "
-      "there now); nothing was written:";
-  for (const auto& s : short_roles) msg += "\n* " + s.message();
-  msg += "\nlower the instance or pod counts, add or label nodes, or pass --skip-node-check to deploy anyway";
-  throw CommandError(msg);
+  for (const auto& [group_version, resources] : by_group_version) {
+    const kube::GVR& first = *resources.front();
+    const auto served = client.served_resources(first.group, first.version);
+    for (const kube::GVR* r : resources) {
+      if (served && std::find(served->begin(), served->end(), r->resource) != served->end()) continue;
+      const std::string what = r->resource + "." + r->group + " (" + r->kind + ", " + group_version + ")";
+      const std::string fix = r->group == "mindcluster.huawei.com"
+                                  ? "install MindCluster infer-operator and its CRDs first (kubectl get crd lists "
+                                    "those installed)"
+                                  : "install the CRD first";
+      throw CommandError("the server does not serve " + what +
+                         (served ? ", though it serves other resources of " + group_version : std::string()) + ": " +
+                         fix + "; nothing was written");
+    }
+  }
 }
 
 std::string missing_scripts_message(const std::vector<std::string>& missing) {

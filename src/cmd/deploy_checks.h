@@ -36,8 +36,10 @@ struct GangChanges {
 GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, const config::UserConfig& cfg,
                                      const boost::json::object& iss, const std::string& workload);
 
-/// Refuses engine pods of `objects` that fit no node's allocatable NPUs (one Node LIST; forbidden: a warning).
-void check_nodes(kube::Client& client, Printer& printer, const std::vector<boost::json::object>& objects);
+/// Refuses, naming it, a resource of `objects` outside Kubernetes' built-in groups that the server does not serve:
+/// a group version can be served (one CRD of MindCluster installed) while another of its CRDs is not. One discovery
+/// GET per such group version.
+void check_served(kube::Client& client, const std::vector<boost::json::object>& objects);
 
 /// The refusal for script keys the pods run that motor-config would not hold.
 std::string missing_scripts_message(const std::vector<std::string>& missing);

@@ -4,6 +4,7 @@
 
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
+#include "cmd/npu_preflight.h"
 
 namespace mindie::cmd {
 
@@ -24,7 +25,9 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
       "object")(
       "operator-restarted", po::bool_switch(&flags.operator_restarted),
       "infer-operator was restarted after the pods of the gang role's removed instances were gone: scale such a "
-      "role out onto them (refused otherwise: the operator would rebuild them in a loop)");
+      "role out onto them (refused otherwise: the operator would rebuild them in a loop)")(
+      "skip-node-check", po::bool_switch(&flags.skip_node_check),
+      "Do not check that the added instances' pods fit the free NPUs of the nodes their nodeSelector matches");
   flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
@@ -155,6 +158,18 @@ void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {
                        flags_.filename + "; nothing was changed");
 }
 
+void ScaleOptions::check_added_npus(kube::Client& client, Printer& printer, const std::vector<json::object>& before,
+                                    const std::vector<json::object>& after) const {
+  if (flags_.skip_node_check) return;
+  const std::vector<std::string> resources = npu_resources();
+  check_npu_fit(client, printer,
+                {node_fit::added_demands(node_fit::npu_demands(before, resources),
+                                         node_fit::npu_demands(after, resources)),
+                 "", "the added instances' pods",
+                 "scale to fewer instances, free or add nodes, or pass --skip-node-check to scale anyway (the pods "
+                 "that find no room stay Pending)"});
+}
+
 InstanceCounts ScaleOptions::target_counts(const config::UserConfig& base) const {
   return proposed_
              ? counts_of(*proposed_)
@@ -209,7 +224,9 @@ Command scale_command() {
           "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
           "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
           "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.\n"
-          "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances.",
+          "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances. Before the first\n"
+          "write the added instances' pods must fit the NPUs free on the nodes their nodeSelector matches\n"
+          "(allocatable less what the pods there hold; --skip-node-check skips that).",
           "  # Three prefill instances, two decode instances\n"
           "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
           "  # Four instances of a PD-hybrid deployment's union role\n"

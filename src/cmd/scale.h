@@ -31,6 +31,7 @@ struct ScaleFlags {
   /// --operator-restarted: infer-operator restarted after the pods of a gang role's removed instances were gone, so
   /// it holds no fault record that would rebuild them in a loop (cmd/gang_instances.h).
   bool operator_restarted = false;
+  bool skip_node_check = false;  ///< --skip-node-check: no NPU preflight of the added instances
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   LockFlags lock;                                                                    ///< --lock-timeout
   WaitAfterFlags wait;                                                               ///< --wait, --timeout
@@ -109,6 +110,10 @@ class ScaleOptions {
   /// Refuses what the stored deployment cannot scale to (single_container, a mode this version does not know, PD-
   /// hybrid against prefill/decode flags, encode instances it has not). No I/O. Throws CommandError.
   void check_scalable(const baseline::Baseline& stored) const;
+  /// Refuses, before any write, the pods `after` adds to `before` (workload objects, as node_fit::npu_demands reads
+  /// them) when they do not fit the NPUs free on the nodes (cmd/npu_preflight.h); unless --skip-node-check.
+  void check_added_npus(kube::Client& client, Printer& printer, const std::vector<boost::json::object>& before,
+                        const std::vector<boost::json::object>& after) const;
   /// The counts asked for: -f's, or the flags' over the baseline's.
   InstanceCounts target_counts(const config::UserConfig& base) const;
   /// scale of an infer_service_set deployment: the InferServiceSet's role replicas (JSON Patch with test ops), then

@@ -96,6 +96,10 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   if (base.hybrid() && (proposed_ || flags_.hybrid)) targets.emplace_back("union", target.hybrid);
   if (base.encode && (proposed_ || flags_.encode)) targets.emplace_back("encode", target.encode);
   const std::vector<EngineChange> steps = plan_engine_changes(live, targets, base, printer);
+  std::vector<json::object> adds;
+  for (const auto& c : steps)
+    if (const auto it = rendered.find(c.name); c.create && it != rendered.end()) adds.push_back(it->second);
+  check_added_npus(client, printer, {}, adds);
 
   std::vector<std::string> roles;
   std::map<std::string, int> live_counts;

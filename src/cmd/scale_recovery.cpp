@@ -55,6 +55,7 @@ std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, con
   const bool finish = now == *to || unmoved;
   const InstanceCounts goal = finish ? *to : now;
   ScaleFlags flags;
+  flags.skip_node_check = true;  // checked when the scale began; what it added runs or waits already
   for (const auto& role : roles) {
     const int n = goal.of(role);
     if (role == "prefill") flags.prefill = n;

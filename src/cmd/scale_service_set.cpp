@@ -42,6 +42,10 @@ void ScaleOptions::run_service_set(kube::Client& client, Printer& printer, const
 
   // Before any write: a gang role scaled out onto instances infer-operator would rebuild for ever.
   refuse_gang_rebuild_loop(client, namespace_, *iss, changes, flags_.operator_restarted);
+  json::object scaled = *iss;
+  for (const auto& c : changes)
+    scaled.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
+  check_added_npus(client, printer, {*iss}, {scaled});
 
   std::vector<std::string> roles;
   std::map<std::string, int> live_counts;

@@ -1,5 +1,6 @@
 #include "cmd/update_config.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "cmd/adopt.h"
@@ -68,46 +69,15 @@ json::object UpdateConfigOptions::changed_keys(const json::object& cm) const {
   const std::string ns = proposed_->job_id;
   const baseline::Baseline stored = baseline::read_baseline(cm, ns);
   const config::UserConfig& base = stored.user();
-  const std::string mode = stored.deploy_mode();
-  const std::string new_mode(config::to_string(proposed_->deploy_mode));
-  if (mode != new_mode) {
-    throw CommandError("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +
-                       ", the config has " + new_mode + "; delete the deployment and deploy again");
-  }
-  // Where counts differ, the way out depends on what scale can do for this deployment.
-  if (proposed_->hybrid() != base.hybrid()) {
-    throw CommandError(std::string("update-config cannot switch between PD-hybrid (hybrid_instances_num) and prefill/"
-                                   "decode instances: the baseline ") +
-                       (base.hybrid() ? "runs PD-hybrid" : "runs prefill/decode instances") +
-                       "; redeploy with kubectl mindie deploy to change the workload");
-  }
-  const bool single = mode == config::to_string(config::DeployMode::SingleContainer);
-  if (proposed_->p_instances != base.p_instances || proposed_->d_instances != base.d_instances) {
-    throw CommandError("instance counts cannot change with update-config: the baseline has " +
-                       std::to_string(base.p_instances) + " prefill / " + std::to_string(base.d_instances) +
-                       " decode, the config has " + std::to_string(proposed_->p_instances) + " / " +
-                       std::to_string(proposed_->d_instances) +
-                       (single ? "; single_container runs one pod and cannot be scaled: keep the baseline's counts"
-                               : "; use kubectl mindie scale"));
-  }
-  if (proposed_->hybrid_instances != base.hybrid_instances) {
-    throw CommandError("instance counts cannot change with update-config: the baseline has " +
-                       std::to_string(base.hybrid_instances) +
-                       " PD-hybrid instances (hybrid_instances_num), "
-                       "the config has " +
-                       std::to_string(proposed_->hybrid_instances) + "; use kubectl mindie scale --hybrid");
-  }
-  if (proposed_->e_instances != base.e_instances || proposed_->encode != base.encode) {
-    throw CommandError("encode instances cannot change with update-config: the baseline has " +
-                       std::to_string(base.e_instances) + " (motor_deploy_config.e_instances_num), the config has " +
-                       std::to_string(proposed_->e_instances) +
-                       (base.encode && proposed_->encode ? "; use kubectl mindie scale --encode"
-                                                         : "; adding or removing the key needs a redeploy"));
-  }
-  const auto bad = policy::disallowed_changes(base.doc, proposed_->doc, policy::update_config_whitelist());
-  if (!bad.empty()) {
-    std::string msg = "update-config may not change these paths (they need a redeploy):";
-    for (const auto& p : bad) msg += "\n* " + p;
+  const std::vector<std::string> refused = policy::update_config_refusals(base, *proposed_, stored.deploy_mode());
+  if (refused.size() == 1) throw CommandError(refused.front());
+  if (!refused.empty()) {
+    const std::string file = flags_.filename.empty()
+                                 ? (std::filesystem::path(flags_.config_dir) / "user_config.json").string()
+                                 : flags_.filename;
+    std::string msg = "update-config cannot apply " + file + " (" + std::to_string(refused.size()) +
+                      " problems); nothing was changed:";
+    for (const auto& r : refused) msg += "\n- " + r;
     throw CommandError(msg);
   }
   json::object data;
@@ -185,7 +155,6 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
 }
 
 void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
-  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   const std::string ns = proposed_->job_id;
   const std::string cm_name = baseline::kConfigMapName;
   auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, cm_name);
@@ -217,6 +186,8 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
   wording.change = "update-config";
   wording.dry_run = opts.dry_run;
   change::Runner(fence, wording).run({step});
+  // What was stored, said once it is (issue 33: said before an error that changed nothing).
+  if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   printer.result(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_, std::move(after));
 }
 

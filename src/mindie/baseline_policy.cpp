@@ -112,4 +112,50 @@ std::vector<std::string> disallowed_changes(const json::value& baseline_doc, con
   return {bad.begin(), bad.end()};
 }
 
+std::vector<std::string> update_config_refusals(const config::UserConfig& base, const config::UserConfig& proposed,
+                                                const std::string& mode) {
+  std::vector<std::string> out;
+  const std::string new_mode(config::to_string(proposed.deploy_mode));
+  if (mode != new_mode)
+    out.push_back("motor_deploy_config.deploy_mode cannot change after deploy: the baseline has " + mode +
+                  ", the config has " + new_mode + "; delete the deployment and deploy again");
+  // Where counts differ, the way out depends on what scale can do for this deployment.
+  if (proposed.hybrid() != base.hybrid())
+    out.push_back(std::string("update-config cannot switch between PD-hybrid (hybrid_instances_num) and prefill/"
+                              "decode instances: the baseline ") +
+                  (base.hybrid() ? "runs PD-hybrid" : "runs prefill/decode instances") +
+                  "; redeploy with kubectl mindie deploy to change the workload");
+  const bool single = mode == config::to_string(config::DeployMode::SingleContainer);
+  if (proposed.p_instances != base.p_instances || proposed.d_instances != base.d_instances)
+    out.push_back("instance counts cannot change with update-config: the baseline has " +
+                  std::to_string(base.p_instances) + " prefill / " + std::to_string(base.d_instances) +
+                  " decode, the config has " + std::to_string(proposed.p_instances) + " / " +
+                  std::to_string(proposed.d_instances) +
+                  (single ? "; single_container runs one pod and cannot be scaled: keep the baseline's counts"
+                          : "; use kubectl mindie scale"));
+  if (proposed.hybrid_instances != base.hybrid_instances)
+    out.push_back("instance counts cannot change with update-config: the baseline has " +
+                  std::to_string(base.hybrid_instances) +
+                  " PD-hybrid instances (hybrid_instances_num), the config has " +
+                  std::to_string(proposed.hybrid_instances) + "; use kubectl mindie scale --hybrid");
+  if (proposed.e_instances != base.e_instances || proposed.encode != base.encode)
+    out.push_back("encode instances cannot change with update-config: the baseline has " +
+                  std::to_string(base.e_instances) + " (motor_deploy_config.e_instances_num), the config has " +
+                  std::to_string(proposed.e_instances) +
+                  (base.encode && proposed.encode ? "; use kubectl mindie scale --encode"
+                                                  : "; adding or removing the key needs a redeploy"));
+  // The counts and the mode are refused above, with their own way out.
+  auto bad = policy::disallowed_changes(base.doc, proposed.doc, policy::update_config_whitelist());
+  std::erase_if(bad, [](const std::string& p) {
+    return p == kPrefillInstancesPath || p == kDecodeInstancesPath || p == kHybridInstancesPath ||
+           p == kEncodeInstancesPath || p == "motor_deploy_config.deploy_mode";
+  });
+  if (!bad.empty()) {
+    std::string msg = "update-config may not change these paths (they need a redeploy):";
+    for (const auto& p : bad) msg += "\n* " + p;
+    out.push_back(msg);
+  }
+  return out;
+}
+
 }  // namespace mindie::policy

@@ -36,4 +36,9 @@ boost::json::value comparable(const boost::json::value& doc);
 std::vector<std::string> disallowed_changes(const boost::json::value& baseline, const boost::json::value& proposed,
                                             const std::vector<std::string>& allowed);
 
+/// Everything in `proposed` that update-config may not apply over `base` (the baseline of a `mode` deployment), each
+/// with the way out; all of them, so that one run names every problem (issue 33: it took one run per problem).
+std::vector<std::string> update_config_refusals(const config::UserConfig& base, const config::UserConfig& proposed,
+                                                const std::string& mode);
+
 }  // namespace mindie::policy

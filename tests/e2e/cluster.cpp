@@ -443,6 +443,26 @@ const std::string& Cluster::cluster_dir() const { return world().dir(); }
 
 void Cluster::restart_operator() const { world().restart_operator(); }
 
+void Cluster::remove_crd(const std::string& name) {
+  World& w = world();
+  for (const std::string& file : {kMindClusterCrds, kVolcanoCrd, kStormCrd}) {
+    const std::string text = read_file(file);
+    // The documents of the file, split at its "---" lines.
+    for (std::size_t begin = 0; begin < text.size();) {
+      std::size_t end = text.find("\n---\n", begin);
+      end = end == std::string::npos ? text.size() : end + 1;
+      const std::string doc = text.substr(begin, end - begin);
+      begin = end == text.size() ? end : end + 4;
+      if (doc.find("\n  name: " + name + "\n") == std::string::npos) continue;
+      removed_crds_.push_back(dir_.write("crd-" + name + ".yaml", doc));
+      w.admin_ok({"delete", "--wait=true", "customresourcedefinition/" + name});
+      eventually([&] { return !discovery_lists(w, name); }, "discovery without " + name, 120);
+      return;
+    }
+  }
+  throw std::invalid_argument("remove_crd: no reference CRD is named " + name);
+}
+
 std::string Cluster::restart_operator_failing() {
   restart_operator_on_exit_ = true;
   return world().restart_operator_failing();

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "support/openapi_schema.h"
 
 extern char** environ;
 
@@ -114,6 +117,35 @@ pid_t spawn(const std::vector<std::string>& argv, int& out_fd, int& err_fd) {
 }  // namespace
 
 Run run_process(const std::vector<std::string>& argv) { return run_processes({argv}).front(); }
+
+void fill_npu_pool(const Cluster& sb, const TempDir& dir, int in_use) {
+  const std::string a2 = "module-910b-8";
+  int npus = 0;
+  for (const auto& node : kubectl_items(sb, "nodes", "", "accelerator-type=" + a2))
+    npus += std::stoi(node["status"]["allocatable"]["huawei.com/Ascend910"].get<std::string>());
+  const int fillers = (npus - in_use) / 4;
+  if (fillers <= 0) throw std::runtime_error("fill_npu_pool: no NPUs left to fill");
+  nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::json::array()}};
+  for (int i = 0; i < fillers; ++i)
+    list["items"].push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata",
+          {{"name", "filler-" + std::to_string(i)}, {"namespace", "mindie-motor"}, {"labels", {{"app", "filler"}}}}},
+         {"spec",
+          {{"nodeSelector", {{"accelerator-type", a2}}},
+           {"containers",
+            {{{"name", "c"}, {"image", "filler"}, {"resources", {{"limits", {{"huawei.com/Ascend910", "4"}}}}}}}}}}});
+  sb.admin_ok({"apply", "-f", dir.write("filler.json", list.dump())});
+  sb.wait_pods("mindie-motor", "app=filler", static_cast<std::size_t>(fillers));
+}
+
+void check_schema(const std::string& name, const nlohmann::json& report) {
+  const nlohmann::json schema =
+      nlohmann::json::parse(read_file(std::string(MINDIE_SOURCE_DIR) + "/docs/schemas/" + name + ".schema.json"));
+  for (const auto& v : mindie::testing::validate_schema(schema, report))
+    FAIL_CHECK(name << ".schema.json: " << v.field << ": " << v.message);
+}
 
 nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const std::string& ns,
                              const std::string& selector) {

@@ -167,6 +167,10 @@ class Cluster : public Target {
   /// Restarts the fake infer-operator: it forgets its in-memory fault records, as a restart of the real one does.
   /// Throws when it does not start again.
   void restart_operator() const;
+  /// Deletes the one CRD `name` of the reference CRD files (its file's other CRDs stay) and returns when discovery
+  /// no longer lists it; the destructor puts it back and restarts the operator. Throws std::invalid_argument for a
+  /// name no reference file holds.
+  void remove_crd(const std::string& name);
   /// Restarts the fake infer-operator expecting it not to start (a CRD it needs is absent): returns the last lines
   /// of its log. The destructor starts it again, after putting back what the test removed.
   std::string restart_operator_failing();
@@ -249,6 +253,15 @@ std::vector<std::string> faked(const std::string& faketime, std::vector<std::str
 /// kube-root-ca.crt, ServiceAccount default). Throws std::runtime_error with kubectl's stderr when it fails.
 nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const std::string& ns,
                              const std::string& selector = "");
+
+/// Fills the NPUs of the 800I_A2 nodes (accelerator-type=module-910b-8, where the example's engine pods of 4 NPUs
+/// run) with Pods `filler-<i>` of 4 NPUs in namespace mindie-motor (label app=filler) until only the `in_use` NPUs
+/// other pods hold are not theirs; returns when they run.
+void fill_npu_pool(const Cluster& sb, const TempDir& dir, int in_use);
+
+/// Checks `report` (a command's -o json) against the JSON Schema docs/schemas/`name`.schema.json that documents it:
+/// each violation is a failed check naming the field.
+void check_schema(const std::string& name, const nlohmann::json& report);
 
 /// The metadata.name of every item of a list, sorted.
 std::vector<std::string> item_names(const nlohmann::json& items);

@@ -142,7 +142,9 @@ TEST_CASE("node preflight: engine pods that do not fit the nodes' NPUs are refus
   const std::size_t mark = sb.requests().size();
   auto run = deploy(sb, dir, cfg);
   CHECK(run.exit_code == 1);
-  CHECK_MESSAGE(run.err.find("error: the engine pods do not fit the cluster's nodes") != std::string::npos, run.err);
+  CHECK_MESSAGE(run.err.find("error: the engine pods do not fit the NPUs free on the cluster's nodes") !=
+                    std::string::npos,
+                run.err);
   CHECK_MESSAGE(run.err.find("* role decode: 1 pod x 4 huawei.com/Ascend910 on nodes labelled "
                              "accelerator=huawei-Ascend910,accelerator-type=module-910b-8: the 8 matching nodes (64 "
                              "allocatable) take 0 of them alongside the other roles; 1 pod (4 NPUs) does not fit") !=
@@ -161,12 +163,89 @@ TEST_CASE("node preflight: engine pods that do not fit the nodes' NPUs are refus
   CHECK(run.err.find("do not fit") == std::string::npos);
 }
 
+/// The writes after `mark` other than the namespace lock's Lease (taken and freed by a refused command).
+std::vector<std::string> writes_but_lease(const Cluster& sb, std::size_t mark) {
+  std::vector<std::string> out;
+  for (const auto& r : writes_since(sb, mark))
+    if (r.path.find("/leases/") == std::string::npos) out.push_back(r.method + " " + r.path);
+  return out;
+}
+
+TEST_CASE(
+    "node preflight counts free NPUs: a scale-out and a second deployment onto a pool other pods hold are refused "
+    "before any write; a redeploy's own pods count as free") {
+  Cluster sb;  // 8 fake 800I_A2 nodes of 8 NPUs each
+  e2e::TempDir dir;
+  auto run = deploy(sb, dir, example(), {"--wait", "--timeout", "2m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // issue 33: -f without -e and without motor_deploy_config.env_path stored no env.json and said nothing.
+  CHECK_MESSAGE(run.err.find("Warning: no env.json is stored: the engine containers get none of its environment (pass "
+                             "-e env.json, or name it in motor_deploy_config.env_path)") != std::string::npos,
+                run.err);
+  e2e::fill_npu_pool(sb, dir, 8);  // the example's prefill and decode pods hold 4 NPUs each
+
+  // issue 33: scale had no preflight; it wrote, waited 30 s and timed out on "Insufficient huawei.com/Ascend910".
+  std::size_t mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("error: the added instances' pods do not fit the NPUs free on the cluster's nodes "
+                             "(allocatable less what their pods hold); nothing was written:\n* role prefill: 1 pod x "
+                             "4 huawei.com/Ascend910 on nodes labelled accelerator=huawei-Ascend910,accelerator-type="
+                             "module-910b-8: the 8 matching nodes (64 allocatable, 64 held by the pods on them) take 0 "
+                             "of them alongside the other roles; 1 pod (4 NPUs) does not fit") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("--skip-node-check") != std::string::npos);
+  CHECK(writes_but_lease(sb, mark).empty());
+
+  // A redeploy replaces its own pods: what they hold counts as free.
+  run = deploy(sb, dir, example());
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+
+  // issue 33: a second deployment onto the full pool passed the preflight, which counted allocatable NPUs.
+  sb.admin_ok({"create", "namespace", "second"});
+  json second = example();
+  second["motor_deploy_config"]["job_id"] = "second";
+  second["motor_deploy_config"]["infer_node_port"] = 31115;
+  second["motor_deploy_config"]["obs_node_port"] = 31117;
+  second["motor_deploy_config"]["controller_obs_node_port"] = 31127;
+  mark = sb.requests().size();
+  run = deploy(sb, dir, second);
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("error: the engine pods do not fit the NPUs free on the cluster's nodes (allocatable "
+                             "less what the pods of other namespaces hold); nothing was written:\n* role ") !=
+                    std::string::npos,
+                run.err);
+  CHECK(writes_but_lease(sb, mark).empty());
+
+  // --skip-node-check scales anyway: the new instance's pod waits for room.
+  run = sb.mindie({"scale", "-n", kNs, "--prefill", "2", "--skip-node-check"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+}
+
+TEST_CASE("a workload resource the server does not serve is refused before any write, though its group is served") {
+  Cluster sb;
+  e2e::TempDir dir;
+  // issue 33: with the InstanceSet and InferService CRDs installed but not the InferServiceSet's, deploy checked the
+  // API group, wrote motor-config and the RBAC, then failed on the workload's 404.
+  sb.remove_crd("inferservicesets.mindcluster.huawei.com");
+  const std::size_t mark = sb.requests().size();
+  const auto run = deploy(sb, dir, example());
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err ==
+                    "error: the server does not serve inferservicesets.mindcluster.huawei.com (InferServiceSet, "
+                    "mindcluster.huawei.com/v1), though it serves other resources of mindcluster.huawei.com/v1: "
+                    "install MindCluster infer-operator and its CRDs first (kubectl get crd lists those "
+                    "installed); nothing was written\n",
+                run.err);
+  CHECK(writes_but_lease(sb, mark).empty());
+}
+
 TEST_CASE("node preflight: when listing nodes is forbidden, deploy warns with a hint and goes on") {
   Cluster sb({"--fault", "GET:/api/v1/nodes:403"});
   e2e::TempDir dir;
   const auto run = deploy(sb, dir, example());
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK_MESSAGE(run.err.find("Warning: cannot check that the engine pods fit the nodes: listing nodes is forbidden") !=
+  CHECK_MESSAGE(run.err.find("Warning: cannot check that the engine pods fit the nodes' free NPUs: ") !=
                     std::string::npos,
                 run.err);
   CHECK(run.err.find("--skip-node-check") != std::string::npos);

@@ -15,8 +15,6 @@ using nlohmann::json;
 namespace {
 
 const std::string& kNs = e2e::kExampleNamespace;
-/// The label of the 800I_A2 nodes the example's engine pods (4 NPUs each) run on.
-constexpr const char* kA2Selector = "module-910b-8";
 constexpr const char* kNoRoom = "Insufficient huawei.com/Ascend910";
 
 json example(const std::string& mode) {
@@ -60,27 +58,6 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
 
 /// Fills the 800I_A2 nodes' free NPUs with 4-NPU pods of another deployment (namespace mindie-motor), `used` NPUs
 /// (a multiple of 4, as every node's allocatable is) being taken already, and waits until each runs: the pool is full.
-void fill_npu_pool(const Cluster& sb, const e2e::TempDir& dir, int used) {
-  int npus = 0;
-  for (const auto& node : e2e::kubectl_items(sb, "nodes", "", std::string("accelerator-type=") + kA2Selector))
-    npus += std::stoi(node["status"]["allocatable"]["huawei.com/Ascend910"].get<std::string>());
-  const int fillers = (npus - used) / 4;
-  REQUIRE(fillers > 0);
-  json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
-  for (int i = 0; i < fillers; ++i)
-    list["items"].push_back(
-        {{"apiVersion", "v1"},
-         {"kind", "Pod"},
-         {"metadata",
-          {{"name", "filler-" + std::to_string(i)}, {"namespace", "mindie-motor"}, {"labels", {{"app", "filler"}}}}},
-         {"spec",
-          {{"nodeSelector", {{"accelerator-type", kA2Selector}}},
-           {"containers",
-            {{{"name", "c"}, {"image", "filler"}, {"resources", {{"limits", {{"huawei.com/Ascend910", "4"}}}}}}}}}}});
-  sb.admin_ok({"apply", "-f", dir.write("filler.json", list.dump())});
-  sb.wait_pods("mindie-motor", "app=filler", static_cast<std::size_t>(fillers));
-}
-
 }  // namespace
 
 TEST_CASE("infer_service_set: a new image reaches no running instance: not ready, named per role; wait fails") {
@@ -130,7 +107,7 @@ TEST_CASE(
   auto run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   sb.wait_ready(kNs);
-  fill_npu_pool(sb, dir, 8);  // prefill and decode: one pod of 4 NPUs each
+  e2e::fill_npu_pool(sb, dir, 8);  // prefill and decode: one pod of 4 NPUs each
 
   cfg["motor_deploy_config"]["image_name"] = "mindie-motor-vllm:next";
   run = deploy(sb, dir, cfg, {"--wait", "--timeout", "5s"});

@@ -216,7 +216,8 @@ TEST_CASE("Ctrl-C during scale --wait says the scale itself is done and how to w
   // Prefill's new instance is never scheduled, so the wait cannot end by itself.
   e2e::TempDir dir;
   deploy_example(sb, {"--overrides", unschedulable(dir, "prefill"), "--skip-node-check"});
-  Background scale(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2", "--wait", "--timeout", "10m"}));
+  Background scale(sb.mindie_argv(
+      {"scale", "-n", "mindie-demo", "--prefill", "2", "--skip-node-check", "--wait", "--timeout", "10m"}));
   scale.wait_for_output("scaled");
   scale.signal(SIGINT);
   const auto run = scale.finish();

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "config_test_support.h"
+
 namespace json = boost::json;
 using mindie::policy::disallowed_changes;
 using mindie::policy::update_config_whitelist;
@@ -47,4 +49,19 @@ TEST_CASE("scale's allowance is the two count paths") {
   const auto b = json::parse(R"({"motor_deploy_config":{"p_instances_num":4,"d_instances_num":2}})");
   CHECK(
       disallowed_changes(a, b, {mindie::policy::kPrefillInstancesPath, mindie::policy::kDecodeInstancesPath}).empty());
+}
+
+TEST_CASE("update-config's refusals: every problem of a config at once (issue 33: one run per problem)") {
+  const auto base = mindie::test::parse(mindie::test::valid_config());
+  auto edited = mindie::test::valid_config();
+  edited["motor_deploy_config"].as_object()["p_instances_num"] = 2;
+  edited["motor_deploy_config"].as_object()["image_name"] = "other:1";
+  const auto refused = mindie::policy::update_config_refusals(base, mindie::test::parse(edited), "infer_service_set");
+  REQUIRE(refused.size() == 2);
+  CHECK(refused[0].rfind("instance counts cannot change with update-config: the baseline has 1 prefill", 0) == 0);
+  // The counts are named once, with scale as the way out; the paths are what needs a redeploy beyond them.
+  CHECK(refused[1] ==
+        "update-config may not change these paths (they need a redeploy):\n* motor_deploy_config.image_name");
+  CHECK(mindie::policy::update_config_refusals(base, base, "infer_service_set").empty());
+  CHECK(mindie::policy::update_config_refusals(base, base, "multi_deployment").size() == 1);  // the mode
 }

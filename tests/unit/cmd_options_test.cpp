@@ -84,11 +84,13 @@ cmd::DeployFlags example_deploy_flags() {
 /// InferServiceSet group served, no motor-config, no nodePort taken or claimed, a node with room.
 void queue_first_deploy_reads(FakeTransport& t) {
   t.reply(404, kNotFound);  // the namespace lock: free
-  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1","resources":[]})");
+  t.reply(200, R"({"kind":"APIResourceList","groupVersion":"mindcluster.huawei.com/v1",)"
+               R"("resources":[{"name":"inferservicesets"},{"name":"inferservicesets/status"}]})");
   t.reply(404, kNotFound);                                             // no motor-config yet
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");  // nodePorts: none taken
   for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);                 // nor claimed (node_port_claims.h)
   t.reply(200, kNodeList);                                             // node preflight: room
+  t.reply(200, R"({"kind":"PodList","metadata":{},"items":[]})");      // and no pod holds any of it
 }
 
 std::string path_of(const kube::HttpRequest& r) { return r.path.substr(0, r.path.find('?')); }
@@ -165,14 +167,17 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   for (std::size_t i = 4; i < 7; ++i)                   // the nodePort claims, read
     CHECK(path_of(t.requests[i]).rfind("/apis/rbac.authorization.k8s.io/v1/clusterroles/mindie-motor-nodeport-", 0) ==
           0);
-  CHECK(path_of(t.requests[7]) == "/api/v1/nodes");  // the node preflight
+  CHECK(path_of(t.requests[7]) == "/api/v1/nodes");  // the node preflight: the nodes, and the pods bound to them
+  CHECK(path_of(t.requests[8]) == "/api/v1/pods");
+  CHECK(query_of(t.requests[8]).find("fieldSelector=spec.nodeName%21%3D%2Cstatus.phase%21%3DSucceeded") !=
+        std::string::npos);
   // The lock is created before the first write and freed (holder cleared) after the last.
-  CHECK(t.requests[8].method == "POST");
-  CHECK(path_of(t.requests[8]) == kLeasesPath);
+  CHECK(t.requests[9].method == "POST");
+  CHECK(path_of(t.requests[9]) == kLeasesPath);
   // The claims first, each under the namespace's own field manager, never forced.
-  for (std::size_t i = 9; i < 12; ++i) {
+  for (std::size_t i = 10; i < 13; ++i) {
     CHECK(t.requests[i].method == "PATCH");
-    CHECK(path_of(t.requests[i]) == path_of(t.requests[i - 5]));
+    CHECK(path_of(t.requests[i]) == path_of(t.requests[i - 6]));
     CHECK(query_of(t.requests[i]) == "fieldManager=kubectl-mindie-claim-" + kNs);
   }
   CHECK(t.requests.back().method == "PATCH");
@@ -180,7 +185,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(path_of(t.requests.back()) == kLeasePath);
   // Between them only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
   std::vector<const kube::HttpRequest*> applies;
-  for (std::size_t i = 12; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
+  for (std::size_t i = 13; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
   for (const auto* r : applies) {
     CHECK(r->method == "PATCH");
     CHECK(r->content_type == "application/apply-patch+yaml");
@@ -237,21 +242,22 @@ TEST_CASE("deploy --dry-run=server: the same writes with dryRun=All") {
   o.complete();
   o.validate();
   FakeTransport t;
-  t.reply(200, "{}");
+  t.reply(200, R"({"kind":"APIResourceList","resources":[{"name":"inferservicesets"}]})");
   t.reply(404, kNotFound);
   t.reply(200, R"({"kind":"ServiceList","metadata":{},"items":[]})");
   for (int i = 0; i < 3; ++i) t.reply(404, kNotFound);  // no nodePort claimed
   t.reply(200, kNodeList);
+  t.reply(200, R"({"kind":"PodList","metadata":{},"items":[]})");
   for (int i = 0; i < 12; ++i) t.reply(200, R"({"metadata":{"name":"x"}})");
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "name");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() > 7);
-  for (std::size_t i = 7; i < t.requests.size(); ++i) {
+  REQUIRE(t.requests.size() > 8);
+  for (std::size_t i = 8; i < t.requests.size(); ++i) {
     CHECK(t.requests[i].method == "PATCH");
-    CHECK(query_of(t.requests[i]) == (i < 10 ? "fieldManager=kubectl-mindie-claim-" + kNs + "&dryRun=All"
+    CHECK(query_of(t.requests[i]) == (i < 11 ? "fieldManager=kubectl-mindie-claim-" + kNs + "&dryRun=All"
                                              : "fieldManager=kubectl-mindie&dryRun=All"));
   }
   CHECK(out.str().rfind("configmap/motor-config\n", 0) == 0);  // -o name: kind/name only
@@ -333,6 +339,7 @@ namespace {
 cmd::ScaleOptions scale_prefill_2() {
   cmd::ScaleFlags flags;
   flags.prefill = 2;
+  flags.skip_node_check = true;  // the NPU preflight's two LISTs are its own tests' subject (e2e)
   cmd::ScaleOptions o(flags, kNs);
   o.complete("default");
   o.validate();
