@@ -39,26 +39,17 @@ class VersionInvocation : public Invocation {
   std::string output() const override { return output_.format(); }
   void run(const cmd::GlobalFlags&, cmd::Printer& printer) override {
     output_.validate();
-    const std::string& format = output_.format();
-    std::ostream& out = printer.out();
-    const std::vector<std::pair<const char*, std::string>> fields = {{"version", MINDIE_VERSION},
-                                                                     {"gitCommit", build::git_commit()},
-                                                                     {"gitTreeState", build::git_tree_state()},
-                                                                     {"buildDate", build::build_date()},
-                                                                     {"compiler", std::string("gcc ") + __VERSION__},
-                                                                     {"platform", build_platform()}};
-    if (format == "json") {
-      boost::json::object o;
-      for (const auto& [k, v] : fields) o[k] = v;
-      out << boost::json::serialize(o) << '\n';
-    } else if (format == "yaml") {
-      for (const auto& [k, v] : fields) out << k << ": " << boost::json::serialize(boost::json::value(v)) << '\n';
-    } else {
-      out << "kubectl-mindie version " << MINDIE_VERSION << '\n'
-          << "git commit: " << build::git_commit() << " (" << build::git_tree_state() << ")\n"
-          << "build date: " << build::build_date() << '\n'
-          << "platform:   " << build_platform() << '\n';
-    }
+    boost::json::object fields{{"version", MINDIE_VERSION},
+                               {"gitCommit", build::git_commit()},
+                               {"gitTreeState", build::git_tree_state()},
+                               {"buildDate", build::build_date()},
+                               {"compiler", std::string("gcc ") + __VERSION__},
+                               {"platform", build_platform()}};
+    printer.view({}, std::move(fields), [](bool) {
+      return std::string("kubectl-mindie version ") + MINDIE_VERSION + "\ngit commit: " + build::git_commit() + " (" +
+             build::git_tree_state() + ")\nbuild date: " + build::build_date() + "\nplatform:   " + build_platform() +
+             "\n";
+    });
   }
 
  private:

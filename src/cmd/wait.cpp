@@ -10,6 +10,7 @@
 #include "cmd/command.h"
 #include "cmd/interrupt.h"
 #include "cmd/status_inputs.h"
+#include "util/json_path.h"
 
 namespace mindie::cmd {
 
@@ -73,6 +74,15 @@ WaitedFor waited_for(const std::string& subject, bool multi, status::StatusInput
 
 }  // namespace
 
+std::vector<std::string> WaitedFor::names() const {
+  std::vector<std::string> out;
+  for (const auto& obj : objects) {
+    const json::value v = obj;
+    out.push_back(gvr->kind_dot_group() + "/" + util::str(util::find(&v, {"metadata", "name"})));
+  }
+  return out;
+}
+
 WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                            const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
                            const std::function<void()>& check) {
@@ -90,7 +100,7 @@ WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::Transport
   };
   // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
   const bool multi = report.multi();
-  const std::string subject = multi ? "deployments/" + name
+  const std::string subject = multi ? "the Deployments of " + name
                                     : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
   if (!report.ready) {
     kube::Informer informer(new_transport,
@@ -163,7 +173,7 @@ void WaitOptions::complete(const std::string& context_namespace) {
 void WaitOptions::run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport) {
   std::ostream* progress = isatty(STDERR_FILENO) ? &std::cerr : nullptr;
   WaitedFor waited = wait_until_ready(client, new_transport, namespace_, timeout_, progress);
-  printer.summary(waited.subject + " condition met");
+  for (const auto& n : waited.names()) printer.summary(n + " condition met");
   for (auto& obj : waited.objects) printer.subject(*waited.gvr, std::move(obj));
 }
 
@@ -188,7 +198,7 @@ void wait_after(Session& session, const WaitAfterFlags& flags, const std::string
   };
   const WaitedFor waited = wait_until_ready(
       session.client(), [&session] { return session.new_transport(); }, ns, timeout, progress, check);
-  printer.summary(waited.subject + " ready");  // the other formats showed the objects as changed
+  for (const auto& n : waited.names()) printer.summary(n + " ready");  // the other formats showed them as changed
 }
 
 namespace {

@@ -19,13 +19,15 @@ namespace mindie::cmd {
 
 /// What wait_until_ready waited for, once ready.
 struct WaitedFor {
-  /// As messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "deployments/NAME"
-  /// (the status tree's name for the Deployments of NAME).
+  /// As messages name it: "inferserviceset.mindcluster.huawei.com/NAME", or for multi_deployment "the Deployments of
+  /// NAME" (no object is named NAME).
   std::string subject;
   const kube::GVR* gvr = nullptr;  ///< the kind of `objects`
   /// The workload objects as they are once ready (the InferServiceSet; multi_deployment: its Deployments), each with
   /// apiVersion and kind.
   std::vector<boost::json::object> objects;
+  /// "kind.group/name" of each of `objects`, as kubectl wait names what met the condition.
+  std::vector<std::string> names() const;
 };
 
 /// `deadline`, or sooner the moment `report` would change with nothing else changing (Report::recheck_at), at

@@ -74,8 +74,10 @@ void pod_lines(const Context& ctx, const LiveRole& lr, Instance& inst) {
     if (told_by_rollout(inst, pod)) continue;
     std::string line = "pod " + pod.state.name + " (role " + lr.name + ", instance " + std::to_string(inst.index) +
                        "): " + pod.reason;
-    // The latest event says the most; the rest are in the report.
-    if (!pod.events.empty()) line += "; event " + pod.events.front().reason + ": " + pod.events.front().message;
+    // The latest event says the most; the rest are in the report. An event that repeats the reason (the
+    // scheduler's FailedScheduling and the PodScheduled condition carry one message) is not said twice.
+    if (!pod.events.empty() && pod.reason.find(pod.events.front().message) == std::string::npos)
+      line += "; event " + pod.events.front().reason + ": " + pod.events.front().message;
     ctx.report.unready.push_back(line);
   }
 }

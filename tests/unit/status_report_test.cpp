@@ -160,6 +160,13 @@ TEST_CASE("every pod state gets its reason in plain words") {
         json::parse(R"({"type":"PodScheduled","status":"False","reason":"Unschedulable",
                         "message":"0/4 nodes are available: 4 Insufficient huawei.com/Ascend910."})");
     CHECK(unready_text(build("team-a", in, kNow)).find("unschedulable: 0/4 nodes are available") != std::string::npos);
+    // issue 33: the scheduler's FailedScheduling event repeats the condition's message: said once.
+    in.events.push_back(json::parse(R"({"type":"Warning","reason":"FailedScheduling",
+        "message":"0/4 nodes are available: 4 Insufficient huawei.com/Ascend910.",
+        "lastTimestamp":"2027-01-15T07:59:00Z","involvedObject":{"kind":"Pod","name":"mindie-motor-vllm-0-prefill-0-0"}})"));
+    const std::string text = unready_text(build("team-a", in, kNow));
+    CHECK(text.find("unschedulable: 0/4 nodes are available") != std::string::npos);
+    CHECK(text.find("event FailedScheduling") == std::string::npos);
   }
   SUBCASE("image pull") {
     container_status(pod)["state"] = json::parse(R"({"waiting":{"reason":"ImagePullBackOff",
