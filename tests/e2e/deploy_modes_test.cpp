@@ -105,6 +105,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   json report = json::parse(run.out);
+  e2e::check_schema("status", report);
   CHECK(report["ready"] == true);
   CHECK(report["drift"].empty());
   const json u = role_report(report, "union");
@@ -143,6 +144,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   CHECK(writes[1].path == kCm);
   run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   report = json::parse(run.out);
+  e2e::check_schema("status", report);
   CHECK(role_report(report, "union")["readyInstances"] == 3);
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
@@ -207,6 +209,7 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   run = sb.mindie({"status", "-n", kNs, "-o", "json"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const json report = json::parse(run.out);
+  e2e::check_schema("status", report);
   CHECK(report["deployMode"] == "single_container");
   CHECK(report["ready"] == true);
   CHECK(report["drift"].empty());
@@ -258,6 +261,7 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
     run = sb.mindie({"status", "-n", kNs, "-o", "json"});
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
     const json report = json::parse(run.out);
+    e2e::check_schema("status", report);
     CHECK(report["ready"] == true);
     const json store = role_report(report, "mf-store");
     REQUIRE(store.is_object());

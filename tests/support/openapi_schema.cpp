@@ -119,6 +119,7 @@ bool matches_type(const std::string& type, const json& v) {
   if (type == "boolean") return v.is_boolean();
   if (type == "integer") return is_integral(v);
   if (type == "number") return v.is_number();
+  if (type == "null") return v.is_null();
   return true;
 }
 
@@ -161,6 +162,20 @@ class Validator {
       const std::string type = s["type"];
       if (!matches_type(type, v)) {
         type_error(path, v, type);
+        return;
+      }
+    }
+    // JSON Schema's list of types (the tool's own report schemas, docs/schemas: ["integer", "null"]).
+    if (s.contains("type") && s["type"].is_array()) {
+      std::string types;
+      bool matched = false;
+      for (const auto& t : s["type"]) {
+        if (!t.is_string()) continue;
+        matched = matched || matches_type(t.get<std::string>(), v);
+        types += (types.empty() ? "" : " or ") + t.get<std::string>();
+      }
+      if (!matched) {
+        type_error(path, v, types);
         return;
       }
     }

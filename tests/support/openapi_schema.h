@@ -18,11 +18,11 @@ struct SchemaViolation {
   std::string message;
 };
 
-/// Checks `value` against OpenAPI v3 `schema` (type, properties, required, items, additionalProperties, enum,
-/// minimum/maximum, minLength/maxLength, pattern, format int32/int64 ranges, anyOf for int-or-string,
-/// x-kubernetes-int-or-string, x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource, nullable).
-/// Unknown fields (not in `properties`, not preserved) are reported, as under fieldValidation=Strict.
-/// `root` is the path prefix for reported fields ("" for the object itself). Returns every violation found.
+/// Checks `value` against OpenAPI v3 `schema` (type, or JSON Schema's list of types, properties, required, items,
+/// additionalProperties, enum, minimum/maximum, minLength/maxLength, pattern, format int32/int64 ranges, anyOf for
+/// int-or-string, x-kubernetes-int-or-string, x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource,
+/// nullable). Unknown fields (not in `properties`, not preserved) are reported, as under fieldValidation=Strict. `root`
+/// is the path prefix for reported fields ("" for the object itself). Returns every violation found.
 std::vector<SchemaViolation> validate_schema(const nlohmann::json& schema, const nlohmann::json& value,
                                              const std::string& root = "");
 

@@ -140,3 +140,14 @@ TEST_CASE("yaml_to_nlohmann: YAML 1.2 core schema") {
   CHECK_THROWS_AS(yaml_to_nlohmann("a: [1, 2"), std::runtime_error);
   CHECK(yaml_to_nlohmann(R"({"json": "is yaml"})")["json"] == "is yaml");
 }
+
+TEST_CASE("schema: JSON Schema's list of types (the report schemas under docs/schemas)") {
+  const json schema = json::parse(R"({"type": "object", "properties": {"n": {"type": ["integer", "null"]}}})");
+  CHECK(validate_schema(schema, json::parse(R"({"n": 3})")).empty());
+  CHECK(validate_schema(schema, json::parse(R"({"n": null})")).empty());
+  const auto v = validate_schema(schema, json::parse(R"({"n": "3"})"));
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].field == "n");
+  CHECK(v[0].reason == "FieldValueTypeInvalid");
+  CHECK(v[0].message.find("must be of type integer or null") != std::string::npos);
+}
