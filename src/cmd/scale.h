@@ -13,6 +13,7 @@
 #include "cmd/lock.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/output_flags.h"
+#include "cmd/revisions.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -34,6 +35,7 @@ struct ScaleFlags {
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   LockFlags lock;                                                                    ///< --lock-timeout
   WaitAfterFlags wait;                                                               ///< --wait, --timeout
+  HistoryFlags history;                                                              ///< --history-limit
 };
 
 /// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
@@ -133,8 +135,9 @@ class ScaleOptions {
   void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
                    const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm,
                    const std::map<std::string, int>& live);
-  /// True when the stored baseline says `target` (a write whose reply was lost was applied). One GET; throws.
-  bool baseline_says(kube::Client& client, const InstanceCounts& target) const;
+  /// True when the stored baseline says `target` (a write whose reply was lost was applied), then the ConfigMap read
+  /// is put in `read` (when given). One GET; throws.
+  bool baseline_says(kube::Client& client, const InstanceCounts& target, boost::json::object* read = nullptr) const;
   /// The baseline's write as a change step (write_baseline; read back with baseline_says; undone with the others).
   /// `after` receives the ConfigMap as written.
   change::Step baseline_step(kube::Client& client, const boost::json::object& cm, const config::UserConfig& read,
@@ -156,9 +159,11 @@ class ScaleOptions {
   std::string namespace_flag_;
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
-  std::chrono::milliseconds lock_wait_{0};      ///< --lock-timeout
-  NamespaceLock* lock_ = nullptr;               ///< during run()
-  change::ScaleIntent intent_;                  ///< what this pass changes (plan_intent)
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
+  NamespaceLock* lock_ = nullptr;           ///< during run()
+  change::ScaleIntent intent_;              ///< what this pass changes (plan_intent)
+  /// Who the revision it records names: this process, or the author of the scale a recovery completes.
+  std::optional<revision::Author> author_;
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

@@ -12,6 +12,7 @@
 #include "cmd/common.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
+#include "cmd/revisions.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -27,6 +28,7 @@ struct UpdateConfigFlags {
   std::string dry_run = "none";
   LockFlags lock;                                                                               ///< --lock-timeout
   OutputFlags output{{"json", "yaml", "name"}, "Print the motor-config ConfigMap as updated"};  ///< -o
+  HistoryFlags history;                                                                         ///< --history-limit
 };
 
 /// Binds UpdateConfigFlags to `desc`.
