@@ -304,7 +304,7 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   t.reply(201, "{}");
   t.reply(200, json::serialize(config_map(2, "42")));  // nothing missing: the recovery's last look
   t.reply(200, revisions_of(config_map(2, "42")));
-  t.reply(200, kLease);                                // the intent cleared
+  t.reply(200, kLease);  // the intent cleared
   // the command's own pass, planned again
   t.reply(200, json::serialize(config_map(2, "42")));
   t.reply(200, json::serialize(service_set(2)));
@@ -318,9 +318,7 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   REQUIRE(t.requests.size() == 16);
   CHECK(t.requests[7].path.rfind(kCmPath, 0) == 0);
   CHECK(written_prefill(t.requests[7]) == 2);
-  // The revision names who began the scale, not the command that finished it.
-  CHECK(json::parse(t.requests[9].body).at("metadata").at("annotations").at(revision::kUserAnnotation) ==
-        "ops@elsewhere");
+  CHECK(t.requests[9].method == "POST");                                            // its revision
   CHECK_FALSE(annotations_of(t.requests[1]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
   CHECK(annotations_of(t.requests[12]).at(cmd::kLockIntentAnnotation).is_null());
   CHECK(err.str() ==
@@ -329,10 +327,16 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
 }
 
 TEST_CASE("a scale stopped between its baseline write and its revision: the next command records the revision") {
+  // Killed after its baseline write (now at 42, prefill 2); its intent names who began it, as the lock stamps it.
+  json::object lease = json::parse(lease_left_with_intent(1, 2, "41")).as_object();
+  auto& annotations = lease["metadata"].as_object()["annotations"].as_object();
+  json::object intent = json::parse(annotations[cmd::kLockIntentAnnotation].as_string()).as_object();
+  intent["by"] = json::object{{"command", "scale"}, {"user", "ops"}, {"host", "elsewhere"}, {"pid", 4711}};
+  annotations[cmd::kLockIntentAnnotation] = json::serialize(intent);
   cmd::ScaleOptions o = scale_prefill(2);
   FakeTransport t;
-  t.reply(200, lease_left_with_intent(1, 2, "41"));  // killed after its baseline write (now at 42, prefill 2)
-  t.reply(200, kLease);                              // the take, at once (recover_first)
+  t.reply(200, json::serialize(lease));
+  t.reply(200, kLease);                                // the take, at once (recover_first)
   t.reply(200, json::serialize(config_map(2, "42")));  // recovery: the baseline says the target
   t.reply(200, json::serialize(config_map(2, "42")));  // its pass: nothing left to write
   t.reply(200, json::serialize(service_set(2)));
@@ -340,8 +344,8 @@ TEST_CASE("a scale stopped between its baseline write and its revision: the next
   t.reply(200, kNoRevisions);
   t.reply(200, kLease);  // the recovery's intent recorded
   t.reply(200, kNoRevisions);
-  t.reply(201, "{}");    // revision 1 created
-  t.reply(200, kLease);  // the intent cleared
+  t.reply(201, "{}");                                  // revision 1 created
+  t.reply(200, kLease);                                // the intent cleared
   t.reply(200, json::serialize(config_map(2, "42")));  // the command's own pass: nothing to do
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, kLease);  // freed
