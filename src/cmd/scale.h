@@ -65,7 +65,8 @@ class ScaleOptions {
   /// Flag combinations and ranges; no I/O. Throws UsageError.
   void validate() const;
   /// Reads -f (if given) before any request, then the baseline and the live object, then patches. In the usual
-  /// case 4 requests and the namespace lock's 3 (read, take with the intent, free), plus one DELETE per removed
+  /// case 4 requests, the revision step's 2 (cmd/revisions.h: a LIST and the create) and the namespace lock's 3
+  /// (read, take with the intent, free), plus one DELETE per removed
   /// instance of a gang-scheduled role (its Volcano PodGroup); more when it waits, plans again, recovers an
   /// interrupted change or reads back a write whose answer was lost. Interrupted at the next write by a signal
   /// (the step under way undone). Throws
