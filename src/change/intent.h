@@ -73,8 +73,8 @@ struct DeleteIntent {
   std::vector<DeleteTarget> targets;
 };
 
-/// update-config writes one compare-and-swap patch (whole or not at all) and records no intent; the alternative
-/// exists so that an intent naming it is understood, not taken for another version's.
+/// update-config: one compare-and-swap patch of motor-config (whole or not at all), then the baseline's revision; the
+/// intent stands for the revision, which its recovery records when the command stopped in between.
 struct UpdateConfigIntent {};
 
 /// The kind-specific part of an intent.

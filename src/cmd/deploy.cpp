@@ -38,6 +38,7 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       "records (implies --force-conflicts)");
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
+  add_history_flags(desc, flags.history);
 }
 
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
@@ -54,6 +55,7 @@ void DeployOptions::validate() const {
     throw UsageError("--name " + flags_.name + " is not a valid InferServiceSet name (a DNS-1123 label)");
   flags_.output.validate();
   check_wait_after_flags(flags_.wait, dry_run_);
+  check_history_flags(flags_.history);
   if (flags_.adopt && dry_run_ == DryRun::Client)
     throw UsageError("--adopt takes over objects on the cluster: preview it with --dry-run=server");
 }
@@ -147,7 +149,14 @@ void DeployOptions::write_objects(kube::Client& client, Printer& printer, Namesp
   // The nodePort claims first, on the same runner: a deploy that fails before its baseline is written releases
   // them with its undo, and one that fails later leaves them with its intent, for the recovery that completes it.
   std::vector<change::Step> steps = claim_steps(client, prepared.claims, prepared.opts);
-  for (const auto& obj : objects_) steps.push_back(object_step(client, obj, baseline_read, prepared.opts, printer));
+  json::object written_baseline;
+  for (const auto& obj : objects_)
+    steps.push_back(object_step(client, obj, baseline_read, prepared.opts, printer, written_baseline));
+  // Last, once the workload agrees with it: the baseline's revision (cmd/revisions.h).
+  if (!prepared.opts.dry_run)
+    steps.push_back(revision_step(client, config_->job_id, written_baseline,
+                                  revision_author_.value_or(author_now(flags_.history.cause_or("deploy"))),
+                                  flags_.history.history_limit, printer));
   LockFence fence(lock, intent);
   change::Runner runner(fence, wording(prepared.opts.dry_run));
   try {

@@ -14,6 +14,7 @@
 #include "cmd/common.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
+#include "cmd/revisions.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -38,6 +39,7 @@ struct DeployFlags {
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
   bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
   WaitAfterFlags wait;           ///< --wait, --timeout
+  HistoryFlags history;          ///< --history-limit
 };
 
 /// Binds DeployFlags to `desc`.
@@ -149,9 +151,10 @@ class DeployOptions {
   /// The keys of the motor-config this deploy writes, sorted.
   std::vector<std::string> baseline_keys() const;
   /// The server-side apply of `obj` as a change step, printed once written; no undo: deploy goes only forward.
+  /// motor-config's step puts the object as written in `written_baseline`.
   change::Step object_step(kube::Client& client, const boost::json::object& obj,
                            const std::optional<boost::json::object>& baseline_read, const kube::WriteOptions& opts,
-                           Printer& printer) const;
+                           Printer& printer, boost::json::object& written_baseline) const;
   /// How a failed deploy is reported (`dry_run`: a server dry run).
   change::Wording wording(bool dry_run) const;
 
@@ -171,6 +174,8 @@ class DeployOptions {
   std::vector<scale::RoleChange> gang_changes_;
   /// recover(): the interrupted intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> superseded_intent_;
+  /// Who the revision it records names: this process, or the author of the deploy a recovery completes.
+  std::optional<revision::Author> revision_author_;
   /// The namespace lock during run_once() (null in a client dry run): confirmed before fields are forced back.
   NamespaceLock* lock_ = nullptr;
 };

@@ -86,6 +86,7 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
   DeployOptions o(flags, ns);
   o.complete();
   o.read_baseline_inputs(baseline::read_baseline(*cm, ns));
+  o.revision_author_ = author_of(recorded);  // the revision it records names who began the deploy
   // Its own intent stands for this one: cut short before its baseline write, this one is recovered again.
   o.superseded_intent_ = change::to_record(recorded);
   if (json::serialize(*o.superseded_intent_).size() > 16 * 1024) o.superseded_intent_->erase("supersedes");

@@ -25,15 +25,17 @@ const kube::GVR& gvr_of(const json::object& obj) {
 
 change::Step DeployOptions::object_step(kube::Client& client, const json::object& obj,
                                         const std::optional<json::object>& baseline_read,
-                                        const kube::WriteOptions& opts, Printer& printer) const {
+                                        const kube::WriteOptions& opts, Printer& printer,
+                                        json::object& written_baseline) const {
   const kube::GVR& r = gvr_of(obj);
   const bool is_baseline = obj.at("kind") == "ConfigMap";
   change::Step step;
   step.name = r.kind_dot_group() + "/" + object_name(obj);
   step.verb = "serverside-applied";
-  step.write = [this, &client, &obj, &baseline_read, opts, &printer, &r, is_baseline] {
+  step.write = [this, &client, &obj, &baseline_read, opts, &printer, &r, is_baseline, &written_baseline] {
     json::object stored = is_baseline ? apply_baseline(client, obj, baseline_read, opts)
                                       : apply_object(client, obj, opts);
+    if (is_baseline) written_baseline = stored;
     printer.result(r, object_name(obj), "serverside-applied", dry_run_, std::move(stored));
   };
   // Only the baseline is read back (a lost reply): a workload object without an answer counts as maybe written,

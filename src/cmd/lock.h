@@ -29,8 +29,8 @@ inline constexpr const char* kLockHolderAnnotation = "kubectl-mindie/holder";
 /// take before the first write and removed when the command ends with a consistent state; left behind by a command
 /// that was killed or could not undo a half-done change, for the next command to finish or revert
 /// (recover_interrupted_change). JSON: {"format":1,"command","at" (seconds since the epoch), "by", ...the command's}.
-/// scale, deploy and delete record one; update-config does not: its change is one compare-and-swap merge patch of
-/// motor-config, which happened whole or not at all.
+/// deploy, scale, update-config and delete record one (update-config's stands for the baseline's revision that follows
+/// its one compare-and-swap write).
 inline constexpr const char* kLockIntentAnnotation = "kubectl-mindie/intent";
 /// Annotation on the Lease with the record of its last holder (as kLockHolderAnnotation's, plus "freed": seconds
 /// since the epoch), written as the lock is freed: a command that finds the lock was taken over while it stalled

@@ -31,6 +31,7 @@ void add_scale_flags(po::options_description& desc, ScaleFlags& flags) {
   flags.output.bind(desc);
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
+  add_history_flags(desc, flags.history);
 }
 
 ScaleOptions::ScaleOptions(ScaleFlags flags, std::string namespace_flag)
@@ -60,6 +61,7 @@ void ScaleOptions::validate() const {
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by scale (it needs the live object): use --dry-run=server");
   check_wait_after_flags(flags_.wait, dry_run_);
+  check_history_flags(flags_.history);
 }
 
 void ScaleOptions::complete(const std::string& context_namespace) {
@@ -178,7 +180,7 @@ InstanceCounts ScaleOptions::target_counts(const config::UserConfig& base) const
 }
 
 /// The lock finishes or reverts an interrupted scale through this (cmd/lock.h, register_recovery).
-const bool kRecoveryRegistered = register_recovery("scale", &ScaleOptions::recover);
+const bool kRecoveryRegistered = register_recovery("scale", recording_revision(&ScaleOptions::recover));
 
 namespace {
 

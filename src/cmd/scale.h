@@ -13,6 +13,7 @@
 #include "cmd/lock.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/output_flags.h"
+#include "cmd/revisions.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
@@ -35,6 +36,7 @@ struct ScaleFlags {
   OutputFlags output{{"json", "yaml", "name"}, "Print the scaled InferServiceSet"};  ///< -o
   LockFlags lock;                                                                    ///< --lock-timeout
   WaitAfterFlags wait;                                                               ///< --wait, --timeout
+  HistoryFlags history;                                                              ///< --history-limit
 };
 
 /// The instance counts scale sets: prefill and decode, or with PD-hybrid the union role's (then prefill and decode
@@ -64,7 +66,8 @@ class ScaleOptions {
   /// Flag combinations and ranges; no I/O. Throws UsageError.
   void validate() const;
   /// Reads -f (if given) before any request, then the baseline and the live object, then patches. In the usual
-  /// case 4 requests and the namespace lock's 3 (read, take with the intent, free), plus one DELETE per removed
+  /// case 4 requests, the revision step's 2 (cmd/revisions.h: a LIST and the create) and the namespace lock's 3
+  /// (read, take with the intent, free), plus one DELETE per removed
   /// instance of a gang-scheduled role (its Volcano PodGroup); more when it waits, plans again, recovers an
   /// interrupted change or reads back a write whose answer was lost. Interrupted at the next write by a signal
   /// (the step under way undone). Throws
@@ -138,8 +141,9 @@ class ScaleOptions {
   void plan_intent(const std::string& mode, const std::string& workload, const std::vector<std::string>& roles,
                    const config::UserConfig& base, const InstanceCounts& target, const boost::json::object& cm,
                    const std::map<std::string, int>& live);
-  /// True when the stored baseline says `target` (a write whose reply was lost was applied). One GET; throws.
-  bool baseline_says(kube::Client& client, const InstanceCounts& target) const;
+  /// True when the stored baseline says `target` (a write whose reply was lost was applied), then the ConfigMap read
+  /// is put in `read` (when given). One GET; throws.
+  bool baseline_says(kube::Client& client, const InstanceCounts& target, boost::json::object* read = nullptr) const;
   /// The baseline's write as a change step (write_baseline; read back with baseline_says; undone with the others).
   /// `after` receives the ConfigMap as written.
   change::Step baseline_step(kube::Client& client, const boost::json::object& cm, const config::UserConfig& read,
@@ -161,9 +165,11 @@ class ScaleOptions {
   std::string namespace_flag_;
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
-  std::chrono::milliseconds lock_wait_{0};      ///< --lock-timeout
-  NamespaceLock* lock_ = nullptr;               ///< during run()
-  change::ScaleIntent intent_;                  ///< what this pass changes (plan_intent)
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
+  NamespaceLock* lock_ = nullptr;           ///< during run()
+  change::ScaleIntent intent_;              ///< what this pass changes (plan_intent)
+  /// Who the revision it records names: this process, or the author of the scale a recovery completes.
+  std::optional<revision::Author> author_;
   std::optional<config::UserConfig> proposed_;  ///< from -f
 };
 

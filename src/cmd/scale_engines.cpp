@@ -124,6 +124,10 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
   json::object baseline_after = cm;
   if (new_baseline_text(base, target) != base.raw)
     writes.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
+  if (new_baseline_text(base, target) != base.raw && !opts.dry_run)
+    writes.push_back(revision_step(client, namespace_, baseline_after,
+                                   author_.value_or(author_now(flags_.history.cause_or("scale"))),
+                                   flags_.history.history_limit, printer));
   LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence,
                         wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));

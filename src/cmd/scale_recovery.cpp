@@ -67,7 +67,8 @@ std::string ScaleOptions::recover(kube::Client& client, NamespaceLock& lock, con
   o.complete(ns);
   o.validate();
   o.lock_ = &lock;
-  std::ostream quiet(nullptr);  // the line returned says what happened; the scale's own output would repeat it
+  o.author_ = author_of(recorded);  // the revision it records names who began the scale
+  std::ostream quiet(nullptr);      // the line returned says what happened; the scale's own output would repeat it
   Printer printer(quiet, quiet, "");
   o.run_once(client, printer);
   return head + (finish ? "completed" : "reverted: the baseline changed since (it says " + counts_text(now) + ")");

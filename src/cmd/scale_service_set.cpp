@@ -63,6 +63,10 @@ void ScaleOptions::run_service_set(kube::Client& client, Printer& printer, const
   json::object baseline_after = cm;
   if (new_baseline_text(base, target) != base.raw)
     steps.push_back(baseline_step(client, cm, base, target, opts, baseline_after));
+  if (new_baseline_text(base, target) != base.raw && !opts.dry_run)
+    steps.push_back(revision_step(client, namespace_, baseline_after,
+                                  author_.value_or(author_now(flags_.history.cause_or("scale"))),
+                                  flags_.history.history_limit, printer));
   LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence, wording(base, target,
                                        [&] { return service_set_now(client, namespace_, iss_name, changes, target); }));

@@ -126,10 +126,12 @@ void ScaleOptions::plan_intent(const std::string& mode, const std::string& workl
              kube::resource_version_of(cm, "configmap/" + std::string(baseline::kConfigMapName))};
 }
 
-bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& target) const {
-  const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
+bool ScaleOptions::baseline_says(kube::Client& client, const InstanceCounts& target, json::object* read) const {
+  auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
   const config::UserConfig now = baseline::read_baseline(cm, namespace_).user();
-  return counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
+  const bool says = counts_of(now) == target && (!proposed_ || now.raw == proposed_->raw);
+  if (says && read != nullptr) *read = std::move(cm);
+  return says;
 }
 
 json::object ScaleOptions::write_baseline(kube::Client& client, json::object cm, const config::UserConfig& read,
@@ -173,7 +175,8 @@ change::Step ScaleOptions::baseline_step(kube::Client& client, const json::objec
   step.write = [this, &client, cm, &read, target, opts, &after] {
     after = write_baseline(client, cm, read, target, opts);
   };
-  step.applied = [this, &client, target] { return baseline_says(client, target); };
+  // Its reply lost but applied: the ConfigMap read back is what the revision step records and -o json shows.
+  step.applied = [this, &client, target, &after] { return baseline_says(client, target, &after); };
   return step;
 }
 

@@ -28,6 +28,7 @@ void add_update_config_flags(po::options_description& desc, UpdateConfigFlags& f
       "object");
   flags.output.bind(desc);
   add_lock_flags(desc, flags.lock);
+  add_history_flags(desc, flags.history);
 }
 
 UpdateConfigOptions::UpdateConfigOptions(UpdateConfigFlags flags, std::string namespace_flag)
@@ -43,6 +44,7 @@ void UpdateConfigOptions::validate() const {
   flags_.output.validate();
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by update-config: use --dry-run=server");
+  check_history_flags(flags_.history);
 }
 
 void UpdateConfigOptions::read_inputs() {
@@ -180,12 +182,19 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
     after = client.get(kube::gvr::kConfigMaps, ns, cm_name);
     return changed_keys(after).empty();
   };
-  // One compare-and-swap merge patch: it happened whole or not at all, so no intent is recorded.
-  LockFence fence(lock, std::nullopt);
+  // The merge patch is one compare-and-swap; the intent stands for the revision that follows it, which the next
+  // command records should this one stop in between (recording_revision).
+  std::vector<change::Step> steps{step};
+  if (!opts.dry_run)
+    steps.push_back(revision_step(client, ns, after, author_now(flags_.history.cause_or("update-config")),
+                                  flags_.history.history_limit, printer));
+  LockFence fence(lock, change::Intent{change::UpdateConfigIntent{}});
   change::Wording wording;
   wording.change = "update-config";
   wording.dry_run = opts.dry_run;
-  change::Runner(fence, wording).run({step});
+  wording.recovery = "configmap/" + cm_name + " holds the new settings; the next kubectl-mindie command in namespace " +
+                     ns + " records its revision";
+  change::Runner(fence, wording).run(steps);
   // What was stored, said once it is (issue 33: said before an error that changed nothing).
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
   printer.result(kube::gvr::kConfigMaps, cm_name, "configured", dry_run_, std::move(after));

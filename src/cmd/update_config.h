@@ -12,6 +12,7 @@
 #include "cmd/common.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
+#include "cmd/revisions.h"
 #include "mindie/baseline.h"
 #include "mindie/config.h"
 #include "mindie/env_config.h"
@@ -27,6 +28,7 @@ struct UpdateConfigFlags {
   std::string dry_run = "none";
   LockFlags lock;                                                                               ///< --lock-timeout
   OutputFlags output{{"json", "yaml", "name"}, "Print the motor-config ConfigMap as updated"};  ///< -o
+  HistoryFlags history;                                                                         ///< --history-limit
 };
 
 /// Binds UpdateConfigFlags to `desc`.
@@ -46,11 +48,10 @@ class UpdateConfigOptions {
   /// resourceVersion precondition, keeping every other key as it is in the cluster — unless --scripts-dir was
   /// given: then the script keys become the folder's files (with the functions injected, as deploy stores them)
   /// and stored scripts the folder no longer holds are removed (a merge patch's null); overrides.yaml is never
-  /// touched. Two requests. Throws UsageError (-n differs from job_id; nothing sent), ApiError, TransportError,
-  /// validation::ValidationError or CommandError (a bad file, nothing sent; or listing every path that may not change,
-  /// nothing written).
-  /// Takes the namespace lock (NamespaceLock) before its write, unless a dry run, and reads again when another
-  /// command held it since the first read.
+  /// touched. Two requests, then the revision step's (cmd/revisions.h). Throws UsageError (-n differs from job_id;
+  /// nothing sent), ApiError, TransportError, validation::ValidationError or CommandError (a bad file, nothing sent; or
+  /// listing every path that may not change, nothing written). Takes the namespace lock (NamespaceLock) before its
+  /// write, unless a dry run, and reads again when another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
   /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
   /// the scripts the config's pods run present); once (run() calls it when the caller has not: the Invocation

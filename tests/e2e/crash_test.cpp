@@ -370,7 +370,9 @@ TEST_CASE(
   CHECK(sb.admin({"get", "lease", "kubectl-mindie", "-n", kNs}).exit_code != 0);
 }
 
-TEST_CASE("crash: update-config killed before or after its one write leaves the old or the new baseline whole") {
+TEST_CASE(
+    "crash: update-config killed before or after its one write leaves the old or the new baseline whole, and "
+    "the next command records the revision it owes") {
   for (const bool applied : {false, true}) {
     CAPTURE(applied);
     Cluster sb;
@@ -384,13 +386,16 @@ TEST_CASE("crash: update-config killed before or after its one write leaves the 
     sb.wait_held(1);
     run.signal(SIGKILL);
     run.finish();
-    CHECK_FALSE(lease_annotations(sb).contains("kubectl-mindie/intent"));  // one write: nothing to recover
+    // One compare-and-swap write, then the baseline's revision: the intent stands for the revision.
+    CHECK(lease_annotations(sb).contains("kubectl-mindie/intent"));
     const json cm = json::parse(sb.admin_ok({"get", "configmap", "motor-config", "-n", kNs, "-o", "json"}));
     const std::string stored = cm["data"]["user_config.json"];
     CHECK(stored == (applied ? cfg.dump(2) : e2e::read_file(e2e::kExample)));
     const auto next = sb.mindie({"scale", "-n", kNs, "--decode", "2"});
     REQUIRE_MESSAGE(next.exit_code == 0, next.err);
-    CHECK(next.err.find("recovered") == std::string::npos);
+    // Killed after the write: its revision is missing and recorded now (the scale's is 3); before it: none is owed.
+    CHECK_MESSAGE(next.err.find("recovered an interrupted update-config") != std::string::npos, next.err);
+    CHECK_MESSAGE((next.err.find("revision 2 recorded") != std::string::npos) == applied, next.err);
     check_agrees(sb);
   }
 }

@@ -36,11 +36,17 @@ struct LoggedRequest {
   int status = 0;     ///< 0: not answered (a hang or drop fault)
   std::string fault;  ///< the fault KIND the proxy applied to it ("" none): a released hold-reply is logged late
   /// Every method but GET, except on the namespace lock's Lease (lease.coordination.k8s.io/kubectl-mindie, which
-  /// every mutating command takes and frees): the writes to the deployment. lock_test.cpp asserts the lock's own.
-  bool is_write() const { return method != "GET" && !is_lock(); }
+  /// every mutating command takes and frees) and on the baseline's history (the ControllerRevision each baseline
+  /// write ends with): the writes to the deployment. lock_test.cpp asserts the lock's own, history_test.cpp the
+  /// history's.
+  bool is_write() const { return method != "GET" && !is_lock() && !is_history(); }
   /// A request to the namespace lock's Lease or its collection.
   bool is_lock() const {
     return path.find("/apis/coordination.k8s.io/v1/namespaces/") == 0 && path.find("/leases") != std::string::npos;
+  }
+  /// A request to the baseline's history: the ControllerRevisions of a namespace (cmd/revisions.h).
+  bool is_history() const {
+    return path.find("/apis/apps/v1/namespaces/") == 0 && path.find("/controllerrevisions") != std::string::npos;
   }
 };
 

@@ -64,6 +64,28 @@ json::object stored_config_map() {
   return cm;
 }
 
+/// The answers to the revision step after a baseline write whose answer holds no ConfigMap to record: motor-config
+/// read, no revision yet, revision 1 created.
+void queue_revision(FakeTransport& t) {
+  t.reply(200, json::serialize(stored_config_map()));
+  t.reply(200, R"({"kind":"ControllerRevisionList","metadata":{},"items":[]})");
+  t.reply(201, "{}");
+}
+
+/// Checks that `requests` from `first` are the revision step's: motor-config read, the revisions listed, one created.
+void check_revision_step(const std::vector<kube::HttpRequest>& requests, std::size_t first) {
+  REQUIRE(requests.size() == first + 3);
+  CHECK(requests[first].method == "GET");
+  CHECK(requests[first].path == "/api/v1/namespaces/mindie-demo/configmaps/motor-config");
+  CHECK(requests[first + 1].method == "GET");
+  CHECK(requests[first + 1].path.rfind("/apis/apps/v1/namespaces/mindie-demo/controllerrevisions?", 0) == 0);
+  CHECK(requests[first + 2].method == "POST");
+  const json::object made = json::parse(requests[first + 2].body).as_object();
+  CHECK(made.at("kind") == "ControllerRevision");
+  CHECK(made.at("metadata").at("name") == "motor-config-1");
+  CHECK(made.at("revision") == 1);
+}
+
 /// The example's InferServiceSet as deploy renders it.
 json::object live_service_set() {
   const config::UserConfig cfg = example_config();
@@ -183,9 +205,13 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(t.requests.back().method == "PATCH");
   CHECK(t.requests.back().content_type == "application/merge-patch+json");
   CHECK(path_of(t.requests.back()) == kLeasePath);
+  // Then the revision step, which reads motor-config back (these answers hold none: nothing to record).
+  const auto& revision_read = t.requests[t.requests.size() - 2];
+  CHECK(revision_read.method == "GET");
+  CHECK(path_of(revision_read) == kCmPath);
   // Between them only applies: PATCH application/apply-patch+yaml with fieldManager, no force, no dryRun.
   std::vector<const kube::HttpRequest*> applies;
-  for (std::size_t i = 13; i + 1 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
+  for (std::size_t i = 13; i + 2 < t.requests.size(); ++i) applies.push_back(&t.requests[i]);
   for (const auto* r : applies) {
     CHECK(r->method == "PATCH");
     CHECK(r->content_type == "application/apply-patch+yaml");
@@ -204,7 +230,7 @@ TEST_CASE("deploy: motor-config is applied first, the InferServiceSet last, each
   CHECK(printed.rfind("configmap/motor-config serverside-applied\n", 0) == 0);
   CHECK(printed.ends_with("inferserviceset.mindcluster.huawei.com/" + iss_name + " serverside-applied\n"));
   CHECK(static_cast<std::size_t>(std::count(printed.begin(), printed.end(), '\n')) == applies.size());
-  CHECK(t.pending() == 12 - applies.size() - 3 - 1);
+  CHECK(t.pending() == 12 - applies.size() - 3 - 1 - 1);
   CHECK(o.target_namespace() == kNs);
 }
 
@@ -359,6 +385,7 @@ TEST_CASE("scale: a JSON Patch guarded by test ops, then the baseline under its 
   t.reply(201, kLease);                // the lock taken before the first write
   t.reply(200, json::serialize(iss));  // the patch's answer
   t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+  queue_revision(t);
   t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
@@ -366,9 +393,9 @@ TEST_CASE("scale: a JSON Patch guarded by test ops, then the baseline under its 
   o.run(client, printer);
   INFO(listing(t));
 
-  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 6");
+  CHECK(lease_steps(t) == "GET 0, POST 3, PATCH 9");
   const auto requests = without_lease(t);
-  REQUIRE(requests.size() == 4);
+  check_revision_step(requests, 4);
   CHECK(requests[0].method == "GET");
   CHECK(requests[0].path == kCmPath);
   CHECK(requests[1].method == "GET");
@@ -513,15 +540,16 @@ TEST_CASE("update-config: a whitelisted change is one merge patch of the baselin
   t.reply(200, json::serialize(stored_config_map()));
   t.reply(201, kLease);  // the lock taken before the write
   t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+  queue_revision(t);
   t.reply(200, kLease);  // the lock freed
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  CHECK(lease_steps(t) == "GET 0, POST 2, PATCH 4");
+  CHECK(lease_steps(t) == "GET 0, POST 2, PATCH 7");
   const auto requests = without_lease(t);
-  REQUIRE(requests.size() == 2);
+  check_revision_step(requests, 2);
   CHECK(requests[0].method == "GET");
   CHECK(requests[0].path == kCmPath);
   CHECK(requests[1].method == "PATCH");
@@ -593,11 +621,12 @@ TEST_CASE("update-config: the same config changes nothing; a conflict is re-read
     t.reply(200, kLease);  // the lock confirmed ours before the re-read: not a rival's change
     t.reply(200, json::serialize(fresh));
     t.reply(200, R"({"metadata":{"name":"motor-config"}})");
+    queue_revision(t);
     t.reply(200, kLease);
     o.run(client, printer);
     INFO(listing(t));
     const auto requests = without_lease(t);
-    REQUIRE(requests.size() == 4);
+    check_revision_step(requests, 4);
     CHECK(requests[2].method == "GET");
     CHECK(json::parse(requests[1].body).at("metadata").at("resourceVersion") == "41");
     CHECK(json::parse(requests[3].body).at("metadata").at("resourceVersion") == "42");

@@ -19,6 +19,7 @@
 #include "mindie/baseline_policy.h"
 #include "mindie/config.h"
 #include "mindie/render.h"
+#include "mindie/revision.h"
 #include "util/json_text.h"
 
 using namespace mindie;
@@ -56,7 +57,19 @@ json::object config_map(int prefill, const std::string& rv) {
   data[baseline::kBaselineKey] = util::replace_json_number(std::string(data[baseline::kBaselineKey].as_string()),
                                                            policy::kPrefillInstancesPath, prefill);
   cm["metadata"].as_object()["resourceVersion"] = rv;
+  cm["metadata"].as_object()["uid"] = "cm-uid";
   return cm;
+}
+
+/// The answer to a LIST of the baseline's revisions: none.
+const std::string kNoRevisions = R"({"kind":"ControllerRevisionList","metadata":{},"items":[]})";
+
+/// The answer to a LIST of the baseline's revisions: one, recording what `cm` holds (nothing missing).
+std::string revisions_of(const json::object& cm) {
+  const auto content = revision::content_of(baseline::read_baseline(cm, kNs));
+  REQUIRE(content);
+  const json::object r = revision::render(cm, 1, *content, {"deploy", "ops@elsewhere", 1764748000});
+  return json::serialize(json::object{{"kind", "ControllerRevisionList"}, {"items", json::array{r}}});
 }
 
 /// The example's InferServiceSet with `prefill` prefill replicas.
@@ -164,13 +177,15 @@ TEST_CASE("scale records its intent with the lock's take and clears it as it fre
   t.reply(201, kLease);
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kNoRevisions);  // the revision step: none yet, the first created
+  t.reply(201, "{}");
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 7);
+  REQUIRE(t.requests.size() == 9);
   CHECK(t.requests[3].method == "POST");
   const json::object taken = annotations_of(t.requests[3]);
   REQUIRE(taken.contains(cmd::kLockIntentAnnotation));
@@ -180,8 +195,11 @@ TEST_CASE("scale records its intent with the lock's take and clears it as it fre
   CHECK(intent.at("from").at("prefill") == 1);
   CHECK(intent.at("to").at("prefill") == 2);
   CHECK(intent.at("baseline_resource_version") == "41");
-  CHECK(t.requests[6].method == "PATCH");
-  CHECK(annotations_of(t.requests[6]).at(cmd::kLockIntentAnnotation).is_null());
+  CHECK(t.requests[7].method == "POST");  // the revision, from the baseline as written
+  CHECK(json::parse(t.requests[7].body).at("data").at(baseline::kBaselineKey) ==
+        config_map(2, "42").at("data").at(baseline::kBaselineKey));
+  CHECK(t.requests[8].method == "PATCH");
+  CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());
 }
 
 TEST_CASE("scale: a baseline write whose reply was lost is read back, not undone") {
@@ -194,15 +212,20 @@ TEST_CASE("scale: a baseline write whose reply was lost is read back, not undone
   t.reply(200, json::serialize(service_set(2)));
   t.fail("Unable to connect to the server: connection reset by peer");  // applied, its reply lost
   t.reply(200, json::serialize(config_map(2, "42")));                   // the read-back shows it
+  t.reply(200, kNoRevisions);
+  t.reply(201, "{}");
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 8);
+  REQUIRE(t.requests.size() == 10);
   CHECK(t.requests[6].method == "GET");
   CHECK(t.requests[6].path == kCmPath);
+  // The revision records the baseline read back, not the one read before the write.
+  CHECK(json::parse(t.requests[8].body).at("data").at(baseline::kBaselineKey) ==
+        config_map(2, "42").at("data").at(baseline::kBaselineKey));
   for (const auto& r : t.requests)
     CHECK_FALSE((r.method == "PATCH" && r.path.rfind(iss_path(), 0) == 0 && &r != &t.requests[4]));  // no undo
   CHECK(out.str().find("scaled") != std::string::npos);
@@ -278,7 +301,11 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, kLease);                                // the recovery's intent recorded
   t.reply(200, json::serialize(config_map(2, "42")));  // the baseline written
-  t.reply(200, kLease);                                // the intent cleared
+  t.reply(200, kNoRevisions);                          // its revision, recorded
+  t.reply(201, "{}");
+  t.reply(200, json::serialize(config_map(2, "42")));  // nothing missing: the recovery's last look
+  t.reply(200, revisions_of(config_map(2, "42")));
+  t.reply(200, kLease);  // the intent cleared
   // the command's own pass, planned again
   t.reply(200, json::serialize(config_map(2, "42")));
   t.reply(200, json::serialize(service_set(2)));
@@ -289,14 +316,55 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   o.run(client, printer);
   INFO(listing(t));
   INFO(err.str());
-  REQUIRE(t.requests.size() == 12);
+  REQUIRE(t.requests.size() == 16);
   CHECK(t.requests[7].path.rfind(kCmPath, 0) == 0);
   CHECK(written_prefill(t.requests[7]) == 2);
+  CHECK(t.requests[9].method == "POST");                                            // its revision
   CHECK_FALSE(annotations_of(t.requests[1]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
-  CHECK(annotations_of(t.requests[8]).at(cmd::kLockIntentAnnotation).is_null());
+  CHECK(annotations_of(t.requests[12]).at(cmd::kLockIntentAnnotation).is_null());
   CHECK(err.str() ==
         "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
         "prefill 1 \u2192 2, completed\n");
+}
+
+TEST_CASE("a scale stopped between its baseline write and its revision: the next command records the revision") {
+  // Killed after its baseline write (now at 42, prefill 2); its intent names who began it, as the lock stamps it.
+  json::object lease = json::parse(lease_left_with_intent(1, 2, "41")).as_object();
+  auto& annotations = lease["metadata"].as_object()["annotations"].as_object();
+  json::object intent = json::parse(annotations[cmd::kLockIntentAnnotation].as_string()).as_object();
+  intent["by"] = json::object{{"command", "scale"}, {"user", "ops"}, {"host", "elsewhere"}, {"pid", 4711}};
+  annotations[cmd::kLockIntentAnnotation] = json::serialize(intent);
+  cmd::ScaleOptions o = scale_prefill(2);
+  FakeTransport t;
+  t.reply(200, json::serialize(lease));
+  t.reply(200, kLease);                                // the take, at once (recover_first)
+  t.reply(200, json::serialize(config_map(2, "42")));  // recovery: the baseline says the target
+  t.reply(200, json::serialize(config_map(2, "42")));  // its pass: nothing left to write
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, json::serialize(config_map(2, "42")));  // the revision missing
+  t.reply(200, kNoRevisions);
+  t.reply(200, kLease);  // the recovery's intent recorded
+  t.reply(200, kNoRevisions);
+  t.reply(201, "{}");                                  // revision 1 created
+  t.reply(200, kLease);                                // the intent cleared
+  t.reply(200, json::serialize(config_map(2, "42")));  // the command's own pass: nothing to do
+  t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, kLease);  // freed
+  kube::Client client(t);
+  std::ostringstream out, err;
+  cmd::Printer printer(out, err, "");
+  o.run(client, printer);
+  INFO(listing(t));
+  REQUIRE(t.requests.size() == 14);
+  CHECK(t.requests[9].method == "POST");
+  const json::value made = json::parse(t.requests[9].body);
+  CHECK(made.at("metadata").at("name") == "motor-config-1");
+  CHECK(made.at("metadata").at("annotations").at(revision::kCommandAnnotation) == "scale");
+  CHECK(made.at("metadata").at("annotations").at(revision::kUserAnnotation) == "ops@elsewhere");
+  CHECK(made.at("metadata").at("ownerReferences").at(0).at("uid") == "cm-uid");
+  CHECK(err.str() ==
+        "recovered an interrupted scale from 08:02 UTC (scale by ops@elsewhere, pid 4711): "
+        "prefill 1 \u2192 2, completed, revision 1 recorded\n");
 }
 
 TEST_CASE("the next command reverts an interrupted scale when the baseline moved since") {
@@ -309,6 +377,8 @@ TEST_CASE("the next command reverts an interrupted scale when the baseline moved
   t.reply(200, json::serialize(service_set(3)));
   t.reply(200, kLease);                                // the recovery's intent
   t.reply(200, json::serialize(service_set(1)));       // the patch back to 1
+  t.reply(200, json::serialize(config_map(1, "41")));  // its revision recorded already
+  t.reply(200, revisions_of(config_map(1, "41")));
   t.reply(200, kLease);                                // the intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing left to do
   t.reply(200, json::serialize(service_set(1)));
@@ -318,7 +388,7 @@ TEST_CASE("the next command reverts an interrupted scale when the baseline moved
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 11);
+  REQUIRE(t.requests.size() == 13);
   CHECK(t.requests[6].path.rfind(iss_path(), 0) == 0);
   CHECK(t.requests[6].method == "PATCH");
   CHECK(err.str().find("prefill 1 \u2192 3, reverted: the baseline changed since (it says prefill 1, decode 1)") !=
@@ -334,6 +404,8 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   t.reply(200, kLease);                                // the take, at once (recover_first)
   t.reply(200, json::serialize(config_map(1, "41")));  // recovery: unmoved, live untouched
   t.reply(200, json::serialize(service_set(1)));
+  t.reply(200, json::serialize(config_map(1, "41")));  // its revision recorded already
+  t.reply(200, revisions_of(config_map(1, "41")));
   t.reply(200, kLease);                                // the intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass: nothing to write
   t.reply(200, json::serialize(service_set(1)));
@@ -343,7 +415,7 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  CHECK(t.requests.size() == 8);
+  CHECK(t.requests.size() == 10);
   CHECK(err.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
 
   cmd::ScaleOptions again = scale_prefill(2);
@@ -352,19 +424,23 @@ TEST_CASE("the next command drops an interrupted scale of which nothing was appl
   u.reply(200, kLease);                                // the take
   u.reply(200, json::serialize(config_map(1, "41")));  // recovery: unmoved, live untouched
   u.reply(200, json::serialize(service_set(1)));
+  u.reply(200, json::serialize(config_map(1, "41")));
+  u.reply(200, revisions_of(config_map(1, "41")));
   u.reply(200, kLease);                                // the intent cleared
   u.reply(200, json::serialize(config_map(1, "41")));  // own pass
   u.reply(200, json::serialize(service_set(1)));
   u.reply(200, kLease);  // own intent recorded
   u.reply(200, json::serialize(service_set(2)));
   u.reply(200, json::serialize(config_map(2, "42")));
+  u.reply(200, kNoRevisions);
+  u.reply(201, "{}");
   u.reply(200, kLease);
   kube::Client client2(u);
   std::ostringstream out2, err2;
   cmd::Printer printer2(out2, err2, "");
   again.run(client2, printer2);
   INFO(listing(u));
-  CHECK(u.requests.size() == 11);
+  CHECK(u.requests.size() == 15);
   CHECK(err2.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
 }
 
@@ -536,15 +612,17 @@ TEST_CASE("a workload patch without an answer is read back: applied, the scale g
   t.fail("Unable to connect to the server: Operation timed out");
   t.reply(200, json::serialize(service_set(2)));  // read back: it was applied
   t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kNoRevisions);
+  t.reply(201, "{}");
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
   cmd::Printer printer(out, err, "");
   o.run(client, printer);
   INFO(listing(t));
-  REQUIRE(t.requests.size() == 8);
+  REQUIRE(t.requests.size() == 10);
   CHECK(written_prefill(t.requests[6]) == 2);
-  CHECK(annotations_of(t.requests[7]).at(cmd::kLockIntentAnnotation).is_null());
+  CHECK(annotations_of(t.requests[9]).at(cmd::kLockIntentAnnotation).is_null());
 
   // Not applied: the error stands and the intent goes (nothing changed).
   cmd::ScaleOptions again = scale_prefill(2);
@@ -576,11 +654,15 @@ TEST_CASE("recovery compares with what was live when the intent was recorded, no
   t.reply(200, kLease);                                // the take, at once (recover_first)
   t.reply(200, json::serialize(config_map(1, "41")));  // recovery (prefill 2 live)
   t.reply(200, json::serialize(service_set(2)));
+  t.reply(200, json::serialize(config_map(1, "41")));
+  t.reply(200, revisions_of(config_map(1, "41")));
   t.reply(200, kLease);                                // intent cleared
   t.reply(200, json::serialize(config_map(1, "41")));  // own pass
   t.reply(200, json::serialize(service_set(2)));
   t.reply(200, kLease);  // own intent (the baseline write: prefill 2 live already)
   t.reply(200, json::serialize(config_map(2, "42")));
+  t.reply(200, kNoRevisions);
+  t.reply(201, "{}");
   t.reply(200, kLease);
   kube::Client client(t);
   std::ostringstream out, err;
@@ -588,7 +670,7 @@ TEST_CASE("recovery compares with what was live when the intent was recorded, no
   o.run(client, printer);
   INFO(listing(t));
   CHECK(err.str().find("prefill 1 \u2192 3, dropped: nothing of it had been applied") != std::string::npos);
-  CHECK(t.requests.size() == 10);
+  CHECK(t.requests.size() == 14);
 }
 
 TEST_CASE("an intent left in a freed lease names who left it from its own record") {

@@ -1,0 +1,199 @@
+#include "cmd/rollback.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cmd/adopt.h"
+#include "cmd/deploy.h"
+#include "cmd/scale.h"
+#include "cmd/update_config.h"
+#include "util/strings.h"
+
+namespace mindie::cmd {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A private folder (mode 0700, mkdtemp) for a revision's files, removed with its contents on destruction: the
+/// commands rollback runs read their inputs from files, as they do when run alone.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string templ = (fs::temp_directory_path() / "kubectl-mindie-rollback-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) throw CommandError("cannot create a folder under " + templ + " for rollback");
+    path_ = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  /// Writes `text` as `name` in the folder; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = (path_ / name).string();
+    write_file_no_follow(p, text);
+    return p;
+  }
+
+ private:
+  fs::path path_;
+};
+
+/// The scale flags that take `from`'s counts to `to`'s (only those that differ).
+ScaleFlags count_flags(const config::UserConfig& from, const config::UserConfig& to) {
+  ScaleFlags f;
+  if (to.p_instances != from.p_instances) f.prefill = to.p_instances;
+  if (to.d_instances != from.d_instances) f.decode = to.d_instances;
+  if (to.hybrid_instances != from.hybrid_instances) f.hybrid = to.hybrid_instances;
+  if (to.e_instances != from.e_instances) f.encode = to.e_instances;
+  return f;
+}
+
+}  // namespace
+
+RollbackOptions::RollbackOptions(RollbackFlags flags, std::string namespace_flag)
+    : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
+
+void RollbackOptions::complete(const std::string& context_namespace) {
+  namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
+  dry_run_ = parse_dry_run(flags_.dry_run);
+  check_lock_flags(flags_.lock);
+}
+
+void RollbackOptions::validate() const {
+  check_namespace_syntax(namespace_flag_);
+  if (flags_.to_revision && *flags_.to_revision < 1)
+    throw UsageError("--to-revision " + std::to_string(*flags_.to_revision) + " is out of range: revisions start at 1");
+  if (dry_run_ == DryRun::Client)
+    throw UsageError("--dry-run=client is not supported by rollback (it needs the live objects): use --dry-run=server");
+  check_history_flags(flags_.history);
+}
+
+void RollbackOptions::run(kube::Client& client, Printer& printer) {
+  const auto revisions = existing_revisions(client, namespace_);
+  const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
+  require_ours(cm, namespace_, "rollback", "nothing was changed");
+  if (!flags_.to_revision && revisions.size() < 2)
+    throw CommandError("namespace " + namespace_ + " has one revision of the baseline: nothing to roll back to");
+  const revision::Revision& target = flags_.to_revision ? find_revision(revisions, *flags_.to_revision, namespace_)
+                                                        : revisions[revisions.size() - 2];
+  const std::string n = std::to_string(target.number);
+  const baseline::Baseline stored = baseline::read_baseline(cm, namespace_);
+  const auto current = revision::content_of(stored);
+  if (!current) throw CommandError(stored.problem);
+  const revision::RollbackPlan plan = revision::plan_rollback(*current, target.content);
+  if (!plan.refusal.empty())
+    throw CommandError("rollback to revision " + n + " would change " + plan.refusal +
+                       ", which only kubectl mindie delete and deploy can; nothing was changed");
+  for (const auto& k : plan.kept) printer.warning("rollback to revision " + n + " keeps " + k + " as it is");
+  if (!plan.counts && !plan.settings && !plan.redeploy) {
+    printer.summary("configmap/motor-config skipped rollback (the baseline already matches revision " + n + ")");
+    return;
+  }
+  const config::UserConfig goal = config::parse_user_config(target.content.user_config,
+                                                            target.name + " " + baseline::kBaselineKey);
+  HistoryFlags history{flags_.history.history_limit, "rollback to " + n};
+  if (plan.counts) {
+    ScaleFlags sf = count_flags(stored.user(), goal);
+    sf.dry_run = flags_.dry_run;
+    sf.lock = flags_.lock;
+    sf.history = history;
+    ScaleOptions o(sf, namespace_);
+    o.complete(namespace_);
+    o.validate();
+    o.run(client, printer);
+    if (dry_run_ == DryRun::Server && (plan.settings || plan.redeploy)) {
+      printer.warning("--dry-run=server previewed the counts only: the rest of the rollback follows the scale");
+      return;
+    }
+  }
+  if (!plan.settings && !plan.redeploy) return;
+  ScratchDir dir;
+  const std::string file = dir.write(baseline::kBaselineKey, target.content.user_config);
+  const std::string env = target.content.env ? dir.write(baseline::kEnvKey, *target.content.env) : "";
+  if (plan.settings) {
+    UpdateConfigFlags uf;
+    uf.filename = file;
+    uf.env_file = env;
+    uf.dry_run = flags_.dry_run;
+    uf.lock = flags_.lock;
+    uf.history = history;
+    UpdateConfigOptions o(uf, namespace_);
+    o.complete();
+    o.validate();
+    o.run(client, printer);
+    return;
+  }
+  DeployFlags df;
+  df.filename = file;
+  df.env_file = env;
+  if (target.content.overrides) df.overrides = dir.write(baseline::kOverridesKey, *target.content.overrides);
+  df.dry_run = flags_.dry_run;
+  df.lock = flags_.lock;
+  df.history = history;
+  DeployOptions o(df, namespace_);
+  o.complete();
+  o.validate();
+  o.run(client, printer);
+  printer.notice("rollback to revision " + n + " redeployed (" + util::join(plan.redeploy_paths, ", ") +
+                 "): pod templates may have changed; kubectl mindie rollout restart -n " + namespace_ +
+                 " brings running instances to them");
+}
+
+namespace {
+
+class RollbackInvocation : public Invocation {
+ public:
+  explicit RollbackInvocation(po::options_description& desc) {
+    desc.add_options()(
+        "to-revision", po::value<std::int64_t>()->notifier([this](std::int64_t v) { flags_.to_revision = v; }),
+        "The revision to go back to (kubectl mindie history lists them; default: the one before the latest)")(
+        "dry-run", po::value(&flags_.dry_run)->default_value("none")->implicit_value("client"),
+        "none or server (send with dryRun=All; previews the first command of the rollback)");
+    add_lock_flags(desc, flags_.lock);
+    add_history_flags(desc, flags_.history);
+  }
+  void run(const GlobalFlags& global, Printer& printer) override {
+    Session session(global, std::cerr, kLockRequestBound);
+    RollbackOptions o(flags_, global.kube.namespace_);
+    o.complete(session.rest_config().namespace_);
+    o.validate();
+    o.run(session.client(), printer);
+  }
+
+ private:
+  RollbackFlags flags_;
+};
+
+}  // namespace
+
+Command rollback_command() {
+  return {"rollback",
+          "Go back to a revision of the baseline through scale, update-config or deploy",
+          "kubectl mindie rollback [-n NS] [--to-revision N] [--dry-run=server] [flags]",
+          "Go back to revision N of the motor-config baseline (default: the one before the latest; kubectl mindie\n"
+          "history lists them) through the commands' own guarded paths: instance counts as scale changes them,\n"
+          "then, when only update-config's whitelisted settings and env.json differ, as update-config does; anything\n"
+          "else as a deploy of the revision's user_config.json, env.json and overrides (the stored scripts are kept:\n"
+          "a revision records only their digest), after which kubectl mindie rollout restart brings running\n"
+          "instances to the pod templates. A change of deploy_mode is refused: only delete and deploy can make it.\n"
+          "Each step records a revision \"rollback to N\".",
+          "  # Back to the revision before the latest\n"
+          "  kubectl mindie rollback -n mindie-demo\n\n"
+          "  # Preview going back to revision 1\n"
+          "  kubectl mindie rollback -n mindie-demo --to-revision 1 --dry-run=server\n",
+          {},
+          true,
+          [](po::options_description& desc) -> std::unique_ptr<Invocation> {
+            return std::make_unique<RollbackInvocation>(desc);
+          },
+          changing_exit_codes("no deployment or no such revision in the namespace, a deploy_mode change (delete and "
+                              "deploy), and what scale, update-config or deploy refuse")};
+}
+
+}  // namespace mindie::cmd

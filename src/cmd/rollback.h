@@ -1,0 +1,51 @@
+// kubectl mindie rollback: back to a revision of the baseline (cmd/revisions.h) through the commands' own guarded
+// paths, as `kubectl rollout undo` and `helm rollback` go back: the counts as scale changes them, settings as
+// update-config does, anything else as a deploy of the revision's files.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cmd/command.h"
+#include "cmd/common.h"
+#include "cmd/lock.h"
+#include "cmd/revisions.h"
+
+namespace mindie::cmd {
+
+/// rollback's own flags, as given.
+struct RollbackFlags {
+  std::optional<std::int64_t> to_revision;  ///< --to-revision (default: the revision before the latest)
+  std::string dry_run = "none";
+  LockFlags lock;        ///< --lock-timeout
+  HistoryFlags history;  ///< --history-limit
+};
+
+/// The rollback command, in kubectl's order: complete(), validate(), run().
+class RollbackOptions {
+ public:
+  RollbackOptions(RollbackFlags flags, std::string namespace_flag);
+  /// --dry-run's value and the namespace: -n, else `context_namespace`. Throws UsageError.
+  void complete(const std::string& context_namespace);
+  /// Flag values; no I/O. Throws UsageError.
+  void validate() const;
+  /// Reads motor-config and the revisions, plans (revision::plan_rollback), then runs ScaleOptions (counts), then
+  /// UpdateConfigOptions (settings) or DeployOptions (anything else) with the revision's files written to a private
+  /// scratch folder, each under the namespace lock as when run alone, each recording a revision "rollback to N".
+  /// Under --dry-run=server only the first of them is previewed. Throws CommandError (no deployment, an unknown
+  /// revision, a deploy_mode change: nothing written) and what those commands throw.
+  void run(kube::Client& client, Printer& printer);
+
+ private:
+  RollbackFlags flags_;
+  std::string namespace_flag_;
+  std::string namespace_;
+  DryRun dry_run_ = DryRun::None;
+};
+
+/// The rollback command for the command table (cmd/command.h).
+Command rollback_command();
+
+}  // namespace mindie::cmd
