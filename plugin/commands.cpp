@@ -4,6 +4,7 @@
 
 #include "cmd/delete.h"
 #include "cmd/deploy.h"
+#include "cmd/diff.h"
 #include "cmd/doctor.h"
 #include "cmd/get_config.h"
 #include "cmd/history.h"
@@ -18,10 +19,9 @@ namespace mindie {
 
 const std::vector<cmd::Command>& commands() {
   static const std::vector<cmd::Command> table = {
-      cmd::deploy_command(),   cmd::scale_command(),   cmd::update_config_command(),
-      cmd::status_command(),   cmd::wait_command(),    cmd::delete_command(),
-      cmd::doctor_command(),   cmd::history_command(), cmd::get_config_command(),
-      cmd::rollback_command(), version_command(),
+      cmd::deploy_command(),  cmd::diff_command(),       cmd::scale_command(),    cmd::update_config_command(),
+      cmd::status_command(),  cmd::wait_command(),       cmd::delete_command(),   cmd::doctor_command(),
+      cmd::history_command(), cmd::get_config_command(), cmd::rollback_command(), version_command(),
   };
   return table;
 }

@@ -159,7 +159,7 @@ int run(const std::vector<std::string>& all_args) {
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "error: " << shown(flag_error(e)) << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
-    return 1;
+    return command->error_exit_status;
   }
   if (help) {
     std::cout << command_help(*command, own) << exit_codes_block(command->exit_codes);
@@ -176,9 +176,10 @@ int run(const std::vector<std::string>& all_args) {
       printer.flush();
     } catch (const std::exception&) {  // the original error matters more than a failed print
     }
-    return report(std::current_exception());
+    const int code = report(std::current_exception());
+    return code == 1 ? command->error_exit_status : code;
   }
-  return 0;
+  return invocation->exit_status();
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ if command -v clang++-14 >/dev/null &&
   step "fuzzing, ${FUZZ_SECONDS} s per target"
   # target:seed folder under tests/corpus (tests/fuzz/README.md)
   pairs=(fuzz_user_config:user_config fuzz_replace_json_number:user_config fuzz_env_config:env
-    fuzz_kubeconfig:kubeconfig fuzz_yaml_json:yaml fuzz_status:status)
+    fuzz_kubeconfig:kubeconfig fuzz_yaml_json:yaml fuzz_status:status fuzz_unified_diff:unified_diff)
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DMINDIE_FUZZ=ON >/dev/null
   cmake --build build-fuzz -j "$(nproc)" --target "${pairs[@]%%:*}"
   work=build-fuzz/work

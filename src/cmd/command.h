@@ -30,6 +30,8 @@ class Invocation {
   /// read and only when the command needs the server (not deploy --dry-run=client). Output goes to `printer`.
   /// Throws what the Options throw.
   virtual void run(const GlobalFlags& global, Printer& printer) = 0;
+  /// The exit status after run() returned: 0, or what the command found (diff: 1 for differences).
+  virtual int exit_status() const { return 0; }
 };
 
 /// One exit status of a command and when it is returned: --help lists them and docs/exit-codes.md is generated from
@@ -59,6 +61,9 @@ struct Command {
   /// bound to.
   std::function<std::unique_ptr<Invocation>(boost::program_options::options_description& desc)> bind;
   std::vector<ExitCode> exit_codes;  ///< every status it returns, in --help's "Exit codes:" block
+  /// The status of an error that would be 1 (a bad flag, an API error): diff's 2, since 1 means differences there
+  /// (k8s.io/kubectl pkg/cmd/util/helpers.go, CheckDiffErr).
+  int error_exit_status = 1;
 };
 
 }  // namespace mindie::cmd

@@ -35,7 +35,10 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       "Do not check that the engine pods fit the free NPUs of the nodes their nodeSelector matches")(
       "adopt", po::bool_switch(&flags.adopt),
       "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
-      "records (implies --force-conflicts)");
+      "records (implies --force-conflicts)")(
+      "prune", po::bool_switch(&flags.prune),
+      "Confirm that a redeploy removes running instances: counts below the live ones, Deployments the config no "
+      "longer has");
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
   add_history_flags(desc, flags.history);
@@ -84,6 +87,9 @@ void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLo
     return print_client_dry_run(printer);
   }
   const Prepared prepared = prepare(client, printer);
+  // Before the first write: a stale file's lower counts must not silently delete running instances.
+  if (!flags_.prune && prepared.removals.removes_workloads())
+    throw CommandError(removal_refusal(prepared.removals, config_->job_id));
   write_objects(client, printer, lock, prepared);
   // What was stored, said once it is (issue 33: said before an error that changed nothing).
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
@@ -128,6 +134,8 @@ DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& pr
                    "lower the instance or pod counts, free or add or label nodes, or pass --skip-node-check to deploy "
                    "anyway"});
   if (!flags_.output_dir.empty()) write_output_dir();  // after keep_stored_files: the files show what is sent
+  if (p.existing)
+    p.removals = planned_removals(client, *config_, render::workload_name(*config_, render_options_), objects_);
   if (p.existing && !p.opts.dry_run) {
     // A redeploy can meet field conflicts on the live InferServiceSet (someone else changed it): find them with a
     // server dry run before the baseline is rewritten, so a refusal leaves everything as it was.
@@ -136,6 +144,22 @@ DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& pr
     apply_object(client, objects_.back(), probe);
   }
   return p;
+}
+
+DeployOptions::Preview DeployOptions::preview(kube::Client& client, Printer& printer) {
+  read_inputs();
+  if (dry_run_ != DryRun::Server) throw std::logic_error("DeployOptions::preview needs --dry-run=server");
+  for (const auto& notice : config_->notices) printer.warning(notice);
+  Prepared p = prepare(client, printer);
+  return {std::move(p.existing), objects_, std::move(p.removals), config_->doc};
+}
+
+json::object DeployOptions::dry_run_apply(kube::Client& client, const json::object& obj) const {
+  kube::WriteOptions opts;
+  opts.dry_run = true;
+  opts.force = flags_.force_conflicts;
+  opts.field_manager = render::kFieldManager;
+  return apply_object(client, obj, opts);
 }
 
 void DeployOptions::write_objects(kube::Client& client, Printer& printer, NamespaceLock& lock,
@@ -238,7 +262,9 @@ Command deploy_command() {
           "free on the nodes their nodeSelector matches: allocatable less what the pods of other namespaces hold\n"
           "(--skip-node-check skips that). A namespace\n"
           "another tool deployed (motor-config without kubectl-mindie's records, e.g. PyMotor's deploy.py) is refused\n"
-          "unless --adopt, which takes its objects over and deletes those ours replace.",
+          "unless --adopt, which takes its objects over and deletes those ours replace. A redeploy that would remove\n"
+          "running instances (counts below the live ones, Deployments the config no longer has) is refused before\n"
+          "any write, naming them, unless --prune confirms it; kubectl mindie diff shows what a deploy changes.",
           "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
           "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
           "  # Print the objects without contacting the cluster\n"

@@ -12,6 +12,7 @@
 #include "cmd/adopt.h"
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/deploy_prune.h"
 #include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "cmd/revisions.h"
@@ -38,6 +39,7 @@ struct DeployFlags {
   bool force_conflicts = false;
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
   bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
+  bool prune = false;            ///< --prune: confirms the instances and Deployments a redeploy removes
   WaitAfterFlags wait;           ///< --wait, --timeout
   HistoryFlags history;          ///< --history-limit
 };
@@ -73,6 +75,17 @@ class DeployOptions {
   /// is now, or drops the intent when its baseline was not written; returns the line saying which.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                              const change::Intent& intent, const std::string& what);
+  /// What a deploy would write and remove, with deploy's reads and checks (prepare()) and nothing written: `diff`.
+  /// Needs complete() with --dry-run=server and read_inputs(). Throws as run() does before its first write.
+  struct Preview {
+    std::optional<boost::json::object> existing;  ///< motor-config as read (nullopt: a first deploy)
+    std::vector<boost::json::object> objects;     ///< the objects deploy applies, in its order
+    Removals removals;                            ///< what the redeploy removes
+    boost::json::object config_doc;               ///< user_config.json as deploy would store it
+  };
+  Preview preview(kube::Client& client, Printer& printer);
+  /// `obj` (one of Preview::objects) as deploy's server-side apply would leave it: the apply sent with dryRun=All.
+  boost::json::object dry_run_apply(kube::Client& client, const boost::json::object& obj) const;
   /// Reads the config files and the scripts folder, parses and validates the config, checks -n against its
   /// job_id and renders the objects; once (run() calls it when the caller has not: the Invocation does, before
   /// loading the kubeconfig, so a bad file is reported as such whatever the kubeconfig holds). Local files only.
@@ -86,6 +99,7 @@ class DeployOptions {
     std::optional<AdoptionPlan> takeover;         ///< --adopt, or deploy.py's deployment found (refused without it)
     kube::WriteOptions opts;                      ///< dry run, force, field manager of every write
     std::vector<render::NodePortClaim> claims;    ///< nodePorts to claim before the first write (node_port_claims.h)
+    Removals removals;                            ///< what a redeploy removes: refused unless --prune
   };
 
   /// One read-plan-write pass of run(): prepare(), write_objects(), finish().

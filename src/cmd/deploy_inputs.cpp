@@ -93,6 +93,7 @@ std::string DeployOptions::rerun_command() const {
   if (!flags_.name.empty()) cmd += " --name " + flags_.name;
   if (!flags_.overrides.empty()) cmd += " --overrides " + flags_.overrides;
   if (flags_.adopt) cmd += " --adopt";
+  if (flags_.prune) cmd += " --prune";
   return cmd;
 }
 

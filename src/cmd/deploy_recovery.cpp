@@ -82,6 +82,7 @@ std::string DeployOptions::recover(kube::Client& client, NamespaceLock& lock, co
   DeployFlags flags;
   flags.skip_node_check = true;  // it runs already, or was checked by the deploy that wrote the baseline
   flags.adopt = intent.adopt;
+  flags.prune = true;  // the interrupted deploy passed the removal check (or --prune confirmed it) before writing
   flags.force_conflicts = intent.force_conflicts;
   DeployOptions o(flags, ns);
   o.complete();

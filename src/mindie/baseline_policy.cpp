@@ -71,7 +71,58 @@ void leaf_paths(const json::value& v, const std::string& prefix, std::vector<std
   out.push_back(prefix);
 }
 
+/// The value at `path` below `root`, descending objects and arrays (util::child_path and util::item_path syntax), or
+/// nullptr.
+const json::value* value_at(const json::value& root, const std::string& path, const std::string& here = "") {
+  if (here == path) return &root;
+  const auto below = [&](const json::value& v, const std::string& p) -> const json::value* {
+    if (path == p || path.starts_with(p + ".") || path.starts_with(p + "[")) return value_at(v, path, p);
+    return nullptr;
+  };
+  if (const auto* obj = root.if_object())
+    for (const auto& kv : *obj)
+      if (const json::value* found = below(kv.value(), util::child_path(here, kv.key()))) return found;
+  if (const auto* arr = root.if_array())
+    for (std::size_t i = 0; i < arr->size(); ++i)
+      if (const json::value* found = below((*arr)[i], util::item_path(here, i))) return found;
+  return nullptr;
+}
+
+Applier applier_of(const std::string& path) {
+  for (const char* count : {kPrefillInstancesPath, kDecodeInstancesPath, kHybridInstancesPath, kEncodeInstancesPath})
+    if (path == count) return Applier::Scale;
+  for (const auto& allowed : update_config_whitelist())
+    if (covers(allowed, path)) return Applier::UpdateConfig;
+  // deploy refuses a new deploy_mode, and job_id is the namespace: both make another deployment.
+  if (covers("motor_deploy_config.deploy_mode", path) || covers("motor_deploy_config.job_id", path))
+    return Applier::Redeploy;
+  return Applier::DeployRollout;
+}
+
 }  // namespace
+
+const char* applier_text(Applier a) {
+  switch (a) {
+    case Applier::Scale: return "scale";
+    case Applier::UpdateConfig: return "update-config";
+    case Applier::DeployRollout: return "deploy + rollout restart";
+    case Applier::Redeploy: return "delete + deploy";
+  }
+  return "";
+}
+
+std::vector<BaselineChange> baseline_changes(const json::value& baseline_doc, const json::value& proposed_doc) {
+  const json::value baseline = comparable(baseline_doc);
+  const json::value proposed = comparable(proposed_doc);
+  std::vector<BaselineChange> out;
+  for (const auto& path : util::diff_paths(baseline, proposed)) {
+    BaselineChange c{path, std::nullopt, std::nullopt, applier_of(path)};
+    if (const json::value* v = value_at(baseline, path)) c.from = *v;
+    if (const json::value* v = value_at(proposed, path)) c.to = *v;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 json::value comparable(const json::value& doc) {
   json::value out = doc;

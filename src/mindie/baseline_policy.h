@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,5 +41,28 @@ std::vector<std::string> disallowed_changes(const boost::json::value& baseline, 
 /// with the way out; all of them, so that one run names every problem (issue 33: it took one run per problem).
 std::vector<std::string> update_config_refusals(const config::UserConfig& base, const config::UserConfig& proposed,
                                                 const std::string& mode);
+
+/// The command that carries out a change of the baseline (what `kubectl mindie diff` names for each path).
+enum class Applier {
+  Scale,          ///< the instance counts
+  UpdateConfig,   ///< update_config_whitelist()'s paths
+  DeployRollout,  ///< the rest: the pods read them at start, so deploy, then rollout restart
+  Redeploy,       ///< deploy_mode and job_id: only a new deployment (delete, then deploy) changes them
+};
+
+/// The command line words of `a`: "scale", "update-config", "deploy + rollout restart", "delete + deploy".
+const char* applier_text(Applier a);
+
+/// One path at which a new config differs from the baseline: its old and new values (nullopt where absent).
+struct BaselineChange {
+  std::string path;
+  std::optional<boost::json::value> from;
+  std::optional<boost::json::value> to;
+  Applier by;
+};
+
+/// Every path at which `baseline` and `proposed` differ (as util::diff_paths finds them, both compared as
+/// comparable() gives them), with its values and the command that applies it. Sorted by path.
+std::vector<BaselineChange> baseline_changes(const boost::json::value& baseline, const boost::json::value& proposed);
 
 }  // namespace mindie::policy

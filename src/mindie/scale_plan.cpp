@@ -4,6 +4,27 @@ namespace mindie::scale {
 
 namespace json = boost::json;
 
+std::vector<RoleChange> instance_cuts(const json::object& iss, const std::map<std::string, int>& wanted) {
+  std::vector<RoleChange> cuts;
+  const json::value* roles = nullptr;
+  if (const auto* spec = iss.if_contains("spec"); spec && spec->is_object())
+    if (const auto* tmpl = spec->as_object().if_contains("template"); tmpl && tmpl->is_object())
+      roles = tmpl->as_object().if_contains("roles");
+  if (!roles || !roles->is_array()) return cuts;
+  for (std::size_t i = 0; i < roles->as_array().size(); ++i) {
+    const auto* role = roles->as_array()[i].if_object();
+    const auto* name = role ? role->if_contains("name") : nullptr;
+    if (!name || !name->is_string()) continue;
+    const auto* replicas = role->if_contains("replicas");
+    const bool present = replicas && (replicas->is_int64() || replicas->is_uint64());
+    const std::int64_t live = present ? replicas->to_number<std::int64_t>() : 1;  // the CRD's default
+    const auto it = wanted.find(std::string(name->as_string()));
+    const std::int64_t to = it == wanted.end() ? 0 : it->second;
+    if (live > to) cuts.push_back({std::string(name->as_string()), i, live, to, present});
+  }
+  return cuts;
+}
+
 std::vector<RoleChange> plan_role_changes(const json::object& iss, const std::map<std::string, int>& targets) {
   const json::array* roles = nullptr;
   if (auto* spec = iss.if_contains("spec"); spec && spec->is_object()) {

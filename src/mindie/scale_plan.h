@@ -33,6 +33,11 @@ class PlanError : public std::runtime_error {
 /// (infer-operator: an HPA owns that role's replicas, so a patch would have no effect).
 std::vector<RoleChange> plan_role_changes(const boost::json::object& iss, const std::map<std::string, int>& targets);
 
+/// The roles of the live InferServiceSet `iss` that would lose instances if its roles had the counts of `wanted`
+/// (role name -> instances; a live role absent from it goes to 0): from = the live role.replicas (1 when omitted),
+/// to = wanted. What a deploy's redeploy would remove (the operator deletes the instances beyond the count).
+std::vector<RoleChange> instance_cuts(const boost::json::object& iss, const std::map<std::string, int>& wanted);
+
 /// The RFC 6902 patch that applies `changes` (those with from != to): per role, `test` its name and its live
 /// replicas at its index (when present), then set the replicas. The tests make the patch fail (422, nothing applied) if
 /// the roles array moved or someone else scaled since it was read: the roles array is atomic in the CRD, so

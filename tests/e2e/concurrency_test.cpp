@@ -59,16 +59,17 @@ TEST_CASE(
     CAPTURE(round);
     const std::size_t mark = sb.requests().size();
     // Scales of prefill, decode and both, and two redeploys (prefill 2 / decode 1, prefill 3 / decode 2: two
-    // deploys at once once left baseline and workload from different ones), in one burst.
+    // deploys at once once left baseline and workload from different ones), in one burst; --prune, since a scale
+    // may have raised the counts above a redeploy's.
     const std::vector<std::vector<std::string>> argvs = {
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + round % 3)}),
         sb.mindie_argv({"scale", "-n", kNs, "--decode", std::to_string(1 + round % 2)}),
-        sb.mindie_argv(
-            {"deploy", "-f", redeploy, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
+        sb.mindie_argv({"deploy", "-f", redeploy, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts,
+                        "--prune"}),
         sb.mindie_argv({"scale", "-n", kNs, "--prefill", std::to_string(1 + (round + 1) % 3), "--decode",
                         std::to_string(1 + (round + 1) % 2)}),
-        sb.mindie_argv(
-            {"deploy", "-f", redeploy3, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts}),
+        sb.mindie_argv({"deploy", "-f", redeploy3, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts,
+                        "--prune"}),
     };
     const auto runs = e2e::run_processes(argvs);
     for (const auto& run : runs) {

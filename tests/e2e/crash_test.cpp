@@ -54,7 +54,8 @@ std::string example_with_prefill(const e2e::TempDir& dir, int prefill) {
 
 /// deploy's arguments for `file` (the example's env.json and scripts).
 std::vector<std::string> deploy_args(const std::string& file) {
-  return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts};
+  // --prune: these deploys set counts that may be below the live ones (a scale's, raced or interrupted).
+  return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts, "--prune"};
 }
 
 const std::string kDeleteWorkload = "DELETE:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*";
@@ -434,7 +435,9 @@ TEST_CASE("a deploy that supersedes an interrupted scale but writes nothing puts
   scale.finish();
 
   sb.add_fault(kBaselineWrite + ":422:1");  // the deploy's first write is refused
-  const auto refused = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
+  // --prune: the interrupted scale's workload write had raised prefill above the file's count.
+  const auto refused =
+      sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts, "--prune"});
   CHECK(refused.exit_code == 1);
   CHECK_MESSAGE(refused.err.find("this deploy supersedes it") != std::string::npos, refused.err);
   const json left = json::parse(lease_annotations(sb).at("kubectl-mindie/intent").get<std::string>());

@@ -44,7 +44,8 @@ std::string example_with_debug_log(const e2e::TempDir& dir) {
 }
 
 std::vector<std::string> deploy_args(const std::string& file) {
-  return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts};
+  // --prune: these deploys set counts that may be below the live ones (a scale's, raced or interrupted).
+  return {"deploy", "-f", file, "-e", e2e::kExampleDir + "/env.json", "--scripts-dir", e2e::kScripts, "--prune"};
 }
 
 /// The baseline's instance count of `role` (status -o json).

@@ -302,8 +302,9 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   deploy_example(sb);
   auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  // The original file again: the scale's writes were the tool's own, so deploy converges without force.
-  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts});
+  // The original file again: the scale's writes were the tool's own, so deploy converges without force (--prune
+  // confirms the instance it removes).
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--prune"});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   auto report = status_json(sb, "mindie-demo");
   CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());
@@ -324,7 +325,7 @@ TEST_CASE("deploy after scale takes back its own fields; a conflict with another
   // Found by a server dry run before the baseline was touched.
   for (const auto& r : sb.requests_since(mark))
     if (r.is_write()) CHECK(r.query.find("dryRun=All") != std::string::npos);
-  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--force-conflicts"});
+  run = sb.mindie({"deploy", "--config-dir", kExampleDir, "--scripts-dir", kScripts, "--force-conflicts", "--prune"});
   CHECK_MESSAGE(run.exit_code == 0, run.err);
   report = status_json(sb, "mindie-demo");
   CHECK_MESSAGE(report["drift"].empty(), report["drift"].dump());

@@ -311,7 +311,7 @@ TEST_CASE("multi_deployment: a scale whose baseline write fails is undone") {
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, "mindie-demo", why), why);
 }
 
-TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set removes the extra engines") {
+TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set is refused, then --prune removes them") {
   Cluster sb({"--no-crd"});
   e2e::TempDir dir;
   const std::string config = multi_config(dir);
@@ -319,7 +319,23 @@ TEST_CASE("multi_deployment: a redeploy with lower counts than a scale set remov
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "2"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // The stale file: refused before any write, naming the engine that would go.
+  const std::size_t mark = sb.requests().size();
   run = sb.mindie({"deploy", "-f", config});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("\n  deployment.apps/vllm-p1\n") != std::string::npos, run.err);
+  for (const auto& r : e2e::writes_since(sb, mark))  // deploy's field-conflict probe is a dry run: nothing written
+    CHECK_MESSAGE(r.query.find("dryRun=All") != std::string::npos, (r.method + " " + r.path));
+  CHECK(e2e::item_names(items(sb, "deployments")) == std::vector<std::string>{"mindie-motor-controller",
+                                                                              "mindie-motor-coordinator", "vllm-d0",
+                                                                              "vllm-p0", "vllm-p1"});
+  // diff shows it going, as a diff to nothing.
+  run = sb.mindie({"diff", "-f", config});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.out.find("--- LIVE/apps.v1.Deployment.mindie-demo.vllm-p1\n+++ MERGED/apps.v1.Deployment.mindie-"
+                             "demo.vllm-p1\n@@ -1,") != std::string::npos,
+                run.out);
+  run = sb.mindie({"deploy", "-f", config, "--prune"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("deployment.apps/vllm-p1 deleted\n") != std::string::npos);
   CHECK(e2e::item_names(items(sb, "deployments")) ==

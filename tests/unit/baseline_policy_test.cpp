@@ -51,6 +51,40 @@ TEST_CASE("scale's allowance is the two count paths") {
       disallowed_changes(a, b, {mindie::policy::kPrefillInstancesPath, mindie::policy::kDecodeInstancesPath}).empty());
 }
 
+TEST_CASE("baseline_changes: each changed path with its values and the command that applies it") {
+  using mindie::policy::Applier;
+  const auto a = json::parse(R"({"motor_deploy_config":{"image_name":"a","p_instances_num":1,
+    "deploy_mode":"multi_deployment"},"motor_coordinator_config":{"logging_config":{"log_level":"INFO"}},
+    "x":[1,2]})");
+  const auto b = json::parse(R"({"motor_deploy_config":{"image_name":"b","p_instances_num":2,
+    "deploy_mode":"infer_service_set"},"motor_coordinator_config":{"logging_config":{"log_level":"DEBUG"}},
+    "x":[1,3],"y":true})");
+  const auto changes = mindie::policy::baseline_changes(a, b);
+  REQUIRE(changes.size() == 6);
+  CHECK(changes[0].path == "motor_coordinator_config.logging_config.log_level");
+  CHECK(changes[0].by == Applier::UpdateConfig);
+  CHECK(changes[1].path == "motor_deploy_config.deploy_mode");
+  CHECK(changes[1].by == Applier::Redeploy);
+  CHECK(changes[2].path == "motor_deploy_config.image_name");
+  CHECK(*changes[2].from == "a");
+  CHECK(*changes[2].to == "b");
+  CHECK(std::string(mindie::policy::applier_text(changes[2].by)) == "deploy + rollout restart");
+  CHECK(changes[3].path == "motor_deploy_config.p_instances_num");
+  CHECK(changes[3].by == Applier::Scale);
+  CHECK(changes[4].path == "x[1]");  // an array element, with its values
+  CHECK(*changes[4].from == 2);
+  CHECK(*changes[4].to == 3);
+  CHECK(changes[5].path == "y");
+  CHECK(!changes[5].from);
+}
+
+TEST_CASE("baseline_changes: nothing for what deploy.py injected into a stored baseline") {
+  const auto stored = json::parse(R"({"motor_deploy_config":{"deploy_mode":"infer_service_set"},
+    "kv_cache_pool_config":{"port":50088}})");
+  const auto user = json::parse(R"({"motor_deploy_config":{},"kv_cache_pool_config":{}})");
+  CHECK(mindie::policy::baseline_changes(stored, user).empty());
+}
+
 TEST_CASE("update-config's refusals: every problem of a config at once (issue 33: one run per problem)") {
   const auto base = mindie::test::parse(mindie::test::valid_config());
   auto edited = mindie::test::valid_config();

@@ -88,3 +88,19 @@ TEST_CASE("refusals name the role and the reason") {
     CHECK_THROWS_AS(plan_role_changes(json::object{{"spec", json::object{}}}, {{"decode", 2}}), PlanError);
   }
 }
+
+TEST_CASE("instance_cuts: the roles a count below the live one, or a role no longer rendered, would shrink") {
+  const auto iss = boost::json::parse(R"({"spec":{"template":{"roles":[
+    {"name":"controller"},{"name":"prefill","replicas":3},{"name":"decode","replicas":1},{"name":"union","replicas":2}
+  ]}}})")
+                       .as_object();
+  const auto cuts = mindie::scale::instance_cuts(iss, {{"controller", 1}, {"prefill", 1}, {"decode", 2}});
+  REQUIRE(cuts.size() == 2);
+  CHECK(cuts[0].role == "prefill");
+  CHECK(cuts[0].index == 1);
+  CHECK(cuts[0].from == 3);
+  CHECK(cuts[0].to == 1);
+  CHECK(cuts[1].role == "union");  // not rendered any more: all its instances go
+  CHECK(cuts[1].to == 0);
+  CHECK(mindie::scale::instance_cuts(iss, {{"controller", 1}, {"prefill", 3}, {"decode", 1}, {"union", 2}}).empty());
+}
