@@ -5,6 +5,7 @@
 #include "cmd/delete.h"
 #include "cmd/deploy.h"
 #include "cmd/list.h"
+#include "cmd/logs.h"
 #include "cmd/scale.h"
 #include "cmd/status.h"
 #include "cmd/update_config.h"
@@ -15,8 +16,9 @@ namespace mindie {
 
 const std::vector<cmd::Command>& commands() {
   static const std::vector<cmd::Command> table = {
-      cmd::deploy_command(), cmd::scale_command(), cmd::update_config_command(), cmd::status_command(),
-      cmd::list_command(),   cmd::wait_command(),  cmd::delete_command(),        version_command(),
+      cmd::deploy_command(), cmd::scale_command(),  cmd::update_config_command(),
+      cmd::status_command(), cmd::list_command(),   cmd::logs_command(),
+      cmd::wait_command(),   cmd::delete_command(), version_command(),
   };
   return table;
 }
