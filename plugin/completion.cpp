@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/list_inputs.h"
 #include "commands.h"
 #include "kube/client.h"
 #include "kube/curl_transport.h"
@@ -73,8 +74,8 @@ std::vector<std::string> kubeconfig_names(const std::string& flag_file, const st
   return names;
 }
 
-/// Namespaces holding a motor-config baseline: one LIST of ConfigMaps across namespaces with the field selector
-/// metadata.name=motor-config, no retries, at most 5 s (less with --request-timeout). Nothing on any failure.
+/// Namespaces holding a deployment (cmd::deployment_namespaces, as list -A finds them), no retries, at most 5 s per
+/// request (less with --request-timeout). Nothing on any failure.
 std::vector<std::string> baseline_namespaces(const std::map<std::string, std::string>& typed) {
   const auto get = [&typed](const std::string& k) {
     const auto it = typed.find(k);
@@ -98,14 +99,7 @@ std::vector<std::string> baseline_namespaces(const std::map<std::string, std::st
     if (rest.request_timeout.count() == 0 || rest.request_timeout > cap) rest.request_timeout = cap;
     kube::CurlTransport transport(rest);
     kube::Client client(transport);
-    const auto list = client.list(kube::gvr::kConfigMaps, "", "", 500, "metadata.name=motor-config");
-    if (const auto* items = list.if_contains("items"); items && items->is_array()) {
-      for (const auto& item : items->as_array()) {
-        const auto* md = item.is_object() ? item.as_object().if_contains("metadata") : nullptr;
-        const auto* ns = md && md->is_object() ? md->as_object().if_contains("namespace") : nullptr;
-        if (ns && ns->is_string()) out.emplace_back(ns->as_string());
-      }
-    }
+    out = cmd::deployment_namespaces(client);
   } catch (const std::exception&) {
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
+#include "cmd/list_inputs.h"
 #include "cmd/wait.h"
 #include "mindie/baseline.h"
 #include "util/json_path.h"
@@ -129,8 +130,10 @@ void DeleteOptions::run(kube::Client& client, Printer& printer, const kube::Info
   // The lock's Lease goes with the deployment: nothing of it is left (a failure above keeps the Lease and the
   // intent, for the next command to finish the delete).
   lock.done(/*remove=*/true);
-  if (done.objects == 0 && !done.config_map)
+  if (done.objects == 0 && !done.config_map) {
     printer.summary("No resources found in " + namespace_flag_ + " namespace.");
+    if (const std::string hint = did_you_mean(client, namespace_flag_); !hint.empty()) printer.notice(hint);
+  }
 }
 
 /// The lock finishes or reverts an interrupted delete through this (cmd/lock.h, register_recovery).

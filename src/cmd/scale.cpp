@@ -4,6 +4,7 @@
 
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
+#include "cmd/list_inputs.h"
 #include "cmd/npu_preflight.h"
 
 namespace mindie::cmd {
@@ -105,7 +106,7 @@ void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
   std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
   if (!cm) {
     throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" + cm_name +
-                       " not found): run kubectl mindie deploy first");
+                       " not found): run kubectl mindie deploy first" + hint_suffix(did_you_mean(client, namespace_)));
   }
   require_ours(*cm, namespace_, "scale", "nothing was changed");
   const baseline::Baseline stored = baseline::read_baseline(*cm, namespace_);

@@ -10,6 +10,7 @@
 #include "cmd/adopt.h"
 #include "cmd/aibrix.h"
 #include "cmd/command.h"
+#include "cmd/list.h"
 #include "cmd/lock.h"
 #include "cmd/status_inputs.h"
 #include "cmd/wait.h"
@@ -26,6 +27,7 @@ void add_status_flags(po::options_description& desc, StatusFlags& flags) {
   desc.add_options()(
       "watch,w", po::bool_switch(&flags.watch),
       "After showing the status, watch for changes (redrawn in place on a terminal, one line per change otherwise)");
+  add_all_namespaces_flag(desc, flags.all_namespaces);
 }
 
 StatusOptions::StatusOptions(StatusFlags flags, std::string namespace_flag)
@@ -164,6 +166,16 @@ class StatusInvocation : public Invocation {
   }
   std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
+    if (flags_.all_namespaces) {  // list's alias: every deployment, StormServices included
+      if (flags_.watch) throw UsageError("--watch is not supported with -A (kubectl mindie list -A lists once)");
+      if (!framework_.app.empty()) throw UsageError("--app is not supported with -A: every StormService is listed");
+      Session session(global, std::cerr);
+      ListOptions o(ListFlags{flags_.output, true}, global.kube.namespace_);
+      o.complete(session.rest_config().namespace_);
+      o.validate();
+      o.run(session.client(), printer);
+      return;
+    }
     if (use_aibrix(framework_)) {
       Session session(global, std::cerr);
       StormStatusOptions o(framework_, flags_, global.kube.namespace_);
@@ -190,7 +202,7 @@ class StatusInvocation : public Invocation {
 Command status_command() {
   return {"status",
           "Show roles, instances and pods, why pods are not ready, and drift from the baseline",
-          "kubectl mindie status [-n NS] [-o wide|json|yaml] [-w]",
+          "kubectl mindie status [-n NS | -A] [-o wide|json|yaml] [-w]",
           "Show, per role, the baseline's instances, the live spec and what the operator has observed; the tree\n"
           "InferServiceSet -> InferService -> role -> instance -> pods (multi_deployment, single_container: role ->\n"
           "instance's Deployment -> pods) with ready containers, status, restarts and age; why pods are not ready\n"
@@ -204,6 +216,8 @@ Command status_command() {
           "  kubectl mindie status -n mindie-demo --watch\n\n"
           "  # Machine-readable\n"
           "  kubectl mindie status -n mindie-demo -o json\n\n"
+          "  # Every deployment in the cluster, one line each (the same as kubectl mindie list -A)\n"
+          "  kubectl mindie status -A\n\n"
           "  # An AIBrix StormService: roles, pod groups, pods, restarts and recreated pods\n"
           "  kubectl mindie status --framework aibrix -n vllm-test --app qwen3-pd\n",
           StatusFlags().output.formats(),

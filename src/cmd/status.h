@@ -18,7 +18,8 @@ namespace mindie::cmd {
 struct StatusFlags {
   /// -o; "" is the tree; name: the baseline and the workload objects
   OutputFlags output{{"wide", "json", "yaml", "name"}, "Output format", " (default: a tree)"};
-  bool watch = false;  ///< -w/--watch
+  bool watch = false;           ///< -w/--watch
+  bool all_namespaces = false;  ///< -A: list's alias (cmd/list.h)
 };
 
 /// Binds StatusFlags to `desc`.

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "cmd/common.h"
+#include "cmd/list_inputs.h"
 #include "cmd/multi_deployment.h"
 #include "mindie/baseline.h"
 #include "mindie/operator_rules.h"
@@ -145,7 +146,8 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
   auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
   if (!cm) {
     throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
-                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first");
+                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
+                       hint_suffix(did_you_mean(client, ns)));
   }
   const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
   const std::string name = stored.workload_name();

@@ -221,6 +221,8 @@ cmd_run() {
   api_port=${MINDIE_CLUSTER_APISERVER_PORT:-$(free_port "$etcd_port" "$etcd_peer_port")}
   kcm_port=$(free_port "$etcd_port" "$etcd_peer_port" "$api_port")
   sched_port=$(free_port "$etcd_port" "$etcd_peer_port" "$api_port" "$kcm_port")
+  kwok_node_ip=127.0.10.254
+  kwok_port=$(free_port "$etcd_port" "$etcd_peer_port" "$api_port" "$kcm_port" "$sched_port")
   url=https://127.0.0.1:$api_port
   make_pki
   make_configs
@@ -247,6 +249,7 @@ cmd_run() {
     --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
     --client-ca-file="$dir/pki/ca.crt" --token-auth-file="$dir/pki/tokens.csv" \
     --authorization-mode=Node,RBAC \
+    --kubelet-preferred-address-types=InternalIP \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
     --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true --profiling=false \
@@ -265,10 +268,16 @@ cmd_run() {
   start kube-scheduler "$bin/kube-scheduler" --config="$dir/kube-scheduler.yaml" \
     --bind-address=127.0.0.1 --secure-port="$sched_port" --cert-dir="$dir/certs/kube-scheduler" \
     "${insecure_off[@]}"
+  # Pod logs: every fake node's kubelet endpoint is KWOK's server (its port in the nodes' daemonEndpoints, their
+  # InternalIP --node-ip), which serves the lines of pod.log for every container (ClusterLogs), so that
+  # `kubectl logs` and the API server's pods/log reach it (kubernetes-sigs/kwok pkg/kwok/server/debugging_logs.go).
+  make_pod_logs
   start kwok "$bin/kwok" --kubeconfig="$dir/kwok.kubeconfig" --config="$here/kwok-stages.yaml" \
+    --config="$dir/kwok-logs.yaml" --node-port="$kwok_port" --server-address="$kwok_node_ip:$kwok_port" \
+    --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
     --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-ip=127.0.10.254 --cidr=10.64.0.0/10 --node-lease-duration-seconds=40
+    --node-ip="$kwok_node_ip" --cidr=10.64.0.0/10 --node-lease-duration-seconds=40
   # AIBrix's published StormService CRD (controller-gen v0.16: `default: ""` on 33 fields) is refused by
   # kube-apiserver 1.19 ("default: Invalid value: \"null\": in body must be of type string"): AIBrix needs a newer
   # release, and a cluster of 1.19 goes without it.
@@ -342,6 +351,26 @@ free_port() {
     echo "$p"; return 0
   done
   fail "no free loopback port found"
+}
+
+# make_pod_logs: DIR/pod.log, the log every container of a fake node shows (CRI log format, as KWOK reads it
+# with k8s.io/cri-client's log reader), and DIR/kwok-logs.yaml, the ClusterLogs that serves it for every pod.
+make_pod_logs() {
+  {
+    echo "2026-01-01T00:00:00.000000000Z stdout F kwok stand-in container: started"
+    echo "2026-01-01T00:00:01.000000000Z stdout F kwok stand-in container: serving"
+  } >"$dir/pod.log"
+  cat >"$dir/kwok-logs.yaml" <<EOF_LOGS
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: mindie-pod-logs
+spec:
+  selector: {}
+  logs:
+  - logsFile: $dir/pod.log
+    follow: true
+EOF_LOGS
 }
 
 # start NAME CMD...: a component, as a child of the supervisor, its output in DIR/logs/NAME.log
@@ -650,7 +679,8 @@ make_nodes() {
       echo "  podCIDRs: [10.$((64 + idx / 256)).$((idx % 256)).0/24]"
       echo "status:"
       echo "  addresses:"
-      echo "  - {type: InternalIP, address: 127.10.$((idx / 250)).$((idx % 250 + 1))}"
+      # One address for every node: KWOK's server (the nodes' kubelet endpoint, serving pod logs) listens there.
+      echo "  - {type: InternalIP, address: $kwok_node_ip}"
       echo "  - {type: Hostname, address: $node}"
       echo "  capacity: {cpu: \"$cpu\", memory: ${mem}Gi, ephemeral-storage: 7000Gi, pods: \"110\", $res: \"$npus\"}"
       echo "  allocatable: {cpu: \"$acpu\", memory: ${amem}Gi, ephemeral-storage: 6500Gi, pods: \"110\", $res: \"$npus\"}"

@@ -419,7 +419,7 @@ current-context: lab
   CHECK(complete({"--kubeconfig", kc, "status", "-n", ""}).values.empty());
 }
 
-TEST_CASE("completion of -n lists the namespaces holding a motor-config baseline, with one LIST") {
+TEST_CASE("completion of -n lists the namespaces holding a deployment, with one LIST per kind") {
   Cluster sb;
   CHECK(complete({"--kubeconfig", sb.kubeconfig(), "status", "-n", ""}).values.empty());
   const auto deploy = sb.mindie({"deploy", "--config-dir", e2e::kExampleDir, "--scripts-dir", e2e::kScripts});
@@ -429,10 +429,12 @@ TEST_CASE("completion of -n lists the namespaces holding a motor-config baseline
   CHECK(ns.values == std::vector<std::string>{"mindie-demo"});
   CHECK(ns.directive == 4);
   const auto reqs = sb.requests_since(before);
-  REQUIRE(reqs.size() == 1);
+  REQUIRE(reqs.size() == 2);  // motor-config by kubectl-mindie's label, then the StormServices (cmd/list_inputs.h)
   CHECK(reqs[0].method == "GET");
   CHECK(reqs[0].path == "/api/v1/configmaps");
   CHECK(reqs[0].query.find("fieldSelector=metadata.name%3Dmotor-config") != std::string::npos);
+  CHECK(reqs[0].query.find("labelSelector=app.kubernetes.io%2Fmanaged-by%3Dkubectl-mindie") != std::string::npos);
+  CHECK(reqs[1].path == "/apis/orchestration.aibrix.ai/v1alpha1/stormservices");
 }
 
 TEST_CASE("through the real kubectl: plugin list, kubectl mindie, and completion via kubectl_complete-mindie") {
