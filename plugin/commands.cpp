@@ -4,6 +4,7 @@
 
 #include "cmd/delete.h"
 #include "cmd/deploy.h"
+#include "cmd/rollout.h"
 #include "cmd/scale.h"
 #include "cmd/status.h"
 #include "cmd/update_config.h"
@@ -14,9 +15,8 @@ namespace mindie {
 
 const std::vector<cmd::Command>& commands() {
   static const std::vector<cmd::Command> table = {
-      cmd::deploy_command(), cmd::scale_command(), cmd::update_config_command(),
-      cmd::status_command(), cmd::wait_command(),  cmd::delete_command(),
-      version_command(),
+      cmd::deploy_command(), cmd::scale_command(),  cmd::update_config_command(), cmd::status_command(),
+      cmd::wait_command(),   cmd::delete_command(), cmd::rollout_command(),       version_command(),
   };
   return table;
 }
