@@ -22,9 +22,10 @@ json example(const std::string& mode) {
   return cfg;
 }
 
-void deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg) {
-  const auto run = sb.mindie({"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir", kScripts});
+e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg) {
+  auto run = sb.mindie({"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir", kScripts});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return run;
 }
 
 json rollout_json(const Cluster& sb) {
