@@ -11,6 +11,7 @@
 #include "cmd/list.h"
 #include "cmd/logs.h"
 #include "cmd/rollback.h"
+#include "cmd/rollout.h"
 #include "cmd/scale.h"
 #include "cmd/status.h"
 #include "cmd/update_config.h"
@@ -21,10 +22,10 @@ namespace mindie {
 
 const std::vector<cmd::Command>& commands() {
   static const std::vector<cmd::Command> table = {
-      cmd::deploy_command(),   cmd::diff_command(),   cmd::scale_command(),   cmd::update_config_command(),
-      cmd::status_command(),   cmd::list_command(),   cmd::logs_command(),    cmd::wait_command(),
-      cmd::delete_command(),   cmd::doctor_command(), cmd::history_command(), cmd::get_config_command(),
-      cmd::rollback_command(), version_command(),
+      cmd::deploy_command(),     cmd::diff_command(),     cmd::scale_command(),  cmd::update_config_command(),
+      cmd::status_command(),     cmd::list_command(),     cmd::logs_command(),   cmd::wait_command(),
+      cmd::rollout_command(),    cmd::delete_command(),   cmd::doctor_command(), cmd::history_command(),
+      cmd::get_config_command(), cmd::rollback_command(), version_command(),
   };
   return table;
 }

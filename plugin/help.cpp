@@ -21,7 +21,7 @@ std::string shown_default(const po::option_description& d) {
   }
   const bool number = !value.empty() && std::all_of(value.begin(), value.end(),
                                                     [](char c) { return (c >= '0' && c <= '9') || c == '-'; });
-  return number ? value : "'" + value + "'";
+  return number || value == "true" ? value : "'" + value + "'";  // a boolean flag on by default: --watch=true
 }
 
 /// `text` wrapped at 80 columns after a tab (8 columns), each line tab-indented.

@@ -150,12 +150,19 @@ int run(const std::vector<std::string>& all_args) {
   po::options_description desc;
   desc.add(own);
   if (command->global_flags) desc.add(global_flags(global));
+  // The command's argument, if it takes one, as a positional option --help does not list; any other stray
+  // argument is an error instead of being ignored.
+  std::string argument;
+  po::positional_options_description positional;
+  if (!invocation->argument_name().empty()) {
+    desc.add_options()("argument", po::value(&argument));
+    positional.add("argument", 1);
+  }
   try {
     po::variables_map vm;
-    // kubectl accepts no abbreviated flags: "--pre 4" must not silently mean --prefill. An empty positional
-    // description makes any stray argument an error instead of being ignored.
+    // kubectl accepts no abbreviated flags: "--pre 4" must not silently mean --prefill.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(desc).style(style).positional({}).run(), vm);
+    po::store(po::command_line_parser(args).options(desc).style(style).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::cerr << "error: " << shown(flag_error(e)) << "\nSee 'kubectl mindie " << name << " --help' for usage.\n";
@@ -166,6 +173,7 @@ int run(const std::vector<std::string>& all_args) {
     return 0;
   }
 
+  if (!argument.empty()) invocation->take_argument(argument);
   cmd::Printer printer(std::cout, std::cerr, invocation->output());
   try {
     invocation->run(global, printer);

@@ -13,7 +13,7 @@
 #      tests, the lock taken over between every two writes of each command), on the plain build: they run many processes and gain nothing from the sanitizers' slower code;
 #   3. the unit tests and every other end-to-end test against kubectl-mindie built with AddressSanitizer +
 #      UndefinedBehaviorSanitizer (-DMINDIE_SANITIZE=ON; the e2e tests of step 1 drive it through
-#      MINDIE_E2E_BINARY), so that every code path they reach runs under the sanitizers, once;
+#      MINDIE_E2E_BINARY), so that every code path they reach runs under the sanitizers, once, in two shards at once;
 #   4. each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when clang-14 and libFuzzer
 #      (libclang-rt-14-dev, both from install-deps.sh) are there.
 # Stage times are printed as it goes ("== stage (N s)"); BENCHMARKS.md ("CI") has the last measured run: 30.6 min on
@@ -53,7 +53,26 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMINDIE_SAN
 # (MINDIE_E2E_BINARY), as do its Go instruments; neither gains from being rebuilt here.
 cmake --build build-asan -j "$(nproc)" --target kubectl-mindie kubectl_complete-mindie unit_tests
 ctest --test-dir build-asan --output-on-failure -R '^unit$'
-MINDIE_E2E_BINARY="$PWD/build-asan/kubectl-mindie" build/tests/e2e_tests --no-intro --test-case-exclude="$long_e2e"
+# In two shards at once, each with a control plane of its own: the tests mostly wait for the cluster (a run of 30
+# cases used a quarter of one core), so two at a time take about half the wall time. doctest numbers the cases
+# passing the filters from 1; --first/--last pick a range of them.
+asan_e2e() {
+  MINDIE_E2E_BINARY="$PWD/build-asan/kubectl-mindie" build/tests/e2e_tests --no-intro --test-case-exclude="$long_e2e" "$@"
+}
+cases=$(asan_e2e --count | sed -n 's/.*passing the current filters: \([0-9]*\).*/\1/p')
+half=$(((cases + 1) / 2))
+asan_e2e --first=1 --last="$half" >build-asan/e2e-1.log 2>&1 &
+first_shard=$!
+asan_e2e --first="$((half + 1))" --last="$cases" >build-asan/e2e-2.log 2>&1 &
+second_shard=$!
+shard_failed=0
+wait "$first_shard" || shard_failed=1
+wait "$second_shard" || shard_failed=1
+for log in build-asan/e2e-1.log build-asan/e2e-2.log; do
+  # The cases' start and end lines and the summaries; everything of a failure.
+  if ((shard_failed)); then cat "$log"; else grep -E '^\[doctest\] (test cases|assertions|Status)' "$log"; fi
+done
+((shard_failed == 0)) || { echo "end-to-end tests under the sanitizers failed (logs above)"; exit 1; }
 
 if command -v clang++-14 >/dev/null &&
   dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then

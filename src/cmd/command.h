@@ -19,6 +19,11 @@ class Invocation {
   virtual ~Invocation() = default;
   /// The -o value given ("" when none, or when the command has no -o): the Printer's format.
   virtual std::string output() const { return ""; }
+  /// The name of the command's one positional argument, as kubectl rollout takes its subcommand ("ACTION"); ""
+  /// (the default): none, a stray argument is an error.
+  virtual std::string argument_name() const { return ""; }
+  /// The argument's value, given before run() when argument_name() is not "" and the argument was given.
+  virtual void take_argument(std::string /*value*/) {}
   /// complete() → validate() → run() of the command's Options, kubectl's order (o.Complete, o.Validate, o.Run in
   /// k8s.io/kubectl pkg/cmd/scale/scale.go and the others): complete() derives values from the flags and, where the
   /// command falls back to it, the kubeconfig's namespace; validate() checks the completed Options without I/O;

@@ -51,7 +51,8 @@ void warn_rolled_deployments(kube::Client& client, Printer& printer, const std::
                     "): the deployment controller rolls " + (one ? "its" : "their") +
                     " pods to it, starting each new pod before it stops an old one (maxSurge 25%), so the role needs "
                     "room for one more pod; until then kubectl mindie status and wait count " +
-                    (one ? "it" : "them") + " as on an earlier template");
+                    (one ? "it" : "them") +
+                    " as on an earlier template; follow it with kubectl mindie rollout status -n " + ns);
   }
 }
 

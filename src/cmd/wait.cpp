@@ -83,13 +83,47 @@ std::vector<std::string> WaitedFor::names() const {
   return out;
 }
 
+Watched watch_reports(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+                      const std::string& ns, std::chrono::steady_clock::time_point deadline,
+                      const std::function<bool(const status::Report&)>& judge, const std::function<void()>& check) {
+  Watched w;
+  w.inputs = read_status_inputs(client, ns);
+  w.report = status::build_report(ns, w.inputs, std::chrono::system_clock::now());
+  if ((w.accepted = judge(w.report))) return w;
+  // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
+  const bool multi = w.report.multi();
+  const std::string name = w.report.name;
+  kube::Informer informer(new_transport,
+                          multi ? multi_status_watch_targets(ns, name)
+                                : status_watch_targets(ns, name, status::service_count(w.inputs.service_set)));
+  const auto judge_now = [&] {
+    w.inputs = multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer);
+    w.report = status::build_report(ns, w.inputs, std::chrono::system_clock::now());
+    return w.accepted = judge(w.report);
+  };
+  informer.start();
+  for (;;) {
+    if (judge_now()) return w;
+    if (check) check();
+    // With a check, woken at least once a second to make it again; and when the report would change by itself
+    // (a rebuilt instance's quiet period ends), then.
+    const auto wake = next_judgement(
+        w.report, check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline);
+    if (!informer.wait_for_change(wake) && std::chrono::steady_clock::now() >= deadline) {
+      judge_now();
+      return w;
+    }
+  }
+}
+
+std::string workload_subject(const status::Report& report) {
+  return report.multi() ? "the Deployments of " + report.name
+                        : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + report.name;
+}
+
 WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
                            const std::string& ns, std::chrono::milliseconds timeout, std::ostream* progress,
                            const std::function<void()>& check) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  status::StatusInputs inputs = read_status_inputs(client, ns);
-  status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
-  const std::string name = report.name;
   std::string shown;
   const auto show = [&](const status::Report& r) {
     if (!progress) return;
@@ -98,41 +132,24 @@ WaitedFor wait_until_ready(kube::Client& client, const kube::Informer::Transport
     *progress << "\r\x1b[K" << line << std::flush;
     shown = line;
   };
-  // multi_deployment has no InferServiceSet to watch: its Deployments and pods instead.
-  const bool multi = report.multi();
-  const std::string subject = multi ? "the Deployments of " + name
-                                    : kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name;
-  if (!report.ready) {
-    kube::Informer informer(new_transport,
-                            multi ? multi_status_watch_targets(ns, name)
-                                  : status_watch_targets(ns, name, status::service_count(inputs.service_set)));
-    const auto current = [&] { return multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer); };
-    informer.start();
-    for (;;) {
-      inputs = current();
-      report = status::build_report(ns, inputs, std::chrono::system_clock::now());
-      show(report);
-      if (report.ready) break;
-      if (check) check();
-      // With a check, woken at least once a second to make it again; and when the report would change by itself
-      // (a rebuilt instance's quiet period ends), then.
-      const auto wake = next_judgement(
-          report, check ? std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(1)) : deadline);
-      if (!informer.wait_for_change(wake) && std::chrono::steady_clock::now() >= deadline) {
-        inputs = current();
-        report = status::build_report(ns, inputs, std::chrono::system_clock::now());
-        if (report.ready) break;
-        if (progress && !shown.empty()) *progress << '\n';
-        std::string message = "timed out waiting for the condition on " + subject + " (ready)";
-        if (!report.found) message += "\n* inferserviceset/" + name + " does not exist";
-        for (const auto& c : report.converging) message += "\n* " + c;
-        for (const auto& u : report.unready) message += "\n* " + u;
-        throw CommandError(message);
-      }
-    }
+  Watched w = watch_reports(
+      client, new_transport, ns, std::chrono::steady_clock::now() + timeout,
+      [&](const status::Report& r) {
+        if (!r.ready) show(r);
+        return r.ready;
+      },
+      check);
+  const std::string subject = workload_subject(w.report);
+  if (!w.accepted) {
+    if (progress && !shown.empty()) *progress << '\n';
+    std::string message = "timed out waiting for the condition on " + subject + " (ready)";
+    if (!w.report.found) message += "\n* inferserviceset/" + w.report.name + " does not exist";
+    for (const auto& c : w.report.converging) message += "\n* " + c;
+    for (const auto& u : w.report.unready) message += "\n* " + u;
+    throw CommandError(message);
   }
   if (progress && !shown.empty()) *progress << "\r\x1b[K" << std::flush;
-  return waited_for(subject, multi, std::move(inputs));
+  return waited_for(subject, w.report.multi(), std::move(w.inputs));
 }
 
 void add_wait_after_flags(po::options_description& desc, WaitAfterFlags& flags) {

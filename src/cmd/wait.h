@@ -35,6 +35,26 @@ struct WaitedFor {
 std::chrono::steady_clock::time_point next_judgement(const status::Report& report,
                                                      std::chrono::steady_clock::time_point deadline);
 
+/// What watch_reports saw last.
+struct Watched {
+  status::StatusInputs inputs;
+  status::Report report;
+  bool accepted = false;  ///< `judge` accepted `report` (else the deadline passed)
+};
+
+/// Reads the deployment in `ns` once (read_status_inputs) and, until `judge` accepts a report built from what was
+/// read, keeps it current through the watch API (status_watch_targets, or multi_status_watch_targets; each watch on
+/// a connection from `new_transport`), judging each change, until `deadline`, when it judges once more. `check`
+/// (may be empty) is called at least once a second while it waits (to throw Interrupted after a noted Ctrl-C).
+/// Throws what read_status_inputs throws.
+Watched watch_reports(kube::Client& client, const kube::Informer::TransportFactory& new_transport,
+                      const std::string& ns, std::chrono::steady_clock::time_point deadline,
+                      const std::function<bool(const status::Report&)>& judge, const std::function<void()>& check = {});
+
+/// How messages name the workload of `report`: "inferserviceset.mindcluster.huawei.com/NAME", or for
+/// multi_deployment "the Deployments of NAME" (no object is named NAME).
+std::string workload_subject(const status::Report& report);
+
 /// Waits until the deployment in `ns` is ready as status defines it (status::Report::ready: every role's instances
 /// healthy, the operator has observed the current generation, removed instances' pods gone). Reads once; when not
 /// ready, watches (each watch on a connection from `new_transport`) until ready or `timeout` passes. `progress` (may

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "schema_check.h"
 
 using e2e::Cluster;
 using e2e::item_names;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "schema_check.h"
 
 using e2e::Cluster;
 using nlohmann::json;

@@ -1,6 +1,5 @@
 #include "harness.h"
 
-#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,8 +16,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include "support/openapi_schema.h"
 
 extern char** environ;
 
@@ -138,13 +135,6 @@ void fill_npu_pool(const Cluster& sb, const TempDir& dir, int in_use) {
             {{{"name", "c"}, {"image", "filler"}, {"resources", {{"limits", {{"huawei.com/Ascend910", "4"}}}}}}}}}}});
   sb.admin_ok({"apply", "-f", dir.write("filler.json", list.dump())});
   sb.wait_pods("mindie-motor", "app=filler", static_cast<std::size_t>(fillers));
-}
-
-void check_schema(const std::string& name, const nlohmann::json& report) {
-  const nlohmann::json schema =
-      nlohmann::json::parse(read_file(std::string(MINDIE_SOURCE_DIR) + "/docs/schemas/" + name + ".schema.json"));
-  for (const auto& v : mindie::testing::validate_schema(schema, report))
-    FAIL_CHECK(name << ".schema.json: " << v.field << ": " << v.message);
 }
 
 nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const std::string& ns,

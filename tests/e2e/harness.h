@@ -265,10 +265,6 @@ nlohmann::json kubectl_items(const Target& sb, const std::string& kind, const st
 /// other pods hold are not theirs; returns when they run.
 void fill_npu_pool(const Cluster& sb, const TempDir& dir, int in_use);
 
-/// Checks `report` (a command's -o json) against the JSON Schema docs/schemas/`name`.schema.json that documents it:
-/// each violation is a failed check naming the field.
-void check_schema(const std::string& name, const nlohmann::json& report);
-
 /// The metadata.name of every item of a list, sorted.
 std::vector<std::string> item_names(const nlohmann::json& items);
 
