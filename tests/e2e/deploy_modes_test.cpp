@@ -302,7 +302,8 @@ TEST_CASE("multi_deployment: a redeploy with a component turned off removes its 
                                  "mindie-motor-coordinator-mgmt", "mindie-motor-coordinator-obs"});
 
   // The failing input: both components kept running after this redeploy, unseen by the baseline.
-  run = sb.mindie({"deploy", "-f", dir.write("without.json", cfg.dump(2))});
+  // --prune: the components go, as the config now says (without it the redeploy is refused, naming them).
+  run = sb.mindie({"deploy", "-f", dir.write("without.json", cfg.dump(2)), "--prune"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   for (const char* line :
        {"deployment.apps/mindie-motor-kv-pool deleted\n", "deployment.apps/mindie-motor-kv-conductor deleted\n",
@@ -388,8 +389,8 @@ TEST_CASE("messages name the real way out: PD-hybrid switches, single_container 
     CHECK(run.exit_code == 1);
     CHECK(run.err.find("redeploy with kubectl mindie deploy -f " + pd) != std::string::npos);
     CHECK(writes_since(sb, mark).empty());
-    // A redeploy does switch, and says so instead of pointing at scale.
-    run = sb.mindie({"deploy", "-f", pd});
+    // A redeploy does switch (--prune: the union instance goes), and says so instead of pointing at scale.
+    run = sb.mindie({"deploy", "-f", pd, "--prune"});
     REQUIRE_MESSAGE(run.exit_code == 0, run.err);
     CHECK(run.err.find("switches from PD-hybrid to prefill/decode") != std::string::npos);
     CHECK(run.err.find("use kubectl mindie scale") == std::string::npos);

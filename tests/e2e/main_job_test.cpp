@@ -449,7 +449,7 @@ TEST_CASE("a redeploy without -e or --scripts-dir keeps the stored files and war
   auto run = sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "3"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   const std::size_t mark = sb.requests().size();
-  run = sb.mindie({"deploy", "-f", kExample});
+  run = sb.mindie({"deploy", "-f", kExample, "--prune"});  // back to 1 prefill instance, confirmed
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.err.find("Warning: deploy replaces the baseline") != std::string::npos);
   CHECK(run.err.find("motor_deploy_config.p_instances_num") != std::string::npos);

@@ -460,7 +460,7 @@ TEST_CASE("a redeploy with fewer gang instances deletes their PodGroups; a faile
   auto run = deploy(sb, dir, gang_example(2));
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   sb.wait_objects("podgroups", kNs, "", 2);
-  run = deploy(sb, dir, gang_example(1));
+  run = deploy(sb, dir, gang_example(1), {"--prune"});  // confirmed: decode instance 1 goes
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted\n") != std::string::npos);
   CHECK(item_names(e2e::kubectl_items(sb, "podgroups", kNs)) ==
