@@ -39,7 +39,10 @@ std::int64_t record(kube::Client& client, const std::string& ns, const json::obj
     const std::int64_t n = revisions.empty() ? 1 : revisions.back().number + 1;
     kube::WriteOptions opts;
     opts.field_manager = render::kFieldManager;
-    json::object made = client.create(kControllerRevisions, revision::render(cm, n, *content, author), opts);
+    // Server-side apply, not a create: revision N's name is fixed, so a request whose answer was lost (a 5xx, a
+    // dropped connection) is sent again as any apply is (kube/retrying_transport.h), where a second POST would
+    // meet its own first one as AlreadyExists.
+    json::object made = client.apply(kControllerRevisions, revision::render(cm, n, *content, author), opts);
     if (auto r = revision::parse(made)) revisions.push_back(std::move(*r));
     for (const auto& name : revision::to_prune(revisions, limit)) {
       const auto it = std::find_if(revisions.begin(), revisions.end(), [&](const auto& r) { return r.name == name; });

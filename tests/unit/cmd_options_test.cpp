@@ -72,14 +72,18 @@ void queue_revision(FakeTransport& t) {
   t.reply(201, "{}");
 }
 
-/// Checks that `requests` from `first` are the revision step's: motor-config read, the revisions listed, one created.
+/// Checks that `requests` from `first` are the revision step's: motor-config read, the revisions listed, one applied
+/// (server-side apply of its fixed name: a lost answer is sent again, as every apply is).
 void check_revision_step(const std::vector<kube::HttpRequest>& requests, std::size_t first) {
   REQUIRE(requests.size() == first + 3);
   CHECK(requests[first].method == "GET");
   CHECK(requests[first].path == "/api/v1/namespaces/mindie-demo/configmaps/motor-config");
   CHECK(requests[first + 1].method == "GET");
   CHECK(requests[first + 1].path.rfind("/apis/apps/v1/namespaces/mindie-demo/controllerrevisions?", 0) == 0);
-  CHECK(requests[first + 2].method == "POST");
+  CHECK(requests[first + 2].method == "PATCH");
+  CHECK(requests[first + 2].path.rfind("/apis/apps/v1/namespaces/mindie-demo/controllerrevisions/motor-config-1?", 0) ==
+        0);
+  CHECK(requests[first + 2].content_type == "application/apply-patch+yaml");
   const json::object made = json::parse(requests[first + 2].body).as_object();
   CHECK(made.at("kind") == "ControllerRevision");
   CHECK(made.at("metadata").at("name") == "motor-config-1");

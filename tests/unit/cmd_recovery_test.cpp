@@ -195,7 +195,7 @@ TEST_CASE("scale records its intent with the lock's take and clears it as it fre
   CHECK(intent.at("from").at("prefill") == 1);
   CHECK(intent.at("to").at("prefill") == 2);
   CHECK(intent.at("baseline_resource_version") == "41");
-  CHECK(t.requests[7].method == "POST");  // the revision, from the baseline as written
+  CHECK(t.requests[7].method == "PATCH");  // the revision (applied), from the baseline as written
   CHECK(json::parse(t.requests[7].body).at("data").at(baseline::kBaselineKey) ==
         config_map(2, "42").at("data").at(baseline::kBaselineKey));
   CHECK(t.requests[8].method == "PATCH");
@@ -319,7 +319,7 @@ TEST_CASE("the next command finishes an interrupted scale whose workload write w
   REQUIRE(t.requests.size() == 16);
   CHECK(t.requests[7].path.rfind(kCmPath, 0) == 0);
   CHECK(written_prefill(t.requests[7]) == 2);
-  CHECK(t.requests[9].method == "POST");                                            // its revision
+  CHECK(t.requests[9].method == "PATCH");                                           // its revision, applied
   CHECK_FALSE(annotations_of(t.requests[1]).contains(cmd::kLockIntentAnnotation));  // the left intent is kept
   CHECK(annotations_of(t.requests[12]).at(cmd::kLockIntentAnnotation).is_null());
   CHECK(err.str() ==
@@ -356,7 +356,7 @@ TEST_CASE("a scale stopped between its baseline write and its revision: the next
   o.run(client, printer);
   INFO(listing(t));
   REQUIRE(t.requests.size() == 14);
-  CHECK(t.requests[9].method == "POST");
+  CHECK(t.requests[9].method == "PATCH");
   const json::value made = json::parse(t.requests[9].body);
   CHECK(made.at("metadata").at("name") == "motor-config-1");
   CHECK(made.at("metadata").at("annotations").at(revision::kCommandAnnotation) == "scale");
