@@ -40,7 +40,7 @@ const std::vector<Right>& deploy_rights() {
       {"apps", "deployments", {"get", "list", "watch", "delete"}, false, Modes::All},
       {"apps", "deployments", {"create", "patch"}, false, Modes::Deployments},
       {"apps", "statefulsets", {"list", "watch"}, false, Modes::ServiceSet},
-      {"apps", "controllerrevisions", {"get", "list", "create", "delete"}, false, Modes::All},  // the history
+      {"apps", "controllerrevisions", {"get", "list", "create", "patch", "delete"}, false, Modes::All},  // the history
       {"rbac.authorization.k8s.io", "roles", {"get", "list", "create", "patch", "delete"}, false, Modes::All},
       {"rbac.authorization.k8s.io", "rolebindings", {"get", "list", "create", "patch", "delete"}, false, Modes::All},
       {"coordination.k8s.io", "leases", {"get", "create", "update", "patch", "delete"}, false, Modes::All},

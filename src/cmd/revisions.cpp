@@ -19,8 +19,9 @@ namespace {
 // Kubernetes' admin and edit roles only read ControllerRevisions (kubernetes/kubernetes
 // plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): a namespace admin meets this.
 const std::string kNeeds =
-    "your user needs list, create and delete on controllerrevisions.apps in the namespace to keep it (kubectl "
-    "create role mindie-history --verb=list,create,delete --resource=controllerrevisions.apps, and a rolebinding)";
+    "your user needs list, create, patch and delete on controllerrevisions.apps in the namespace to keep it (kubectl "
+    "create role mindie-history --verb=list,create,patch,delete --resource=controllerrevisions.apps, and a "
+    "rolebinding)";
 
 /// The revision step's write; returns the revision recorded (0: none needed, or not allowed).
 std::int64_t record(kube::Client& client, const std::string& ns, const json::object& written,

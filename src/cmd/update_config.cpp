@@ -193,7 +193,7 @@ void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, Names
   wording.change = "update-config";
   wording.dry_run = opts.dry_run;
   wording.recovery = "configmap/" + cm_name + " holds the new settings; the next kubectl-mindie command in namespace " +
-                     ns + " records its revision";
+                     ns + " records its revision (kubectl mindie update-config with the same file again does it now)";
   change::Runner(fence, wording).run(steps);
   // What was stored, said once it is (issue 33: said before an error that changed nothing).
   if (!scripts_notice_.empty()) printer.warning(scripts_notice_);
