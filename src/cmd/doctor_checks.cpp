@@ -131,7 +131,8 @@ std::optional<Check> namespace_exists(kube::Client& client, const Target& target
 }
 
 std::vector<Check> nodes(kube::Client& client, const Target& target) {
-  const std::vector<node_fit::NodeSupply> supplies = read_node_supplies(client, "");
+  const NodeUsage usage = read_node_usage(client);
+  const std::vector<node_fit::NodeSupply> supplies = usage.supplies("");
   // Profiles sharing labels and resource (800I_A3 and 900_A3_SuperPoD) are one pool.
   std::map<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>, std::vector<std::string>> pools;
   for (const auto& p : hardware::hardware_profiles()) pools[{p.node_selector, p.npu_resource}].push_back(p.name);
@@ -166,7 +167,7 @@ std::vector<Check> nodes(kube::Client& client, const Target& target) {
   if (target.config && target.objects) {
     // As deploy's preflight counts: the namespace's own pods are replaced, what they hold is free.
     const auto short_roles = node_fit::pack(node_fit::npu_demands(*target.objects, npu_resources()),
-                                            read_node_supplies(client, target.ns));
+                                            usage.supplies(target.ns));
     std::vector<std::string> lines;
     for (const auto& s : short_roles) lines.push_back(s.message());
     if (lines.empty()) out.push_back({"fit", State::Ok, "the config's engine pods fit the free NPUs", ""});

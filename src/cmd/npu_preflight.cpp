@@ -23,24 +23,28 @@ std::vector<std::string> npu_resources() {
   return out;
 }
 
-std::vector<node_fit::NodeSupply> read_node_supplies(kube::Client& client, const std::string& freed_namespace) {
+NodeUsage read_node_usage(kube::Client& client) {
   const std::vector<std::string> resources = npu_resources();
-  std::vector<node_fit::NodeSupply> nodes;
-  std::vector<node_fit::PodUse> uses;
+  NodeUsage out;
   client.list_each(kube::gvr::kNodes, "", "", 500, "",
-                   [&](json::object& node) { nodes.push_back(node_fit::node_supply(node, resources)); });
+                   [&](json::object& node) { out.nodes.push_back(node_fit::node_supply(node, resources)); });
   client.list_each(kube::gvr::kPods, "", "", 500, kBoundPods, [&](json::object& pod) {
-    if (auto use = node_fit::pod_use(pod, resources)) uses.push_back(std::move(*use));
+    if (auto use = node_fit::pod_use(pod, resources)) out.uses.push_back(std::move(*use));
   });
-  node_fit::add_pod_uses(nodes, uses, freed_namespace);
-  return nodes;
+  return out;
+}
+
+std::vector<node_fit::NodeSupply> NodeUsage::supplies(const std::string& freed_namespace) const {
+  std::vector<node_fit::NodeSupply> out = nodes;
+  node_fit::add_pod_uses(out, uses, freed_namespace);
+  return out;
 }
 
 void check_npu_fit(kube::Client& client, Printer& printer, const NpuPreflight& check) {
   if (check.demands.empty()) return;
   std::vector<node_fit::NodeSupply> nodes;
   try {
-    nodes = read_node_supplies(client, check.freed_namespace);
+    nodes = read_node_usage(client).supplies(check.freed_namespace);
   } catch (const kube::ApiError& e) {
     if (e.code() != 403) throw;
     printer.warning("cannot check that " + check.subject + " fit the nodes' free NPUs: " + e.status_message() +

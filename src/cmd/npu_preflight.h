@@ -15,9 +15,16 @@ namespace mindie::cmd {
 /// The NPU extended resources of the hardware profiles (hardware::hardware_profiles), each once.
 std::vector<std::string> npu_resources();
 
-/// The nodes and the NPUs the pods bound to them request (one Node LIST and one Pod LIST, cluster-wide), the pods
-/// of `freed_namespace` left out ("" none). Throws ApiError (a 403 when listing is forbidden).
-std::vector<node_fit::NodeSupply> read_node_supplies(kube::Client& client, const std::string& freed_namespace);
+/// The cluster's nodes and the NPUs the pods bound to them request.
+struct NodeUsage {
+  std::vector<node_fit::NodeSupply> nodes;
+  std::vector<node_fit::PodUse> uses;
+  /// `nodes` with `uses` added, the pods of `freed_namespace` left out ("" none).
+  std::vector<node_fit::NodeSupply> supplies(const std::string& freed_namespace) const;
+};
+
+/// One Node LIST and one Pod LIST, cluster-wide. Throws ApiError (a 403 when listing is forbidden).
+NodeUsage read_node_usage(kube::Client& client);
 
 /// What the preflight checks and how its refusal reads.
 struct NpuPreflight {
