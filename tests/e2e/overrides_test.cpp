@@ -109,7 +109,8 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
     CHECK(config_map(sb)["data"]["overrides.yaml"] == kOverrides);
     check_prefill_overridden(sb);
 
-    const auto scaled = sb.mindie({"scale", "-n", kNs, "--prefill", "2"});
+    // --skip-node-check, as the deploy: no node carries the overrides' example.com/pool label.
+    const auto scaled = sb.mindie({"scale", "-n", kNs, "--prefill", "2", "--skip-node-check"});
     REQUIRE_MESSAGE(scaled.exit_code == 0, scaled.err);
     // The new instance is created from the stored template: it carries the overrides too.
     sb.wait_pods(kNs, e2e::role_pods("prefill"), 2, "");
