@@ -1,5 +1,8 @@
 #include "change/intent.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace mindie::change {
 
 namespace json = boost::json;
@@ -152,6 +155,62 @@ void put_delete(json::object& o, const DeleteIntent& d) {
   o["targets"] = std::move(targets);
 }
 
+/// A name from a record that reaches the terminal: a Kubernetes object name, optionally after "kind/".
+bool printable_name(const std::string& s) {
+  return !s.empty() && s.size() <= 300 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '/';
+  });
+}
+
+/// The strings of array `key` of `o` that printable_name accepts.
+std::vector<std::string> names_field(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const auto* v = o.if_contains(key); v != nullptr && v->is_array())
+    for (const auto& n : v->get_array())
+      if (n.is_string() && printable_name(std::string(n.get_string()))) out.emplace_back(n.get_string());
+  return out;
+}
+
+RolloutIntent rollout_from(const json::object& o) {
+  RolloutIntent r;
+  r.mode = string_field(o, "mode", true);
+  r.workload = string_field(o, "workload", true);
+  r.roles = names_field(o, "roles");
+  r.done = names_field(o, "done");
+  r.all = bool_field(o, "all");
+  r.surge = !o.contains("surge") || bool_field(o, "surge");
+  r.allow_downtime = bool_field(o, "allow_downtime");
+  r.max_unavailable = o.contains("max_unavailable")
+                          ? bounded(o.if_contains("max_unavailable"), 16, "\"max_unavailable\"")
+                          : 1;
+  if (const auto* v = o.if_contains("surged"); v != nullptr && v->is_object())
+    for (const auto& [role, n] : v->get_object())
+      if (printable_name(std::string(role))) r.surged[std::string(role)] = bounded(&n, 1 << 10, "\"surged\"");
+  if (const auto* v = o.if_contains("strategies"); v != nullptr && v->is_object())
+    for (const auto& [name, text] : v->get_object())
+      if (printable_name(std::string(name)) && text.is_string()) r.strategies[std::string(name)] = text.get_string();
+  return r;
+}
+
+void put_rollout(json::object& o, const RolloutIntent& r) {
+  o["mode"] = r.mode;
+  o["workload"] = r.workload;
+  json::array roles, done;
+  for (const auto& role : r.roles) roles.emplace_back(role);
+  for (const auto& d : r.done) done.emplace_back(d);
+  o["roles"] = std::move(roles);
+  o["all"] = r.all;
+  o["surge"] = r.surge;
+  o["allow_downtime"] = r.allow_downtime;
+  o["max_unavailable"] = r.max_unavailable;
+  o["done"] = std::move(done);
+  json::object surged, strategies;
+  for (const auto& [role, n] : r.surged) surged[role] = n;
+  for (const auto& [name, text] : r.strategies) strategies[name] = text;
+  o["surged"] = std::move(surged);
+  o["strategies"] = std::move(strategies);
+}
+
 }  // namespace
 
 int RoleCounts::of(std::string_view role) const {
@@ -164,13 +223,14 @@ std::string command_of(const Change& change) {
     std::string operator()(const ScaleIntent&) const { return "scale"; }
     std::string operator()(const DeleteIntent&) const { return "delete"; }
     std::string operator()(const UpdateConfigIntent&) const { return "update-config"; }
+    std::string operator()(const RolloutIntent&) const { return "rollout"; }
   };
   return std::visit(Name{}, change);
 }
 
 std::optional<std::string> known_command(const json::object& record) {
   if (const auto* c = record.if_contains("command"); c != nullptr && c->is_string())
-    for (const char* known : {"deploy", "scale", "delete", "update-config"})
+    for (const char* known : {"deploy", "scale", "delete", "update-config", "rollout"})
       if (c->get_string() == known) return known;
   return std::nullopt;
 }
@@ -182,6 +242,7 @@ Intent parse_intent(const json::object& record) {
   if (*command == "deploy") intent.change = deploy_from(record);
   else if (*command == "scale") intent.change = scale_from(record);
   else if (*command == "delete") intent.change = delete_from(record);
+  else if (*command == "rollout") intent.change = rollout_from(record);
   else intent.change = UpdateConfigIntent{};
   if (const auto* at = record.if_contains("at"); at != nullptr && at->is_int64()) intent.at = at->get_int64();
   if (const auto* by = record.if_contains("by"); by != nullptr && by->is_object()) intent.by = by->get_object();
@@ -195,6 +256,7 @@ json::object to_record(const Intent& intent) {
   if (const auto* d = std::get_if<DeployIntent>(&intent.change)) put_deploy(o, *d);
   else if (const auto* s = std::get_if<ScaleIntent>(&intent.change)) put_scale(o, *s);
   else if (const auto* del = std::get_if<DeleteIntent>(&intent.change)) put_delete(o, *del);
+  else if (const auto* r = std::get_if<RolloutIntent>(&intent.change)) put_rollout(o, *r);
   if (intent.supersedes) o["supersedes"] = *intent.supersedes;
   return o;
 }

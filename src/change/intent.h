@@ -77,10 +77,28 @@ struct DeleteIntent {
 /// intent stands for the revision, which its recovery records when the command stopped in between.
 struct UpdateConfigIntent {};
 
-/// The kind-specific part of an intent.
-using Change = std::variant<DeployIntent, ScaleIntent, DeleteIntent, UpdateConfigIntent>;
+/// rollout restart: a role's instances brought to its current pod template one at a time, and how far it got, so that
+/// `rollout resume` continues it and any other command first takes back what it changed for the while (a surge
+/// instance, a Deployment's strategy).
+struct RolloutIntent {
+  std::string mode;
+  std::string workload;
+  std::vector<std::string> roles;  ///< the roles asked for (--role); empty: every role
+  bool all = false;                ///< --all: instances already current too
+  bool surge = true;               ///< --surge (else --no-surge)
+  bool allow_downtime = false;
+  int max_unavailable = 1;
+  std::vector<std::string> done;  ///< instances rolled so far, as "statefulset/NAME" or "deployment/NAME"
+  /// Roles given a surge instance: role -> the replicas the role ran before it (infer_service_set).
+  std::map<std::string, int> surged;
+  /// Deployments rolled with --no-surge: name -> their spec.strategy before (JSON text; "{}" when none was set).
+  std::map<std::string, std::string> strategies;
+};
 
-/// The command name a change kind records ("deploy", "scale", "delete", "update-config").
+/// The kind-specific part of an intent.
+using Change = std::variant<DeployIntent, ScaleIntent, DeleteIntent, UpdateConfigIntent, RolloutIntent>;
+
+/// The command name a change kind records ("deploy", "scale", "delete", "update-config", "rollout").
 std::string command_of(const Change& change);
 
 /// A recorded intent.

@@ -1,5 +1,5 @@
-// kubectl mindie rollout status: per role, how many instances run the current pod template and are ready, and which
-// are still on an earlier one; watches until the rollout is done, as kubectl rollout status does.
+// kubectl mindie rollout status|restart|resume|abort: how far instances are on their current pod template (watched
+// until done, as kubectl rollout status), and bringing them there one at a time (cmd/rollout_restart.h).
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -8,16 +8,25 @@
 
 #include "cmd/command.h"
 #include "cmd/common.h"
+#include "cmd/lock.h"
 #include "cmd/output_flags.h"
 #include "kube/watch.h"
+#include "mindie/rollout_plan.h"
 
 namespace mindie::cmd {
 
 /// rollout's argument and flags, as given.
 struct RolloutFlags {
-  std::string action;          ///< the argument: status
-  bool watch = true;           ///< -w/--watch (kubectl rollout status's default: true)
-  std::string timeout = "0s";  ///< --timeout, a Go duration; 0 waits for ever
+  std::string action;              ///< the argument: status, restart, resume or abort
+  bool watch = true;               ///< -w/--watch (kubectl rollout status's default: true)
+  std::string timeout = "0s";      ///< --timeout, a Go duration; 0 waits for ever
+  std::vector<std::string> roles;  ///< restart: --role, repeated
+  bool all = false;                ///< restart: --all
+  bool surge = false;              ///< restart: --surge (the default)
+  bool no_surge = false;           ///< restart, resume: --no-surge
+  bool allow_downtime = false;     ///< restart, resume: --allow-downtime
+  int max_unavailable = 1;         ///< restart: --max-unavailable
+  LockFlags lock;                  ///< restart, resume, abort: --lock-timeout
   OutputFlags output{{"json", "yaml"}, "Output format", " (the rollout status document, on each change)"};  ///< -o
 };
 
@@ -30,18 +39,26 @@ class RolloutOptions {
   RolloutOptions(RolloutFlags flags, std::string namespace_flag);
   /// Fixes the namespace: -n, else `context_namespace`.
   void complete(const std::string& context_namespace);
-  /// The action (status), -n's syntax, --timeout (kept for run()) and -o; no I/O. Throws UsageError.
+  /// The action, -n's syntax, --timeout (kept for run()), the flags each action takes, and -o; no I/O. Throws
+  /// UsageError.
   void validate();
   /// status: prints the rollout (mindie::rollout::RolloutStatus) and, with --watch, again on each change until it is
   /// done ("SUBJECT successfully rolled out"). Throws CommandError when --timeout passes first, ApiError /
   /// TransportError when the cluster cannot be read.
+  /// restart, resume (the rollout the lock records, with --no-surge/--allow-downtime as given) and abort (takes back
+  /// what an interrupted rollout changed for the while, and forgets it): RolloutRestart, settle_rollout.
   void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
+  void run_status(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
+  void run_abort(kube::Client& client, Printer& printer);
+  /// What restart asks for, or resume continues (throws CommandError when no rollout is recorded).
+  rollout::RestartRequest request(kube::Client& client) const;
   RolloutFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;
   std::chrono::milliseconds timeout_{0};
+  std::chrono::milliseconds lock_wait_{0};
 };
 
 /// The rollout command for the command table (cmd/command.h).

@@ -38,6 +38,9 @@ void judge_current(const Context& ctx, const LiveRole& lr, const json::value* wo
   if (!workload) return;
   const std::string hash = operator_rules::workload_template_hash(*workload);
   if (!hash.empty()) inst.template_hash = hash;
+  inst.workload = ctx.multi ? "deployment/" + str(find(workload, {"metadata", "name"}))
+                            : operator_rules::workload_ref(*workload);
+  inst.workload_uid = str(find(workload, {"metadata", "uid"}));
   if (!inst.wanted) return;
   // infer-operator copies the role's template into an instance's workload when it makes it and never updates it
   // (Ascend/mind-cluster component/infer-operator pkg/controller/workload/statefulset_handler.go,
@@ -52,8 +55,7 @@ void judge_current(const Context& ctx, const LiveRole& lr, const json::value* wo
   }
   ++role.instances_on_other_templates;
   inst.healthy = false;
-  const std::string ref = ctx.multi ? "deployment/" + str(find(workload, {"metadata", "name"}))
-                                    : operator_rules::workload_ref(*workload);
+  const std::string& ref = inst.workload;
   if (earlier) {
     tally.old_workloads.push_back(ref);
     return;

@@ -94,6 +94,10 @@ struct Instance {
   std::vector<Pod> pods;
   std::optional<std::string> deployment;     ///< multi_deployment: its Deployment (nullopt: gone)
   std::optional<std::string> template_hash;  ///< its workload's template hash (nullopt: none)
+  /// Its workload as kubectl names it ("statefulset/NAME", "deployment/NAME"; "" none) and that object's uid: what
+  /// rollout restart replaces, and how it tells the replacement from the object it replaced.
+  std::string workload;
+  std::string workload_uid;
   /// Every pod of it runs the current pod template: its workload was made from the role's template
   /// (infer_service_set) and has rolled out completely (rollout::pending). nullopt: not judged (not wanted, no
   /// workload, or the workloads could not be read). A wanted instance that is not current is not healthy.

@@ -79,3 +79,41 @@ TEST_CASE("intent: what cannot be read is named, never guessed") {
   CHECK_FALSE(std::get<change::DeployIntent>(d.change).counts);
   CHECK(change::count_change_text(d.change).empty());
 }
+
+TEST_CASE("intent: a rollout record reads back as written; names that could not be object names are dropped") {
+  change::RolloutIntent r;
+  r.mode = "infer_service_set";
+  r.workload = "mindie-motor-vllm";
+  r.roles = {"prefill"};
+  r.surge = false;
+  r.allow_downtime = true;
+  r.max_unavailable = 2;
+  r.done = {"statefulset/mindie-motor-vllm-0-prefill-0"};
+  r.surged = {{"prefill", 1}};
+  r.strategies = {{"vllm-p0", R"({"type":"RollingUpdate"})"}};
+  change::Intent intent{r};
+  intent.at = 1764900000;
+  const json::object record = change::to_record(intent);
+  CHECK(record.at("command") == "rollout");
+  const auto back = std::get<change::RolloutIntent>(change::parse_intent(record).change);
+  CHECK(back.roles == r.roles);
+  CHECK_FALSE(back.surge);
+  CHECK(back.allow_downtime);
+  CHECK(back.max_unavailable == 2);
+  CHECK(back.done == r.done);
+  CHECK(back.surged == r.surged);
+  CHECK(back.strategies == r.strategies);
+  CHECK(change::to_record(change::Intent{back}).at("done") == record.at("done"));
+
+  // A record from anyone with write access to the Lease: what reaches the terminal must look like a name.
+  const auto hostile = parsed(R"({"format":1,"command":"rollout","roles":["prefill","\u001b[31mred"],
+    "done":["deployment/a",7,"x y"],"surged":{"decode":1,"bad\nrole":2}})");
+  const auto h = std::get<change::RolloutIntent>(change::parse_intent(hostile).change);
+  CHECK(h.roles == std::vector<std::string>{"prefill"});
+  CHECK(h.done == std::vector<std::string>{"deployment/a"});
+  CHECK(h.surged == std::map<std::string, int>{{"decode", 1}});
+  CHECK(h.surge);  // absent: the default
+  CHECK(h.max_unavailable == 1);
+  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"rollout","max_unavailable":-1})")),
+                  change::UnreadableIntent);
+}

@@ -1,0 +1,223 @@
+#include "cmd/rollout_restart.h"
+
+#include "cmd/lock.h"
+#include "cmd/npu_preflight.h"
+#include "cmd/status_inputs.h"
+#include "cmd/wait.h"
+#include "mindie/config.h"
+#include "mindie/render.h"
+#include "mindie/scale_plan.h"
+#include "util/json_path.h"
+
+namespace mindie::cmd {
+
+namespace json = boost::json;
+
+namespace {
+
+/// "statefulset/NAME" -> its GVR and NAME.
+std::pair<const kube::GVR*, std::string> split_workload(const std::string& workload) {
+  const auto slash = workload.find('/');
+  const std::string kind = workload.substr(0, slash);
+  return {kind == "statefulset" ? &kube::gvr::kStatefulSets : &kube::gvr::kDeployments, workload.substr(slash + 1)};
+}
+
+/// Thrown between two instances when `rollout pause` asked for it.
+struct Paused {};
+
+std::string refusal_text(const std::string& ns, const std::vector<std::string>& refusals) {
+  std::string out = "cannot roll out the deployment in namespace " + ns + ", nothing was changed:";
+  for (const auto& r : refusals) out += "\n* " + r;
+  return out;
+}
+
+}  // namespace
+
+RolloutRestart::RolloutRestart(kube::Client& client, Printer& printer, kube::Informer::TransportFactory new_transport,
+                               std::string ns, rollout::RestartRequest request, std::chrono::milliseconds timeout,
+                               std::chrono::milliseconds lock_wait)
+    : client_(client),
+      printer_(printer),
+      new_transport_(std::move(new_transport)),
+      ns_(std::move(ns)),
+      request_(std::move(request)),
+      deadline_(timeout.count() == 0 ? std::chrono::steady_clock::time_point::max()
+                                     : std::chrono::steady_clock::now() + timeout),
+      lock_wait_(lock_wait) {}
+
+void RolloutRestart::run() {
+  NamespaceLock lock(client_, printer_, ns_, "rollout", lock_wait_);
+  lock.recover_first();
+  for (int attempt = 0;; ++attempt) {
+    try {
+      const status::Report report = status::build_report(ns_, read_status_inputs(client_, ns_),
+                                                         std::chrono::system_clock::now());
+      const rollout::RestartPlan plan = rollout::plan_restart(report, request_);
+      if (!plan.refusals.empty()) throw CommandError(refusal_text(ns_, plan.refusals));
+      if (plan.roles.empty()) {
+        printer_.summary("every instance in namespace " + ns_ + " runs its role's current pod template" +
+                         (request_.roles.empty() ? "" : " in the roles asked for") + ": nothing to roll");
+        lock.done();
+        return;
+      }
+      try {
+        run_planned(lock, report, plan);
+      } catch (const Paused&) {
+        pause(lock);
+        return;  // the lock is freed with the intent kept (NamespaceLock's destructor)
+      }
+      lock.done();
+      return;
+    } catch (const PlanAgain&) {
+      if (attempt > 0) throw;  // a second contention: the lock is ours from the first
+    }
+  }
+}
+
+void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& report, const rollout::RestartPlan& plan) {
+  service_set_ = report.deploy_mode == config::to_string(config::DeployMode::InferServiceSet);
+  intent_ = change::RolloutIntent{report.deploy_mode,
+                                  report.name,
+                                  request_.roles,
+                                  request_.all,
+                                  request_.surge,
+                                  request_.allow_downtime,
+                                  request_.max_unavailable,
+                                  request_.done,
+                                  {},
+                                  {}};
+  if (service_set_) {
+    // The temporary instances must find NPUs, as a scale-out's (npu_preflight.h), before any write.
+    json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, report.name);
+    json::object surged = iss;
+    std::map<std::string, int> targets;
+    for (const auto& rr : plan.roles)
+      if (rr.surge) targets[rr.role] = static_cast<int>(rr.instances + 1);
+    for (const auto& c : scale::plan_role_changes(iss, targets))
+      surged.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
+    const std::vector<std::string> resources = npu_resources();
+    check_npu_fit(client_, printer_,
+                  {node_fit::added_demands(node_fit::npu_demands({iss}, resources),
+                                           node_fit::npu_demands({surged}, resources)),
+                   "", "the temporary instances' pods",
+                   "free or add nodes, or pass --no-surge --allow-downtime to replace instances without one"});
+  }
+  for (const auto& rr : plan.roles) roll_role(lock, rr);
+}
+
+void RolloutRestart::roll_role(NamespaceLock& lock, const rollout::RoleRestart& rr) {
+  if (rr.surge) {
+    intent_.surged[rr.role] = static_cast<int>(rr.instances);
+    surge_step(lock, rr.role, rr.instances, rr.instances + 1);
+    wait_for(lock, "the temporary instance of role " + rr.role + " to be ready",
+             [&](const status::Report& r) { return rollout::ready_instances(r, rr.role) >= rr.instances + 1; });
+  }
+  for (std::size_t k = 0; k < rr.indexes.size(); ++k) roll_instance(lock, rr, k);
+  if (rr.surge) {
+    surge_step(lock, rr.role, rr.instances + 1, rr.instances);
+    intent_.surged.erase(rr.role);
+  }
+  printer_.notice("role " + rr.role + ": " + std::to_string(rr.indexes.size()) + " of " + std::to_string(rr.instances) +
+                  " instances replaced, every one on the current pod template");
+}
+
+void RolloutRestart::roll_instance(NamespaceLock& lock, const rollout::RoleRestart& rr, std::size_t k) {
+  const std::string& workload = rr.workloads[k];
+  const std::int64_t index = rr.indexes[k];
+  if (lock.held() && pause_requested()) throw Paused{};
+  // Never fewer ready than the role keeps: wait for the others (a pod restarting, the previous replacement).
+  const status::Report before =
+      wait_for(lock, "role " + rr.role + " to have " + std::to_string(rr.keep_ready) + " other instances ready",
+               [&](const status::Report& r) { return rollout::ready_instances(r, rr.role, index) >= rr.keep_ready; });
+  std::string uid;
+  bool current = false;
+  for (const auto& role : before.roles)
+    for (const auto& inst : role.instances)
+      if (role.name == rr.role && inst.index == index && inst.workload == workload) {
+        uid = inst.workload_uid;
+        current = inst.current == true;
+      }
+  const auto [gvr, name] = split_workload(workload);
+  if (service_set_) delete_step(lock, workload, uid);
+  else deployment_steps(lock, name, current);
+  wait_for(lock, workload + " to run the current pod template and be ready", [&](const status::Report& r) {
+    if (!service_set_ && request_.surge)
+      for (const auto& role : r.roles)
+        if (role.name == rr.role && !role.rollout_unschedulable.empty())
+          throw CommandError("the new pod of " + workload + " cannot be scheduled (" +
+                             role.rollout_unschedulable.front() +
+                             "): replace pods in place with --no-surge (and --allow-downtime for a role of one "
+                             "instance); kubectl mindie rollout resume -n " +
+                             ns_ + " --no-surge continues");
+    return rollout::replaced(r, rr.role, index, service_set_ ? uid : "");
+  });
+  if (!service_set_ && !request_.surge) restore_strategy(lock, name);
+  intent_.done.push_back(workload);
+  lock.before_write(change::Intent{intent_});  // the progress, for resume
+  printer_.mutation(*gvr, name, "restarted", DryRun::None);
+}
+
+status::Report RolloutRestart::wait_for(NamespaceLock& lock, const std::string& what,
+                                        const std::function<bool(const status::Report&)>& done) {
+  const Watched w = watch_reports(client_, new_transport_, ns_, deadline_, done, [&] {
+    check_interrupt("while waiting for " + what + " (kubectl mindie rollout resume -n " + ns_ + " continues)");
+    lock.renew();
+  });
+  if (!w.accepted) throw CommandError("timed out waiting for " + what + " (--timeout)");
+  return w.report;
+}
+
+void RolloutRestart::run_step(NamespaceLock& lock, change::Step step) {
+  LockFence fence(lock, change::Intent{intent_});
+  change::Wording wording;
+  wording.change = "rollout";
+  wording.recovery = "kubectl mindie rollout resume -n " + ns_ +
+                     " continues the rollout; any other kubectl-mindie command in the namespace first takes back its "
+                     "temporary instance and strategies (kubectl mindie rollout abort -n " +
+                     ns_ + " does only that)";
+  change::Runner runner(fence, wording);
+  runner.run({std::move(step)});
+}
+
+void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, std::int64_t from, std::int64_t to) {
+  const std::string name = intent_.workload;
+  const json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, name);
+  const auto changes = scale::plan_role_changes(iss, {{role, static_cast<int>(to)}});
+  if (changes.empty() || changes.front().from != from)
+    throw CommandError("role " + role + " of inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + name +
+                       " no longer runs " + std::to_string(from) + " instances: it changed while the rollout ran");
+  kube::WriteOptions opts;
+  opts.field_manager = render::kFieldManager;
+  const auto set = [this, name, opts](const json::array& patch) {
+    client_.patch(kube::gvr::kInferServiceSets, ns_, name, kube::PatchType::Json, patch, opts);
+  };
+  const std::size_t index = changes.front().index;
+  run_step(lock, {kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name, "scaled",
+                  [set, changes] { set(scale::build_replicas_patch(changes)); },
+                  [this, name, index, to] {
+                    const json::value live = client_.get(kube::gvr::kInferServiceSets, ns_, name);
+                    const auto* roles = util::find(&live, {"spec", "template", "roles"});
+                    return roles && roles->is_array() && index < roles->as_array().size() &&
+                           util::num(util::find(&roles->as_array()[index], {"replicas"}), 1) == to;
+                  },
+                  [set, changes] { set(scale::build_undo_patch(changes)); }});
+  printer_.notice("role " + role + ": " +
+                  (to > from ? "added a temporary instance" : "removed the temporary instance") + " (replicas " +
+                  std::to_string(from) + " -> " + std::to_string(to) + ")");
+}
+
+void RolloutRestart::delete_step(NamespaceLock& lock, const std::string& workload, const std::string& uid) {
+  const auto [gvr, name] = split_workload(workload);
+  const kube::GVR r = *gvr;
+  run_step(lock, {r.kind_dot_group() + "/" + name,
+                  "deleted",
+                  [this, r, name, uid] { client_.remove_exact(r, ns_, name, uid, ""); },
+                  [this, r, name, uid] {
+                    const auto live = client_.get_if_exists(r, ns_, name);
+                    const json::value v = live ? json::value(*live) : json::value();
+                    return !live || util::str(util::find(&v, {"metadata", "uid"})) != uid;
+                  },
+                  {}});  // infer-operator makes it again from the current template: nothing to undo
+}
+
+}  // namespace mindie::cmd

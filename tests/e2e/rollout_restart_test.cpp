@@ -1,0 +1,348 @@
+// rollout restart, resume and abort (issue 31), end to end on the real control plane with the fake infer-operator:
+// a new image reaches every pod in each deploy mode while a watch of the pods sees each role keep a ready instance;
+// a full NPU pool rolls with --no-surge; a gang role is refused, nothing written; a rollout killed half-way is
+// continued by `rollout resume` from another process.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "harness.h"
+
+using e2e::Cluster;
+using e2e::kScripts;
+using nlohmann::json;
+
+namespace {
+
+const std::string& kNs = e2e::kExampleNamespace;
+constexpr const char* kNewImage = "mindie-motor-vllm:next";
+
+json example(const std::string& mode) {
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["deploy_mode"] = mode;
+  return cfg;
+}
+
+e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir",
+                                   kScripts};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return sb.mindie(args);
+}
+
+/// Overrides under which engine pods stay Terminating, never ready, for 3 s once deleted, as a kubelet keeps them
+/// for their grace period: a replacement that took a role's last pod away shows in a watch.
+constexpr const char* kSlowTermination =
+    "roles:\n  prefill:\n    annotations:\n      kwok.x-k8s.io/sim-terminate: 3s\n"
+    "  decode:\n    annotations:\n      kwok.x-k8s.io/sim-terminate: 3s\n";
+
+/// Deploys `cfg` (with `extra` flags), waits until ready, then deploys it again with the new image (which reaches no
+/// running pod).
+void deploy_then_change_image(const Cluster& sb, const e2e::TempDir& dir, json cfg,
+                              const std::vector<std::string>& extra = {}) {
+  auto run = deploy(sb, dir, cfg, extra);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  cfg["motor_deploy_config"]["image_name"] = kNewImage;
+  run = deploy(sb, dir, cfg, extra);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+}
+
+/// Every pod of `selector` that is not being deleted runs the new image.
+void check_new_image(const Cluster& sb, const std::string& selector) {
+  const json pods = e2e::kubectl_items(sb, "pods", kNs, selector);
+  REQUIRE_FALSE(pods.empty());
+  for (const auto& pod : pods) {
+    if (pod["metadata"].contains("deletionTimestamp")) continue;
+    CAPTURE(pod["metadata"]["name"]);
+    CHECK(pod["spec"]["containers"][0]["image"] == kNewImage);
+  }
+}
+
+/// `s` quoted for sh.
+std::string sh_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Watches the pods of `selector` (kubectl get -w --output-watch-events, into a file so that the watch never waits
+/// for the test to read it), from the state listed at its start, and keeps the fewest ready pods it saw at once:
+/// ready is the Ready condition without a deletionTimestamp.
+class ReadyWatch {
+ public:
+  ReadyWatch(const Cluster& sb, const std::string& selector, const e2e::TempDir& dir)
+      : events_(dir.path() + "/watch-" + std::to_string(++count_) + ".json"),
+        watch_({"/bin/sh", "-c",
+                "exec " + sh_quoted(e2e::kubectl_binary()) + " --kubeconfig " + sh_quoted(sb.admin_kubeconfig()) +
+                    " get pods -n " + kNs + " -l " + sh_quoted(selector) +
+                    " -w --watch-only --output-watch-events -o json >" + sh_quoted(events_)}) {
+    for (const auto& pod : e2e::kubectl_items(sb, "pods", kNs, selector)) ready_[pod["metadata"]["name"]] = ready(pod);
+    initial_ = count();
+  }
+  int initial() const { return initial_; }
+  /// Stops the watch and returns the fewest ready pods seen.
+  int fewest_ready() {
+    watch_.stop();
+    int fewest = initial_;
+    std::istringstream in(e2e::read_file(events_));
+    // kubectl prints one JSON object per event, one after another; the last may be cut short by the stop.
+    while ((in >> std::ws) && in.peek() != std::char_traits<char>::eof()) {
+      json event;
+      try {
+        in >> event;
+      } catch (const json::parse_error&) {
+        break;
+      }
+      const json& pod = event["object"];
+      if (event["type"] == "DELETED") ready_.erase(pod["metadata"]["name"].get<std::string>());
+      else ready_[pod["metadata"]["name"]] = ready(pod);
+      fewest = std::min(fewest, count());
+    }
+    return fewest;
+  }
+
+ private:
+  static bool ready(const json& pod) {
+    if (pod["metadata"].contains("deletionTimestamp")) return false;
+    for (const auto& c : pod["status"].value("conditions", json::array()))
+      if (c["type"] == "Ready") return c["status"] == "True";
+    return false;
+  }
+  int count() const {
+    int n = 0;
+    for (const auto& [name, r] : ready_) n += r ? 1 : 0;
+    return n;
+  }
+  static inline int count_ = 0;
+  std::string events_;
+  e2e::Background watch_;
+  std::map<std::string, bool> ready_;
+  int initial_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("rollout restart, infer_service_set: a new image reaches every pod, each role keeps a ready instance") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"),
+                           {"--overrides", dir.write("overrides.yaml", kSlowTermination)});
+  std::map<std::string, std::unique_ptr<ReadyWatch>> watches;
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"}) {
+    watches[role] = std::make_unique<ReadyWatch>(sb, e2e::role_pods(role), dir);
+    REQUIRE(watches[role]->initial() >= 1);
+  }
+
+  const auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"}) {
+    CAPTURE(role);
+    const bool engine = std::string(role) == "prefill" || std::string(role) == "decode";
+    const std::string workload = (engine ? "statefulset.apps" : "deployment.apps") +
+                                 std::string("/mindie-motor-vllm-0-") + role + "-0";
+    CHECK_MESSAGE(run.out.find(workload + " restarted") != std::string::npos, run.out);
+    CHECK_MESSAGE(run.err.find("role " + std::string(role) + ": added a temporary instance (replicas 1 -> 2)") !=
+                      std::string::npos,
+                  run.err);
+    CHECK(run.err.find("role " + std::string(role) + ": removed the temporary instance (replicas 2 -> 1)") !=
+          std::string::npos);
+  }
+  // A role of one instance never went without a ready pod: the temporary instance served meanwhile.
+  for (auto& [role, watch] : watches) {
+    CAPTURE(role);
+    CHECK(watch->fewest_ready() >= 1);
+  }
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"})
+    check_new_image(sb, e2e::role_pods(role, 0));
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);  // the temporary instances are gone again
+
+  // Nothing left on an earlier template: nothing to do, nothing written.
+  const std::size_t mark = sb.requests().size();
+  const auto again = sb.mindie({"rollout", "restart", "-n", kNs});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out.find("nothing to roll") != std::string::npos);
+  CHECK(e2e::writes_since(sb, mark).empty());
+}
+
+TEST_CASE("rollout restart, multi_deployment on a full NPU pool: the surge is refused, --no-surge rolls it") {
+  Cluster sb({"--no-crd"});
+  e2e::TempDir dir;
+  json cfg = example("multi_deployment");
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  e2e::fill_npu_pool(sb, dir, 8);
+  cfg["motor_deploy_config"]["image_name"] = kNewImage;
+  run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  e2e::eventually(
+      [&] {
+        const auto s = sb.mindie({"status", "-n", kNs, "-o", "json"});
+        return s.out.find("Insufficient huawei.com/Ascend910") != std::string::npos;
+      },
+      "the surge pods unschedulable", 120);
+
+  run = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "prefill", "--role", "decode", "--timeout", "2m"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("pass --no-surge") != std::string::npos, run.err);
+  CHECK(run.err.find("Insufficient huawei.com/Ascend910") != std::string::npos);
+
+  // One instance per role: in place means down while it is replaced, which must be allowed.
+  const std::size_t mark = sb.requests().size();
+  run = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "prefill", "--role", "decode", "--no-surge"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("* role prefill: it runs 1 instance: replacing one leaves fewer than 1 ready "
+                             "(--no-surge); pass --no-surge --allow-downtime") != std::string::npos,
+                run.err);
+  CHECK(e2e::writes_since(sb, mark).empty());
+
+  run = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "prefill", "--role", "decode", "--no-surge",
+                   "--allow-downtime", "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("deployment.apps/vllm-p0 restarted") != std::string::npos);
+  CHECK(run.out.find("deployment.apps/vllm-d0 restarted") != std::string::npos);
+  sb.wait_ready(kNs);
+  check_new_image(sb, "app in (vllm-p0,vllm-d0)");
+  // The strategy is the Deployment's own again.
+  const json d = json::parse(sb.admin_ok({"get", "deployment", "vllm-p0", "-n", kNs, "-o", "json"}));
+  CHECK(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "25%");
+}
+
+TEST_CASE("rollout restart refuses a gang-scheduled role before any write, naming the way that ends no loop") {
+  Cluster sb({Cluster::kFreshOperator});
+  e2e::TempDir dir;
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 2;
+  deploy_then_change_image(sb, dir, cfg);
+  const std::size_t mark = sb.requests().size();
+  const auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "decode"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("* role decode: its instances are gang-scheduled") != std::string::npos, run.err);
+  CHECK(run.err.find("restart infer-operator") != std::string::npos);
+  CHECK(e2e::writes_since(sb, mark).empty());
+  // The other roles roll.
+  const auto prefill = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "prefill", "--timeout", "5m"});
+  CHECK_MESSAGE(prefill.exit_code == 0, prefill.err);
+  check_new_image(sb, e2e::role_pods("prefill", 0));
+}
+
+TEST_CASE("rollout restart killed half-way: the next command takes back the surge; resume continues from another") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"));
+  // Killed once the deletion of the first instance's workload (the controller's) has reached the server.
+  sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/(deployments|statefulsets)/.*:hold-reply:1");
+  e2e::Background restart(sb.mindie_argv({"rollout", "restart", "-n", kNs, "--timeout", "5m"}));
+  sb.wait_held(1);
+  restart.signal(SIGKILL);
+  CHECK(restart.finish().exit_code == 128 + SIGKILL);
+  sb.clear_faults();
+  sb.release_held();
+  const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
+  REQUIRE(lease["metadata"]["annotations"].contains("kubectl-mindie/intent"));
+  const json intent = json::parse(lease["metadata"]["annotations"]["kubectl-mindie/intent"].get<std::string>());
+  CHECK(intent["command"] == "rollout");
+  CHECK(intent["surged"].size() == 1);  // the role whose instance was being replaced
+
+  const auto resumed = sb.mindie({"rollout", "resume", "-n", kNs, "--timeout", "5m"});
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK_MESSAGE(resumed.err.find("recovered an interrupted rollout") != std::string::npos, resumed.err);
+  CHECK(resumed.err.find("removed the temporary instance of role ") != std::string::npos);
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"})
+    check_new_image(sb, e2e::role_pods(role, 0));
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+
+  // Nothing is left to resume or abort.
+  const auto none = sb.mindie({"rollout", "resume", "-n", kNs});
+  CHECK(none.exit_code == 1);
+  CHECK(none.err.find("error: no interrupted rollout in namespace " + kNs + " to resume") != std::string::npos);
+  CHECK(sb.mindie({"rollout", "abort", "-n", kNs}).exit_code == 1);
+}
+
+TEST_CASE("rollout restart: flags that do not go together are refused before any request") {
+  Cluster sb;
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--allow-downtime"}, "--allow-downtime needs --no-surge"},
+           {{"--surge", "--no-surge"}, "--surge and --no-surge cannot be used together"},
+           {{"--max-unavailable", "0"}, "--max-unavailable 0 is out of range"},
+       }) {
+    std::vector<std::string> argv = {"rollout", "restart", "-n", kNs};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::size_t mark = sb.requests().size();
+    const auto run = sb.mindie(argv);
+    CHECK(run.exit_code == 1);
+    CHECK_MESSAGE(run.err.find(message) != std::string::npos, run.err);
+    CHECK(sb.requests_since(mark).empty());
+  }
+  const auto run = sb.mindie({"rollout", "status", "-n", kNs, "--all"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("--all applies to rollout restart, not to rollout status") != std::string::npos);
+}
+
+TEST_CASE("rollout pause stops a running rollout between instances without its temporary one; resume finishes it") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"));
+  // The pause comes while the first instance (the controller's) is being replaced.
+  sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/deployments/.*:hold:1");
+  e2e::Background restart(sb.mindie_argv({"rollout", "restart", "-n", kNs, "--timeout", "5m"}));
+  sb.wait_held(1);
+  const auto paused = sb.mindie({"rollout", "pause", "-n", kNs});
+  CHECK_MESSAGE(paused.exit_code == 0, paused.err);
+  CHECK(paused.out.find("asked the rollout in namespace " + kNs + " to pause") != std::string::npos);
+  sb.release_held();
+  const auto stopped = restart.finish();
+  CHECK_MESSAGE(stopped.exit_code == 0, stopped.err);
+  CHECK_MESSAGE(stopped.out.find("paused after replacing 1 instance: kubectl mindie rollout resume -n " + kNs) !=
+                    std::string::npos,
+                stopped.out);
+  CHECK(stopped.err.find("role controller: removed the temporary instance") != std::string::npos);
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);  // no temporary instance while paused
+  const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
+  CHECK_FALSE(lease["spec"].contains("holderIdentity"));
+  const json intent = json::parse(lease["metadata"]["annotations"]["kubectl-mindie/intent"].get<std::string>());
+  CHECK(intent["done"] == json::array({"deployment/mindie-motor-vllm-0-controller-0"}));
+  // Nothing runs to pause now.
+  CHECK(sb.mindie({"rollout", "pause", "-n", kNs}).exit_code == 1);
+
+  const auto resumed = sb.mindie({"rollout", "resume", "-n", kNs, "--timeout", "5m"});
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(resumed.out.find("controller-0 restarted") == std::string::npos);  // replaced before the pause
+  CHECK(resumed.out.find("deployment.apps/mindie-motor-vllm-0-coordinator-0 restarted") != std::string::npos);
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"})
+    check_new_image(sb, e2e::role_pods(role, 0));
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+}
+
+TEST_CASE("rollout abort takes back a killed rollout's temporary instance and forgets it; other roles keep theirs") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"));
+  sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/deployments/.*:hold:1");
+  e2e::Background restart(sb.mindie_argv({"rollout", "restart", "-n", kNs}));
+  sb.wait_held(1);
+  restart.signal(SIGKILL);
+  restart.finish();
+  sb.clear_faults();
+  sb.release_held();
+  const auto aborted = sb.mindie({"rollout", "abort", "-n", kNs});
+  REQUIRE_MESSAGE(aborted.exit_code == 0, aborted.err);
+  CHECK_MESSAGE(aborted.err.find("recovered an interrupted rollout") != std::string::npos, aborted.err);
+  CHECK(aborted.err.find("removed the temporary instance of role controller; 0 instances had been replaced") !=
+        std::string::npos);
+  CHECK(aborted.out.find("was aborted") != std::string::npos);
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+  const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
+  CHECK_FALSE(lease["metadata"]["annotations"].contains("kubectl-mindie/intent"));
+  CHECK(sb.mindie({"rollout", "resume", "-n", kNs}).exit_code == 1);
+}
