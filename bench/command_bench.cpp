@@ -82,6 +82,16 @@ int main(int argc, char** argv) {
   results.push_back(measure(same, "wait --for=ready (already ready)", runs, [&](int) {
     return std::vector<std::string>{"wait", "-n", "mindie-demo", "--for=ready"};
   }));
+  results.push_back(measure(same, "rollout status --watch=false (rolled out)", runs, [&](int) {
+    return std::vector<std::string>{"rollout", "status", "-n", "mindie-demo", "--watch=false"};
+  }));
+  // 16 engine instances, each replaced once, one at a time per role: 7 of a role's 8 keep serving, so no temporary
+  // instance; each replacement waits for infer-operator, the StatefulSet controller, the scheduler and KWOK.
+  if (sb.mindie({"scale", "-n", "mindie-demo", "--prefill", "8", "--decode", "8", "--wait"}).exit_code != 0) return 1;
+  results.push_back(measure(same, "rollout restart --all, 16 instances (prefill 8, decode 8), once", 1, [&](int) {
+    return std::vector<std::string>{"rollout", "restart", "-n",     "mindie-demo", "--all",
+                                    "--role",  "prefill", "--role", "decode"};
+  }));
   std::printf("| command | requests (max) | writes (max) | median wall time, ms (%d runs) |\n|---|---|---|---|\n",
               runs);
   for (const auto& m : results)

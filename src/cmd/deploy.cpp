@@ -8,6 +8,7 @@
 #include "cmd/deploy_steps.h"
 #include "cmd/node_port_claims.h"
 #include "cmd/npu_preflight.h"
+#include "cmd/rollout_restart.h"
 #include "kube/names.h"
 #include "mindie/deployer_scripts.h"
 
@@ -38,7 +39,9 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       "records (implies --force-conflicts)")(
       "prune", po::bool_switch(&flags.prune),
       "Confirm that a redeploy removes running instances: counts below the live ones, Deployments the config no "
-      "longer has");
+      "longer has")("rollout", po::bool_switch(&flags.rollout),
+                    "Then replace the instances on an earlier pod template one at a time, as kubectl mindie rollout "
+                    "restart does; --timeout bounds it");
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
   add_history_flags(desc, flags.history);
@@ -59,6 +62,8 @@ void DeployOptions::validate() const {
   flags_.output.validate();
   check_wait_after_flags(flags_.wait, dry_run_);
   check_history_flags(flags_.history);
+  if (flags_.rollout && dry_run_ != DryRun::None)
+    throw UsageError("--rollout cannot be used with --dry-run: nothing changes");
   if (flags_.adopt && dry_run_ == DryRun::Client)
     throw UsageError("--adopt takes over objects on the cluster: preview it with --dry-run=server");
 }
@@ -212,6 +217,7 @@ class DeployInvocation : public Invocation {
   std::string output() const override { return flags_.output.format(); }
   void run(const GlobalFlags& global, Printer& printer) override {
     if (use_aibrix(framework_)) {
+      if (flags_.rollout) throw UsageError("--rollout applies to MindIE deployments, not to --framework aibrix");
       StormDeployOptions o(flags_, global.kube.namespace_);
       o.complete();
       o.validate();
@@ -239,6 +245,11 @@ class DeployInvocation : public Invocation {
     }
     Session session(global, std::cerr, kLockRequestBound);
     o.run(session.client(), printer);
+    if (flags_.rollout)
+      RolloutRestart(
+          session.client(), printer, [&session] { return session.new_transport(); }, o.target_namespace(), {},
+          check_wait_after_flags(flags_.wait, DryRun::None), check_lock_flags(flags_.lock))
+          .run();
     wait_after(session, flags_.wait, o.target_namespace(), printer);
   }
 

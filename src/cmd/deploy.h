@@ -40,6 +40,7 @@ struct DeployFlags {
   bool skip_node_check = false;  ///< --skip-node-check: no node preflight (check_nodes)
   bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
   bool prune = false;            ///< --prune: confirms the instances and Deployments a redeploy removes
+  bool rollout = false;          ///< --rollout: then rollout restart (cmd/rollout_restart.h), bounded by --timeout
   WaitAfterFlags wait;           ///< --wait, --timeout
   HistoryFlags history;          ///< --history-limit
 };

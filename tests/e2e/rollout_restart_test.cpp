@@ -64,6 +64,17 @@ void check_new_image(const Cluster& sb, const std::string& selector) {
   }
 }
 
+/// No temporary instance: every role of the InferServiceSet runs the one instance (or, kv-pool and kv-conductor,
+/// none) the example gives it.
+void check_no_temporary_instance(const Cluster& sb) {
+  const json sets = e2e::kubectl_items(sb, "inferservicesets.mindcluster.huawei.com", kNs, "");
+  REQUIRE(sets.size() == 1);
+  for (const auto& role : sets[0]["spec"]["template"]["roles"]) {
+    CAPTURE(role["name"]);
+    CHECK(role.value("replicas", 1) <= 1);
+  }
+}
+
 /// `s` quoted for sh.
 std::string sh_quoted(const std::string& s) {
   std::string out = "'";
@@ -305,8 +316,7 @@ TEST_CASE("rollout pause stops a running rollout between instances without its t
                     std::string::npos,
                 stopped.out);
   CHECK(stopped.err.find("role controller: removed the temporary instance") != std::string::npos);
-  std::string why;
-  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);  // no temporary instance while paused
+  check_no_temporary_instance(sb);
   const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
   CHECK_FALSE(lease["spec"].contains("holderIdentity"));
   const json intent = json::parse(lease["metadata"]["annotations"]["kubectl-mindie/intent"].get<std::string>());
@@ -320,6 +330,7 @@ TEST_CASE("rollout pause stops a running rollout between instances without its t
   CHECK(resumed.out.find("deployment.apps/mindie-motor-vllm-0-coordinator-0 restarted") != std::string::npos);
   for (const char* role : {"controller", "coordinator", "prefill", "decode"})
     check_new_image(sb, e2e::role_pods(role, 0));
+  std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }
 
@@ -340,9 +351,30 @@ TEST_CASE("rollout abort takes back a killed rollout's temporary instance and fo
   CHECK(aborted.err.find("removed the temporary instance of role controller; 0 instances had been replaced") !=
         std::string::npos);
   CHECK(aborted.out.find("was aborted") != std::string::npos);
-  std::string why;
-  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+  check_no_temporary_instance(sb);
   const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
   CHECK_FALSE(lease["metadata"]["annotations"].contains("kubectl-mindie/intent"));
   CHECK(sb.mindie({"rollout", "resume", "-n", kNs}).exit_code == 1);
+}
+
+TEST_CASE("deploy --rollout: a new image is deployed and then reaches every pod; --dry-run refuses it") {
+  Cluster sb;
+  e2e::TempDir dir;
+  json cfg = example("infer_service_set");
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  cfg["motor_deploy_config"]["image_name"] = kNewImage;
+  const auto dry = deploy(sb, dir, cfg, {"--rollout", "--dry-run=server"});
+  CHECK(dry.exit_code == 1);
+  CHECK(dry.err.find("--rollout cannot be used with --dry-run") != std::string::npos);
+  run = deploy(sb, dir, cfg, {"--rollout", "--wait", "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm serverside-applied") !=
+        std::string::npos);
+  CHECK(run.out.find("statefulset.apps/mindie-motor-vllm-0-decode-0 restarted") != std::string::npos);
+  for (const char* role : {"controller", "coordinator", "prefill", "decode"})
+    check_new_image(sb, e2e::role_pods(role, 0));
+  std::string why;
+  CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }

@@ -59,9 +59,9 @@ TEST_CASE("intent: a delete record; unreadable targets are kept as a sign the de
 }
 
 TEST_CASE("intent: what cannot be read is named, never guessed") {
-  CHECK_FALSE(change::known_command(parsed(R"({"command":"rollout"})")));
+  CHECK_FALSE(change::known_command(parsed(R"({"command":"rollout-from-the-future"})")));
   CHECK_FALSE(change::known_command(parsed(R"({"command":7})")));
-  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"rollout"})")), change::UnreadableIntent);
+  CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"rollout-from-the-future"})")), change::UnreadableIntent);
   // A scale whose counts are out of range, or without roles, or without the baseline's resourceVersion.
   CHECK_THROWS_WITH_AS(change::parse_intent(parsed(R"({"command":"scale","roles":["prefill"],
     "from":{"prefill":1,"decode":1,"hybrid":0,"encode":0},"to":{"prefill":99,"decode":1,"hybrid":0,"encode":0},
