@@ -207,8 +207,9 @@ void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, st
 }
 
 void RolloutRestart::delete_step(NamespaceLock& lock, const std::string& workload, const std::string& uid) {
-  const auto [gvr, name] = split_workload(workload);
-  const kube::GVR r = *gvr;
+  const auto parts = split_workload(workload);  // named, not bound: lambdas capture them (C++20 bindings: not yet)
+  const kube::GVR r = *parts.first;
+  const std::string name = parts.second;
   run_step(lock, {r.kind_dot_group() + "/" + name,
                   "deleted",
                   [this, r, name, uid] { client_.remove_exact(r, ns_, name, uid, ""); },
