@@ -9,6 +9,8 @@
 #include "cmd/deploy.h"
 #include "cmd/scale.h"
 #include "cmd/update_config.h"
+#include "mindie/baseline_policy.h"
+#include "util/json_text.h"
 #include "util/strings.h"
 
 namespace mindie::cmd {
@@ -54,6 +56,25 @@ ScaleFlags count_flags(const config::UserConfig& from, const config::UserConfig&
   return f;
 }
 
+/// `raw`, a revision's user_config.json whose counts are `goal`'s, with `now`'s counts where they differ, every other
+/// byte kept. Throws CommandError when a count to put back is not a number there.
+std::string with_counts_of(std::string raw, const config::UserConfig& goal, const config::UserConfig& now) {
+  try {
+    if (goal.p_instances != now.p_instances)
+      raw = util::replace_json_number(raw, policy::kPrefillInstancesPath, now.p_instances);
+    if (goal.d_instances != now.d_instances)
+      raw = util::replace_json_number(raw, policy::kDecodeInstancesPath, now.d_instances);
+    if (goal.hybrid_instances != now.hybrid_instances)
+      raw = util::replace_json_number(raw, policy::kHybridInstancesPath, now.hybrid_instances);
+    if (goal.e_instances != now.e_instances)
+      raw = util::replace_json_number(raw, policy::kEncodeInstancesPath, now.e_instances);
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(std::string("--dry-run=server cannot preview what follows the scale: ") + e.what() +
+                       "; nothing was changed");
+  }
+  return raw;
+}
+
 }  // namespace
 
 RollbackOptions::RollbackOptions(RollbackFlags flags, std::string namespace_flag)
@@ -97,7 +118,7 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
   }
   const config::UserConfig goal = config::parse_user_config(target.content.user_config,
                                                             target.name + " " + baseline::kBaselineKey);
-  HistoryFlags history{flags_.history.history_limit, "rollback to " + n};
+  const HistoryFlags history{flags_.history.history_limit, "rollback to " + n};
   if (plan.counts) {
     ScaleFlags sf = count_flags(stored.user(), goal);
     sf.dry_run = flags_.dry_run;
@@ -107,14 +128,20 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
     o.complete(namespace_);
     o.validate();
     o.run(client, printer);
-    if (dry_run_ == DryRun::Server && (plan.settings || plan.redeploy)) {
-      printer.warning("--dry-run=server previewed the counts only: the rest of the rollback follows the scale");
-      return;
-    }
   }
   if (!plan.settings && !plan.redeploy) return;
+  // A server dry run changes nothing, so the command after the scale reads the counts as they are: it is shown the
+  // revision's files with those counts, the scale's to change, as it would be after the scale.
+  std::string user_config = target.content.user_config;
+  if (plan.counts && dry_run_ == DryRun::Server) user_config = with_counts_of(user_config, goal, stored.user());
+  run_files(client, printer, plan, target, user_config, history);
+}
+
+void RollbackOptions::run_files(kube::Client& client, Printer& printer, const revision::RollbackPlan& plan,
+                                const revision::Revision& target, const std::string& user_config,
+                                const HistoryFlags& history) {
   ScratchDir dir;
-  const std::string file = dir.write(baseline::kBaselineKey, target.content.user_config);
+  const std::string file = dir.write(baseline::kBaselineKey, user_config);
   const std::string env = target.content.env ? dir.write(baseline::kEnvKey, *target.content.env) : "";
   if (plan.settings) {
     UpdateConfigFlags uf;
@@ -140,9 +167,9 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
   o.complete();
   o.validate();
   o.run(client, printer);
-  printer.notice("rollback to revision " + n + " redeployed (" + util::join(plan.redeploy_paths, ", ") +
-                 "): pod templates may have changed; kubectl mindie rollout restart -n " + namespace_ +
-                 " brings running instances to them");
+  printer.notice("rollback to revision " + std::to_string(target.number) + " redeployed (" +
+                 util::join(plan.redeploy_paths, ", ") + "): pod templates may have changed; kubectl mindie rollout " +
+                 "restart -n " + namespace_ + " brings running instances to them");
 }
 
 namespace {
@@ -154,7 +181,7 @@ class RollbackInvocation : public Invocation {
         "to-revision", po::value<std::int64_t>()->notifier([this](std::int64_t v) { flags_.to_revision = v; }),
         "The revision to go back to (kubectl mindie history lists them; default: the one before the latest)")(
         "dry-run", po::value(&flags_.dry_run)->default_value("none")->implicit_value("client"),
-        "none or server (send with dryRun=All; previews the first command of the rollback)");
+        "none or server (send with dryRun=All; previews every command of the rollback, nothing written)");
     add_lock_flags(desc, flags_.lock);
     add_history_flags(desc, flags_.history);
   }

@@ -34,11 +34,17 @@ class RollbackOptions {
   /// Reads motor-config and the revisions, plans (revision::plan_rollback), then runs ScaleOptions (counts), then
   /// UpdateConfigOptions (settings) or DeployOptions (anything else) with the revision's files written to a private
   /// scratch folder, each under the namespace lock as when run alone, each recording a revision "rollback to N".
-  /// Under --dry-run=server only the first of them is previewed. Throws CommandError (no deployment, an unknown
+  /// Under --dry-run=server each of them is previewed by its own server dry run, the one after the scale with the
+  /// counts as they are (the scale previewed writes nothing). Throws CommandError (no deployment, an unknown
   /// revision, a deploy_mode change: nothing written) and what those commands throw.
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// What follows the counts: update-config (plan.settings) or deploy of `target`'s files, its user_config.json
+  /// being `user_config`, written to a private scratch folder.
+  void run_files(kube::Client& client, Printer& printer, const revision::RollbackPlan& plan,
+                 const revision::Revision& target, const std::string& user_config, const HistoryFlags& history);
+
   RollbackFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;
