@@ -83,7 +83,7 @@ RollbackOptions::RollbackOptions(RollbackFlags flags, std::string namespace_flag
 void RollbackOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
   dry_run_ = parse_dry_run(flags_.dry_run);
-  check_lock_flags(flags_.lock);
+  lock_wait_ = check_lock_flags(flags_.lock);
 }
 
 void RollbackOptions::validate() const {
@@ -96,6 +96,20 @@ void RollbackOptions::validate() const {
 }
 
 void RollbackOptions::run(kube::Client& client, Printer& printer) {
+  // One lock for the whole rollback, taken by its first write and freed after its last: no other command runs between
+  // its commands. Each records its own intent in it, so a rollback stopped half-way is recovered by the next command
+  // as that command's change would be (and what followed it is left undone, the baseline consistent).
+  NamespaceLock lock(client, printer, namespace_, "rollback", lock_wait_, dry_run_ == DryRun::None);
+  lock.recover_first();
+  try {
+    run_once(client, printer, lock);
+  } catch (const PlanAgain&) {
+    run_once(client, printer, lock);  // another command held the lock since our first read: plan again, holding it
+  }
+  lock.done();
+}
+
+void RollbackOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   const auto revisions = existing_revisions(client, namespace_);
   const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
   require_ours(cm, namespace_, "rollback", "nothing was changed");
@@ -122,24 +136,23 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
   if (plan.counts) {
     ScaleFlags sf = count_flags(stored.user(), goal);
     sf.dry_run = flags_.dry_run;
-    sf.lock = flags_.lock;
     sf.history = history;
     ScaleOptions o(sf, namespace_);
     o.complete(namespace_);
     o.validate();
-    o.run(client, printer);
+    o.run_under(client, printer, lock);
   }
   if (!plan.settings && !plan.redeploy) return;
   // A server dry run changes nothing, so the command after the scale reads the counts as they are: it is shown the
   // revision's files with those counts, the scale's to change, as it would be after the scale.
   std::string user_config = target.content.user_config;
   if (plan.counts && dry_run_ == DryRun::Server) user_config = with_counts_of(user_config, goal, stored.user());
-  run_files(client, printer, plan, target, user_config, history);
+  run_files(client, printer, lock, plan, target, user_config, history);
 }
 
-void RollbackOptions::run_files(kube::Client& client, Printer& printer, const revision::RollbackPlan& plan,
-                                const revision::Revision& target, const std::string& user_config,
-                                const HistoryFlags& history) {
+void RollbackOptions::run_files(kube::Client& client, Printer& printer, NamespaceLock& lock,
+                                const revision::RollbackPlan& plan, const revision::Revision& target,
+                                const std::string& user_config, const HistoryFlags& history) {
   ScratchDir dir;
   const std::string file = dir.write(baseline::kBaselineKey, user_config);
   const std::string env = target.content.env ? dir.write(baseline::kEnvKey, *target.content.env) : "";
@@ -148,12 +161,11 @@ void RollbackOptions::run_files(kube::Client& client, Printer& printer, const re
     uf.filename = file;
     uf.env_file = env;
     uf.dry_run = flags_.dry_run;
-    uf.lock = flags_.lock;
     uf.history = history;
     UpdateConfigOptions o(uf, namespace_);
     o.complete();
     o.validate();
-    o.run(client, printer);
+    o.run_under(client, printer, lock);
     return;
   }
   DeployFlags df;
@@ -161,12 +173,11 @@ void RollbackOptions::run_files(kube::Client& client, Printer& printer, const re
   df.env_file = env;
   if (target.content.overrides) df.overrides = dir.write(baseline::kOverridesKey, *target.content.overrides);
   df.dry_run = flags_.dry_run;
-  df.lock = flags_.lock;
   df.history = history;
   DeployOptions o(df, namespace_);
   o.complete();
   o.validate();
-  o.run(client, printer);
+  o.run_under(client, printer, lock);
   printer.notice("rollback to revision " + std::to_string(target.number) + " redeployed (" +
                  util::join(plan.redeploy_paths, ", ") + "): pod templates may have changed; kubectl mindie rollout " +
                  "restart -n " + namespace_ + " brings running instances to them");
