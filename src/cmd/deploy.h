@@ -190,6 +190,9 @@ class DeployOptions {
   std::map<std::string, int> gang_scale_in_;
   /// Gang roles whose live instance count this redeploy changes (live -> rendered), recorded after the writes.
   std::vector<scale::RoleChange> gang_changes_;
+  /// Running instances per role that keep an earlier pod template (GangChanges::earlier_templates), said after the
+  /// writes.
+  std::map<std::string, std::size_t> earlier_templates_;
   /// recover(): the interrupted intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> superseded_intent_;
   /// Who the revision it records names: this process, or the author of the deploy a recovery completes.

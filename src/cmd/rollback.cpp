@@ -11,7 +11,6 @@
 #include "cmd/update_config.h"
 #include "mindie/baseline_policy.h"
 #include "util/json_text.h"
-#include "util/strings.h"
 
 namespace mindie::cmd {
 
@@ -177,10 +176,7 @@ void RollbackOptions::run_files(kube::Client& client, Printer& printer, Namespac
   DeployOptions o(df, namespace_);
   o.complete();
   o.validate();
-  o.run_under(client, printer, lock);
-  printer.notice("rollback to revision " + std::to_string(target.number) + " redeployed (" +
-                 util::join(plan.redeploy_paths, ", ") + "): pod templates may have changed; kubectl mindie rollout " +
-                 "restart -n " + namespace_ + " brings running instances to them");
+  o.run_under(client, printer, lock);  // which says what runs an earlier pod template now, and how to roll it
 }
 
 namespace {
@@ -218,9 +214,9 @@ Command rollback_command() {
           "history lists them) through the commands' own guarded paths: instance counts as scale changes them,\n"
           "then, when only update-config's whitelisted settings and env.json differ, as update-config does; anything\n"
           "else as a deploy of the revision's user_config.json, env.json and overrides (the stored scripts are kept:\n"
-          "a revision records only their digest), after which kubectl mindie rollout restart brings running\n"
-          "instances to the pod templates. A change of deploy_mode is refused: only delete and deploy can make it.\n"
-          "Each step records a revision \"rollback to N\".",
+          "a revision records only their digest), which says how many instances are then on an earlier pod\n"
+          "template and how to roll them. A change of deploy_mode is refused: only delete and deploy can make it.\n"
+          "All run under one namespace lock, each step recording a revision \"rollback to N\".",
           "  # Back to the revision before the latest\n"
           "  kubectl mindie rollback -n mindie-demo\n\n"
           "  # Preview going back to revision 1\n"
