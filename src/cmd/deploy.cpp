@@ -84,6 +84,11 @@ void DeployOptions::run(kube::Client& client, Printer& printer) {
   lock.done();
 }
 
+void DeployOptions::run_under(kube::Client& client, Printer& printer, NamespaceLock& lock) {
+  read_inputs();
+  run_once(client, printer, lock);
+}
+
 void DeployOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   lock_ = &lock;
   for (const auto& notice : config_->notices) printer.warning(notice);

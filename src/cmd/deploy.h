@@ -72,6 +72,10 @@ class DeployOptions {
   /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run; reads and plans again when
   /// another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
+  /// run()'s read-plan-write pass under `lock`, which the caller constructed before its own first read, and frees
+  /// (rollback). Throws as run() does, and PlanAgain when the take found the lock held since `lock`'s first read
+  /// (the caller plans again with a fresh DeployOptions).
+  void run_under(kube::Client& client, Printer& printer, NamespaceLock& lock);
   /// Finishes an interrupted deploy `intent` (the caller holds `lock`): applies the workload from motor-config as it
   /// is now, or drops the intent when its baseline was not written; returns the line saying which.
   static std::string recover(kube::Client& client, NamespaceLock& lock, const std::string& ns,
@@ -187,6 +191,9 @@ class DeployOptions {
   std::map<std::string, int> gang_scale_in_;
   /// Gang roles whose live instance count this redeploy changes (live -> rendered), recorded after the writes.
   std::vector<scale::RoleChange> gang_changes_;
+  /// Running instances per role that keep an earlier pod template (GangChanges::earlier_templates), said after the
+  /// writes.
+  std::map<std::string, std::size_t> earlier_templates_;
   /// recover(): the interrupted intent this deploy puts right, recorded under "supersedes" in its own.
   std::optional<boost::json::object> superseded_intent_;
   /// Who the revision it records names: this process, or the author of the deploy a recovery completes.

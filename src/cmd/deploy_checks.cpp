@@ -92,27 +92,37 @@ void refuse_fixed_at_creation(const std::string& ns, const json::object& iss, co
                      "was written");
 }
 
-/// Warns how many running instances of each role keep an earlier pod template (the operator never updates them).
-void warn_earlier_templates(kube::Client& client, Printer& printer, const std::string& ns, const json::object& iss,
-                            const std::string& selector) {
+/// How many running instances of each role keep an earlier pod template (the operator never updates them): role ->
+/// count; empty, with a warning, when the workloads cannot be listed.
+std::map<std::string, std::size_t> earlier_templates(kube::Client& client, Printer& printer, const std::string& ns,
+                                                     const json::object& iss, const std::string& selector) {
   json::array workloads;
   for (const kube::GVR* r : {&kube::gvr::kStatefulSets, &kube::gvr::kDeployments}) {
     const auto listed = list_or_warn(client, printer, *r, ns, selector,
                                      "which running instances keep an earlier pod template is unknown");
-    if (!listed) return;
+    if (!listed) return {};
     append_with_kind(workloads, listed->at("items").as_array(), r->kind);
   }
-  for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads)) {
-    const bool is_gang = operator_rules::is_gang_role(iss, role);
-    printer.warning("role " + role + ": " + std::to_string(old.size()) + " running instance" +
-                    (old.size() > 1 ? "s keep" : " keeps") +
-                    " an earlier pod template: infer-operator applies pod template changes only to instances it "
-                    "creates from now on; to recreate one from the new template, " +
-                    operator_rules::recreate_advice(ns, role, is_gang, old));
-  }
+  std::map<std::string, std::size_t> out;
+  for (const auto& [role, old] : operator_rules::instances_on_other_templates(iss, workloads)) out[role] = old.size();
+  return out;
 }
 
 }  // namespace
+
+std::string earlier_templates_line(const std::map<std::string, std::size_t>& earlier, const std::string& ns) {
+  std::size_t total = 0;
+  std::string roles;
+  for (const auto& [role, n] : earlier) {
+    total += n;
+    roles += (roles.empty() ? "" : ", ") + role + " " + std::to_string(n);
+  }
+  if (total == 0) return "";
+  // infer-operator applies a role's pod template only to the instances it creates (it never updates a workload):
+  // these keep theirs until rolled, which rollout restart does one instance at a time.
+  return std::to_string(total) + (total == 1 ? " instance" : " instances") + " on an earlier pod template (" + roles +
+         "): run \"kubectl mindie rollout restart -n " + ns + "\" to roll them";
+}
 
 std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printer& printer,
                                                     const config::UserConfig& cfg, const render::RenderOptions& opts) {
@@ -181,7 +191,7 @@ GangChanges check_live_instance_sets(kube::Client& client, Printer& printer, con
   GangChanges changes = gang_changes(cfg, iss, sets);
   refuse_gang_rebuild_loop(client, ns, iss, changes.changes, false);
   refuse_fixed_at_creation(ns, iss, sets);
-  warn_earlier_templates(client, printer, ns, iss, selector);
+  changes.earlier_templates = earlier_templates(client, printer, ns, iss, selector);
   return changes;
 }
 
@@ -233,6 +243,7 @@ std::vector<render::NodePortClaim> DeployOptions::check_operator_rules(kube::Cli
                                                  render::workload_name(*config_, render_options_));
   gang_scale_in_ = std::move(changes.scale_in);
   gang_changes_ = std::move(changes.changes);
+  earlier_templates_ = std::move(changes.earlier_templates);
   return ports;
 }
 

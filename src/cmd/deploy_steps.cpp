@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cmd/deploy.h"
+#include "cmd/deploy_checks.h"
 #include "cmd/gang_instances.h"
 #include "cmd/multi_deployment.h"
 #include "cmd/node_port_claims.h"
@@ -205,6 +206,9 @@ void DeployOptions::finish(kube::Client& client, Printer& printer, const Prepare
     for (const auto& w :
          foreign_renamed_services(client, config_->job_id, workload, render::renamed_services(*config_)))
       printer.warning(w);
+  // Said last, once every write is done: what runs on an earlier template now, and how to roll it (issue 31).
+  if (const std::string line = earlier_templates_line(earlier_templates_, config_->job_id); !line.empty())
+    printer.warning(line);
 }
 
 void DeployOptions::release_moved_claims(kube::Client& client, const Prepared& prepared) const {

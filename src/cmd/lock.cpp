@@ -161,6 +161,9 @@ void NamespaceLock::renew_for_write(const std::optional<change::Intent>& intent)
     if (wanted != recorded_) {  // a new plan, or a recovery's steps recorded over the intent they recover
       lock_->update({{kLockIntentAnnotation, intent ? json::value(intent_text(*intent)) : json::value(nullptr)}});
       recorded_ = wanted;
+      // A change of its own begins (rollback runs several under one lock): an earlier one's settling says nothing
+      // of it.
+      nothing_to_recover_ = false;
     } else if (sent - last_sure_ > kLockIdleCheck) {
       lock_->update({});  // held up since the last write: make sure the lock is still ours
     } else {

@@ -109,7 +109,11 @@ revision::Author author_now(const std::string& command) {
 revision::Author author_of(const change::Intent& intent) {
   const std::string user = util::str(intent.by.if_contains("user"));
   const std::string host = util::str(intent.by.if_contains("host"));
-  return {change::command_of(intent.change), host.empty() ? user : user + "@" + host, intent.at};
+  // The command that recorded it, which is not the change's kind when it ran another's (rollback runs scale's,
+  // update-config's and deploy's); records without one name the kind.
+  std::string command = util::str(intent.by.if_contains("command"));
+  if (command.empty()) command = change::command_of(intent.change);
+  return {command, host.empty() ? user : user + "@" + host, intent.at};
 }
 
 change::Step revision_step(kube::Client& client, const std::string& ns, const json::object& written,

@@ -47,7 +47,8 @@ std::vector<revision::Revision> existing_revisions(kube::Client& client, const s
 
 /// This process as a revision's author: `command`, the user and host the namespace lock records, now.
 revision::Author author_now(const std::string& command);
-/// The author an intent records (its command, "by" and "at"): a recovery's revisions name who began the change.
+/// The author an intent records ("by": the command that recorded it, else the change's kind; "at"): a recovery's
+/// revisions name who began the change.
 revision::Author author_of(const change::Intent& intent);
 
 /// The step that records the baseline in motor-config as a new revision when it differs from the latest, then

@@ -9,7 +9,8 @@
 #include "cmd/deploy.h"
 #include "cmd/scale.h"
 #include "cmd/update_config.h"
-#include "util/strings.h"
+#include "mindie/baseline_policy.h"
+#include "util/json_text.h"
 
 namespace mindie::cmd {
 
@@ -54,6 +55,25 @@ ScaleFlags count_flags(const config::UserConfig& from, const config::UserConfig&
   return f;
 }
 
+/// `raw`, a revision's user_config.json whose counts are `goal`'s, with `now`'s counts where they differ, every other
+/// byte kept. Throws CommandError when a count to put back is not a number there.
+std::string with_counts_of(std::string raw, const config::UserConfig& goal, const config::UserConfig& now) {
+  try {
+    if (goal.p_instances != now.p_instances)
+      raw = util::replace_json_number(raw, policy::kPrefillInstancesPath, now.p_instances);
+    if (goal.d_instances != now.d_instances)
+      raw = util::replace_json_number(raw, policy::kDecodeInstancesPath, now.d_instances);
+    if (goal.hybrid_instances != now.hybrid_instances)
+      raw = util::replace_json_number(raw, policy::kHybridInstancesPath, now.hybrid_instances);
+    if (goal.e_instances != now.e_instances)
+      raw = util::replace_json_number(raw, policy::kEncodeInstancesPath, now.e_instances);
+  } catch (const std::invalid_argument& e) {
+    throw CommandError(std::string("--dry-run=server cannot preview what follows the scale: ") + e.what() +
+                       "; nothing was changed");
+  }
+  return raw;
+}
+
 }  // namespace
 
 RollbackOptions::RollbackOptions(RollbackFlags flags, std::string namespace_flag)
@@ -62,7 +82,7 @@ RollbackOptions::RollbackOptions(RollbackFlags flags, std::string namespace_flag
 void RollbackOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
   dry_run_ = parse_dry_run(flags_.dry_run);
-  check_lock_flags(flags_.lock);
+  lock_wait_ = check_lock_flags(flags_.lock);
 }
 
 void RollbackOptions::validate() const {
@@ -75,6 +95,20 @@ void RollbackOptions::validate() const {
 }
 
 void RollbackOptions::run(kube::Client& client, Printer& printer) {
+  // One lock for the whole rollback, taken by its first write and freed after its last: no other command runs between
+  // its commands. Each records its own intent in it, so a rollback stopped half-way is recovered by the next command
+  // as that command's change would be (and what followed it is left undone, the baseline consistent).
+  NamespaceLock lock(client, printer, namespace_, "rollback", lock_wait_, dry_run_ == DryRun::None);
+  lock.recover_first();
+  try {
+    run_once(client, printer, lock);
+  } catch (const PlanAgain&) {
+    run_once(client, printer, lock);  // another command held the lock since our first read: plan again, holding it
+  }
+  lock.done();
+}
+
+void RollbackOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   const auto revisions = existing_revisions(client, namespace_);
   const auto cm = client.get(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
   require_ours(cm, namespace_, "rollback", "nothing was changed");
@@ -97,36 +131,40 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
   }
   const config::UserConfig goal = config::parse_user_config(target.content.user_config,
                                                             target.name + " " + baseline::kBaselineKey);
-  HistoryFlags history{flags_.history.history_limit, "rollback to " + n};
+  const HistoryFlags history{flags_.history.history_limit, "rollback to " + n};
   if (plan.counts) {
     ScaleFlags sf = count_flags(stored.user(), goal);
     sf.dry_run = flags_.dry_run;
-    sf.lock = flags_.lock;
     sf.history = history;
     ScaleOptions o(sf, namespace_);
     o.complete(namespace_);
     o.validate();
-    o.run(client, printer);
-    if (dry_run_ == DryRun::Server && (plan.settings || plan.redeploy)) {
-      printer.warning("--dry-run=server previewed the counts only: the rest of the rollback follows the scale");
-      return;
-    }
+    o.run_under(client, printer, lock);
   }
   if (!plan.settings && !plan.redeploy) return;
+  // A server dry run changes nothing, so the command after the scale reads the counts as they are: it is shown the
+  // revision's files with those counts, the scale's to change, as it would be after the scale.
+  std::string user_config = target.content.user_config;
+  if (plan.counts && dry_run_ == DryRun::Server) user_config = with_counts_of(user_config, goal, stored.user());
+  run_files(client, printer, lock, plan, target, user_config, history);
+}
+
+void RollbackOptions::run_files(kube::Client& client, Printer& printer, NamespaceLock& lock,
+                                const revision::RollbackPlan& plan, const revision::Revision& target,
+                                const std::string& user_config, const HistoryFlags& history) {
   ScratchDir dir;
-  const std::string file = dir.write(baseline::kBaselineKey, target.content.user_config);
+  const std::string file = dir.write(baseline::kBaselineKey, user_config);
   const std::string env = target.content.env ? dir.write(baseline::kEnvKey, *target.content.env) : "";
   if (plan.settings) {
     UpdateConfigFlags uf;
     uf.filename = file;
     uf.env_file = env;
     uf.dry_run = flags_.dry_run;
-    uf.lock = flags_.lock;
     uf.history = history;
     UpdateConfigOptions o(uf, namespace_);
     o.complete();
     o.validate();
-    o.run(client, printer);
+    o.run_under(client, printer, lock);
     return;
   }
   DeployFlags df;
@@ -134,15 +172,11 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
   df.env_file = env;
   if (target.content.overrides) df.overrides = dir.write(baseline::kOverridesKey, *target.content.overrides);
   df.dry_run = flags_.dry_run;
-  df.lock = flags_.lock;
   df.history = history;
   DeployOptions o(df, namespace_);
   o.complete();
   o.validate();
-  o.run(client, printer);
-  printer.notice("rollback to revision " + n + " redeployed (" + util::join(plan.redeploy_paths, ", ") +
-                 "): pod templates may have changed; kubectl mindie rollout restart -n " + namespace_ +
-                 " brings running instances to them");
+  o.run_under(client, printer, lock);  // which says what runs an earlier pod template now, and how to roll it
 }
 
 namespace {
@@ -154,7 +188,7 @@ class RollbackInvocation : public Invocation {
         "to-revision", po::value<std::int64_t>()->notifier([this](std::int64_t v) { flags_.to_revision = v; }),
         "The revision to go back to (kubectl mindie history lists them; default: the one before the latest)")(
         "dry-run", po::value(&flags_.dry_run)->default_value("none")->implicit_value("client"),
-        "none or server (send with dryRun=All; previews the first command of the rollback)");
+        "none or server (send with dryRun=All; previews every command of the rollback, nothing written)");
     add_lock_flags(desc, flags_.lock);
     add_history_flags(desc, flags_.history);
   }
@@ -180,9 +214,9 @@ Command rollback_command() {
           "history lists them) through the commands' own guarded paths: instance counts as scale changes them,\n"
           "then, when only update-config's whitelisted settings and env.json differ, as update-config does; anything\n"
           "else as a deploy of the revision's user_config.json, env.json and overrides (the stored scripts are kept:\n"
-          "a revision records only their digest), after which kubectl mindie rollout restart brings running\n"
-          "instances to the pod templates. A change of deploy_mode is refused: only delete and deploy can make it.\n"
-          "Each step records a revision \"rollback to N\".",
+          "a revision records only their digest), which says how many instances are then on an earlier pod\n"
+          "template and how to roll them. A change of deploy_mode is refused: only delete and deploy can make it.\n"
+          "All run under one namespace lock, each step recording a revision \"rollback to N\".",
           "  # Back to the revision before the latest\n"
           "  kubectl mindie rollback -n mindie-demo\n\n"
           "  # Preview going back to revision 1\n"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,16 +34,26 @@ class RollbackOptions {
   void validate() const;
   /// Reads motor-config and the revisions, plans (revision::plan_rollback), then runs ScaleOptions (counts), then
   /// UpdateConfigOptions (settings) or DeployOptions (anything else) with the revision's files written to a private
-  /// scratch folder, each under the namespace lock as when run alone, each recording a revision "rollback to N".
-  /// Under --dry-run=server only the first of them is previewed. Throws CommandError (no deployment, an unknown
+  /// scratch folder, all under one namespace lock (each recording its own intent in it, and a revision "rollback
+  /// to N"); plans again from fresh reads when its take finds the lock was held since its first read.
+  /// Under --dry-run=server each of them is previewed by its own server dry run, the one after the scale with the
+  /// counts as they are (the scale previewed writes nothing). Throws CommandError (no deployment, an unknown
   /// revision, a deploy_mode change: nothing written) and what those commands throw.
   void run(kube::Client& client, Printer& printer);
 
  private:
+  /// One read-plan-write pass of run(), under `lock`.
+  void run_once(kube::Client& client, Printer& printer, NamespaceLock& lock);
+  /// What follows the counts: update-config (plan.settings) or deploy of `target`'s files, its user_config.json
+  /// being `user_config`, written to a private scratch folder; under `lock`.
+  void run_files(kube::Client& client, Printer& printer, NamespaceLock& lock, const revision::RollbackPlan& plan,
+                 const revision::Revision& target, const std::string& user_config, const HistoryFlags& history);
+
   RollbackFlags flags_;
   std::string namespace_flag_;
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
+  std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
 };
 
 /// The rollback command for the command table (cmd/command.h).

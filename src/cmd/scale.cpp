@@ -72,7 +72,7 @@ void ScaleOptions::complete(const std::string& context_namespace) {
 }
 
 void ScaleOptions::read_proposed() {
-  if (flags_.filename.empty()) return;
+  if (flags_.filename.empty() || proposed_) return;
   proposed_ = config::parse_user_config(read_file(flags_.filename), flags_.filename);
   check_namespace_flag(namespace_flag_, proposed_->job_id);
   namespace_ = proposed_->job_id;
@@ -86,19 +86,24 @@ void ScaleOptions::run(kube::Client& client, Printer& printer) {
   read_proposed();  // before any request: a bad -f sends nothing
   NamespaceLock lock(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
   lock.recover_first();
+  try {
+    run_under(client, printer, lock);
+  } catch (const PlanAgain&) {
+    // Another command held the lock since our first read (its change may have been half-done): read and plan
+    // again, holding the lock now.
+    run_under(client, printer, lock);
+  }
+  lock.done();
+}
+
+void ScaleOptions::run_under(kube::Client& client, Printer& printer, NamespaceLock& lock) {
+  read_proposed();
   lock_ = &lock;
   struct Reset {
     NamespaceLock*& p;
     ~Reset() { p = nullptr; }
   } reset{lock_};  // lock_ never outlives the lock, whatever run_once throws
-  try {
-    run_once(client, printer);
-  } catch (const PlanAgain&) {
-    // Another command held the lock since our first read (its change may have been half-done): read and plan
-    // again, holding the lock now.
-    run_once(client, printer);
-  }
-  lock.done();
+  run_once(client, printer);
 }
 
 void ScaleOptions::run_once(kube::Client& client, Printer& printer) {

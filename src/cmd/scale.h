@@ -77,6 +77,10 @@ class ScaleOptions {
   /// Takes the namespace lock (NamespaceLock) before its first write, unless a dry run, and plans again from fresh
   /// reads when another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
+  /// run()'s read-plan-write pass under `lock`, which the caller constructed before its own first read, and frees
+  /// (rollback: one lock for all its commands). Throws as run() does, and PlanAgain when the take found the lock
+  /// held since `lock`'s first read (the caller reads and plans again).
+  void run_under(kube::Client& client, Printer& printer, NamespaceLock& lock);
   /// The namespace scaled; valid after run().
   const std::string& target_namespace() const { return namespace_; }
 

@@ -156,6 +156,11 @@ void UpdateConfigOptions::run(kube::Client& client, Printer& printer) {
   lock.done();
 }
 
+void UpdateConfigOptions::run_under(kube::Client& client, Printer& printer, NamespaceLock& lock) {
+  read_inputs();
+  run_once(client, printer, lock);
+}
+
 void UpdateConfigOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
   const std::string ns = proposed_->job_id;
   const std::string cm_name = baseline::kConfigMapName;

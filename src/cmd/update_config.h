@@ -53,6 +53,9 @@ class UpdateConfigOptions {
   /// listing every path that may not change, nothing written). Takes the namespace lock (NamespaceLock) before its
   /// write, unless a dry run, and reads again when another command held it since the first read.
   void run(kube::Client& client, Printer& printer);
+  /// run()'s read-check-write pass under `lock`, which the caller constructed before its own first read, and frees
+  /// (rollback). Throws as run() does, and PlanAgain when the take found the lock held since `lock`'s first read.
+  void run_under(kube::Client& client, Printer& printer, NamespaceLock& lock);
   /// Reads and validates the new files and, with --scripts-dir, the scripts folder (ConfigMap keys, UTF-8 text,
   /// the scripts the config's pods run present); once (run() calls it when the caller has not: the Invocation
   /// does, before loading the kubeconfig). Local files only. Throws CommandError / validation::ValidationError /

@@ -202,7 +202,9 @@ TEST_CASE("deploy.py's infer_service_set: --adopt takes over the InferServiceSet
   CHECK(!has_manager(iss, "kubectl-client-side-apply"));
   // deploy.py's pod templates are not ours: the running instances keep them (infer-operator never updates one),
   // deploy says so and status counts them as on other templates; the counts agree.
-  CHECK(run.err.find("Warning: role prefill: 1 running instance keeps an earlier pod template") != std::string::npos);
+  CHECK_MESSAGE(run.err.find("prefill 1): run \"kubectl mindie rollout restart -n mindie-demo\" to roll them\n") !=
+                    std::string::npos,
+                run.err);
   const auto roles_of = [&] {
     const auto status = sb.mindie({"status", "-n", kNs, "-o", "json"});
     REQUIRE_MESSAGE(status.exit_code == 0, status.err);

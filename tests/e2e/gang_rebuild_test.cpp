@@ -181,9 +181,10 @@ TEST_CASE(
   cfg["motor_deploy_config"]["image_name"] = "mindie:2.0-new";
   run = deploy(sb, dir, cfg, true);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK_MESSAGE(run.err.find("role decode: 1 running instance keeps an earlier pod template") != std::string::npos,
+  // One line: how many per role, and the rollout that rolls them (never a delete of a gang instance's workload).
+  CHECK_MESSAGE(run.err.find("decode 1, prefill 1): run \"kubectl mindie rollout restart -n " + kNs +
+                             "\" to roll them\n") != std::string::npos,
                 run.err);
-  CHECK(run.err.find("do not delete a gang instance's workload") != std::string::npos);
   CHECK(run.err.find("kubectl delete -n " + kNs + " statefulset/mindie-motor-vllm-0-decode") == std::string::npos);
   // Not ready (issue 31: ready means current), and still no advice to delete it.
   const json report = status_json(sb);

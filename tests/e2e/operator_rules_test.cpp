@@ -389,8 +389,8 @@ TEST_CASE("a new pod template reaches only new instances: deploy says how many k
   cfg["motor_deploy_config"]["image_name"] = "mindie-motor-vllm:next";
   run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK_MESSAGE(run.err.find("Warning: role prefill: 1 running instance keeps an earlier pod template: "
-                             "infer-operator applies pod template changes only to instances it creates") !=
+  CHECK_MESSAGE(run.err.find("Warning: 4 instances on an earlier pod template (controller 1, coordinator 1, decode 1, "
+                             "prefill 1): run \"kubectl mindie rollout restart -n mindie-demo\" to roll them\n") !=
                     std::string::npos,
                 run.err);
   report = status_json(sb);
@@ -495,12 +495,11 @@ TEST_CASE("pods per instance 2 -> 3 reaches only new instances: deploy warns, st
   cfg["motor_deploy_config"]["single_d_instance_pod_num"] = 3;
   run = deploy(sb, dir, cfg);
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  CHECK_MESSAGE(run.err.find("Warning: role decode: 1 running instance keeps an earlier pod template") !=
-                    std::string::npos,
+  CHECK_MESSAGE(run.err.find("Warning: 1 instance on an earlier pod template (decode 1): run \"kubectl mindie rollout "
+                             "restart -n mindie-demo\" to roll them\n") != std::string::npos,
                 run.err);
-  // Not the delete of its workload (a gang role: infer-operator would rebuild it in a loop) but what is safe.
+  // Not the delete of its workload (a gang role: infer-operator would rebuild it in a loop) but the rollout.
   CHECK(run.err.find("kubectl delete -n mindie-demo statefulset/mindie-motor-vllm-0-decode-0") == std::string::npos);
-  CHECK(run.err.find("do not delete a gang instance's workload") != std::string::npos);
   // Its 2 pods are all its workload asks for (no missing pod), but it is out of date, so not ready (issue 31).
   const json report = status_json(sb);
   CHECK(role_report(report, "decode")["instancesOnOtherTemplates"] == 1);

@@ -71,7 +71,8 @@ TEST_CASE("infer_service_set: a new image reaches no running instance: not ready
   cfg["motor_deploy_config"]["image_name"] = "mindie-motor-vllm:next";
   run = deploy(sb, dir, cfg, {"--wait", "--timeout", "5s"});
   CHECK(run.exit_code == 1);  // issue 31: "deploy --wait" exited 0, "ready"
-  CHECK_MESSAGE(run.err.find("Warning: role prefill: 1 running instance keeps an earlier pod template") !=
+  CHECK_MESSAGE(run.err.find("Warning: 4 instances on an earlier pod template (controller 1, coordinator 1, decode 1, "
+                             "prefill 1): run \"kubectl mindie rollout restart -n mindie-demo\" to roll them\n") !=
                     std::string::npos,
                 run.err);
   CHECK(run.err.find("* role prefill: 1 of 1 instances run an earlier pod template") != std::string::npos);
