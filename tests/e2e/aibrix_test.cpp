@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "schema_check.h"
 
 using e2e::Cluster;
 using nlohmann::json;
@@ -104,6 +105,10 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(report["services"]["missing"].empty());
   CHECK(report["services"]["expected"].size() == 4);
   CHECK(report["rescheduling"].empty());
+  const auto listed = sb.mindie({"list", "-n", "vllm-test", "-o", "json"});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  e2e::check_schema("list", json::parse(listed.out));
+  CHECK(json::parse(listed.out)["items"].at(0)["mode"] == "stormservice");
 
   // A pod killed (as MindCluster's fault rescheduling deletes it) comes back under the same name: status shows the
   // recreation from the events about the earlier pod; a crash loop shows as restarts.

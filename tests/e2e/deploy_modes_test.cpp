@@ -116,6 +116,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("union") != std::string::npos);
+  e2e::check_report_schemas(sb, kNs);
   // -o name: the baseline and the workload, as kubectl get -o name prints them (once refused outside AIBrix).
   run = sb.mindie({"status", "-n", kNs, "-o", "name"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -220,6 +221,7 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   CHECK(role["readyPods"] == 1);
   CHECK(role["wantedInstances"] == 1);  // once 0: the table read "1/0"
   CHECK(role["desiredPods"] == 1);
+  e2e::check_report_schemas(sb, kNs);
   // The table names the one Deployment that runs (the failing input named the workload label's value).
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -268,6 +270,7 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
     REQUIRE(store.is_object());
     CHECK(store["baselineInstances"] == 1);
     CHECK(store["readyPods"] == 1);
+    e2e::check_report_schemas(sb, kNs);
     // Engines were handed its address.
     bool engine_seen = false;
     for (const auto& pod : items(sb, "pods")) {
