@@ -108,6 +108,38 @@ void check_app(const std::string& app) {
     throw UsageError("--app " + app + " is not a valid StormService name (a DNS-1035 label)");
 }
 
+std::vector<json::object> find_storms(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::vector<json::object> out;
+  if (!app.empty()) {
+    if (auto found = client.get_if_exists(kStormServices, ns, app)) out.push_back(std::move(*found));
+    return out;
+  }
+  json::object list = client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue);
+  for (auto& item : list["items"].as_array()) out.push_back(std::move(item.as_object()));
+  return out;
+}
+
+json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::vector<json::object> found = find_storms(client, ns, app);
+  if (found.empty() && !app.empty()) throw CommandError(storm_ref(app) + " not found in namespace " + ns);
+  if (found.empty()) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
+  if (found.size() > 1) {
+    std::string names;
+    for (const auto& f : found) names += (names.empty() ? "" : ", ") + name_of(f);
+    throw CommandError("several StormServices in namespace " + ns + " (" + names + "): pass --app NAME");
+  }
+  return std::move(found.front());
+}
+
+std::vector<std::string> role_names(const json::object& storm_service) {
+  const json::value v = storm_service;
+  std::vector<std::string> out;
+  if (const json::value* roles = find(&v, {"spec", "template", "spec", "roles"}); roles && roles->is_array())
+    for (const auto& r : roles->get_array())
+      if (std::string name = str(find(&r, {"name"})); !name.empty()) out.push_back(std::move(name));
+  return out;
+}
+
 void take_lock(NamespaceLock& lock) {
   try {
     lock.before_write();

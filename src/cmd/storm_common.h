@@ -32,6 +32,16 @@ void require_crd(kube::Client& client, const std::string& nothing_done);
 /// --app: required, a DNS-1035 label. Throws UsageError.
 void check_app(const std::string& app);
 
+/// The StormServices a command given `app` (--app, or "") acts on in `ns`: the one named `app` (none when it does not
+/// exist), else each one kubectl-mindie deployed (its managed-by label).
+std::vector<boost::json::object> find_storms(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// The one StormService of find_storms. Throws CommandError when there is none, or several (naming them: pass --app).
+boost::json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// The names of `storm_service`'s roles (spec.template.spec.roles), in its order.
+std::vector<std::string> role_names(const boost::json::object& storm_service);
+
 /// Takes the namespace lock at once: a Storm command reads what it plans from only after this, so a PlanAgain (someone
 /// held the lock since it was observed) has nothing to redo.
 void take_lock(NamespaceLock& lock);

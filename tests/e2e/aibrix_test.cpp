@@ -109,6 +109,10 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
   e2e::check_schema("list", json::parse(listed.out));
   CHECK(json::parse(listed.out)["items"].at(0)["mode"] == "stormservice");
+  // Shell completion of scale's --role: the StormService's roles.
+  const auto roles = e2e::run_process({e2e::mindie_binary(), "__completeNoDesc", "--kubeconfig", sb.kubeconfig(),
+                                       "scale", "--framework", "aibrix", "-n", "vllm-test", "--role", ""});
+  CHECK(roles.out == "decode\nprefill\nrouting\n:4\n");
 
   // A pod killed (as MindCluster's fault rescheduling deletes it) comes back under the same name: status shows the
   // recreation from the events about the earlier pod; a crash loop shows as restarts.
