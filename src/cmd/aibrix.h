@@ -136,13 +136,16 @@ class StormStatusOptions {
   std::string namespace_;
 };
 
-/// delete --framework aibrix -n NS --app NAME: the StormService (its pods go with it), then its Services.
+/// delete --framework aibrix -n NS [--app NAME]: the StormService (its pods go with it), then its Services. Without
+/// --app the one kubectl-mindie deployed in NS; as kubectl delete, a named one that does not exist is an error (unless
+/// --ignore-not-found), a namespace holding none is "No resources found".
 class StormDeleteOptions {
  public:
   StormDeleteOptions(FrameworkFlags framework, DeleteFlags flags, std::string namespace_flag);
   /// --dry-run's value. Throws UsageError.
   void complete();
-  /// --app, -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws UsageError.
+  /// --app (optional), -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws
+  /// UsageError.
   void validate();
   /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
   /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
@@ -158,6 +161,7 @@ class StormDeleteOptions {
   FrameworkFlags framework_;
   DeleteFlags flags_;
   std::string namespace_flag_;
+  std::string app_;  ///< the StormService deleted: --app, else the one found
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
   std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout

@@ -119,16 +119,22 @@ std::vector<json::object> find_storms(kube::Client& client, const std::string& n
   return out;
 }
 
-json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app) {
+std::optional<json::object> only_storm(kube::Client& client, const std::string& ns, const std::string& app) {
   std::vector<json::object> found = find_storms(client, ns, app);
-  if (found.empty() && !app.empty()) throw CommandError(storm_ref(app) + " not found in namespace " + ns);
-  if (found.empty()) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
+  if (found.empty()) return std::nullopt;
   if (found.size() > 1) {
     std::string names;
     for (const auto& f : found) names += (names.empty() ? "" : ", ") + name_of(f);
     throw CommandError("several StormServices in namespace " + ns + " (" + names + "): pass --app NAME");
   }
   return std::move(found.front());
+}
+
+json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::optional<json::object> found = only_storm(client, ns, app);
+  if (!found && !app.empty()) throw CommandError(storm_ref(app) + " not found in namespace " + ns);
+  if (!found) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
+  return std::move(*found);
 }
 
 std::vector<std::string> role_names(const json::object& storm_service) {

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +37,11 @@ void check_app(const std::string& app);
 /// exist), else each one kubectl-mindie deployed (its managed-by label).
 std::vector<boost::json::object> find_storms(kube::Client& client, const std::string& ns, const std::string& app);
 
-/// The one StormService of find_storms. Throws CommandError when there is none, or several (naming them: pass --app).
+/// The one StormService of find_storms; nullopt when there is none. Throws CommandError when there are several
+/// (naming them: pass --app).
+std::optional<boost::json::object> only_storm(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// only_storm, which must exist. Throws CommandError when there is none, or several.
 boost::json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app);
 
 /// The names of `storm_service`'s roles (spec.template.spec.roles), in its order.

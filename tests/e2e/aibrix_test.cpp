@@ -192,17 +192,32 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(deletes == 2);
   CHECK(names(sb, "services", "storm-service-name=qwen3-pd").size() == 4);
 
-  // delete --wait: the StormService (its pods follow by ownerReferences) and its Services.
-  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--wait"});
+  // delete --wait: the StormService (its pods follow by ownerReferences) and its Services; without --app the one
+  // kubectl-mindie deployed in the namespace.
+  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--wait"});
   REQUIRE_MESSAGE(gone.exit_code == 0, gone.err);
   CHECK(gone.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd deleted") != std::string::npos);
   CHECK(gone.out.find("service/qwen3-pd-prefill-0 deleted") != std::string::npos);
   CHECK(names(sb, "stormservices").empty());
   CHECK(names(sb, "pods").empty());
   CHECK(names(sb, "services").empty());
-  const auto again = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
-  CHECK(again.exit_code == 1);
-  CHECK(again.err.find("error: stormservice.orchestration.aibrix.ai \"qwen3-pd\" not found") != std::string::npos);
+  // Deleting again behaves as in the other modes: nothing in the namespace is "No resources found", exit 0; a named
+  // StormService that does not exist is an error, as kubectl delete NAME, unless --ignore-not-found.
+  const std::size_t mark = sb.requests().size();
+  const auto again = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "No resources found in vllm-test namespace.\n");
+  const auto named = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find("error: stormservice.orchestration.aibrix.ai \"qwen3-pd\" not found") != std::string::npos);
+  const auto ignored =
+      sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--ignore-not-found"});
+  CHECK_MESSAGE(ignored.exit_code == 0, ignored.err);
+  CHECK(ignored.out == "No resources found in vllm-test namespace.\n");
+  std::size_t writes = 0;
+  for (const auto& r : sb.requests_since(mark))
+    writes += r.method != "GET" && r.path.find("/leases/") == std::string::npos ? 1 : 0;
+  CHECK(writes == 0);
 }
 
 TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op) re-reads and retries") {

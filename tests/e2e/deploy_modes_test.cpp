@@ -65,7 +65,20 @@ void check_update_config(const Cluster& sb, const e2e::TempDir& dir, const json&
   CHECK(writes[0].path == kCm);
 }
 
-/// delete --wait removes everything; the ConfigMap goes last.
+/// A second delete finds nothing: "No resources found", exit 0, nothing written (in every mode; --ignore-not-found
+/// changes nothing).
+void check_deleted_again(const Cluster& sb) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"delete", "-n", kNs},
+                                               std::vector<std::string>{"delete", "-n", kNs, "--ignore-not-found"}}) {
+    const std::size_t mark = sb.requests().size();
+    const auto run = sb.mindie(args);
+    CHECK_MESSAGE(run.exit_code == 0, run.err);
+    CHECK(run.out == "No resources found in " + kNs + " namespace.\n");
+    CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+  }
+}
+
+/// delete --wait removes everything; the ConfigMap goes last. Then deleting again finds nothing.
 void check_delete(const Cluster& sb) {
   const auto run = sb.mindie({"delete", "-n", kNs, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -76,6 +89,7 @@ void check_delete(const Cluster& sb) {
   CHECK(items(sb, "services").empty());
   CHECK(items(sb, "pods").empty());
   CHECK(items(sb, "configmaps").empty());
+  check_deleted_again(sb);
 }
 
 }  // namespace
