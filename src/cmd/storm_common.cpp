@@ -31,15 +31,18 @@ void add_framework_flags(po::options_description& desc, FrameworkFlags& flags, c
   desc.add_options()("role", po::value(&flags.role),
                      "--framework aibrix: the role to scale (prefill, decode, routing)")(
       "replicas", po::value<int>()->notifier([&flags](int v) { flags.replicas = v; }),
-      "--framework aibrix: the role's new replica count (1..64)");
+      "--framework aibrix: the role's new replica count (1..64)")(
+      "allow-restart", po::bool_switch(&flags.allow_restart),
+      "--framework aibrix: scale even when AIBrix recreates the running pods of roles whose pod template changes");
 }
 
 bool use_aibrix(const FrameworkFlags& flags) {
   if (flags.framework == "aibrix") return true;
   if (flags.framework != "mindie")
     throw UsageError("invalid value \"" + flags.framework + "\" for --framework: mindie or aibrix");
-  for (auto [given, name] : {std::pair{!flags.app.empty(), "--app"}, std::pair{!flags.role.empty(), "--role"},
-                             std::pair{flags.replicas.has_value(), "--replicas"}})
+  for (auto [given, name] :
+       {std::pair{!flags.app.empty(), "--app"}, std::pair{!flags.role.empty(), "--role"},
+        std::pair{flags.replicas.has_value(), "--replicas"}, std::pair{flags.allow_restart, "--allow-restart"}})
     if (given) throw UsageError(std::string(name) + " needs --framework aibrix");
   return false;
 }
