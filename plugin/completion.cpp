@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "cmd/list_inputs.h"
+#include "cmd/logs.h"
+#include "cmd/storm_common.h"
 #include "commands.h"
 #include "kube/client.h"
 #include "kube/curl_transport.h"
@@ -74,14 +77,19 @@ std::vector<std::string> kubeconfig_names(const std::string& flag_file, const st
   return names;
 }
 
-/// Namespaces holding a deployment (cmd::deployment_namespaces, as list -A finds them), no retries, at most 5 s per
-/// request (less with --request-timeout). Nothing on any failure.
-std::vector<std::string> baseline_namespaces(const std::map<std::string, std::string>& typed) {
-  const auto get = [&typed](const std::string& k) {
-    const auto it = typed.find(k);
-    return it == typed.end() ? std::string() : it->second;
-  };
-  std::vector<std::string> out;
+/// The value typed for long flag `name` ("" when not given).
+std::string typed_value(const std::map<std::string, std::string>& typed, const std::string& name) {
+  const auto it = typed.find(name);
+  return it == typed.end() ? std::string() : it->second;
+}
+
+/// What a completion reads from the cluster: `read` on a client of the connection flags typed so far, no retries, at
+/// most 5 s per request (less with --request-timeout). Nothing on any failure. `read` is given the namespace the
+/// command would use (-n, else the kubeconfig's).
+std::vector<std::string> from_cluster(
+    const std::map<std::string, std::string>& typed,
+    const std::function<std::vector<std::string>(kube::Client&, const std::string& ns)>& read) {
+  const auto get = [&typed](const std::string& k) { return typed_value(typed, k); };
   try {
     kube::KubeconfigFlags flags;
     flags.kubeconfig = get("kubeconfig");
@@ -99,10 +107,24 @@ std::vector<std::string> baseline_namespaces(const std::map<std::string, std::st
     if (rest.request_timeout.count() == 0 || rest.request_timeout > cap) rest.request_timeout = cap;
     kube::CurlTransport transport(rest);
     kube::Client client(transport);
-    out = cmd::deployment_namespaces(client);
+    return read(client, get("namespace").empty() ? rest.namespace_ : get("namespace"));
   } catch (const std::exception&) {
   }
-  return out;
+  return {};
+}
+
+/// The values --role accepts for `command`: logs, the roles of the deployment's pods; scale --framework aibrix, the
+/// roles of its StormService (--app, else those kubectl-mindie deployed). None elsewhere.
+std::vector<std::string> role_values(const std::string& command, const std::map<std::string, std::string>& typed) {
+  const auto get = [&typed](const std::string& k) { return typed_value(typed, k); };
+  if (command == "logs") return from_cluster(typed, cmd::deployment_roles);
+  if (command != "scale" || get("framework") != "aibrix") return {};
+  return from_cluster(typed, [app = get("app")](kube::Client& client, const std::string& ns) {
+    std::set<std::string> roles;
+    for (const auto& s : cmd::storm::find_storms(client, ns, app))
+      for (auto& r : cmd::storm::role_names(s)) roles.insert(std::move(r));
+    return std::vector<std::string>(roles.begin(), roles.end());
+  });
 }
 
 }  // namespace
@@ -181,7 +203,13 @@ int complete(std::vector<std::string> words, bool descriptions, std::ostream& ou
     } else if (flag == "context" || flag == "cluster" || flag == "user") {
       values = kubeconfig_names(typed["kubeconfig"], flag == "context" ? "contexts" : flag + "s");
     } else if (flag == "namespace") {
-      values = baseline_namespaces(typed);
+      values = from_cluster(typed, [](kube::Client& client, const std::string&) {
+        return cmd::deployment_namespaces(client);
+      });
+    } else if (flag == "framework") {
+      values = {"mindie", "aibrix"};
+    } else if (flag == "role") {
+      values = role_values(command, typed);
     } else if (flag == "kubeconfig" || flag == "filename" || flag == "env-file" || flag == "overrides") {
       directive = 0;  // file names
     } else if (flag == "config-dir" || flag == "scripts-dir" || flag == "output-dir") {

@@ -34,6 +34,7 @@ struct FrameworkFlags {
   std::string app;                   ///< --app: the StormService name (scale, status, delete)
   std::string role;                  ///< --role: prefill, decode or routing (scale)
   std::optional<int> replicas;       ///< --replicas: the role's new replica count (scale)
+  bool allow_restart = false;        ///< --allow-restart: scale even when AIBrix recreates running pods (scale)
 };
 
 /// Binds --framework to `desc` for deploy, scale, status and delete, plus --app (scale, status, delete) and
@@ -83,18 +84,22 @@ class StormDeployOptions {
   bool inputs_read_ = false;
 };
 
-/// scale --framework aibrix --app NAME --role ROLE --replicas N: a JSON Patch of the role's replicas guarded by test
-/// ops (ab::plan_scale), re-planned when the object changed meanwhile, then the Services the new count needs.
+/// scale --framework aibrix [--app NAME] --role ROLE --replicas N [--allow-restart]: a JSON Patch of the role's
+/// replicas guarded by test ops (ab::plan_scale), re-planned when the object changed meanwhile, then the Services the
+/// new count needs. Without --app, the one StormService kubectl-mindie deployed in the namespace (several: refused,
+/// naming them). A patch that changes pod templates (AIBrix then recreates those roles' running pods) is refused,
+/// naming the roles, unless --allow-restart.
 class StormScaleOptions {
  public:
   StormScaleOptions(FrameworkFlags framework, ScaleFlags flags, std::string namespace_flag);
   /// Fixes the namespace (-n, else `context_namespace`) and --dry-run's value. Throws UsageError.
   void complete(const std::string& context_namespace);
-  /// --app, --role, --replicas (1..ab::kMaxRoleReplicas) and the other flags; --prefill, --decode and -f are
+  /// --app (optional), --role, --replicas (1..ab::kMaxRoleReplicas) and the other flags; --prefill, --decode and -f are
   /// UsageErrors, as is --dry-run=client (the patch needs the live object). No I/O. Throws UsageError.
   void validate();
   /// Patches and applies; with --wait, waits as StormDeployOptions::run does. Throws ApiError, TransportError,
-  /// CommandError (no CRD, an unscalable object, an object that kept changing, a --wait timeout) or PartialFailure
+  /// CommandError (no CRD, no StormService or several without --app, an unscalable object, pods recreated without
+  /// --allow-restart, an object that kept changing, a --wait timeout) or PartialFailure
   /// (the runner's: the scale applied, its Services not all).
   /// Unless a dry run, holds the namespace lock (NamespaceLock, taken before its reads) until its last write,
   /// not through the wait.
@@ -136,13 +141,16 @@ class StormStatusOptions {
   std::string namespace_;
 };
 
-/// delete --framework aibrix -n NS --app NAME: the StormService (its pods go with it), then its Services.
+/// delete --framework aibrix -n NS [--app NAME]: the StormService (its pods go with it), then its Services. Without
+/// --app the one kubectl-mindie deployed in NS; as kubectl delete, a named one that does not exist is an error (unless
+/// --ignore-not-found), a namespace holding none is "No resources found".
 class StormDeleteOptions {
  public:
   StormDeleteOptions(FrameworkFlags framework, DeleteFlags flags, std::string namespace_flag);
   /// --dry-run's value. Throws UsageError.
   void complete();
-  /// --app, -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws UsageError.
+  /// --app (optional), -n required (never the kubeconfig's namespace), -o, --wait, --timeout. No I/O. Throws
+  /// UsageError.
   void validate();
   /// Deletes (under --dry-run=client only prints) and with --wait waits, through watches on connections from
   /// `new_transport`, until the StormService and its pods are gone. Throws ApiError, TransportError, CommandError
@@ -158,6 +166,7 @@ class StormDeleteOptions {
   FrameworkFlags framework_;
   DeleteFlags flags_;
   std::string namespace_flag_;
+  std::string app_;  ///< the StormService deleted: --app, else the one found
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds timeout_{0};
   std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout

@@ -19,7 +19,10 @@ void add_delete_flags(po::options_description& desc, DeleteFlags& flags) {
   desc.add_options()("dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
                      "none, client (only print what would be deleted) or server (send with dryRun=All)")(
       "wait", po::bool_switch(&flags.wait), "Wait until the workload and its pods are gone")(
-      "timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)");
+      "timeout", po::value(&flags.timeout)->default_value("10m"), "How long --wait waits (30s, 10m, 1h)")(
+      "ignore-not-found", po::bool_switch(&flags.ignore_not_found),
+      "--framework aibrix --app: a StormService that does not exist is not an error (without --app, finding nothing "
+      "never is)");
   flags.output.bind(desc);
   add_lock_flags(desc, flags.lock);
 }
@@ -261,14 +264,18 @@ Command delete_command() {
           "  # Show what would be deleted\n"
           "  kubectl mindie delete -n mindie-demo --dry-run=client\n\n"
           "  # Delete an AIBrix StormService and its Services, and wait for its pods to go\n"
-          "  kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd --wait\n",
+          "  kubectl mindie delete --framework aibrix -n vllm-test --app qwen3-pd --wait\n\n"
+          "  # Delete the one StormService kubectl-mindie deployed in vllm-test, if there is one\n"
+          "  kubectl mindie delete --framework aibrix -n vllm-test\n",
           DeleteFlags().output.formats(),
           true,
           [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
             return std::make_unique<DeleteInvocation>(desc);
           },
           changing_exit_codes("-n not given, a motor-config that kubectl-mindie did not write (nothing is deleted), "
-                              "--wait timing out (naming what is left; motor-config is kept)")};
+                              "--wait timing out (naming what is left; motor-config is kept), --app naming no "
+                              "StormService (unless --ignore-not-found; nothing to delete in the namespace is no "
+                              "error)")};
 }
 
 }  // namespace mindie::cmd

@@ -21,9 +21,10 @@ namespace mindie::cmd {
 
 /// delete's own flags, as given.
 struct DeleteFlags {
-  std::string dry_run = "none";  ///< --dry-run: none, client (read only, print) or server (dryRun=All)
-  bool wait = false;             ///< --wait: return once the workload and its pods are gone
-  std::string timeout = "10m";   ///< --timeout of --wait, a Go duration
+  std::string dry_run = "none";   ///< --dry-run: none, client (read only, print) or server (dryRun=All)
+  bool wait = false;              ///< --wait: return once the workload and its pods are gone
+  std::string timeout = "10m";    ///< --timeout of --wait, a Go duration
+  bool ignore_not_found = false;  ///< --ignore-not-found: --app naming nothing is "No resources found", exit 0
   OutputFlags output{{"json", "yaml", "name"}, "Output format", " (what was deleted)"};  ///< -o
   LockFlags lock;                                                                        ///< --lock-timeout
 };

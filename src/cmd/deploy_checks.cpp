@@ -7,6 +7,7 @@
 #include "cmd/deploy_steps.h"
 #include "cmd/gang_instances.h"
 #include "cmd/multi_deployment.h"
+#include "cmd/node_port_claims.h"
 #include "cmd/pod_groups.h"
 #include "mindie/baseline_policy.h"
 #include "mindie/deployer_scripts.h"
@@ -38,16 +39,20 @@ void warn_node_ports_unchecked(Printer& printer, const std::vector<render::NodeP
                   keys + " to choose another)");
 }
 
-/// The refusal naming each Service that holds a port the deployment needs.
-std::string node_port_conflicts_message(const std::vector<operator_rules::NodePortConflict>& conflicts) {
-  std::string msg, keys;
+/// The refusal naming each Service that holds a port the deployment needs, and a free port for each (of the Services
+/// `services`, the claims and the deployment's own `claims`).
+std::string node_port_conflicts_message(kube::Client& client,
+                                        const std::vector<operator_rules::NodePortConflict>& conflicts,
+                                        const std::vector<render::NodePortClaim>& claims, const json::array& services) {
+  std::string msg;
+  std::vector<render::NodePortClaim> refused;
   for (const auto& c : conflicts) {
     msg += (msg.empty() ? "" : "\n") + std::string("nodePort ") + std::to_string(c.claim.port) + " of service/" +
            c.claim.service + " in namespace " + c.claim.ns + " is already allocated to service/" + c.holder_name +
            " in namespace " + c.holder_ns + " (" + c.claim.key + ")";
-    if (keys.find(c.claim.key) == std::string::npos) keys += (keys.empty() ? "" : ", ") + c.claim.key;
+    refused.push_back(c.claim);
   }
-  return msg + "\nset " + keys + " to a free port (30000..32767); nothing was written";
+  return msg + "\n" + free_port_advice(client, refused, claims, &services) + "; nothing was written";
 }
 
 /// A list in namespace `ns` forbidden to a user who may still deploy: nullopt, with a warning that `check` is skipped.
@@ -156,7 +161,7 @@ std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printe
     to_check.push_back(c);
   }
   const auto conflicts = operator_rules::node_port_conflicts(to_check, items);
-  if (!conflicts.empty()) throw CommandError(node_port_conflicts_message(conflicts));
+  if (!conflicts.empty()) throw CommandError(node_port_conflicts_message(client, conflicts, claims, items));
   return to_check;
 }
 

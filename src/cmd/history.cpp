@@ -77,7 +77,8 @@ void HistoryOptions::run(kube::Client& client, Printer& printer) const {
   if (flags_.revision) {
     const revision::Revision& r = find_revision(all, *flags_.revision, namespace_);
     const std::size_t i = static_cast<std::size_t>(&r - all.data());
-    json::object shown = entry(all, i);
+    json::object shown{{"apiVersion", "kubectl-mindie/v1"}, {"kind", "Revision"}};
+    for (const auto& kv : entry(all, i)) shown[kv.key()] = kv.value();
     json::object data{{baseline::kBaselineKey, r.content.user_config},
                       {revision::kScriptsDigestKey, r.content.scripts_digest}};
     if (r.content.env) data[baseline::kEnvKey] = *r.content.env;
@@ -88,7 +89,10 @@ void HistoryOptions::run(kube::Client& client, Printer& printer) const {
     json::array entries;
     for (std::size_t i = 0; i < all.size(); ++i) entries.push_back(entry(all, i));
     printer.view(kControllerRevisions, "",
-                 {{"kind", "History"}, {"namespace", namespace_}, {"revisions", std::move(entries)}},
+                 {{"apiVersion", "kubectl-mindie/v1"},
+                  {"kind", "History"},
+                  {"namespace", namespace_},
+                  {"revisions", std::move(entries)}},
                  [&](bool) { return table(all); });
   }
   printer.flush();

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -227,6 +228,8 @@ std::string describe_lock_holder(const kube::LeaseRecord& record);
 struct LockNotes {
   std::vector<std::string> drift;       ///< an intent left by a command that is gone, with its age
   std::vector<std::string> converging;  ///< a change that a live holder is making now
+  /// The roles a scale under way (a live holder's intent) is changing: role → (from, to) instances.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling;
 };
 /// Reads `lease` (a Lease object) at `now` (seconds since the epoch). One look cannot watch the lease as LeaseLock
 /// does: a holder's renewTime is compared with `now` to tell a likely live holder from a gone one, and a renewTime

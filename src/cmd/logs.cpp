@@ -1,6 +1,7 @@
 #include "cmd/logs.h"
 
 #include <iostream>
+#include <set>
 
 #include "cmd/list_inputs.h"
 #include "cmd/logs_streams.h"
@@ -29,7 +30,33 @@ void add_logs_flags(po::options_description& desc, LogsFlags& flags) {
        "With -f, the most concurrent log streams (one per pod); more pods is an error");
 }
 
+/// The pods of `role` (every role: "") and `instance` of the deployment in `ns`, as its baseline says it runs them.
+/// Throws CommandError when `ns` holds none.
+LogTarget target_in(kube::Client& client, const std::string& ns, const std::string& role, std::int64_t instance) {
+  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  if (!cm) {
+    throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
+                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
+                       hint_suffix(did_you_mean(client, ns)));
+  }
+  const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
+  LogTarget target{ns,      stored.workload_name(), baseline::runs_deployments(stored.deploy_mode_if_known()), 1, role,
+                   instance};
+  if (!target.plain_deployments)
+    target.services = status::service_count(client.get_if_exists(kube::gvr::kInferServiceSets, ns, target.workload));
+  return target;
+}
+
 }  // namespace
+
+std::vector<std::string> deployment_roles(kube::Client& client, const std::string& ns) {
+  const LogTarget target = target_in(client, ns, "", -1);
+  std::set<std::string> roles;
+  const json::object pods = client.list(kube::gvr::kPods, ns, log_selector(target));
+  for (const auto& pod : pods.at("items").as_array())
+    if (std::string role = log_role(pod.as_object(), target.plain_deployments); !role.empty()) roles.insert(role);
+  return {roles.begin(), roles.end()};
+}
 
 LogsOptions::LogsOptions(LogsFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
@@ -57,18 +84,7 @@ void LogsOptions::validate() const {
 }
 
 void LogsOptions::run(kube::Client& client, const kube::Informer::TransportFactory& new_transport) {
-  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, baseline::kConfigMapName);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" +
-                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
-                       hint_suffix(did_you_mean(client, namespace_)));
-  }
-  const baseline::Baseline stored = baseline::read_baseline(*cm, namespace_);
-  LogTarget target{namespace_,  stored.workload_name(), baseline::runs_deployments(stored.deploy_mode_if_known()), 1,
-                   flags_.role, flags_.instance};
-  if (!target.plain_deployments)
-    target.services =
-        status::service_count(client.get_if_exists(kube::gvr::kInferServiceSets, namespace_, target.workload));
+  const LogTarget target = target_in(client, namespace_, flags_.role, flags_.instance);
   json::object list = client.list(kube::gvr::kPods, namespace_, log_selector(target));
   std::vector<json::object> pods;
   for (auto& p : list["items"].as_array()) pods.push_back(std::move(p.as_object()));

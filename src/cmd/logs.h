@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cmd/command.h"
 #include "cmd/common.h"
@@ -45,6 +46,10 @@ class LogsOptions {
   std::string namespace_;
   kube::PodLogOptions options_;
 };
+
+/// The roles --role names in namespace `ns`: those of the deployment's pods, sorted (shell completion offers them).
+/// Throws CommandError when the namespace holds no deployment, ApiError, TransportError.
+std::vector<std::string> deployment_roles(kube::Client& client, const std::string& ns);
 
 /// The logs command for the command table (cmd/command.h).
 Command logs_command();

@@ -46,8 +46,12 @@ std::string log_selector(const LogTarget& t) {
   return selector;
 }
 
+std::string log_role(const json::object& pod, bool plain_deployments) {
+  return meta(pod, {"metadata", "labels", plain_deployments ? render::kComponentLabel : kRoleLabel});
+}
+
 std::string log_prefix(const json::object& pod, bool plain_deployments) {
-  std::string role = meta(pod, {"metadata", "labels", plain_deployments ? render::kComponentLabel : kRoleLabel});
+  std::string role = log_role(pod, plain_deployments);
   std::string index = meta(pod, {"metadata", "labels", plain_deployments ? render::kInstanceIndexLabel : kIndexLabel});
   if (role.empty()) role = "-";
   if (index.empty()) index = plain_deployments ? "0" : "-";  // status counts controller/coordinator as instance 0

@@ -31,6 +31,9 @@ struct LogTarget {
 /// cmd::multi_selector plus app.kubernetes.io/component=ROLE and kubectl-mindie/instance-index=K.
 std::string log_selector(const LogTarget& target);
 
+/// The role `pod` belongs to, by the same labels ("" when it has none).
+std::string log_role(const boost::json::object& pod, bool plain_deployments);
+
 /// "[role/instance/pod]" of `pod` (the same labels; "-" for a label the pod lacks).
 std::string log_prefix(const boost::json::object& pod, bool plain_deployments);
 

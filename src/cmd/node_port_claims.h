@@ -26,6 +26,14 @@ std::string node_port_claim_name(int port);
 std::vector<render::NodePortClaim> claims_to_make(kube::Client& client,
                                                   const std::vector<render::NodePortClaim>& claims);
 
+/// What to set instead of each of `refused` (ports the cluster holds), one line each: "set KEY to a free port of
+/// 30000..32767: N is free", N free of the nodePorts Services hold (`services`, a cluster-wide list; listed here when
+/// null), of those deployments claim (their claim objects, one LIST) and of `own` (the deployment's own ports). A list
+/// forbidden (403) is left out; no free port left says so.
+std::string free_port_advice(kube::Client& client, const std::vector<render::NodePortClaim>& refused,
+                             const std::vector<render::NodePortClaim>& own,
+                             const boost::json::array* services = nullptr);
+
 /// One step per claim: apply it, never forced (a conflict with another namespace's claim: CommandError naming it),
 /// undone by deleting it while it is still this namespace's.
 std::vector<change::Step> claim_steps(kube::Client& client, const std::vector<render::NodePortClaim>& claims,

@@ -225,32 +225,36 @@ class ScaleInvocation : public Invocation {
 }  // namespace
 
 Command scale_command() {
-  return {"scale",
-          "Change prefill/decode (or PD-hybrid) instance counts of a running deployment",
-          "kubectl mindie scale [-n NS] (--prefill N | --decode M | --hybrid H | -f user_config.json) [flags]",
-          "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
-          "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
-          "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
-          "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.\n"
-          "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances. Before the first\n"
-          "write the added instances' pods must fit the NPUs free on the nodes their nodeSelector matches\n"
-          "(allocatable less what the pods there hold; --skip-node-check skips that).",
-          "  # Three prefill instances, two decode instances\n"
-          "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
-          "  # Four instances of a PD-hybrid deployment's union role\n"
-          "  kubectl mindie scale -n mindie-demo --hybrid 4\n\n"
-          "  # Take the counts from an edited config (nothing else may differ)\n"
-          "  kubectl mindie scale -f user_config.json\n\n"
-          "  # Two decode replicas of the AIBrix StormService qwen3-pd\n"
-          "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2\n",
-          ScaleFlags().output.formats(),
-          true,
-          [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
-            return std::make_unique<ScaleInvocation>(desc);
-          },
-          changing_exit_codes("no deployment in the namespace, a change scale cannot make (a role it lacks, counts the "
-                              "operator refuses), the baseline changed by others on every attempt, --wait timing out "
-                              "(naming every pod not ready)")};
+  return {
+      "scale",
+      "Change prefill/decode (or PD-hybrid) instance counts of a running deployment",
+      "kubectl mindie scale [-n NS] (--prefill N | --decode M | --hybrid H | -f user_config.json) [flags]",
+      "Change instance counts only: JSON-patch spec.template.roles[i].replicas of the live InferServiceSet\n"
+      "(guarded by test ops), then the baseline. If the baseline cannot be updated, the patch is undone.\n"
+      "multi_deployment: creates or deletes engine Deployments (highest indices first). PD-hybrid deployments\n"
+      "(hybrid_instances_num) scale their union role with --hybrid. single_container cannot be scaled.\n"
+      "Scaling in a gang-scheduled role deletes the Volcano PodGroups of the removed instances. Before the first\n"
+      "write the added instances' pods must fit the NPUs free on the nodes their nodeSelector matches\n"
+      "(allocatable less what the pods there hold; --skip-node-check skips that).",
+      "  # Three prefill instances, two decode instances\n"
+      "  kubectl mindie scale -n mindie-demo --prefill 3 --decode 2\n\n"
+      "  # Four instances of a PD-hybrid deployment's union role\n"
+      "  kubectl mindie scale -n mindie-demo --hybrid 4\n\n"
+      "  # Take the counts from an edited config (nothing else may differ)\n"
+      "  kubectl mindie scale -f user_config.json\n\n"
+      "  # Two decode replicas of the AIBrix StormService qwen3-pd (--app: the only one of the namespace when left\n"
+      "  # out), though AIBrix recreates the running pods of the roles whose template changes\n"
+      "  kubectl mindie scale --framework aibrix -n vllm-test --app qwen3-pd --role decode --replicas 2 "
+      "--allow-restart\n",
+      ScaleFlags().output.formats(),
+      true,
+      [](boost::program_options::options_description& desc) -> std::unique_ptr<Invocation> {
+        return std::make_unique<ScaleInvocation>(desc);
+      },
+      changing_exit_codes("no deployment in the namespace, a change scale cannot make (a role it lacks, counts the "
+                          "operator refuses), the baseline changed by others on every attempt, --wait timing out "
+                          "(naming every pod not ready), an AIBrix scale that would recreate running pods without "
+                          "--allow-restart")};
 }
 
 }  // namespace mindie::cmd

@@ -65,23 +65,36 @@ void print_report(Printer& printer, const status::Report& report) {
   printer.out() << std::flush;  // a watching reader (jq, a pipe) needs each document whole, when it is printed
 }
 
-/// Adds to `report` the unfinished change recorded in namespace `ns`'s lock (issue 17): drift until a command
-/// recovers it. A user who may not read Leases gets a warning instead.
-void add_lock_notes(kube::Client& client, const std::string& ns, status::Report& report) {
+/// The change recorded in namespace `ns`'s lock, read now (issue 17: an unfinished one is drift until a command
+/// recovers it). A user who may not read Leases gets a warning in `warnings` instead.
+LockNotes read_lock_notes(kube::Client& client, const std::string& ns, std::vector<std::string>& warnings) {
   std::optional<json::object> lease;
   try {
     lease = client.get_if_exists(kube::gvr::kLeases, ns, kLockLeaseName);
   } catch (const kube::ApiError& e) {
     if (e.code() != 403) throw;
-    report.warnings.push_back("lease/" + std::string(kLockLeaseName) + " could not be read (" + e.status_message() +
-                              "): an unfinished change of an interrupted command would not show");
+    warnings.push_back("lease/" + std::string(kLockLeaseName) + " could not be read (" + e.status_message() +
+                       "): an unfinished change of an interrupted command would not show");
   }
-  if (!lease) return;
-  const LockNotes notes = lock_notes(
+  if (!lease) return {};
+  return lock_notes(
       *lease,
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-  report.drift.insert(report.drift.end(), notes.drift.begin(), notes.drift.end());
-  report.converging.insert(report.converging.end(), notes.converging.begin(), notes.converging.end());
+}
+
+/// The report of `inputs`, knowing the scale under way that `notes` (read after `inputs`) records (issue 33: no
+/// drift line while a scale runs). A scale records its intent before its workload write and clears it after its
+/// baseline write: a workload read changed is explained by that intent or, when `notes` has none, by the baseline
+/// read after it, so on drift without one motor-config is read again.
+status::Report settled_report(kube::Client& client, const std::string& ns, status::StatusInputs& inputs,
+                              const LockNotes& notes) {
+  inputs.scaling = notes.scaling;
+  status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
+  if (report.drift.empty() || !notes.scaling.empty()) return report;
+  auto baseline = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  if (!baseline || *baseline == inputs.config_map) return report;
+  inputs.config_map = std::move(*baseline);
+  return status::build_report(ns, inputs, std::chrono::system_clock::now());
 }
 
 /// Prints, stamped with the time, the summary lines new since `previous` and the problems of `previous` that are
@@ -103,7 +116,7 @@ void print_changed_lines(std::ostream& out, const std::vector<std::string>& prev
 /// --watch: rebuilds the report of namespace `ns` from an informer's cache on every change, until interrupted. On
 /// a terminal the screen is redrawn in place; otherwise (a pipe, a log) each change prints what it changed.
 /// `first_report` is the report of `inputs`, read before.
-[[noreturn]] void watch_status(const std::string& ns, const std::string& format, Printer& printer,
+[[noreturn]] void watch_status(kube::Client& client, const std::string& ns, const std::string& format, Printer& printer,
                                const kube::Informer::TransportFactory& new_transport,
                                const status::StatusInputs& inputs, const status::Report& first_report) {
   const bool terminal = format.empty() || format == "wide" ? isatty(STDOUT_FILENO) != 0 : false;
@@ -116,9 +129,12 @@ void print_changed_lines(std::ostream& out, const std::vector<std::string>& prev
   std::vector<std::string> previous;
   bool first = true;
   for (;;) {
-    const status::Report report =
-        status::build_report(ns, multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer),
-                             std::chrono::system_clock::now());
+    status::StatusInputs in = multi ? inputs_from_multi_informer(informer) : inputs_from_informer(informer);
+    status::Report report = status::build_report(ns, in, std::chrono::system_clock::now());
+    if (!report.drift.empty()) {        // a change under way, or a baseline the informer has not seen yet?
+      std::vector<std::string> unread;  // the lease's 403 was said when the watch started
+      report = settled_report(client, ns, in, read_lock_notes(client, ns, unread));
+    }
     if (terminal) {
       printer.out() << "\x1b[H\x1b[2J" << status::render_table(report, format == "wide") << std::flush;
     } else if (!format.empty() && format != "wide") {  // json, yaml, name: whole, on each change
@@ -149,9 +165,13 @@ void StatusOptions::run(kube::Client& client, Printer& printer, const kube::Info
     printer.warning("configmap/" + std::string(baseline::kConfigMapName) + " in namespace " + namespace_ +
                     " was not written by kubectl-mindie (deploy.py?): what lacks kubectl-mindie's labels is not "
                     "shown; take the deployment over with kubectl mindie deploy -f user_config.json --adopt");
-  status::Report report = status::build_report(namespace_, inputs, std::chrono::system_clock::now());
-  if (flags_.watch) watch_status(namespace_, format, printer, new_transport, inputs, report);
-  add_lock_notes(client, namespace_, report);
+  std::vector<std::string> lease_warnings;
+  const LockNotes notes = read_lock_notes(client, namespace_, lease_warnings);
+  status::Report report = settled_report(client, namespace_, inputs, notes);
+  if (flags_.watch) watch_status(client, namespace_, format, printer, new_transport, inputs, report);
+  report.warnings.insert(report.warnings.end(), lease_warnings.begin(), lease_warnings.end());
+  report.drift.insert(report.drift.end(), notes.drift.begin(), notes.drift.end());
+  report.converging.insert(report.converging.end(), notes.converging.begin(), notes.converging.end());
   print_report(printer, report);
 }
 

@@ -31,15 +31,18 @@ void add_framework_flags(po::options_description& desc, FrameworkFlags& flags, c
   desc.add_options()("role", po::value(&flags.role),
                      "--framework aibrix: the role to scale (prefill, decode, routing)")(
       "replicas", po::value<int>()->notifier([&flags](int v) { flags.replicas = v; }),
-      "--framework aibrix: the role's new replica count (1..64)");
+      "--framework aibrix: the role's new replica count (1..64)")(
+      "allow-restart", po::bool_switch(&flags.allow_restart),
+      "--framework aibrix: scale even when AIBrix recreates the running pods of roles whose pod template changes");
 }
 
 bool use_aibrix(const FrameworkFlags& flags) {
   if (flags.framework == "aibrix") return true;
   if (flags.framework != "mindie")
     throw UsageError("invalid value \"" + flags.framework + "\" for --framework: mindie or aibrix");
-  for (auto [given, name] : {std::pair{!flags.app.empty(), "--app"}, std::pair{!flags.role.empty(), "--role"},
-                             std::pair{flags.replicas.has_value(), "--replicas"}})
+  for (auto [given, name] :
+       {std::pair{!flags.app.empty(), "--app"}, std::pair{!flags.role.empty(), "--role"},
+        std::pair{flags.replicas.has_value(), "--replicas"}, std::pair{flags.allow_restart, "--allow-restart"}})
     if (given) throw UsageError(std::string(name) + " needs --framework aibrix");
   return false;
 }
@@ -106,6 +109,44 @@ void check_app(const std::string& app) {
   if (app.empty()) throw UsageError("--app NAME is required with --framework aibrix (the StormService name)");
   if (!kube::is_dns1035_label(app))
     throw UsageError("--app " + app + " is not a valid StormService name (a DNS-1035 label)");
+}
+
+std::vector<json::object> find_storms(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::vector<json::object> out;
+  if (!app.empty()) {
+    if (auto found = client.get_if_exists(kStormServices, ns, app)) out.push_back(std::move(*found));
+    return out;
+  }
+  json::object list = client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue);
+  for (auto& item : list["items"].as_array()) out.push_back(std::move(item.as_object()));
+  return out;
+}
+
+std::optional<json::object> only_storm(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::vector<json::object> found = find_storms(client, ns, app);
+  if (found.empty()) return std::nullopt;
+  if (found.size() > 1) {
+    std::string names;
+    for (const auto& f : found) names += (names.empty() ? "" : ", ") + name_of(f);
+    throw CommandError("several StormServices in namespace " + ns + " (" + names + "): pass --app NAME");
+  }
+  return std::move(found.front());
+}
+
+json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app) {
+  std::optional<json::object> found = only_storm(client, ns, app);
+  if (!found && !app.empty()) throw CommandError(storm_ref(app) + " not found in namespace " + ns);
+  if (!found) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
+  return std::move(*found);
+}
+
+std::vector<std::string> role_names(const json::object& storm_service) {
+  const json::value v = storm_service;
+  std::vector<std::string> out;
+  if (const json::value* roles = find(&v, {"spec", "template", "spec", "roles"}); roles && roles->is_array())
+    for (const auto& r : roles->get_array())
+      if (std::string name = str(find(&r, {"name"})); !name.empty()) out.push_back(std::move(name));
+  return out;
 }
 
 void take_lock(NamespaceLock& lock) {

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,20 @@ void require_crd(kube::Client& client, const std::string& nothing_done);
 
 /// --app: required, a DNS-1035 label. Throws UsageError.
 void check_app(const std::string& app);
+
+/// The StormServices a command given `app` (--app, or "") acts on in `ns`: the one named `app` (none when it does not
+/// exist), else each one kubectl-mindie deployed (its managed-by label).
+std::vector<boost::json::object> find_storms(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// The one StormService of find_storms; nullopt when there is none. Throws CommandError when there are several
+/// (naming them: pass --app).
+std::optional<boost::json::object> only_storm(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// only_storm, which must exist. Throws CommandError when there is none, or several.
+boost::json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app);
+
+/// The names of `storm_service`'s roles (spec.template.spec.roles), in its order.
+std::vector<std::string> role_names(const boost::json::object& storm_service);
 
 /// Takes the namespace lock at once: a Storm command reads what it plans from only after this, so a PlanAgain (someone
 /// held the lock since it was observed) has nothing to redo.

@@ -16,7 +16,7 @@ StormDeleteOptions::StormDeleteOptions(FrameworkFlags framework, DeleteFlags fla
     : framework_(std::move(framework)), flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 
 void StormDeleteOptions::validate() {
-  storm::check_app(framework_.app);
+  if (!framework_.app.empty()) storm::check_app(framework_.app);
   if (namespace_flag_.empty())
     throw UsageError("-n NAMESPACE is required: delete never falls back to the kubeconfig's namespace");
   check_namespace_syntax(namespace_flag_);
@@ -33,18 +33,26 @@ void StormDeleteOptions::complete() {
 void StormDeleteOptions::run(kube::Client& client, Printer& printer,
                              const kube::Informer::TransportFactory& new_transport) {
   const std::string& ns = namespace_flag_;
-  const std::string& app = framework_.app;
   storm::require_crd(client, "nothing was deleted");
   const kube::WriteOptions opts = storm::write_options(dry_run_);
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, ns, "delete", lock_wait_, dry_run_ == DryRun::None);
   storm::take_lock(*lock);
-  auto storm_service = client.get_if_exists(kStormServices, ns, app);
-  json::array services = storm::list_services(client, ns, app);
-  if (!storm_service && services.empty())
-    throw CommandError(kStormServices.kind_dot_group() + " \"" + app + "\" not found in namespace " + ns +
-                       " (and no Services of it): nothing to delete");
+  auto storm_service = storm::only_storm(client, ns, framework_.app);
+  app_ = storm_service ? storm::name_of(*storm_service) : framework_.app;
+  json::array services = app_.empty() ? json::array() : storm::list_services(client, ns, app_);
   printer.always_list();  // -o json|yaml: what was deleted, however many
+  if (!storm_service && services.empty()) {
+    // As kubectl delete: a named object that does not exist is NotFound (k8s.io/kubectl pkg/cmd/delete/delete.go,
+    // DeleteResult: IgnoreErrors(IsNotFound) with --ignore-not-found), a selection that finds none is not an error.
+    if (!framework_.app.empty() && !flags_.ignore_not_found)
+      throw CommandError(kStormServices.kind_dot_group() + " \"" + app_ + "\" not found in namespace " + ns +
+                         " (and no Services of it): nothing to delete (--ignore-not-found: not an error)");
+    printer.summary("No resources found in " + ns + " namespace.");
+    lock->done();
+    return;
+  }
+  const std::string& app = app_;
   LockFence fence(*lock, std::nullopt);
   change::Runner runner(
       fence, storm::wording("delete", "kubectl mindie delete --framework aibrix -n " + ns + " --app " + app, dry_run_));
@@ -63,7 +71,7 @@ void StormDeleteOptions::run(kube::Client& client, Printer& printer,
 }
 
 void StormDeleteOptions::wait_gone(Printer& printer, const kube::Informer::TransportFactory& new_transport) const {
-  const std::string& app = framework_.app;
+  const std::string& app = app_;
   printer.flush();
   printer.out() << std::flush;
   const auto deadline = std::chrono::steady_clock::now() + timeout_;

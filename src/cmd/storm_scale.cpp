@@ -47,7 +47,7 @@ StormScaleOptions::StormScaleOptions(FrameworkFlags framework, ScaleFlags flags,
 
 void StormScaleOptions::validate() {
   const FrameworkFlags& fw = framework_;
-  storm::check_app(fw.app);
+  if (!fw.app.empty()) storm::check_app(fw.app);
   check_namespace_syntax(namespace_flag_);
   if (flags_.prefill || flags_.decode || !flags_.filename.empty())
     throw UsageError("--prefill, --decode and -f are for --framework mindie; use --role ROLE --replicas N");
@@ -75,6 +75,7 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
   storm::take_lock(*lock);
+  if (framework_.app.empty()) framework_.app = storm::name_of(storm::find_storm(client, namespace_, ""));
   LockFence fence(*lock, std::nullopt);
   change::Runner runner(fence, storm::wording("scale",
                                               "kubectl mindie scale --framework aibrix -n " + namespace_ + " --app " +
@@ -109,8 +110,13 @@ ab::ScalePlan StormScaleOptions::patch_replicas(kube::Client& client, Printer& p
     if (attempt == 1 && !plan.restarted_roles.empty()) {
       std::string roles;
       for (const auto& r : plan.restarted_roles) roles += (roles.empty() ? "" : ", ") + r;
-      printer.warning("scaling " + role + " from " + std::to_string(plan.from) + " to " + std::to_string(plan.to) +
-                      " changes the pod template of role(s) " + roles + ": AIBrix recreates their running pods");
+      const std::string what = "scaling " + role + " from " + std::to_string(plan.from) + " to " +
+                               std::to_string(plan.to) + " changes the pod template of role(s) " + roles;
+      if (!framework_.allow_restart)
+        throw CommandError(what +
+                           ", and AIBrix would recreate their running pods: pass --allow-restart to scale "
+                           "anyway; nothing was changed");
+      printer.warning(what + ": AIBrix recreates their running pods");
     }
     try {
       runner.run({scale_step(client, printer, plan)});

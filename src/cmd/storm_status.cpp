@@ -15,25 +15,6 @@ namespace {
 
 json::array items(json::object list) { return std::move(list.at("items").as_array()); }
 
-/// The StormService to show: `app`, else the one kubectl-mindie deployed in `ns`. Throws CommandError when there is
-/// none, or several.
-json::object find_storm(kube::Client& client, const std::string& ns, const std::string& app) {
-  if (!app.empty()) {
-    auto found = client.get_if_exists(kStormServices, ns, app);
-    if (!found) throw CommandError(storm::storm_ref(app) + " not found in namespace " + ns);
-    return std::move(*found);
-  }
-  json::array found =
-      items(client.list(kStormServices, ns, std::string(ab::kManagedByLabel) + "=" + ab::kManagedByValue));
-  if (found.empty()) throw CommandError("no StormService deployed by kubectl-mindie in namespace " + ns);
-  if (found.size() > 1) {
-    std::string names;
-    for (const auto& f : found) names += (names.empty() ? "" : ", ") + storm::name_of(f);
-    throw CommandError("several StormServices in namespace " + ns + " (" + names + "): pass --app NAME");
-  }
-  return std::move(found.front().as_object());
-}
-
 }  // namespace
 
 StormStatusOptions::StormStatusOptions(FrameworkFlags framework, StatusFlags flags, std::string namespace_flag)
@@ -54,7 +35,7 @@ void StormStatusOptions::run(kube::Client& client, Printer& printer) {
   const std::string& ns = namespace_;
   storm::require_crd(client, "no StormService to show");
   ab::StormStatusInputs inputs;
-  inputs.storm_service = find_storm(client, ns, framework_.app);
+  inputs.storm_service = storm::find_storm(client, ns, framework_.app);
   const std::string app = storm::name_of(inputs.storm_service);
   inputs.pods = items(client.list(kube::gvr::kPods, ns, ab::pods_selector(app)));
   inputs.services = storm::list_services(client, ns, app);

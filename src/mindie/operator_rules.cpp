@@ -134,6 +134,30 @@ std::map<std::string, std::vector<std::string>> instances_on_other_templates(con
   return out;
 }
 
+std::set<int> held_node_ports(const json::array& services) {
+  std::set<int> out;
+  for (const auto& s : services)
+    if (const auto* ports = find(&s, {"spec", "ports"}); ports && ports->is_array())
+      for (const auto& p : ports->as_array())
+        if (const auto n = util::num(find(&p, {"nodePort"}))) out.insert(static_cast<int>(n));
+  return out;
+}
+
+std::vector<int> free_node_ports(const std::vector<render::NodePortClaim>& wanted, std::set<int> taken) {
+  std::vector<int> out;
+  constexpr int kSize = kNodePortMax - kNodePortMin + 1;
+  for (const auto& claim : wanted) {
+    int found = 0;
+    for (int i = 1; i <= kSize && found == 0; ++i) {
+      const int port = kNodePortMin + ((claim.port - kNodePortMin + i) % kSize + kSize) % kSize;
+      if (!taken.count(port)) found = port;
+    }
+    if (found != 0) taken.insert(found);
+    out.push_back(found);
+  }
+  return out;
+}
+
 std::optional<int> own_node_port(const render::NodePortClaim& claim, const json::array& services) {
   for (const auto& s : services) {
     if (str(find(&s, {"metadata", "namespace"})) != claim.ns || str(find(&s, {"metadata", "name"})) != claim.service)

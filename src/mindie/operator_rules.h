@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ struct NodePortConflict {
 /// reconcileWorkLoads, checkOrCreateService).
 std::vector<NodePortConflict> node_port_conflicts(const std::vector<render::NodePortClaim>& claims,
                                                   const boost::json::array& services);
+
+/// The range kube-apiserver allocates nodePorts from unless its --service-node-port-range says otherwise
+/// (kubernetes/kubernetes pkg/kubeapiserver/options, DefaultServiceNodePortRange); the config accepts the same.
+inline constexpr int kNodePortMin = 30000;
+inline constexpr int kNodePortMax = 32767;
+
+/// Every nodePort a Service in `services` (items of a Service list) holds.
+std::set<int> held_node_ports(const boost::json::array& services);
+
+/// A free port for each of `wanted`, to suggest: the first from its own port upward, wrapping within
+/// kNodePortMin..kNodePortMax, that is not in `taken` and not suggested for an earlier one; 0 when none is left.
+std::vector<int> free_node_ports(const std::vector<render::NodePortClaim>& wanted, std::set<int> taken);
 
 /// The nodePort the claim's own Service holds in `services` (a cluster-wide Service list), if it exists with one.
 /// infer-operator never updates a role Service (v1/instanceset_controller.go checkOrCreateService): in

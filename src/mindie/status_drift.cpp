@@ -125,8 +125,15 @@ void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& t
   }
   const bool iss = ctx.in.service_set.has_value();
   const std::int64_t base = lr.base, spec = lr.spec;
+  const auto scaling = ctx.in.scaling.find(name);
+  const auto scaled = [&](std::int64_t n) { return n == scaling->second.first || n == scaling->second.second; };
   if (!baseline_usable) {
     // Nothing to compare with; the baseline problem is already reported.
+  } else if (scaling != ctx.in.scaling.end() && spec != base && scaled(base) && scaled(spec)) {
+    ctx.ready = false;  // a scale between its workload write and its baseline write
+    ctx.report.converging.push_back("role " + name + ": kubectl-mindie scale is changing it from " +
+                                    std::to_string(scaling->second.first) + " to " +
+                                    std::to_string(scaling->second.second) + " instances");
   } else if (iss && spec < 0) {
     if (base > 0) {
       ctx.ready = false;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.h"
+#include "schema_check.h"
 
 using e2e::Cluster;
 using nlohmann::json;
@@ -104,6 +105,14 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(report["services"]["missing"].empty());
   CHECK(report["services"]["expected"].size() == 4);
   CHECK(report["rescheduling"].empty());
+  const auto listed = sb.mindie({"list", "-n", "vllm-test", "-o", "json"});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  e2e::check_schema("list", json::parse(listed.out));
+  CHECK(json::parse(listed.out)["items"].at(0)["mode"] == "stormservice");
+  // Shell completion of scale's --role: the StormService's roles.
+  const auto roles = e2e::run_process({e2e::mindie_binary(), "__completeNoDesc", "--kubeconfig", sb.kubeconfig(),
+                                       "scale", "--framework", "aibrix", "-n", "vllm-test", "--role", ""});
+  CHECK(roles.out == "decode\nprefill\nrouting\n:4\n");
 
   // A pod killed (as MindCluster's fault rescheduling deletes it) comes back under the same name: status shows the
   // recreation from the events about the earlier pod; a crash loop shows as restarts.
@@ -139,10 +148,22 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(human.out.find("rescheduling: pod qwen3-pd-roleset-prefill-1") != std::string::npos);
   CHECK(human.out.find("not ready: pod qwen3-pd-roleset-decode-0-1") != std::string::npos);
 
-  // scale decode 1 → 2: one JSON Patch with test guards, no re-apply of the StormService, new Services applied.
+  // scale decode 1 → 2 changes every role's pod template (the published env counts the instances): AIBrix would
+  // recreate their running pods, so it is refused, naming them, unless --allow-restart.
   std::size_t before = sb.requests().size();
-  const auto up = sb.mindie(
+  const auto refused = sb.mindie(
       {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "2"});
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(refused.err.find("error: scaling decode from 1 to 2 changes the pod template of role(s) prefill, "
+                                 "decode, routing, and AIBrix would recreate their running pods: pass "
+                                 "--allow-restart to scale anyway; nothing was changed") != std::string::npos,
+                refused.err);
+  for (const auto& r : sb.requests_since(before)) CHECK_MESSAGE((r.path != kStormPath || r.method == "GET"), r.path);
+  // With it: one JSON Patch with test guards, no re-apply of the StormService, new Services applied. Without --app:
+  // the one StormService kubectl-mindie deployed in the namespace.
+  before = sb.requests().size();
+  const auto up = sb.mindie(
+      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--role", "decode", "--replicas", "2", "--allow-restart"});
   REQUIRE_MESSAGE(up.exit_code == 0, up.err);
   CHECK(up.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
   CHECK(up.out.find("service/qwen3-pd-decode-1-1 serverside-applied") != std::string::npos);
@@ -173,8 +194,8 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
 
   // scale back: the Services of replica 1 are pruned.
   before = sb.requests().size();
-  const auto down = sb.mindie(
-      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode", "--replicas", "1"});
+  const auto down = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
+                               "--replicas", "1", "--allow-restart"});
   REQUIRE_MESSAGE(down.exit_code == 0, down.err);
   CHECK(down.out.find("service/qwen3-pd-decode-1-0 pruned") != std::string::npos);
   CHECK(down.out.find("service/qwen3-pd-decode-1-1 pruned") != std::string::npos);
@@ -183,17 +204,32 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   CHECK(deletes == 2);
   CHECK(names(sb, "services", "storm-service-name=qwen3-pd").size() == 4);
 
-  // delete --wait: the StormService (its pods follow by ownerReferences) and its Services.
-  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--wait"});
+  // delete --wait: the StormService (its pods follow by ownerReferences) and its Services; without --app the one
+  // kubectl-mindie deployed in the namespace.
+  const auto gone = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--wait"});
   REQUIRE_MESSAGE(gone.exit_code == 0, gone.err);
   CHECK(gone.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd deleted") != std::string::npos);
   CHECK(gone.out.find("service/qwen3-pd-prefill-0 deleted") != std::string::npos);
   CHECK(names(sb, "stormservices").empty());
   CHECK(names(sb, "pods").empty());
   CHECK(names(sb, "services").empty());
-  const auto again = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
-  CHECK(again.exit_code == 1);
-  CHECK(again.err.find("error: stormservice.orchestration.aibrix.ai \"qwen3-pd\" not found") != std::string::npos);
+  // Deleting again behaves as in the other modes: nothing in the namespace is "No resources found", exit 0; a named
+  // StormService that does not exist is an error, as kubectl delete NAME, unless --ignore-not-found.
+  const std::size_t mark = sb.requests().size();
+  const auto again = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test"});
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == "No resources found in vllm-test namespace.\n");
+  const auto named = sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp});
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find("error: stormservice.orchestration.aibrix.ai \"qwen3-pd\" not found") != std::string::npos);
+  const auto ignored =
+      sb.mindie({"delete", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--ignore-not-found"});
+  CHECK_MESSAGE(ignored.exit_code == 0, ignored.err);
+  CHECK(ignored.out == "No resources found in vllm-test namespace.\n");
+  std::size_t writes = 0;
+  for (const auto& r : sb.requests_since(mark))
+    writes += r.method != "GET" && r.path.find("/leases/") == std::string::npos ? 1 : 0;
+  CHECK(writes == 0);
 }
 
 TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op) re-reads and retries") {
@@ -201,8 +237,8 @@ TEST_CASE("aibrix: a scale that meets a changed StormService (422 from a test op
   Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":422:1:1"}));
   deploy(sb);
   const std::size_t before = sb.requests().size();
-  const auto run = sb.mindie(
-      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill", "--replicas", "3"});
+  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill",
+                              "--replicas", "3", "--allow-restart"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   std::size_t gets = 0, patches = 0;
   for (const auto& r : sb.requests_since(before)) {
@@ -328,13 +364,13 @@ TEST_CASE("aibrix: -o name names what each command wrote or shows; --dry-run=ser
 
   // A server dry run of a scale: the StormService as it would be, nothing changed.
   const auto would = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
-                                "--replicas", "2", "--dry-run=server", "-o", "yaml"});
+                                "--replicas", "2", "--dry-run=server", "-o", "yaml", "--allow-restart"});
   REQUIRE_MESSAGE(would.exit_code == 0, would.err);
   CHECK(would.out.find("kind: List") != std::string::npos);
   CHECK(would.out.find("name: qwen3-pd-decode-1-1") != std::string::npos);
   CHECK(names(sb, "services").size() == 4);
   const auto up = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "decode",
-                             "--replicas", "2", "-o", "name"});
+                             "--replicas", "2", "-o", "name", "--allow-restart"});
   REQUIRE_MESSAGE(up.exit_code == 0, up.err);
   CHECK(up.out.rfind("stormservice.orchestration.aibrix.ai/qwen3-pd\n", 0) == 0);
   CHECK(up.out.find("service/qwen3-pd-decode-1-1\n") != std::string::npos);
@@ -389,8 +425,8 @@ TEST_CASE("aibrix: a scale patch whose reply was lost is recognised, not re-appl
   // The first PATCH of the StormService is deploy's apply; the second, scale's JSON Patch, applies but loses its reply.
   Cluster sb(storm_args({"--fault", "PATCH:" + kStormPath + ":lose-reply:1:1"}));
   deploy(sb);
-  const auto run = sb.mindie(
-      {"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill", "--replicas", "3"});
+  const auto run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", kApp, "--role", "prefill",
+                              "--replicas", "3", "--allow-restart"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("stormservice.orchestration.aibrix.ai/qwen3-pd scaled") != std::string::npos);
   CHECK(run.out.find("service/qwen3-pd-prefill-2 serverside-applied") != std::string::npos);

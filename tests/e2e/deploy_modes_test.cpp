@@ -65,7 +65,20 @@ void check_update_config(const Cluster& sb, const e2e::TempDir& dir, const json&
   CHECK(writes[0].path == kCm);
 }
 
-/// delete --wait removes everything; the ConfigMap goes last.
+/// A second delete finds nothing: "No resources found", exit 0, nothing written (in every mode; --ignore-not-found
+/// changes nothing).
+void check_deleted_again(const Cluster& sb) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"delete", "-n", kNs},
+                                               std::vector<std::string>{"delete", "-n", kNs, "--ignore-not-found"}}) {
+    const std::size_t mark = sb.requests().size();
+    const auto run = sb.mindie(args);
+    CHECK_MESSAGE(run.exit_code == 0, run.err);
+    CHECK(run.out == "No resources found in " + kNs + " namespace.\n");
+    CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+  }
+}
+
+/// delete --wait removes everything; the ConfigMap goes last. Then deleting again finds nothing.
 void check_delete(const Cluster& sb) {
   const auto run = sb.mindie({"delete", "-n", kNs, "--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -76,6 +89,7 @@ void check_delete(const Cluster& sb) {
   CHECK(items(sb, "services").empty());
   CHECK(items(sb, "pods").empty());
   CHECK(items(sb, "configmaps").empty());
+  check_deleted_again(sb);
 }
 
 }  // namespace
@@ -116,6 +130,7 @@ TEST_CASE("PD-hybrid: deploy a union role, scale it with --hybrid by one guarded
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   CHECK(run.out.find("union") != std::string::npos);
+  e2e::check_report_schemas(sb, kNs);
   // -o name: the baseline and the workload, as kubectl get -o name prints them (once refused outside AIBrix).
   run = sb.mindie({"status", "-n", kNs, "-o", "name"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -220,6 +235,7 @@ TEST_CASE("single_container: one Deployment and NodePort Service; scale refused;
   CHECK(role["readyPods"] == 1);
   CHECK(role["wantedInstances"] == 1);  // once 0: the table read "1/0"
   CHECK(role["desiredPods"] == 1);
+  e2e::check_report_schemas(sb, kNs);
   // The table names the one Deployment that runs (the failing input named the workload label's value).
   run = sb.mindie({"status", "-n", kNs});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
@@ -268,6 +284,7 @@ TEST_CASE("sglang: the mf-store is deployed as a role (infer_service_set) or a D
     REQUIRE(store.is_object());
     CHECK(store["baselineInstances"] == 1);
     CHECK(store["readyPods"] == 1);
+    e2e::check_report_schemas(sb, kNs);
     // Engines were handed its address.
     bool engine_seen = false;
     for (const auto& pod : items(sb, "pods")) {

@@ -192,6 +192,12 @@ TEST_CASE("multi_deployment: deploy -> scale out -> status -> scale in -> delete
   CHECK(items(sb, "services").empty());
   CHECK(items(sb, "pods").empty());
   CHECK(items(sb, "configmaps").empty());
+  // Deleting again finds nothing, as in the other modes: "No resources found", exit 0, nothing written.
+  mark = sb.requests().size();
+  run = sb.mindie({"delete", "-n", "mindie-demo"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out == "No resources found in mindie-demo namespace.\n");
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
 }
 
 TEST_CASE("multi_deployment PD-hybrid: union Deployments <base>-u<i>, scale --hybrid, status, delete (U4)") {

@@ -47,7 +47,7 @@ void check_refusal(const e2e::Run& run) {
   CHECK_MESSAGE(run.err.find("nodePort 31015 of service/infer-mindie-motor-vllm-0-coordinator in namespace " + kLoser +
                              " is already claimed by the deployment in namespace " + kWinner) != npos,
                 run.err);
-  CHECK(run.err.find("motor_deploy_config.infer_node_port") != npos);
+  CHECK(run.err.find("set motor_deploy_config.infer_node_port to a free port of 30000..32767: 31016 is free") != npos);
 }
 
 }  // namespace
@@ -93,6 +93,9 @@ TEST_CASE("nodePort claims: a redeploy keeps them, another namespace is refused 
   CHECK(refused.exit_code == 1);
   CHECK_MESSAGE(refused.err.find("in namespace " + kWinner) != npos, refused.err);
   CHECK(refused.err.find("nothing was written") != npos);
+  CHECK_MESSAGE(refused.err.find("set motor_deploy_config.infer_node_port to a free port of 30000..32767: 31016 is "
+                                 "free") != npos,
+                refused.err);
   CHECK(writes_of(sb, mark, kLoser).empty());
 
   run = sb.mindie({"delete", "-n", kWinner});

@@ -106,6 +106,7 @@ TEST_CASE("a nodePort another Service holds is refused before any write, naming 
   Cluster sb;
   e2e::TempDir dir;
   hold_node_port(sb, dir, "someone-else", 31015);
+  hold_node_port(sb, dir, "someone-next", 31016);
   const std::size_t mark = sb.requests().size();
   auto run = deploy(sb, dir, example());
   CHECK(run.exit_code == 1);
@@ -113,11 +114,14 @@ TEST_CASE("a nodePort another Service holds is refused before any write, naming 
                              "mindie-demo is already allocated to service/someone-else in namespace mindie-motor") !=
                     std::string::npos,
                 run.err);
-  CHECK(run.err.find("motor_deploy_config.infer_node_port") != std::string::npos);
+  // A free port suggested: not 31016 (another Service's), not 31017 (the deployment's own obs_node_port).
+  CHECK_MESSAGE(run.err.find("\nset motor_deploy_config.infer_node_port to a free port of 30000..32767: 31018 is "
+                             "free; nothing was written\n") != std::string::npos,
+                run.err);
   CHECK(writes_since(sb, mark).empty());
 
   json cfg = example();
-  cfg["motor_deploy_config"]["infer_node_port"] = 31100;
+  cfg["motor_deploy_config"]["infer_node_port"] = 31018;
   run = deploy(sb, dir, cfg, {"--wait", "--timeout", "2m"});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
 }

@@ -400,6 +400,9 @@ TEST_CASE("completion: commands, flags, -o values, --context names from the kube
   CHECK(complete({"deploy", "--dry-run=s"}).values == std::vector<std::string>{"--dry-run=server"});
   CHECK(complete({"version", "-o", ""}).values == std::vector<std::string>{"json", "yaml"});
   CHECK(complete({"wait", "--for", ""}).values == std::vector<std::string>{"ready"});
+  CHECK(complete({"deploy", "--framework", ""}).values == std::vector<std::string>{"mindie", "aibrix"});
+  CHECK(complete({"delete", "--framework=a"}).values == std::vector<std::string>{"--framework=aibrix"});
+  CHECK(complete({"logs", "--framework", ""}).values.empty());      // logs has no --framework
   CHECK(complete({"deploy", "-f", ""}).directive == 0);             // file names
   CHECK(complete({"deploy", "--config-dir", ""}).directive == 16);  // directories
 
@@ -415,8 +418,9 @@ current-context: lab
 )");
   CHECK(complete({"--kubeconfig", kc, "status", "--context", ""}).values == std::vector<std::string>{"prod-a", "lab"});
   CHECK(complete({"status", "--kubeconfig=" + kc, "--context", "p"}).values == std::vector<std::string>{"prod-a"});
-  // An unreachable server gives no namespaces, quickly, and still a directive.
+  // An unreachable server gives no namespaces and no roles, quickly, and still a directive.
   CHECK(complete({"--kubeconfig", kc, "status", "-n", ""}).values.empty());
+  CHECK(complete({"--kubeconfig", kc, "logs", "--role", ""}).directive == 4);
 }
 
 TEST_CASE("completion of -n lists the namespaces holding a deployment, with one LIST per kind") {
@@ -435,6 +439,16 @@ TEST_CASE("completion of -n lists the namespaces holding a deployment, with one 
   CHECK(reqs[0].query.find("fieldSelector=metadata.name%3Dmotor-config") != std::string::npos);
   CHECK(reqs[0].query.find("labelSelector=app.kubernetes.io%2Fmanaged-by%3Dkubectl-mindie") != std::string::npos);
   CHECK(reqs[1].path == "/apis/orchestration.aibrix.ai/v1alpha1/stormservices");
+
+  // --role of logs: the roles of the deployment's pods in the namespace given (or the kubeconfig's); scale's --role
+  // is AIBrix's, so nothing without --framework aibrix.
+  sb.wait_ready("mindie-demo");
+  CHECK(complete({"logs", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "--role", ""}).values ==
+        std::vector<std::string>{"controller", "coordinator", "decode", "prefill"});
+  CHECK(complete({"logs", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "--role=pre"}).values ==
+        std::vector<std::string>{"--role=prefill"});
+  CHECK(complete({"logs", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-motor", "--role", ""}).values.empty());
+  CHECK(complete({"scale", "--kubeconfig", sb.kubeconfig(), "-n", "mindie-demo", "--role", ""}).values.empty());
 }
 
 TEST_CASE("through the real kubectl: plugin list, kubectl mindie, and completion via kubectl_complete-mindie") {

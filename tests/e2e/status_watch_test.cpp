@@ -188,6 +188,26 @@ TEST_CASE("status --watch prints each change and survives dropped connections an
   CHECK(run.err.find("error") == std::string::npos);
 }
 
+// Issue 33: a drift line flashed in status --watch during a normal scale, between its InferServiceSet patch and its
+// baseline write. The baseline write is held there: the watch must say the scale is under way, never drift.
+TEST_CASE("status --watch during a scale: converging while the scale runs, never a drift line") {
+  Cluster sb;
+  deploy_example(sb);
+  sb.wait_ready("mindie-demo");
+  Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "--watch"}));
+  watch.wait_for_output("every desired pod exists and is ready");
+  sb.add_fault("PATCH:" + e2e::kExampleConfigMapPath + ":hold:1");
+  Background scale(sb.mindie_argv({"scale", "-n", "mindie-demo", "--prefill", "2"}));
+  sb.wait_held(1);  // the InferServiceSet says 2, the baseline still 1
+  watch.wait_for_output("converging: role prefill: kubectl-mindie scale is changing it from 1 to 2 instances");
+  sb.release_held();
+  const auto scaled = scale.finish();
+  REQUIRE_MESSAGE(scaled.exit_code == 0, scaled.err);
+  watch.wait_for_output("resolved: converging: role prefill: kubectl-mindie scale is changing it");
+  const auto run = watch.stop();
+  CHECK_MESSAGE(run.out.find("drift: ") == std::string::npos, run.out);
+}
+
 TEST_CASE("status -o json --watch writes each document whole as it happens (a pipe is not a terminal)") {
   Cluster sb;
   deploy_example(sb);

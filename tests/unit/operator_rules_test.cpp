@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
+#include <set>
 
 #include "config_test_support.h"
 #include "mindie/render.h"
@@ -85,6 +86,18 @@ TEST_CASE("node_port_conflicts: every claimed port of a default deployment, each
   CHECK(conflicts[1].claim.service == "obs-mindie-motor-vllm-0-controller");
   CHECK(conflicts[1].claim.key == "motor_deploy_config.controller_obs_node_port");
   CHECK(conflicts[1].holder_name == "holder-ctl");
+}
+
+TEST_CASE("free_node_ports: the first free port upward from each, wrapping in 30000..32767, none twice") {
+  const std::vector<render::NodePortClaim> wanted = {{"a", "s1", 31015, "k1"}, {"a", "s2", 31015, "k2"}};
+  CHECK(operator_rules::free_node_ports(wanted, {31015, 31016, 31018}) == std::vector<int>{31017, 31019});
+  const std::vector<render::NodePortClaim> top = {{"a", "s", 32767, "k"}};
+  CHECK(operator_rules::free_node_ports(top, {32767, 30000}) == std::vector<int>{30001});
+  std::set<int> all;
+  for (int p = 30000; p <= 32767; ++p) all.insert(p);
+  CHECK(operator_rules::free_node_ports(top, all) == std::vector<int>{0});
+  json::array services{service("x", "a", 31015), service("y", "b", 30001)};
+  CHECK(operator_rules::held_node_ports(services) == std::set<int>{30001, 31015});
 }
 
 TEST_CASE("gang_roles: the roles labelled gang-schedule true") {
