@@ -230,6 +230,7 @@ struct LockNotes {
   std::vector<std::string> converging;  ///< a change that a live holder is making now
   /// The roles a scale under way (a live holder's intent) is changing: role → (from, to) instances.
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling;
+  std::string scaling_by;  ///< the command changing them: "scale", or "rollout" (its temporary instances)
 };
 /// Reads `lease` (a Lease object) at `now` (seconds since the epoch). One look cannot watch the lease as LeaseLock
 /// does: a holder's renewTime is compared with `now` to tell a likely live holder from a gone one, and a renewTime

@@ -111,14 +111,18 @@ std::pair<std::string, std::string> describe_record(const json::object& record, 
 
 namespace {
 
-/// The roles record `o` scales, from → to, when it is a readable scale intent; none otherwise.
+/// The roles record `o` scales, from → to, when it is a readable scale intent, or a rollout's roles given a temporary
+/// instance (before → before + 1); none otherwise.
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling_of(const json::object& o) {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> out;
-  if (change::known_command(o) != "scale") return out;
+  const auto command = change::known_command(o);
+  if (command != "scale" && command != "rollout") return out;
   try {
     const change::Intent intent = change::parse_intent(o);
     if (const auto* s = std::get_if<change::ScaleIntent>(&intent.change))
       for (const auto& role : s->counts.roles) out[role] = {s->counts.from.of(role), s->counts.to.of(role)};
+    if (const auto* r = std::get_if<change::RolloutIntent>(&intent.change))
+      for (const auto& [role, before] : r->surged) out[role] = {before, before + 1};
   } catch (const change::UnreadableIntent&) {
   }
   return out;
@@ -164,6 +168,7 @@ LockNotes lock_notes(const json::object& lease, std::int64_t now) {
     if (r.renewed && now - *r.renewed <= duration) {
       notes.converging.push_back(what + ", under way (" + describe_lock_holder(r) + ")");
       notes.scaling = scaling_of(o);
+      notes.scaling_by = command;
       return notes;
     }
     stale = r.renewed ? ", " + renewal_text(*r.renewed, now) : ", its lease records no renewal";

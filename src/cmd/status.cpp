@@ -89,6 +89,7 @@ LockNotes read_lock_notes(kube::Client& client, const std::string& ns, std::vect
 status::Report settled_report(kube::Client& client, const std::string& ns, status::StatusInputs& inputs,
                               const LockNotes& notes) {
   inputs.scaling = notes.scaling;
+  if (!notes.scaling_by.empty()) inputs.scaling_by = notes.scaling_by;
   status::Report report = status::build_report(ns, inputs, std::chrono::system_clock::now());
   if (report.drift.empty() || !notes.scaling.empty()) return report;
   auto baseline = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);

@@ -202,9 +202,9 @@ std::string recreate_advice(const std::string& ns, const std::string& role, bool
   std::string names;
   for (const auto& w : workloads) names += " " + w;
   if (!gang)
-    return "delete it and the operator makes it again from the current one (its NPUs are free in between: on a full "
-           "pool a Pending pod of another deployment may take them): kubectl delete -n " +
-           ns + names;
+    return "replace it with kubectl mindie rollout restart -n " + ns + " --role " + role +
+           ", which deletes each such workload for the operator to make again from the current one, one at a time "
+           "while the role keeps serving (a temporary instance first where it runs one)";
   std::int64_t lowest = -1;
   for (const auto& w : workloads) {
     const auto dash = w.find_last_of('-');

@@ -131,9 +131,10 @@ void judge_role_drift(const Context& ctx, const LiveRole& lr, const RoleTally& t
     // Nothing to compare with; the baseline problem is already reported.
   } else if (scaling != ctx.in.scaling.end() && spec != base && scaled(base) && scaled(spec)) {
     ctx.ready = false;  // a scale between its workload write and its baseline write
-    ctx.report.converging.push_back("role " + name + ": kubectl-mindie scale is changing it from " +
-                                    std::to_string(scaling->second.first) + " to " +
-                                    std::to_string(scaling->second.second) + " instances");
+    ctx.report.converging.push_back(
+        "role " + name + ": kubectl-mindie " + ctx.in.scaling_by + " is changing it from " +
+        std::to_string(scaling->second.first) + " to " + std::to_string(scaling->second.second) + " instances" +
+        (ctx.in.scaling_by == "rollout" ? " (a temporary instance while one is replaced)" : ""));
   } else if (iss && spec < 0) {
     if (base > 0) {
       ctx.ready = false;

@@ -219,11 +219,12 @@ TEST_CASE("removed_gang_instances: the annotation adds removed instances, keeps 
 }
 
 // Issue 29: status and deploy advised deleting a gang instance's workload, which starts the loop on the real operator.
-TEST_CASE("recreate_advice: delete the workload of a plain role, never of a gang role") {
+TEST_CASE("recreate_advice: rollout restart for a plain role, never a workload delete for a gang role") {
   const std::vector<std::string> old{"statefulset/mindie-motor-vllm-0-decode-0"};
   CHECK(operator_rules::recreate_advice("team-a", "prefill", false, {"deployment/x"}) ==
-        "delete it and the operator makes it again from the current one (its NPUs are free in between: on a full "
-        "pool a Pending pod of another deployment may take them): kubectl delete -n team-a deployment/x");
+        "replace it with kubectl mindie rollout restart -n team-a --role prefill, which deletes each such workload "
+        "for the operator to make again from the current one, one at a time while the role keeps serving (a "
+        "temporary instance first where it runs one)");
   const std::string gang = operator_rules::recreate_advice("team-a", "decode", true, old);
   CHECK(gang.find("kubectl delete") == std::string::npos);
   CHECK(gang.find("do not delete a gang instance's workload: infer-operator would rebuild it in a loop") == 0);

@@ -305,7 +305,8 @@ TEST_CASE("infer_service_set: an instance on an earlier template is not ready; t
   const std::string unready = joined(report.at("unready"));
   CHECK_MESSAGE(unready.find("role prefill: 1 of 1 instances run an earlier pod template than spec.template.roles[2] "
                              "(statefulset/mindie-motor-vllm-0-prefill-0): infer-operator never updates an existing "
-                             "instance's workload; delete it and the operator makes it again") != std::string::npos,
+                             "instance's workload; replace it with kubectl mindie rollout restart -n ") !=
+                    std::string::npos,
                 unready);
   CHECK(joined(report.at("drift")).find("earlier pod template") == std::string::npos);
 
