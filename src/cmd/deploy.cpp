@@ -17,36 +17,6 @@ namespace mindie::cmd {
 namespace po = boost::program_options;
 namespace json = boost::json;
 
-void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
-  desc.add_options()("filename,f", po::value(&flags.filename), "user_config.json to deploy")(
-      "env-file,e", po::value(&flags.env_file), "env.json with the containers' environment")(
-      "config-dir", po::value(&flags.config_dir), "Folder holding user_config.json and env.json")(
-      "scripts-dir", po::value(&flags.scripts_dir),
-      "PyMotor's deployer folder (or its startup/ folder, or a flat folder): the scripts motor-config stores")(
-      "name", po::value(&flags.name), "InferServiceSet name (default: mindie-motor-<engine>)")(
-      "overrides", po::value(&flags.overrides),
-      "YAML of per-role changes to the built-in pod templates; stored in motor-config and reused by later deploys")(
-      "dry-run", po::value(&flags.dry_run)->default_value("none")->implicit_value("client"),
-      "none, client (print only) or server (send with dryRun=All)");
-  flags.output.bind(desc);
-  desc.add_options()("output-dir", po::value(&flags.output_dir), "Also write the rendered objects as YAML files here")(
-      "force-conflicts", po::bool_switch(&flags.force_conflicts),
-      "Take over fields another field manager owns (server-side apply force)")(
-      "skip-node-check", po::bool_switch(&flags.skip_node_check),
-      "Do not check that the engine pods fit the free NPUs of the nodes their nodeSelector matches")(
-      "adopt", po::bool_switch(&flags.adopt),
-      "Take over a deployment PyMotor's deploy.py made in the namespace: labels, field ownership, motor-config's "
-      "records (implies --force-conflicts)")(
-      "prune", po::bool_switch(&flags.prune),
-      "Confirm that a redeploy removes running instances: counts below the live ones, Deployments the config no "
-      "longer has")("rollout", po::bool_switch(&flags.rollout),
-                    "Then replace the instances on an earlier pod template one at a time, as kubectl mindie rollout "
-                    "restart does; --timeout bounds it");
-  add_wait_after_flags(desc, flags.wait);
-  add_lock_flags(desc, flags.lock);
-  add_history_flags(desc, flags.history);
-}
-
 DeployOptions::DeployOptions(DeployFlags flags, std::string namespace_flag)
     : flags_(std::move(flags)), namespace_flag_(std::move(namespace_flag)) {}
 

@@ -148,14 +148,11 @@ std::vector<render::NodePortClaim> check_node_ports(kube::Client& client, Printe
     // infer-operator never updates a role Service: a live one keeps its port whatever the config says now.
     const auto live = operator_rules::own_node_port(c, items);
     if (cfg.deploy_mode == config::DeployMode::InferServiceSet && live && *live != c.port) {
-      printer.warning("service/" + c.service + " keeps nodePort " + std::to_string(*live) + ", not " +
-                      std::to_string(c.port) +
-                      ": infer-operator never updates a role Service; to move it, "
-                      "delete it (kubectl delete service -n " +
-                      cfg.job_id + " " + c.service +
-                      ") and deploy again, "
-                      "or set " +
-                      c.key + " to " + std::to_string(*live));
+      const std::string port = std::to_string(*live);
+      printer.warning("service/" + c.service + " keeps nodePort " + port + ", not " + std::to_string(c.port) +
+                      ": infer-operator never updates a role Service; to move it, delete it (kubectl delete service "
+                      "-n " +
+                      cfg.job_id + " " + c.service + ") and deploy again, or set " + c.key + " to " + port);
       continue;
     }
     to_check.push_back(c);
