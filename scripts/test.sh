@@ -16,7 +16,7 @@
 #      the build of kubectl-mindie and the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #      (-DMINDIE_SANITIZE=ON), then the unit tests;
 #   3. every other end-to-end test against the sanitized kubectl-mindie (the e2e tests of step 1 drive it through
-#      MINDIE_E2E_BINARY), so that every code path they reach runs under the sanitizers, once, in two shards at once;
+#      MINDIE_E2E_BINARY), so that every code path they reach runs under the sanitizers, once, in three shards at once;
 #      behind them, at nice 19, each libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, when
 #      clang-14 and libFuzzer (libclang-rt-14-dev, both from install-deps.sh) are there.
 # The end-to-end tests mostly wait for the cluster (a run of 30 cases used a quarter of one core), so the CPU-bound
@@ -134,23 +134,25 @@ fuzz_pid=$background_pid
 background_pids+=("$fuzz_pid")
 
 step "end-to-end tests against the sanitized binary (AddressSanitizer + UndefinedBehaviorSanitizer)"
-# In two shards at once, each with a control plane of its own: the tests mostly wait for the cluster (a run of 30
-# cases used a quarter of one core), so two at a time take about half the wall time. doctest numbers the cases
-# passing the filters from 1; --first/--last pick a range of them.
+# In MINDIE_E2E_SHARDS (default 3) shards at once, each with a control plane of its own: the tests mostly wait for
+# the cluster (a run of 30 cases used a quarter of one core), so N at a time take about 1/N of the wall time. doctest
+# numbers the cases passing the filters from 1; --first/--last pick a range of them.
 asan_e2e() {
   MINDIE_E2E_BINARY="$PWD/build-asan/kubectl-mindie" build/tests/e2e_tests --no-intro --test-case-exclude="$long_e2e" "$@"
 }
 cases=$(asan_e2e --count | sed -n 's/.*passing the current filters: \([0-9]*\).*/\1/p')
-half=$(((cases + 1) / 2))
-asan_e2e --first=1 --last="$half" >build-asan/e2e-1.log 2>&1 &
-first_shard=$!
-asan_e2e --first="$((half + 1))" --last="$cases" >build-asan/e2e-2.log 2>&1 &
-second_shard=$!
+shards=${MINDIE_E2E_SHARDS:-3}
+per=$(((cases + shards - 1) / shards))
+shard_pids=()
+for ((k = 0; k < shards; ++k)); do
+  asan_e2e --first="$((k * per + 1))" --last="$(((k + 1) * per))" >"build-asan/e2e-$((k + 1)).log" 2>&1 &
+  shard_pids+=($!)
+done
 shard_failed=0
-wait "$first_shard" || shard_failed=1
-wait "$second_shard" || shard_failed=1
-for log in build-asan/e2e-1.log build-asan/e2e-2.log; do
-  # The cases' start and end lines and the summaries; everything of a failure.
+for pid in "${shard_pids[@]}"; do wait "$pid" || shard_failed=1; done
+for ((k = 1; k <= shards; ++k)); do
+  log=build-asan/e2e-$k.log
+  # The summaries; everything of a failure.
   if ((shard_failed)); then cat "$log"; else grep -E '^\[doctest\] (test cases|assertions|Status)' "$log"; fi
 done
 ((shard_failed == 0)) || { echo "end-to-end tests under the sanitizers failed (logs above)"; exit 1; }

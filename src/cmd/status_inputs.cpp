@@ -154,7 +154,11 @@ status::StatusInputs read_status_inputs(kube::Client& client, const std::string&
   if (baseline::runs_deployments(stored.deploy_mode_if_known()))
     return read_multi_inputs(client, ns, name, std::move(*cm));
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
-  if (!iss) return status::StatusInputs{std::move(*cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  if (!iss) {
+    status::StatusInputs none;  // the baseline alone: status says the InferServiceSet is missing
+    none.config_map = std::move(*cm);
+    return none;
+  }
   return read_service_set_inputs(client, ns, name, std::move(*cm), std::move(iss));
 }
 

@@ -126,11 +126,15 @@ TEST_CASE("deploy --overrides: the changes reach the InferServiceSet and its pod
     CHECK(config_map(sb)["data"]["overrides.yaml"] == kOverrides);
   }
 
-  SUBCASE("new overrides replace the stored ones, with a warning that only new instances see them") {
+  SUBCASE("new overrides replace the stored ones, with a warning that running instances keep the old template") {
     const auto empty = dir.write("empty.yaml", "# no overrides\n");
     const auto replaced = deploy(sb, {"--overrides", empty});
     REQUIRE_MESSAGE(replaced.exit_code == 0, replaced.err);
-    CHECK(replaced.err.find("applies pod template changes only to instances it creates") != std::string::npos);
+    // infer-operator applies a template only to instances it makes: deploy says which run an earlier one and how to
+    // roll them (issue 31).
+    CHECK_MESSAGE(replaced.err.find("on an earlier pod template (") != std::string::npos, replaced.err);
+    CHECK(replaced.err.find("run \"kubectl mindie rollout restart -n " + e2e::kExampleNamespace + "\" to roll them") !=
+          std::string::npos);
     CHECK(config_map(sb)["data"]["overrides.yaml"] == "# no overrides\n");
     CHECK_FALSE(role(sb, "prefill")["spec"]["template"]["metadata"]["labels"].contains("team"));
   }
