@@ -201,6 +201,15 @@ std::vector<std::string> deployment_namespaces(kube::Client& client) {
   return {found.begin(), found.end()};
 }
 
+json::object motor_config_or_fail(kube::Client& client, const std::string& ns) {
+  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
+  if (!cm)
+    throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
+                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
+                       hint_suffix(did_you_mean(client, ns)));
+  return std::move(*cm);
+}
+
 std::string did_you_mean(kube::Client& client, const std::string& ns) {
   std::vector<std::string> others;
   try {

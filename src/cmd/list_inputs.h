@@ -47,6 +47,10 @@ std::vector<std::string> deployment_namespaces(kube::Client& client);
 /// Never throws.
 std::string did_you_mean(kube::Client& client, const std::string& ns);
 
+/// motor-config of `ns` (one GET). Throws CommandError "no deployment found in namespace NS ..." with did_you_mean's
+/// hint when it does not exist.
+boost::json::object motor_config_or_fail(kube::Client& client, const std::string& ns);
+
 /// "; " + `hint` when there is one, else "": the end of an error message.
 inline std::string hint_suffix(const std::string& hint) { return hint.empty() ? "" : "; " + hint; }
 

@@ -33,13 +33,8 @@ void add_logs_flags(po::options_description& desc, LogsFlags& flags) {
 /// The pods of `role` (every role: "") and `instance` of the deployment in `ns`, as its baseline says it runs them.
 /// Throws CommandError when `ns` holds none.
 LogTarget target_in(kube::Client& client, const std::string& ns, const std::string& role, std::int64_t instance) {
-  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
-                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
-                       hint_suffix(did_you_mean(client, ns)));
-  }
-  const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
+  const json::object cm = motor_config_or_fail(client, ns);
+  const baseline::Baseline stored = baseline::read_baseline(cm, ns);
   LogTarget target{ns,      stored.workload_name(), baseline::runs_deployments(stored.deploy_mode_if_known()), 1, role,
                    instance};
   if (!target.plain_deployments)

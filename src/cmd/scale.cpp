@@ -107,20 +107,15 @@ void ScaleOptions::run_under(kube::Client& client, Printer& printer, NamespaceLo
 }
 
 void ScaleOptions::run_once(kube::Client& client, Printer& printer) {
-  const std::string cm_name = baseline::kConfigMapName;
-  std::optional<json::object> cm = client.get_if_exists(kube::gvr::kConfigMaps, namespace_, cm_name);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + namespace_ + " (configmap/" + cm_name +
-                       " not found): run kubectl mindie deploy first" + hint_suffix(did_you_mean(client, namespace_)));
-  }
-  require_ours(*cm, namespace_, "scale", "nothing was changed");
-  const baseline::Baseline stored = baseline::read_baseline(*cm, namespace_);
+  const json::object cm = motor_config_or_fail(client, namespace_);
+  require_ours(cm, namespace_, "scale", "nothing was changed");
+  const baseline::Baseline stored = baseline::read_baseline(cm, namespace_);
   check_scalable(stored);
   const InstanceCounts target = target_counts(stored.user());
   new_baseline_text(stored.user(), target);  // only the counts may differ (checked again on every baseline write)
   if (stored.deploy_mode() == config::to_string(config::DeployMode::MultiDeployment))
-    run_multi(client, printer, *cm, stored, target);
-  else run_service_set(client, printer, *cm, stored, target);
+    run_multi(client, printer, cm, stored, target);
+  else run_service_set(client, printer, cm, stored, target);
 }
 
 void ScaleOptions::check_scalable(const baseline::Baseline& stored) const {

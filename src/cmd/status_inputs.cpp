@@ -143,23 +143,18 @@ status::StatusInputs read_service_set_inputs(kube::Client& client, const std::st
 }  // namespace
 
 status::StatusInputs read_status_inputs(kube::Client& client, const std::string& ns) {
-  auto cm = client.get_if_exists(kube::gvr::kConfigMaps, ns, baseline::kConfigMapName);
-  if (!cm) {
-    throw CommandError("no deployment found in namespace " + ns + " (configmap/" +
-                       std::string(baseline::kConfigMapName) + " not found): run kubectl mindie deploy first" +
-                       hint_suffix(did_you_mean(client, ns)));
-  }
-  const baseline::Baseline stored = baseline::read_baseline(*cm, ns);
+  json::object cm = motor_config_or_fail(client, ns);
+  const baseline::Baseline stored = baseline::read_baseline(cm, ns);
   const std::string name = stored.workload_name();
   if (baseline::runs_deployments(stored.deploy_mode_if_known()))
-    return read_multi_inputs(client, ns, name, std::move(*cm));
+    return read_multi_inputs(client, ns, name, std::move(cm));
   auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, name);
   if (!iss) {
     status::StatusInputs none;  // the baseline alone: status says the InferServiceSet is missing
-    none.config_map = std::move(*cm);
+    none.config_map = std::move(cm);
     return none;
   }
-  return read_service_set_inputs(client, ns, name, std::move(*cm), std::move(iss));
+  return read_service_set_inputs(client, ns, name, std::move(cm), std::move(iss));
 }
 
 std::vector<kube::WatchTarget> status_watch_targets(const std::string& ns, const std::string& name,
