@@ -31,6 +31,9 @@ namespace {
 
 const std::string kSource = MINDIE_SOURCE_DIR;
 const std::string kCrds = std::string(MINDIE_SHARED_DIR) + "/reference/crds/";
+/// Where infer-operator's published manifest runs it (Cluster::kOperatorDeployment).
+constexpr const char* kOperatorNamespace = "mindx-dl";
+constexpr const char* kOperatorDeploymentName = "infer-operator-manager";
 const std::string kMindClusterCrds = kCrds + "mindcluster.huawei.com_crds.yaml";
 const std::string kVolcanoCrd = kCrds + "scheduling.volcano.sh_podgroups.yaml";
 const std::string kStormCrd = kCrds + "orchestration.aibrix.ai_stormservices.yaml";
@@ -227,10 +230,12 @@ class World {
     std::fprintf(stderr, "[e2e] cluster: Kubernetes %s in %s\n", serving.c_str(), dir_.c_str());
   }
 
-  void start_operator() {
+  /// Starts the fake operator (`extra`: more of its arguments, e.g. --run-while) and waits for its "ready".
+  void start_operator(std::vector<std::string> extra = {}) {
     std::string line;
-    operator_pid_ = start_daemon({FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_, "--max-backoff", "30s"},
-                                 dir_ + "/logs/fake-operator.log", line);
+    std::vector<std::string> argv = {FAKE_OPERATOR_BINARY, "--kubeconfig", admin_kubeconfig_, "--max-backoff", "30s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    operator_pid_ = start_daemon(argv, dir_ + "/logs/fake-operator.log", line);
     if (line != "ready") {
       stop_daemon(operator_pid_);
       throw std::runtime_error("the fake infer-operator did not start (first line \"" + line + "\"); its log:\n" +
@@ -240,9 +245,9 @@ class World {
 
   /// A fresh operator: after a CRD came back, so that its informers do not wait out a backoff; or to clear its
   /// in-memory fault records, as a restart of the real one does (rescheduling.go).
-  void restart_operator() {
+  void restart_operator(std::vector<std::string> extra = {}) {
     stop_daemon(operator_pid_);
-    start_operator();
+    start_operator(std::move(extra));
   }
 
   /// Stops the operator and starts it again expecting it not to start (a CRD it needs is absent): returns the last
@@ -326,17 +331,21 @@ Cluster::Cluster(std::vector<std::string> args, std::string listen) {
   std::vector<std::string> absent;
   std::vector<std::string> namespaces;
   bool fresh_operator = false;
+  bool operator_deployment = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--fault" && i + 1 < args.size()) faults.push_back(args[++i]);
     else if (args[i] == "--no-crd") absent.push_back(kMindClusterCrds);
     else if (args[i] == kNoVolcano) absent.push_back(kVolcanoCrd);
     else if (args[i] == kNoAibrix) absent.push_back(kStormCrd);
     else if (args[i] == kFreshOperator) fresh_operator = true;
+    else if (args[i] == kOperatorDeployment) operator_deployment = true;
     else if (args[i] == "--namespace" && i + 1 < args.size()) namespaces.push_back(args[++i]);
     else throw std::invalid_argument("Cluster: unknown argument " + args[i]);
   }
+  if (operator_deployment) namespaces.push_back(kOperatorNamespace);
   w.reset(namespaces);
-  if (fresh_operator) w.restart_operator();
+  if (operator_deployment) run_operator_in_deployment();
+  else if (fresh_operator) w.restart_operator();
   for (const auto& file : absent) {
     std::vector<std::string> del = {"delete", "--wait=true", "--ignore-not-found"};
     const std::vector<std::string> names = crd_names(file);
@@ -442,6 +451,22 @@ const std::string& Cluster::admin_kubeconfig() const { return world().admin_kube
 const std::string& Cluster::cluster_dir() const { return world().dir(); }
 
 void Cluster::restart_operator() const { world().restart_operator(); }
+
+void Cluster::run_operator_in_deployment() {
+  // What infer-operator's published manifest installs (Ascend/mind-cluster component/infer-operator
+  // build/infer-operator.yaml), reduced to what the tests use: its pod runs on a KWOK node like any other.
+  const std::string manifest = std::string("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ") +
+                               kOperatorDeploymentName + "\n  namespace: " + kOperatorNamespace +
+                               "\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: infer-operator}\n"
+                               "  template:\n    metadata:\n      labels: {app: infer-operator}\n    spec:\n"
+                               "      containers:\n      - name: manager\n        image: infer-operator:test\n";
+  World& w = world();
+  w.admin_ok({"apply", "-f", dir_.write("infer-operator.yaml", manifest)});
+  w.admin_ok({"rollout", "status", "-n", kOperatorNamespace, std::string("deployment/") + kOperatorDeploymentName,
+              "--timeout=120s"});
+  restart_operator_on_exit_ = true;  // the next test gets the operator that runs on its own again
+  w.restart_operator({"--run-while", std::string(kOperatorNamespace) + "/" + kOperatorDeploymentName});
+}
 
 void Cluster::remove_crd(const std::string& name) {
   World& w = world();

@@ -118,6 +118,10 @@ class Cluster : public Target {
   /// A freshly started fake infer-operator: no fault record of an earlier test's gang pods (the reset deletes them
   /// as a user would, and the rescheduler may keep what it recorded, as the real one does; rescheduling.go).
   static constexpr const char* kFreshOperator = "--harness-fresh-operator";
+  /// infer-operator as its published manifest installs it: the pod of Deployment mindx-dl/infer-operator-manager.
+  /// The fake operator then runs its controllers only while that pod serves, each time from nothing (its
+  /// --run-while), so scaling the Deployment stops and starts it, as it does the real one.
+  static constexpr const char* kOperatorDeployment = "--harness-operator-deployment";
   explicit Cluster(std::vector<std::string> args = {}, std::string listen = "127.0.0.1:0");
   ~Cluster() override;
   Cluster(const Cluster&) = delete;
@@ -190,7 +194,9 @@ class Cluster : public Target {
   std::string url_;
   int proxy_pid_ = -1;
   std::vector<std::string> removed_crds_;  ///< CRD files to put back
-  bool restart_operator_on_exit_ = false;  ///< the test left no operator running
+  bool restart_operator_on_exit_ = false;  ///< the test left no operator running, or one under --run-while
+  /// kOperatorDeployment: makes the Deployment, waits for its pod, and restarts the fake operator under --run-while.
+  void run_operator_in_deployment();
 };
 
 /// Checks `done` until it holds, at most `cap_seconds` (then throws std::runtime_error naming `what`): for states no

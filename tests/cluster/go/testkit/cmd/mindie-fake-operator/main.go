@@ -2,15 +2,17 @@
 // InferService → InstanceSet → one StatefulSet or Deployment per instance) and for AIBrix's StormService controller,
 // run against a real API server (tests/cluster/cluster.sh).
 //
-//	mindie-fake-operator --kubeconfig FILE [--max-backoff DURATION] [-v N]
+//	mindie-fake-operator --kubeconfig FILE [--max-backoff DURATION] [--run-while NAMESPACE/DEPLOYMENT] [-v N]
 //
 // It watches all namespaces. Once its caches are synced and its controllers started it prints one line "ready" on
 // stdout; it logs to stderr; SIGTERM or SIGINT stop it with status 0. A kubeconfig it cannot load or an API server
 // it cannot reach is one line on stderr and status 1. Like the real operator it does not start without Volcano's
 // PodGroup CRD (where the infer-operator CRDs are installed): "unable to start manager: ..." on stderr, status 1,
 // no "ready". --max-backoff caps the per-item retry backoff of its controllers (default 1000s, controller-runtime's
-// default rate limiter as the real operator has it; tests pass a shorter one). No metrics or health-probe
-// listener, no leader election.
+// default rate limiter as the real operator has it; tests pass a shorter one). --run-while runs infer-operator's
+// controllers (not AIBrix's) only while a pod of that Deployment serves, each time from nothing, as the real one runs
+// in its Deployment's pod (supervise.go); "ready" then means their first start. No metrics or health-probe listener,
+// no leader election.
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,9 +35,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -55,12 +61,16 @@ func main() {
 	verbosity := fs.Int("v", 0, "log verbosity (klog)")
 	maxBackoff := fs.Duration("max-backoff", operator.DefaultMaxBackoff,
 		"longest backoff between retries of a failed reconcile (controller-runtime's default: 1000s)")
+	runWhile := fs.String("run-while", "", "NAMESPACE/DEPLOYMENT: run infer-operator's controllers only while a pod "+
+		"of that Deployment serves")
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if *kubeconfig == "" || fs.NArg() > 0 || *maxBackoff <= 0 {
-		fmt.Fprintf(os.Stderr, "usage: %s --kubeconfig FILE [--max-backoff DURATION] [-v N]\n", prog)
+	runNs, runDeployment, _ := strings.Cut(*runWhile, "/")
+	if *kubeconfig == "" || fs.NArg() > 0 || *maxBackoff <= 0 || (*runWhile != "" && (runNs == "" || runDeployment == "")) {
+		fmt.Fprintf(os.Stderr, "usage: %s --kubeconfig FILE [--max-backoff DURATION] [--run-while NAMESPACE/DEPLOYMENT] "+
+			"[-v N]\n", prog)
 		os.Exit(2)
 	}
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -101,7 +111,18 @@ func main() {
 	if err := operator.StartupError(features); err != nil {
 		fail("%v", err)
 	}
-	if err := run(ctx, cfg, scheme, features, storm, *maxBackoff); err != nil {
+	ready := sync.OnceFunc(func() {
+		fmt.Println("ready")
+		_ = os.Stdout.Sync()
+	})
+	if *runWhile == "" {
+		err = run(ctx, cfg, scheme, features, storm, *maxBackoff, ready)
+	} else {
+		err = supervise(ctx, cfg, runNs, runDeployment, func(ctx context.Context) error {
+			return run(ctx, cfg, scheme, features, false, *maxBackoff, ready)
+		})
+	}
+	if err != nil {
 		fail("%v", err)
 	}
 	klog.Flush()
@@ -142,10 +163,10 @@ func reachable(cfg *rest.Config) error {
 	return err
 }
 
-// run starts the manager, prints "ready" once its caches are synced and its controllers started, and returns when
-// it stops: nil after a signal.
+// run starts the manager, calls ready once its caches are synced and its controllers started, and returns when
+// it stops: nil after a signal (or its context's end).
 func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operator.Features, storm bool,
-	maxBackoff time.Duration) error {
+	maxBackoff time.Duration, ready func()) error {
 	klog.Infof("infer-operator: %v (PodGroup CRD: %v, autoscaling/v2: %v); AIBrix StormService: %v; max backoff %s",
 		f.MindCluster, f.PodGroup, f.HPA, storm, maxBackoff)
 
@@ -161,7 +182,9 @@ func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operat
 		HealthProbeBindAddress:  "0",
 		LeaderElection:          false,
 		GracefulShutdownTimeout: &shutdown,
-		Cache:                   cache.Options{ByObject: byObject},
+		// --run-while starts the same controllers again in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:      cache.Options{ByObject: byObject},
 		// The CRD kinds are unstructured: read them from the cache too, not from the API server each time.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	})
@@ -206,8 +229,7 @@ func run(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f operat
 	case <-mgr.Elected():
 	}
 	if mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Println("ready")
-		_ = os.Stdout.Sync()
+		ready()
 	}
 	return stopped(<-done)
 }
