@@ -8,61 +8,28 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
 
 #include "harness.h"
+#include "rollout_support.h"
 
 using e2e::Cluster;
-using e2e::kScripts;
+using e2e::rollout::check_new_image;
+using e2e::rollout::deploy;
+using e2e::rollout::deploy_then_change_image;
+using e2e::rollout::example;
+using e2e::rollout::kNewImage;
+using e2e::rollout::ReadyWatch;
 using nlohmann::json;
 
 namespace {
 
 const std::string& kNs = e2e::kExampleNamespace;
-constexpr const char* kNewImage = "mindie-motor-vllm:next";
-
-json example(const std::string& mode) {
-  json cfg = json::parse(e2e::read_file(e2e::kExample));
-  cfg["motor_deploy_config"]["deploy_mode"] = mode;
-  return cfg;
-}
-
-e2e::Run deploy(const Cluster& sb, const e2e::TempDir& dir, const json& cfg, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"deploy", "-f", dir.write("user_config.json", cfg.dump(2)), "--scripts-dir",
-                                   kScripts};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return sb.mindie(args);
-}
 
 /// Overrides under which engine pods stay Terminating, never ready, for 3 s once deleted, as a kubelet keeps them
 /// for their grace period: a replacement that took a role's last pod away shows in a watch.
 constexpr const char* kSlowTermination =
     "roles:\n  prefill:\n    annotations:\n      kwok.x-k8s.io/sim-terminate: 3s\n"
     "  decode:\n    annotations:\n      kwok.x-k8s.io/sim-terminate: 3s\n";
-
-/// Deploys `cfg` (with `extra` flags), waits until ready, then deploys it again with the new image (which reaches no
-/// running pod).
-void deploy_then_change_image(const Cluster& sb, const e2e::TempDir& dir, json cfg,
-                              const std::vector<std::string>& extra = {}) {
-  auto run = deploy(sb, dir, cfg, extra);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-  sb.wait_ready(kNs);
-  cfg["motor_deploy_config"]["image_name"] = kNewImage;
-  run = deploy(sb, dir, cfg, extra);
-  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
-}
-
-/// Every pod of `selector` that is not being deleted runs the new image.
-void check_new_image(const Cluster& sb, const std::string& selector) {
-  const json pods = e2e::kubectl_items(sb, "pods", kNs, selector);
-  REQUIRE_FALSE(pods.empty());
-  for (const auto& pod : pods) {
-    if (pod["metadata"].contains("deletionTimestamp")) continue;
-    CAPTURE(pod["metadata"]["name"]);
-    CHECK(pod["spec"]["containers"][0]["image"] == kNewImage);
-  }
-}
 
 /// No temporary instance: every role of the InferServiceSet runs the one instance (or, kv-pool and kv-conductor,
 /// none) the example gives it.
@@ -74,68 +41,6 @@ void check_no_temporary_instance(const Cluster& sb) {
     CHECK(role.value("replicas", 1) <= 1);
   }
 }
-
-/// `s` quoted for sh.
-std::string sh_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-/// Watches the pods of `selector` (kubectl get -w --output-watch-events, into a file so that the watch never waits
-/// for the test to read it), from the state listed at its start, and keeps the fewest ready pods it saw at once:
-/// ready is the Ready condition without a deletionTimestamp.
-class ReadyWatch {
- public:
-  ReadyWatch(const Cluster& sb, const std::string& selector, const e2e::TempDir& dir)
-      : events_(dir.path() + "/watch-" + std::to_string(++count_) + ".json"),
-        watch_({"/bin/sh", "-c",
-                "exec " + sh_quoted(e2e::kubectl_binary()) + " --kubeconfig " + sh_quoted(sb.admin_kubeconfig()) +
-                    " get pods -n " + kNs + " -l " + sh_quoted(selector) +
-                    " -w --watch-only --output-watch-events -o json >" + sh_quoted(events_)}) {
-    for (const auto& pod : e2e::kubectl_items(sb, "pods", kNs, selector)) ready_[pod["metadata"]["name"]] = ready(pod);
-    initial_ = count();
-  }
-  int initial() const { return initial_; }
-  /// Stops the watch and returns the fewest ready pods seen.
-  int fewest_ready() {
-    watch_.stop();
-    int fewest = initial_;
-    std::istringstream in(e2e::read_file(events_));
-    // kubectl prints one JSON object per event, one after another; the last may be cut short by the stop.
-    while ((in >> std::ws) && in.peek() != std::char_traits<char>::eof()) {
-      json event;
-      try {
-        in >> event;
-      } catch (const json::parse_error&) {
-        break;
-      }
-      const json& pod = event["object"];
-      if (event["type"] == "DELETED") ready_.erase(pod["metadata"]["name"].get<std::string>());
-      else ready_[pod["metadata"]["name"]] = ready(pod);
-      fewest = std::min(fewest, count());
-    }
-    return fewest;
-  }
-
- private:
-  static bool ready(const json& pod) {
-    if (pod["metadata"].contains("deletionTimestamp")) return false;
-    for (const auto& c : pod["status"].value("conditions", json::array()))
-      if (c["type"] == "Ready") return c["status"] == "True";
-    return false;
-  }
-  int count() const {
-    int n = 0;
-    for (const auto& [name, r] : ready_) n += r ? 1 : 0;
-    return n;
-  }
-  static inline int count_ = 0;
-  std::string events_;
-  e2e::Background watch_;
-  std::map<std::string, bool> ready_;
-  int initial_ = 0;
-};
 
 }  // namespace
 
@@ -377,4 +282,44 @@ TEST_CASE("deploy --rollout: a new image is deployed and then reaches every pod;
     check_new_image(sb, e2e::role_pods(role, 0));
   std::string why;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
+}
+
+TEST_CASE("rollout restart and another mutating command: whichever comes second names the first, nothing written") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"));
+  const auto only_reads = [&](std::size_t mark) {
+    for (const auto& r : sb.requests_since(mark)) CHECK_MESSAGE(r.method == "GET", (r.method + " " + r.path));
+  };
+
+  // A scale holds the lock, stopped at its InferServiceSet write: the rollout names it and writes nothing.
+  sb.add_fault("PATCH:/apis/mindcluster.huawei.com/v1/namespaces/" + kNs + "/inferservicesets/.*:hold:1");
+  e2e::Background scale(sb.mindie_argv({"scale", "-n", kNs, "--decode", "2"}));
+  sb.wait_held(1);
+  std::size_t mark = sb.requests().size();
+  auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--lock-timeout", "0"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(
+      run.err.starts_with("error: another kubectl-mindie command is changing namespace mindie-demo: scale by "),
+      run.err);
+  only_reads(mark);
+  sb.clear_faults();
+  sb.release_held();
+  CHECK(scale.finish().exit_code == 0);
+
+  // A rollout holds the lock, stopped at its first workload delete: a scale names it and writes nothing.
+  sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/(deployments|statefulsets)/.*:hold:1");
+  e2e::Background rollout(sb.mindie_argv({"rollout", "restart", "-n", kNs, "--timeout", "5m"}));
+  sb.wait_held(1);
+  mark = sb.requests().size();
+  run = sb.mindie({"scale", "-n", kNs, "--decode", "1", "--lock-timeout", "0"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(
+      run.err.starts_with("error: another kubectl-mindie command is changing namespace mindie-demo: rollout by "),
+      run.err);
+  only_reads(mark);
+  sb.clear_faults();
+  sb.release_held();
+  const auto rolled = rollout.finish();
+  CHECK_MESSAGE(rolled.exit_code == 0, rolled.err);
 }
