@@ -180,6 +180,10 @@ RolloutIntent rollout_from(const json::object& o) {
   r.all = bool_field(o, "all");
   r.surge = !o.contains("surge") || bool_field(o, "surge");
   r.allow_downtime = bool_field(o, "allow_downtime");
+  r.stop_operator = bool_field(o, "stop_operator");
+  r.operator_replicas = o.contains("operator_replicas")
+                            ? bounded(o.if_contains("operator_replicas"), 1 << 10, "\"operator_replicas\"")
+                            : 0;
   r.max_unavailable = o.contains("max_unavailable")
                           ? bounded(o.if_contains("max_unavailable"), 16, "\"max_unavailable\"")
                           : 1;
@@ -203,6 +207,8 @@ void put_rollout(json::object& o, const RolloutIntent& r) {
   o["surge"] = r.surge;
   o["allow_downtime"] = r.allow_downtime;
   o["max_unavailable"] = r.max_unavailable;
+  o["stop_operator"] = r.stop_operator;
+  o["operator_replicas"] = r.operator_replicas;
   o["done"] = std::move(done);
   json::object surged, strategies;
   for (const auto& [role, n] : r.surged) surged[role] = n;

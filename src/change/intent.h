@@ -93,6 +93,9 @@ struct RolloutIntent {
   std::map<std::string, int> surged;
   /// Deployments rolled with --no-surge: name -> their spec.strategy before (JSON text; "{}" when none was set).
   std::map<std::string, std::string> strategies;
+  bool stop_operator = false;  ///< --stop-operator: gang roles rolled with infer-operator stopped meanwhile
+  /// The replicas of infer-operator's Deployment while the rollout has it scaled to 0 (0: it is not stopped).
+  int operator_replicas = 0;
 };
 
 /// The kind-specific part of an intent.

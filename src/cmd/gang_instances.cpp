@@ -78,4 +78,23 @@ void record_gang_instances(kube::Client& client, const std::string& ns, const js
   }
 }
 
+void clear_removed_gang_instances(kube::Client& client, const std::string& ns, const json::object& iss,
+                                  const std::string& role, Printer& printer) {
+  const std::string name = instance_set_name(iss, role);
+  try {
+    const auto ist = client.get_if_exists(kube::gvr::kInstanceSets, ns, name);
+    if (!ist || operator_rules::removed_gang_instances(json::value(*ist)).empty()) return;
+    kube::WriteOptions opts;
+    opts.field_manager = render::kFieldManager;
+    client.patch(kube::gvr::kInstanceSets, ns, name, kube::PatchType::Merge,
+                 json::object{
+                     {"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, nullptr}}}}}},
+                 opts);
+  } catch (const std::exception& e) {
+    printer.warning("infer-operator restarted, but clearing on instanceset/" + name +
+                    " the instances removed before failed (" + e.what() + "): a later scale-out of role " + role +
+                    " may ask for --operator-restarted");
+  }
+}
+
 }  // namespace mindie::cmd

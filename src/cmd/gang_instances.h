@@ -27,4 +27,10 @@ void record_gang_instances(kube::Client& client, const std::string& ns, const bo
                            const std::vector<scale::RoleChange>& changes, bool operator_restarted,
                            const kube::WriteOptions& opts, Printer& printer);
 
+/// After infer-operator restarted with the pods of gang role `role`'s removed instances gone: deletes
+/// kRemovedGangInstancesAnnotation from its InstanceSet (the restart forgot every fault record). A failure is a
+/// warning on `printer`, as in record_gang_instances.
+void clear_removed_gang_instances(kube::Client& client, const std::string& ns, const boost::json::object& iss,
+                                  const std::string& role, Printer& printer);
+
 }  // namespace mindie::cmd

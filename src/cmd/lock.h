@@ -116,6 +116,8 @@ class NamespaceLock {
   void nothing_to_recover() { nothing_to_recover_ = true; }
   /// True while the lock is held.
   bool held() const { return lock_ && lock_->held(); }
+  /// Where the command prints: recoveries warn through it.
+  Printer& printer() const { return printer_; }
   /// True when the lease as read at construction records an intent (a change left unfinished, or one a live holder
   /// is making) and the lock is not held yet.
   bool unfinished_change_seen() const;

@@ -27,7 +27,11 @@ void add_rollout_flags(po::options_description& desc, RolloutFlags& flags) {
       "restart, resume: never add a pod or instance (a full NPU pool): Deployments roll with maxSurge 0, "
       "maxUnavailable 1")("allow-downtime", po::bool_switch(&flags.allow_downtime),
                           "restart, resume: with --no-surge, roll roles of one instance too (they are down while it is "
-                          "replaced)");
+                          "replaced)")(
+      "stop-operator", po::bool_switch(&flags.stop_operator),
+      "restart, resume: roll gang-scheduled roles too, by stopping infer-operator (its Deployment "
+      "mindx-dl/infer-operator-manager scaled to 0, so every namespace's reconciles wait) while each old instance's "
+      "pods go, and starting it again to make the new one");
   add_lock_flags(desc, flags.lock);
   flags.output.bind(desc);
 }
@@ -62,6 +66,7 @@ void check_action_flags(const RolloutFlags& f) {
   refuse(!restart && f.max_unavailable != 1, "--max-unavailable", "restart");
   refuse(!rolls && f.no_surge, "--no-surge", "restart and resume");
   refuse(!rolls && f.allow_downtime, "--allow-downtime", "restart and resume");
+  refuse(!rolls && f.stop_operator, "--stop-operator", "restart and resume");
   refuse(f.action != "status" && !f.output.format().empty(), "-o", "status");
   if (f.surge && f.no_surge) throw UsageError("--surge and --no-surge cannot be used together");
   if (f.allow_downtime && !f.no_surge)
@@ -95,8 +100,8 @@ void RolloutOptions::run(kube::Client& client, Printer& printer,
 }
 
 rollout::RestartRequest RolloutOptions::request(kube::Client& client) const {
-  rollout::RestartRequest r{flags_.roles,           flags_.all, !flags_.no_surge, flags_.allow_downtime,
-                            flags_.max_unavailable, {}};
+  rollout::RestartRequest r{flags_.roles,           flags_.all, !flags_.no_surge,    flags_.allow_downtime,
+                            flags_.max_unavailable, {},         flags_.stop_operator};
   if (flags_.action == "restart") return r;
   const auto recorded = recorded_rollout(client, namespace_);
   if (!recorded)
@@ -110,7 +115,8 @@ rollout::RestartRequest RolloutOptions::request(kube::Client& client) const {
           recorded->surge && !flags_.no_surge,
           recorded->allow_downtime || flags_.allow_downtime,
           recorded->max_unavailable,
-          recorded->done};
+          recorded->done,
+          recorded->stop_operator || flags_.stop_operator};
 }
 
 void RolloutOptions::run_abort(kube::Client& client, Printer& printer) {
@@ -177,7 +183,7 @@ Command rollout_command() {
           "Show or roll out instances onto their current pod template (status, restart, pause, resume, abort)",
           "kubectl mindie rollout status [-n NS] [--watch=false] [--timeout 10m] [-o json|yaml]\n"
           "  kubectl mindie rollout restart [-n NS] [--role R ...] [--all] [--max-unavailable N]\n"
-          "      [--surge | --no-surge [--allow-downtime]] [--timeout D]\n"
+          "      [--surge | --no-surge [--allow-downtime]] [--stop-operator] [--timeout D]\n"
           "  kubectl mindie rollout pause|resume|abort [-n NS]",
           "status: per role, how many instances run the role's current pod template, how many are ready, and\n"
           "which are still on an earlier one and why (status's verdicts). Watches until every instance is current\n"
@@ -186,7 +192,8 @@ Command rollout_command() {
           "restart: replaces the instances on an earlier pod template (--all: every instance), one at a time per\n"
           "role, each after the role's other instances are ready and until the new one is current and ready. In\n"
           "infer_service_set mode it deletes the instance's workload and infer-operator makes it again from the\n"
-          "role's current template (a gang-scheduled role is refused: the operator would rebuild it in a loop).\n"
+          "role's current template. A gang-scheduled role needs --stop-operator: the operator would rebuild an\n"
+          "instance whose pods it saw go in a loop, so it is stopped (every namespace waits) while they go.\n"
           "A role of one instance first gets a temporary instance (--surge, the default; its pods must fit the free\n"
           "NPUs), removed at the end; Deployments use their own maxSurge. On a full NPU pool, --no-surge replaces\n"
           "pods in place (maxSurge 0, maxUnavailable 1), and --allow-downtime lets it take a role of one instance\n"
@@ -204,6 +211,8 @@ Command rollout_command() {
           "  kubectl mindie rollout restart -n mindie-demo\n\n"
           "  # On a full NPU pool: replace pods in place, roles of one instance included\n"
           "  kubectl mindie rollout restart -n mindie-demo --no-surge --allow-downtime\n\n"
+          "  # Roll gang-scheduled roles too, stopping infer-operator while each old instance goes\n"
+          "  kubectl mindie rollout restart -n mindie-demo --stop-operator\n\n"
           "  # Continue a rollout that was interrupted\n"
           "  kubectl mindie rollout resume -n mindie-demo\n",
           RolloutFlags().output.formats(),

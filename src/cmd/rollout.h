@@ -25,6 +25,7 @@ struct RolloutFlags {
   bool surge = false;              ///< restart: --surge (the default)
   bool no_surge = false;           ///< restart, resume: --no-surge
   bool allow_downtime = false;     ///< restart, resume: --allow-downtime
+  bool stop_operator = false;      ///< restart, resume: --stop-operator
   int max_unavailable = 1;         ///< restart: --max-unavailable
   LockFlags lock;                  ///< restart, resume, abort: --lock-timeout
   OutputFlags output{{"json", "yaml"}, "Output format", " (the rollout status document, on each change)"};  ///< -o

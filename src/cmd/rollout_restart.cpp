@@ -1,6 +1,8 @@
 #include "cmd/rollout_restart.h"
 
+#include "cmd/gang_instances.h"
 #include "cmd/lock.h"
+#include "cmd/logs_streams.h"
 #include "cmd/npu_preflight.h"
 #include "cmd/status_inputs.h"
 #include "cmd/wait.h"
@@ -85,7 +87,10 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
                                   request_.max_unavailable,
                                   request_.done,
                                   {},
-                                  {}};
+                                  {},
+                                  request_.stop_operator,
+                                  0};
+  if (std::any_of(plan.roles.begin(), plan.roles.end(), [](const auto& rr) { return rr.gang; })) check_operator();
   if (service_set_) {
     // The temporary instances must find NPUs, as a scale-out's (npu_preflight.h), before any write.
     json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, report.name);
@@ -93,8 +98,12 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
     std::map<std::string, int> targets;
     for (const auto& rr : plan.roles)
       if (rr.surge) targets[rr.role] = static_cast<int>(rr.instances + 1);
-    for (const auto& c : scale::plan_role_changes(iss, targets))
+    const auto changes = scale::plan_role_changes(iss, targets);
+    // A gang role's temporary instance must not be one infer-operator still holds a fault record for.
+    refuse_gang_rebuild_loop(client_, ns_, iss, changes, false);
+    for (const auto& c : changes)
       surged.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
+    services_ = status::service_count(iss);
     const std::vector<std::string> resources = npu_resources();
     check_npu_fit(client_, printer_,
                   {node_fit::added_demands(node_fit::npu_demands({iss}, resources),
@@ -116,6 +125,12 @@ void RolloutRestart::roll_role(NamespaceLock& lock, const rollout::RoleRestart& 
   if (rr.surge) {
     surge_step(lock, rr.role, rr.instances + 1, rr.instances);
     intent_.surged.erase(rr.role);
+    if (rr.gang) {
+      // The operator saw the temporary instance's pods go and holds their fault records: a restart forgets them.
+      wait_pods(lock, ns_, instance_pods(rr.role, rr.instances), "the temporary instance's pods to be gone",
+                [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+      restart_operator(lock, rr.role);
+    }
   }
   printer_.notice("role " + rr.role + ": " + std::to_string(rr.indexes.size()) + " of " + std::to_string(rr.instances) +
                   " instances replaced, every one on the current pod template");
@@ -138,8 +153,19 @@ void RolloutRestart::roll_instance(NamespaceLock& lock, const rollout::RoleResta
         current = inst.current == true;
       }
   const auto [gvr, name] = split_workload(workload);
-  if (service_set_) delete_step(lock, workload, uid);
-  else deployment_steps(lock, name, current);
+  if (rr.gang) {
+    // Its pods go while infer-operator is stopped, so its rescheduler records no fault for them; started again, it
+    // makes the instance from the current template.
+    stop_operator(lock);
+    delete_step(lock, workload, uid);
+    wait_pods(lock, ns_, instance_pods(rr.role, index), workload + "'s pods to be gone",
+              [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+    start_operator(lock);
+  } else if (service_set_) {
+    delete_step(lock, workload, uid);
+  } else {
+    deployment_steps(lock, name, current);
+  }
   wait_for(lock, workload + " to run the current pod template and be ready", [&](const status::Report& r) {
     if (!service_set_ && request_.surge)
       for (const auto& role : r.roles)
@@ -201,9 +227,14 @@ void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, st
                            util::num(util::find(&roles->as_array()[index], {"replicas"}), 1) == to;
                   },
                   [set, changes] { set(scale::build_undo_patch(changes)); }});
+  if (to < from) record_gang_instances(client_, ns_, iss, changes, false, opts, printer_);
   printer_.notice("role " + role + ": " +
                   (to > from ? "added a temporary instance" : "removed the temporary instance") + " (replicas " +
                   std::to_string(from) + " -> " + std::to_string(to) + ")");
+}
+
+std::string RolloutRestart::instance_pods(const std::string& role, std::int64_t index) const {
+  return log_selector({ns_, intent_.workload, false, services_, role, index});
 }
 
 void RolloutRestart::delete_step(NamespaceLock& lock, const std::string& workload, const std::string& uid) {

@@ -12,6 +12,7 @@
 #include "change/intent.h"
 #include "change/runner.h"
 #include "cmd/common.h"
+#include "kube/pod_state.h"
 #include "kube/watch.h"
 #include "mindie/rollout_plan.h"
 
@@ -56,6 +57,23 @@ class RolloutRestart {
                           const std::function<bool(const status::Report&)>& done);
   /// Runs `step` on the runner under the lock with the current intent.
   void run_step(NamespaceLock& lock, change::Step step);
+  /// --stop-operator (rollout_operator.cpp): infer-operator's Deployment exists and runs; keeps its pods' selector.
+  /// Throws CommandError, nothing written, otherwise.
+  void check_operator();
+  /// Scales infer-operator's Deployment to 0 (its replicas recorded in the intent first) and waits for its pods to
+  /// be gone.
+  void stop_operator(NamespaceLock& lock);
+  /// Scales it back to the recorded replicas and waits for a pod of it to be ready.
+  void start_operator(NamespaceLock& lock);
+  /// stop_operator, start_operator, then clears the removed-instance record of gang role `role` (the restart
+  /// forgot the operator's fault records).
+  void restart_operator(NamespaceLock& lock, const std::string& role);
+  /// Waits (watching the pods `selector` selects in `ns`) until `done` accepts them; throws CommandError naming
+  /// `what` on timeout.
+  void wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector, const std::string& what,
+                 const std::function<bool(const std::vector<kube::PodState>&)>& done);
+  /// The label selector of instance `index` of `role`'s pods.
+  std::string instance_pods(const std::string& role, std::int64_t index) const;
   kube::Client& client_;
   Printer& printer_;
   kube::Informer::TransportFactory new_transport_;
@@ -65,6 +83,8 @@ class RolloutRestart {
   std::chrono::milliseconds lock_wait_;
   change::RolloutIntent intent_;
   bool service_set_ = false;
+  std::int64_t services_ = 1;      ///< the InferServices of the set (status::service_count)
+  std::string operator_selector_;  ///< check_operator: the label selector of infer-operator's pods
 };
 
 /// Annotation on the namespace lock's Lease by `rollout pause`: the holderIdentity of the rollout asked to pause. The
@@ -78,10 +98,17 @@ void request_pause(kube::Client& client, const std::string& ns);
 /// The rollout intent the namespace's lock holds (an interrupted rollout), if any: one GET of the Lease.
 std::optional<change::RolloutIntent> recorded_rollout(kube::Client& client, const std::string& ns);
 
-/// Takes back what an interrupted rollout changed for the while: removes its surge instances (the roles' replicas back
-/// to what they were before), puts back the strategies of Deployments it rolled without surge. The instances it
+/// Takes back what an interrupted rollout changed for the while: starts infer-operator again if it stopped it, removes
+/// its surge instances (the roles' replicas back to what they were before; a gang role's recorded as a scale-in
+/// records them), puts back the strategies of Deployments it rolled without surge. The instances it
 /// replaced stay replaced. Returns what it did, for the recovery line. Throws what the writes throw.
 std::string settle_rollout(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                            const change::RolloutIntent& intent);
+
+/// Starts infer-operator again where `intent` stopped it (its Deployment still at 0), once no pod of infer-operator's
+/// in `ns` is terminating (it would record their deletion): what it did, "" nothing. Throws CommandError when they do
+/// not go within 10 minutes.
+std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const change::RolloutIntent& intent);
 
 }  // namespace mindie::cmd

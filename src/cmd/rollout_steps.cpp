@@ -2,6 +2,7 @@
 // what it changed for the while (cmd/rollout_restart.h).
 #include <ctime>
 
+#include "cmd/gang_instances.h"
 #include "cmd/lock.h"
 #include "cmd/rollout_restart.h"
 #include "mindie/render.h"
@@ -144,7 +145,7 @@ std::optional<change::RolloutIntent> recorded_rollout(kube::Client& client, cons
 namespace {
 
 /// Removes role `role`'s temporary instance when the role still runs `before` + 1; what it did, "" nothing.
-std::string remove_surge(kube::Client& client, const std::string& ns, const std::string& iss_name,
+std::string remove_surge(kube::Client& client, Printer& printer, const std::string& ns, const std::string& iss_name,
                          const std::string& role, int before) {
   const auto iss = client.get_if_exists(kube::gvr::kInferServiceSets, ns, iss_name);
   if (!iss) return "";
@@ -154,6 +155,7 @@ std::string remove_surge(kube::Client& client, const std::string& ns, const std:
   opts.field_manager = render::kFieldManager;
   client.patch(kube::gvr::kInferServiceSets, ns, iss_name, kube::PatchType::Json, scale::build_replicas_patch(changes),
                opts);
+  record_gang_instances(client, ns, *iss, changes, false, opts, printer);
   return "removed the temporary instance of role " + role;
 }
 
@@ -165,9 +167,11 @@ std::string settle_rollout(kube::Client& client, NamespaceLock& lock, const std:
   const auto add = [&did](const std::string& s) {
     if (!s.empty()) did += (did.empty() ? "" : ", ") + s;
   };
+  Printer& printer = lock.printer();
+  add(restore_operator(client, lock, ns, intent));
   for (const auto& [role, before] : intent.surged) {
     lock.renew();
-    add(remove_surge(client, ns, intent.workload, role, before));
+    add(remove_surge(client, printer, ns, intent.workload, role, before));
   }
   for (const auto& [name, text] : intent.strategies) {
     json::error_code ec;

@@ -72,15 +72,17 @@ RestartPlan plan_restart(const status::Report& report, const RestartRequest& req
     if (r.unused() || !asked_for(req, r.name)) continue;
     RoleRestart rr = pick_instances(r, req);
     if (rr.indexes.empty()) continue;
-    if (service_set && r.gang) {
+    if (service_set && r.gang && !req.stop_operator) {
       plan.refusals.push_back(
           "role " + r.name +
           ": its instances are gang-scheduled, and infer-operator rebuilds a gang instance whose pods are deleted "
-          "in a loop (its rescheduler records a fault for each deleted pod and deletes the new workload for it); "
-          "instead " +
+          "while it runs in a loop (its rescheduler records a fault for each deleted pod and deletes the new "
+          "workload for it); pass --stop-operator to stop infer-operator (in every namespace) while each old "
+          "instance's pods go and start it again to make the new one, or " +
           operator_rules::gang_ways_out(report.ns, r.name, 0));
       continue;
     }
+    rr.gang = service_set && r.gang;
     if (const std::string why = availability(report, r, req, rr); !why.empty()) {
       plan.refusals.push_back("role " + r.name + ": " + why);
       continue;

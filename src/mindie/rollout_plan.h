@@ -19,6 +19,8 @@ struct RestartRequest {
   bool allow_downtime = false;
   int max_unavailable = 1;
   std::vector<std::string> done;  ///< instances a resumed rollout replaced already (Instance::workload)
+  /// --stop-operator: gang roles may be rolled by stopping infer-operator while each old instance's pods go.
+  bool stop_operator = false;
 };
 
 /// One role's part of the rollout.
@@ -32,6 +34,9 @@ struct RoleRestart {
   /// infer_service_set: a temporary instance is added first (the role's replicas + 1) and removed at the end, since
   /// replacing one would leave fewer than keep_ready ready.
   bool surge = false;
+  /// infer_service_set, gang-scheduled: infer-operator is stopped while each replaced (and the temporary) instance's
+  /// pods go, so that its rescheduler records no fault for them (--stop-operator).
+  bool gang = false;
 };
 
 /// The rollout, or why it cannot start.
@@ -41,8 +46,9 @@ struct RestartPlan {
 };
 
 /// Plans `req` over `report`. infer_service_set instances are replaced one at a time by deleting their workload
-/// (infer-operator makes it again from the role's current template); gang-scheduled roles are refused (infer-operator
-/// rebuilds a gang instance whose pods are deleted in a loop: operator_rules::gang_ways_out). A role of one instance
+/// (infer-operator makes it again from the role's current template); gang-scheduled roles are refused unless
+/// --stop-operator (infer-operator rebuilds a gang instance whose pods are deleted while it runs in a loop:
+/// operator_rules::gang_ways_out). A role of one instance
 /// needs a surge (infer_service_set: a temporary instance through the role's replicas, whose pods serve while the
 /// instance is replaced — for the master/standby controller and coordinator, its pods stand by to take over; the
 /// other modes: the Deployment's own maxSurge) or --allow-downtime. An HPA-owned role cannot be surged.

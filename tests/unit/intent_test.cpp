@@ -91,6 +91,8 @@ TEST_CASE("intent: a rollout record reads back as written; names that could not 
   r.done = {"statefulset/mindie-motor-vllm-0-prefill-0"};
   r.surged = {{"prefill", 1}};
   r.strategies = {{"vllm-p0", R"({"type":"RollingUpdate"})"}};
+  r.stop_operator = true;
+  r.operator_replicas = 2;
   change::Intent intent{r};
   intent.at = 1764900000;
   const json::object record = change::to_record(intent);
@@ -103,6 +105,8 @@ TEST_CASE("intent: a rollout record reads back as written; names that could not 
   CHECK(back.done == r.done);
   CHECK(back.surged == r.surged);
   CHECK(back.strategies == r.strategies);
+  CHECK(back.stop_operator);
+  CHECK(back.operator_replicas == 2);  // what recovery scales infer-operator back to
   CHECK(change::to_record(change::Intent{back}).at("done") == record.at("done"));
 
   // A record from anyone with write access to the Lease: what reaches the terminal must look like a name.
@@ -114,6 +118,7 @@ TEST_CASE("intent: a rollout record reads back as written; names that could not 
   CHECK(h.surged == std::map<std::string, int>{{"decode", 1}});
   CHECK(h.surge);  // absent: the default
   CHECK(h.max_unavailable == 1);
+  CHECK(h.operator_replicas == 0);  // absent: the operator was not stopped
   CHECK_THROWS_AS(change::parse_intent(parsed(R"({"command":"rollout","max_unavailable":-1})")),
                   change::UnreadableIntent);
 }

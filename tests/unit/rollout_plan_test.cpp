@@ -72,6 +72,7 @@ TEST_CASE("rollout plan: refusals name the role and the way through, nothing is 
   REQUIRE(plan.refusals.size() == 2);
   CHECK(plan.refusals[0].starts_with("role decode: its instances are gang-scheduled"));
   CHECK(plan.refusals[0].find("restart infer-operator") != std::string::npos);
+  CHECK(plan.refusals[0].find("pass --stop-operator") != std::string::npos);
   CHECK(plan.refusals[1] ==
         "role prefill: it runs 1 instance: replacing one leaves fewer than 1 ready (its instance count is its HPA's: "
         "no temporary instance can be added); pass --no-surge --allow-downtime to roll it anyway");
@@ -116,4 +117,22 @@ TEST_CASE("rollout plan: replaced needs current, healthy and another workload; s
   CHECK(rollout::ready_instances(r, "prefill", 1) == 1);
   r.roles[0].instances[1].terminating_pods = 1;
   CHECK(rollout::ready_instances(r, "prefill") == 1);
+}
+
+TEST_CASE("rollout plan: --stop-operator rolls a gang role, with a temporary instance where it runs one") {
+  auto gang = role("decode", {instance(0, false, true, "statefulset/svc-0-decode-0")});
+  gang.gang = true;
+  rollout::RestartRequest req;
+  req.stop_operator = true;
+  auto plan = rollout::plan_restart(report("infer_service_set", {gang}), req);
+  REQUIRE(plan.refusals.empty());
+  REQUIRE(plan.roles.size() == 1);
+  CHECK(plan.roles[0].gang);
+  CHECK(plan.roles[0].surge);
+  CHECK(plan.roles[0].workloads == std::vector<std::string>{"statefulset/svc-0-decode-0"});
+
+  // Elsewhere a role called gang is a Deployment's: rolled natively, never with the operator stopped.
+  plan = rollout::plan_restart(report("multi_deployment", {gang}), req);
+  REQUIRE(plan.roles.size() == 1);
+  CHECK_FALSE(plan.roles[0].gang);
 }

@@ -1,0 +1,169 @@
+// rollout restart's gang-scheduled roles (--stop-operator): infer-operator is stopped while an old instance's pods
+// go, so that its rescheduler never sees them go, and started again to make the instance from the current template
+// (cmd/rollout_restart.h).
+//
+// Why stopping is the way: the rescheduler records a fault for the workload of every deleted pod of a gang-scheduled
+// InstanceSet, keeps it in the operator process's memory only, and deletes the workload of that name whenever it
+// finds one, so a new instance would be deleted and made again for ever (Ascend/mind-cluster
+// component/infer-operator/pkg/controller/rescheduling/rescheduling.go: handlePodDelete, recordWorkLoadFault,
+// DoRescheduling). A process that starts lists pods: it gets no delete event for a pod that went while it was down.
+#include <ctime>
+#include <thread>
+
+#include "cmd/gang_instances.h"
+#include "cmd/interrupt.h"
+#include "cmd/lock.h"
+#include "cmd/rollout_restart.h"
+#include "kube/pod_state.h"
+#include "kube/watch.h"
+#include "mindie/operator_rules.h"
+#include "mindie/render.h"
+#include "util/json_path.h"
+#include "util/strings.h"
+
+namespace mindie::cmd {
+
+namespace json = boost::json;
+
+namespace {
+
+const std::string kOperatorRef = std::string("deployment.apps/") + operator_rules::kOperatorDeployment + " -n " +
+                                 operator_rules::kOperatorNamespace;
+
+std::int64_t replicas_of(const json::value& deployment) {
+  return util::num(util::find(&deployment, {"spec", "replicas"}), 1);
+}
+
+/// The operator Deployment's replicas by a JSON Patch guarded by the value it replaces (test op).
+void set_operator_replicas(kube::Client& client, std::int64_t from, std::int64_t to) {
+  kube::WriteOptions opts;
+  opts.field_manager = render::kFieldManager;
+  client.patch(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment,
+               kube::PatchType::Json,
+               json::array{{{"op", "test"}, {"path", "/spec/replicas"}, {"value", from}},
+                           {{"op", "replace"}, {"path", "/spec/replicas"}, {"value", to}}},
+               opts);
+}
+
+bool operator_replicas_are(kube::Client& client, std::int64_t n) {
+  const auto live = client.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
+                                         operator_rules::kOperatorDeployment);
+  return live && replicas_of(json::value(*live)) == n;
+}
+
+}  // namespace
+
+void RolloutRestart::check_operator() {
+  const auto live = client_.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
+                                          operator_rules::kOperatorDeployment);
+  if (!live)
+    throw CommandError("--stop-operator: infer-operator's Deployment " + kOperatorRef +
+                       " (where its published manifest installs it) does not exist, nothing was changed");
+  const json::value v = *live;
+  if (replicas_of(v) < 1)
+    throw CommandError("--stop-operator: " + kOperatorRef +
+                       " runs no replicas: infer-operator is stopped, and nothing would make the replaced instances "
+                       "again; nothing was changed");
+  std::string selector;
+  if (const auto* labels = util::find(&v, {"spec", "selector", "matchLabels"}); labels && labels->is_object())
+    for (const auto& [k, value] : labels->get_object())
+      selector += (selector.empty() ? "" : ",") + std::string(k) + "=" + util::str(&value);
+  if (selector.empty())
+    throw CommandError("--stop-operator: " + kOperatorRef +
+                       " selects its pods without matchLabels, nothing was changed");
+  operator_selector_ = selector;
+}
+
+void RolloutRestart::stop_operator(NamespaceLock& lock) {
+  const std::int64_t replicas = replicas_of(
+      client_.get(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment));
+  intent_.operator_replicas = static_cast<int>(replicas);  // recorded before the write: recovery starts it again
+  run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')), "scaled",
+                  [this, replicas] { set_operator_replicas(client_, replicas, 0); },
+                  [this] { return operator_replicas_are(client_, 0); },
+                  [this, replicas] { set_operator_replicas(client_, 0, replicas); }});
+  printer_.notice("infer-operator stopped (" + kOperatorRef + " scaled to 0): every namespace's reconciles wait");
+  wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator's pods to be gone",
+            [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+}
+
+void RolloutRestart::start_operator(NamespaceLock& lock) {
+  const std::int64_t replicas = intent_.operator_replicas;
+  run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')),
+                  "scaled",
+                  [this, replicas] { set_operator_replicas(client_, 0, replicas); },
+                  [this, replicas] { return operator_replicas_are(client_, replicas); },
+                  {}});  // the operator runs again: nothing to take back
+  intent_.operator_replicas = 0;
+  lock.before_write(change::Intent{intent_});
+  printer_.notice("infer-operator started again (" + kOperatorRef + " scaled to " + std::to_string(replicas) + ")");
+  wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator to run again",
+            [](const std::vector<kube::PodState>& pods) {
+              return std::any_of(pods.begin(), pods.end(),
+                                 [](const kube::PodState& p) { return p.ready && !p.terminating; });
+            });
+}
+
+void RolloutRestart::restart_operator(NamespaceLock& lock, const std::string& role) {
+  stop_operator(lock);
+  start_operator(lock);
+  clear_removed_gang_instances(client_, ns_, client_.get(kube::gvr::kInferServiceSets, ns_, intent_.workload), role,
+                               printer_);
+}
+
+void RolloutRestart::wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector,
+                               const std::string& what,
+                               const std::function<bool(const std::vector<kube::PodState>&)>& done) {
+  kube::Informer informer(new_transport_, {{kube::gvr::kPods, ns, selector, ""}});
+  informer.start();
+  for (;;) {
+    std::vector<kube::PodState> pods;
+    for (const auto& p : informer.objects(0)) pods.push_back(kube::read_pod_state(json::value(p), std::time(nullptr)));
+    if (done(pods)) return;
+    check_interrupt("while waiting for " + what + " (kubectl mindie rollout resume -n " + ns_ + " continues)");
+    lock.renew();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline_) throw CommandError("timed out waiting for " + what + " (--timeout)");
+    informer.wait_for_change(std::min(deadline_, now + std::chrono::seconds(1)));
+  }
+}
+
+namespace {
+
+/// The operator's pods of namespace `ns` still terminating (infer-operator's instance-index label, a
+/// deletionTimestamp): a started operator would see them go.
+std::vector<std::string> terminating_instance_pods(kube::Client& client, const std::string& ns) {
+  std::vector<std::string> names;
+  const json::value pods = client.list(kube::gvr::kPods, ns, "infer.huawei.com/instanceset-index");
+  if (const auto* items = util::find(&pods, {"items"}); items && items->is_array())
+    for (const auto& p : items->as_array())
+      if (util::find(&p, {"metadata", "deletionTimestamp"}) != nullptr)
+        names.push_back(util::str(util::find(&p, {"metadata", "name"})));
+  return names;
+}
+
+}  // namespace
+
+std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const change::RolloutIntent& intent) {
+  if (intent.operator_replicas < 1 || !operator_replicas_are(client, 0)) return "";
+  // An instance the rollout deleted may still be going: started before its pods are gone, the operator would
+  // record their deletion and rebuild the instance in a loop. No watch here (a recovery has only the client): a LIST
+  // a second, within the longest grace period the templates give.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  for (auto going = terminating_instance_pods(client, ns); !going.empty();
+       going = terminating_instance_pods(client, ns)) {
+    if (std::chrono::steady_clock::now() > give_up)
+      throw CommandError("infer-operator stays stopped (" + kOperatorRef + " at 0 replicas): pods of namespace " + ns +
+                         " are still terminating (" + util::join(going, ", ") +
+                         "), and the operator must not see them go; run the command again once they are gone");
+    check_interrupt("while waiting for the pods the rollout deleted to be gone before infer-operator starts again");
+    lock.renew();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  set_operator_replicas(client, 0, intent.operator_replicas);
+  return "started infer-operator again (" + kOperatorRef + " scaled to " + std::to_string(intent.operator_replicas) +
+         ")";
+}
+
+}  // namespace mindie::cmd
