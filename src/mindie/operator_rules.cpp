@@ -214,7 +214,10 @@ std::string recreate_advice(const std::string& ns, const std::string& role, bool
     lowest = lowest < 0 ? k : std::min(lowest, k);
   }
   return "do not delete a gang instance's workload: infer-operator would rebuild it in a loop (its rescheduler "
-         "records a fault for every deleted pod of the instance and deletes the new workload for it); instead " +
+         "records a fault for every deleted pod of the instance and deletes the new workload for it); instead "
+         "kubectl mindie rollout restart -n " +
+         ns + " --role " + role +
+         " --stop-operator, which stops infer-operator (in every namespace) while each such instance's pods go; or " +
          gang_ways_out(ns, role, std::max<std::int64_t>(lowest, 0));
 }
 

@@ -117,7 +117,8 @@ std::string removed_gang_instances_value(std::map<int, std::string> recorded, in
 /// How to move running instances of `role` in namespace `ns` (`workloads` as workload_ref names them) to the current
 /// pod template, which infer-operator applies only to instances it creates: kubectl mindie rollout restart (which
 /// deletes each workload for the operator to make again, keeping the role serving), except for a gang role (`gang`),
-/// where that starts the rebuild loop: gang_ways_out.
+/// where that starts the rebuild loop unless infer-operator is stopped meanwhile: rollout restart --stop-operator, or
+/// gang_ways_out.
 std::string recreate_advice(const std::string& ns, const std::string& role, bool gang,
                             const std::vector<std::string>& workloads);
 

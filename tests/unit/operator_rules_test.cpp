@@ -228,6 +228,8 @@ TEST_CASE("recreate_advice: rollout restart for a plain role, never a workload d
   const std::string gang = operator_rules::recreate_advice("team-a", "decode", true, old);
   CHECK(gang.find("kubectl delete") == std::string::npos);
   CHECK(gang.find("do not delete a gang instance's workload: infer-operator would rebuild it in a loop") == 0);
+  CHECK(gang.find("instead kubectl mindie rollout restart -n team-a --role decode --stop-operator, which stops "
+                  "infer-operator (in every namespace) while each such instance's pods go; or ") != std::string::npos);
   // Instance 0 cannot be scaled below; a delete leaves the operator's records (no InstanceSet deletion it sees).
   CHECK(gang.find("kubectl mindie scale") == std::string::npos);
   CHECK(gang.find("kubectl mindie delete -n team-a --wait, then restart infer-operator, the only thing that clears "
