@@ -1,7 +1,8 @@
 // rollout restart, resume and abort (issue 31), end to end on the real control plane with the fake infer-operator:
 // a new image reaches every pod in each deploy mode while a watch of the pods sees each role keep a ready instance;
-// a full NPU pool rolls with --no-surge; a gang role is refused, nothing written; a rollout killed half-way is
-// continued by `rollout resume` from another process.
+// a full NPU pool rolls with --no-surge; a gang role is refused without --stop-operator (rollout_gang_test.cpp rolls
+// it), nothing written; a rollout killed half-way is continued by `rollout resume` from another process; a rollout
+// and a rival command exclude each other.
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -129,6 +130,30 @@ TEST_CASE("rollout restart, multi_deployment on a full NPU pool: the surge is re
   // The strategy is the Deployment's own again.
   const json d = json::parse(sb.admin_ok({"get", "deployment", "vllm-p0", "-n", kNs, "-o", "json"}));
   CHECK(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == "25%");
+}
+
+TEST_CASE("rollout restart, single_container: the new image reaches the pod; --all restarts a current one too") {
+  Cluster sb({"--no-crd"});  // this mode needs no infer-operator
+  e2e::TempDir dir;
+  json cfg = example("single_container");
+  cfg["motor_deploy_config"]["d_pod_npu_num"] = 8;
+  deploy_then_change_image(sb, dir, cfg);
+  auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  check_new_image(sb, "");
+  const auto uid_of_pod = [&] {
+    return sb.admin_ok({"get", "pods", "-n", kNs, "-o", "jsonpath={.items[*].metadata.uid}"});
+  };
+  const std::string before = uid_of_pod();
+
+  // Current already: --all replaces it all the same, through kubectl's restartedAt annotation.
+  run = sb.mindie({"rollout", "restart", "-n", kNs, "--all", "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK_MESSAGE(run.out.find("deployment.apps/mindie-demo-single-container restarted") != std::string::npos, run.out);
+  sb.wait_ready(kNs);
+  CHECK(uid_of_pod() != before);
+  check_new_image(sb, "");
 }
 
 TEST_CASE("rollout restart refuses a gang-scheduled role before any write, naming the way that ends no loop") {
@@ -299,9 +324,9 @@ TEST_CASE("rollout restart and another mutating command: whichever comes second 
   std::size_t mark = sb.requests().size();
   auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--lock-timeout", "0"});
   CHECK(run.exit_code == 1);
-  CHECK_MESSAGE(
-      run.err.starts_with("error: another kubectl-mindie command is changing namespace mindie-demo: scale by "),
-      run.err);
+  CHECK_MESSAGE(run.err.starts_with(
+                    "error: another kubectl-mindie command is changing namespace mindie-demo: scale by "),
+                run.err);
   only_reads(mark);
   sb.clear_faults();
   sb.release_held();
@@ -314,9 +339,9 @@ TEST_CASE("rollout restart and another mutating command: whichever comes second 
   mark = sb.requests().size();
   run = sb.mindie({"scale", "-n", kNs, "--decode", "1", "--lock-timeout", "0"});
   CHECK(run.exit_code == 1);
-  CHECK_MESSAGE(
-      run.err.starts_with("error: another kubectl-mindie command is changing namespace mindie-demo: rollout by "),
-      run.err);
+  CHECK_MESSAGE(run.err.starts_with(
+                    "error: another kubectl-mindie command is changing namespace mindie-demo: rollout by "),
+                run.err);
   only_reads(mark);
   sb.clear_faults();
   sb.release_held();
