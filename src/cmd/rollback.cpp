@@ -7,6 +7,7 @@
 
 #include "cmd/adopt.h"
 #include "cmd/deploy.h"
+#include "cmd/rollout_restart.h"
 #include "cmd/scale.h"
 #include "cmd/update_config.h"
 #include "mindie/baseline_policy.h"
@@ -83,6 +84,7 @@ void RollbackOptions::complete(const std::string& context_namespace) {
   namespace_ = namespace_flag_.empty() ? context_namespace : namespace_flag_;
   dry_run_ = parse_dry_run(flags_.dry_run);
   lock_wait_ = check_lock_flags(flags_.lock);
+  timeout_ = parse_duration(flags_.timeout, "--timeout");
 }
 
 void RollbackOptions::validate() const {
@@ -91,10 +93,13 @@ void RollbackOptions::validate() const {
     throw UsageError("--to-revision " + std::to_string(*flags_.to_revision) + " is out of range: revisions start at 1");
   if (dry_run_ == DryRun::Client)
     throw UsageError("--dry-run=client is not supported by rollback (it needs the live objects): use --dry-run=server");
+  if (flags_.rollout && dry_run_ != DryRun::None)
+    throw UsageError("--rollout cannot be used with --dry-run: nothing changes");
   check_history_flags(flags_.history);
 }
 
-void RollbackOptions::run(kube::Client& client, Printer& printer) {
+void RollbackOptions::run(kube::Client& client, Printer& printer,
+                          const kube::Informer::TransportFactory& new_transport) {
   // One lock for the whole rollback, taken by its first write and freed after its last: no other command runs between
   // its commands. Each records its own intent in it, so a rollback stopped half-way is recovered by the next command
   // as that command's change would be (and what followed it is left undone, the baseline consistent).
@@ -106,6 +111,8 @@ void RollbackOptions::run(kube::Client& client, Printer& printer) {
     run_once(client, printer, lock);  // another command held the lock since our first read: plan again, holding it
   }
   lock.done();
+  // As kubectl rollout undo, the pods too: the template the rollback restored reaches running instances.
+  if (flags_.rollout) RolloutRestart(client, printer, new_transport, namespace_, {}, timeout_, lock_wait_).run();
 }
 
 void RollbackOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
@@ -188,7 +195,12 @@ class RollbackInvocation : public Invocation {
         "to-revision", po::value<std::int64_t>()->notifier([this](std::int64_t v) { flags_.to_revision = v; }),
         "The revision to go back to (kubectl mindie history lists them; default: the one before the latest)")(
         "dry-run", po::value(&flags_.dry_run)->default_value("none")->implicit_value("client"),
-        "none or server (send with dryRun=All; previews every command of the rollback, nothing written)");
+        "none or server (send with dryRun=All; previews every command of the rollback, nothing written)")(
+        "rollout", po::bool_switch(&flags_.rollout),
+        "Then replace the instances on an earlier pod template one at a time, as kubectl mindie rollout restart "
+        "does (with its defaults), so that the pods run the revision's template too")(
+        "timeout", po::value(&flags_.timeout)->default_value("0s"),
+        "How long the --rollout may take (a duration: 30s, 10m, 1h); 0 means never give up");
     add_lock_flags(desc, flags_.lock);
     add_history_flags(desc, flags_.history);
   }
@@ -197,7 +209,7 @@ class RollbackInvocation : public Invocation {
     RollbackOptions o(flags_, global.kube.namespace_);
     o.complete(session.rest_config().namespace_);
     o.validate();
-    o.run(session.client(), printer);
+    o.run(session.client(), printer, [&session] { return session.new_transport(); });
   }
 
  private:
@@ -209,18 +221,21 @@ class RollbackInvocation : public Invocation {
 Command rollback_command() {
   return {"rollback",
           "Go back to a revision of the baseline through scale, update-config or deploy",
-          "kubectl mindie rollback [-n NS] [--to-revision N] [--dry-run=server] [flags]",
+          "kubectl mindie rollback [-n NS] [--to-revision N] [--dry-run=server | --rollout [--timeout D]] [flags]",
           "Go back to revision N of the motor-config baseline (default: the one before the latest; kubectl mindie\n"
           "history lists them) through the commands' own guarded paths: instance counts as scale changes them,\n"
           "then, when only update-config's whitelisted settings and env.json differ, as update-config does; anything\n"
           "else as a deploy of the revision's user_config.json, env.json and overrides (the stored scripts are kept:\n"
           "a revision records only their digest), which says how many instances are then on an earlier pod\n"
           "template and how to roll them. A change of deploy_mode is refused: only delete and deploy can make it.\n"
-          "All run under one namespace lock, each step recording a revision \"rollback to N\".",
+          "All run under one namespace lock, each step recording a revision \"rollback to N\". --rollout then rolls\n"
+          "those instances as kubectl mindie rollout restart does (as kubectl rollout undo, the pods go back too).",
           "  # Back to the revision before the latest\n"
           "  kubectl mindie rollback -n mindie-demo\n\n"
           "  # Preview going back to revision 1\n"
-          "  kubectl mindie rollback -n mindie-demo --to-revision 1 --dry-run=server\n",
+          "  kubectl mindie rollback -n mindie-demo --to-revision 1 --dry-run=server\n\n"
+          "  # Back to revision 3, the running pods included\n"
+          "  kubectl mindie rollback -n mindie-demo --to-revision 3 --rollout\n",
           {},
           true,
           [](po::options_description& desc) -> std::unique_ptr<Invocation> {

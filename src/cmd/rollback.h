@@ -13,6 +13,7 @@
 #include "cmd/common.h"
 #include "cmd/lock.h"
 #include "cmd/revisions.h"
+#include "kube/watch.h"
 
 namespace mindie::cmd {
 
@@ -20,8 +21,10 @@ namespace mindie::cmd {
 struct RollbackFlags {
   std::optional<std::int64_t> to_revision;  ///< --to-revision (default: the revision before the latest)
   std::string dry_run = "none";
-  LockFlags lock;        ///< --lock-timeout
-  HistoryFlags history;  ///< --history-limit
+  LockFlags lock;              ///< --lock-timeout
+  HistoryFlags history;        ///< --history-limit
+  bool rollout = false;        ///< --rollout: then rollout restart (cmd/rollout_restart.h), as deploy --rollout
+  std::string timeout = "0s";  ///< --timeout of the --rollout
 };
 
 /// The rollback command, in kubectl's order: complete(), validate(), run().
@@ -37,9 +40,10 @@ class RollbackOptions {
   /// scratch folder, all under one namespace lock (each recording its own intent in it, and a revision "rollback
   /// to N"); plans again from fresh reads when its take finds the lock was held since its first read.
   /// Under --dry-run=server each of them is previewed by its own server dry run, the one after the scale with the
-  /// counts as they are (the scale previewed writes nothing). Throws CommandError (no deployment, an unknown
-  /// revision, a deploy_mode change: nothing written) and what those commands throw.
-  void run(kube::Client& client, Printer& printer);
+  /// counts as they are (the scale previewed writes nothing). Then, with --rollout, replaces the instances on an
+  /// earlier pod template as rollout restart does (its own lock; watches from `new_transport`). Throws CommandError
+  /// (no deployment, an unknown revision, a deploy_mode change: nothing written) and what those commands throw.
+  void run(kube::Client& client, Printer& printer, const kube::Informer::TransportFactory& new_transport);
 
  private:
   /// One read-plan-write pass of run(), under `lock`.
@@ -54,6 +58,7 @@ class RollbackOptions {
   std::string namespace_;
   DryRun dry_run_ = DryRun::None;
   std::chrono::milliseconds lock_wait_{0};  ///< --lock-timeout
+  std::chrono::milliseconds timeout_{0};    ///< --timeout
 };
 
 /// The rollback command for the command table (cmd/command.h).

@@ -81,14 +81,19 @@ std::string workload_image(const Cluster& sb, const std::string& role, int index
 
 void ok(const e2e::Run& run) { REQUIRE_MESSAGE(run.exit_code == 0, (run.out + run.err)); }
 
-/// The resourceVersion of every object in the namespace that a rollback could write, and the revisions' names.
+/// The version of every object in the namespace that a rollback could write, and the revisions' names: the
+/// generation of objects with a status (their controllers update it meanwhile, which a dry run must not be blamed
+/// for), the resourceVersion of the others.
 std::map<std::string, std::string> versions(const Cluster& sb) {
   std::map<std::string, std::string> out;
   for (const char* kind :
        {"configmaps", "inferservicesets", "deployments", "statefulsets", "controllerrevisions", "leases"})
-    for (const auto& o : e2e::kubectl_items(sb, kind, kNs))
-      out[std::string(kind) + "/" + o["metadata"]["name"].get<std::string>()] =
-          o["metadata"]["resourceVersion"].get<std::string>();
+    for (const auto& o : e2e::kubectl_items(sb, kind, kNs)) {
+      const json& meta = o["metadata"];
+      out[std::string(kind) + "/" + meta["name"].get<std::string>()] = meta.contains("generation")
+                                                                           ? "generation " + meta["generation"].dump()
+                                                                           : meta["resourceVersion"].get<std::string>();
+    }
   return out;
 }
 
@@ -193,7 +198,7 @@ TEST_CASE("a rollback killed in its second command: the next command recovers th
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }
 
-TEST_CASE("rollback after scale, update-config and an image change: the counts, the settings and the template") {
+TEST_CASE("rollback --rollout after scale, update-config and an image change: counts, settings, template, pods") {
   Cluster sb;
   e2e::TempDir dir;
   // Revision 1: prefill 2, decode 1, INFO, the example's image.
@@ -205,7 +210,8 @@ TEST_CASE("rollback after scale, update-config and an image change: the counts, 
   ok(sb.mindie({"scale", "-n", kNs, "--prefill", "2"}));                        // 5: prefill 1 is made from 4's
   e2e::eventually([&] { return workload_image(sb, "prefill", 1) == kNewImage; }, "prefill instance 1 on the new image");
 
-  const auto run = sb.mindie({"rollback", "-n", kNs, "--to-revision", "1"});
+  // With --rollout, as kubectl rollout undo: the running pods go back too.
+  const auto run = sb.mindie({"rollback", "-n", kNs, "--to-revision", "1", "--rollout", "--timeout", "5m"});
   ok(run);
   // The counts (decode 2 → 1) as scale sets them, then the rest as a deploy of revision 1's files.
   CHECK_MESSAGE(run.out.starts_with("inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n"), run.out);
@@ -218,8 +224,10 @@ TEST_CASE("rollback after scale, update-config and an image change: the counts, 
   CHECK(json::parse(e2e::read_file(first)) == stored_config(sb));
   CHECK(role_field(sb, "decode", "replicas") == "1");
   CHECK(role_field(sb, "prefill", "replicas") == "2");
-  CHECK(role_field(sb, "prefill", "spec.template.spec.containers[0].image") ==
-        example().at("motor_deploy_config").at("image_name").get<std::string>());
+  const std::string image = example().at("motor_deploy_config").at("image_name").get<std::string>();
+  CHECK(role_field(sb, "prefill", "spec.template.spec.containers[0].image") == image);
+  CHECK_MESSAGE(has(run.out, "statefulset.apps/mindie-motor-vllm-0-prefill-1 restarted\n"), run.out);
+  CHECK(workload_image(sb, "prefill", 1) == image);
   const json revisions = history(sb);
   REQUIRE(revisions.size() == 7);
   CHECK(revisions[5].at("command") == "rollback to 1");
@@ -234,8 +242,15 @@ TEST_CASE(
   ok(sb.mindie({"deploy", "-f", e2e::kExample, "--scripts-dir", kScripts}));
   ok(sb.mindie({"scale", "-n", kNs, "--prefill", "2"}));
 
+  // --rollout with a dry run: a usage error before any request.
   std::size_t mark = sb.requests().size();
-  auto run = sb.mindie({"rollback", "-n", kNs, "--to-revision", "7"});
+  auto run = sb.mindie({"rollback", "-n", kNs, "--rollout", "--dry-run=server"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "error: --rollout cannot be used with --dry-run: nothing changes\n");
+  CHECK(sb.requests_since(mark).empty());
+
+  mark = sb.requests().size();
+  run = sb.mindie({"rollback", "-n", kNs, "--to-revision", "7"});
   CHECK(run.exit_code == 1);
   CHECK(run.out.empty());
   CHECK_MESSAGE(run.err ==
