@@ -11,9 +11,10 @@
 # run (arm64 under qemu-user, on Debian 12's arm64 glibc unpacked privately); amd64 also on Debian 11's glibc 2.31,
 # started with its own loader. Then krew v0.4.3 (scripts/release/krew-test.sh) installs each archive from a local
 # index, runs `kubectl mindie version` (arm64 under qemu-user) and uninstalls.
-# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, no path of the
-# checkout in the binaries; the same commit gives the same sha256 under the same $HOME (the dependency prefix's
-# path, ~/.cache/kubectl-mindie/release/deps-<arch>, is still in them: Boost's file names, OpenSSL's MODULESDIR).
+# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, and no path of
+# the build machine in the binaries (the checkout's and the build folder's are mapped away here, the release cache's
+# by the compiler wrappers of scripts/release/lib.sh, OpenSSL's folders are fixed in scripts/release/deps.sh): the
+# same commit gives the same sha256 wherever it is checked out and wherever $MINDIE_RELEASE_CACHE (or $HOME) is.
 #   bash scripts/release.sh [amd64] [arm64]     (default: both; the manifest is written only when both archives
 #                                                of this commit are in dist/)
 # Needs root for apt-get (once): qemu-user-static, binutils-aarch64-linux-gnu, dpkg-dev, xz-utils, golang for krew.
