@@ -112,8 +112,9 @@ for arch in "${archs[@]}"; do
       exit 1
     fi
     echo "$exe ($arch) needs $(tr '\n' ' ' <<<"$needed")- symbol versions up to ${glibc:-none}"
-    # No path of this machine: one would make the sha256 depend on where the checkout and the cache are.
-    for path in "$release_cache" "$PWD"; do
+    # No path of this machine: one would make the sha256 depend on where the checkout and the cache are. (With the
+    # slash: a checkout at /tmp must not match the product's own "/tmp".)
+    for path in "$release_cache/" "$PWD/"; do
       if grep -qaF "$path" "$stage/$exe"; then
         echo "$exe ($arch) holds a path of the build machine, $path:" >&2
         strings -a "$stage/$exe" | grep -F "$path" | head -n 3 >&2
