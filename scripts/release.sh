@@ -7,13 +7,15 @@
 # nghttp2, libcurl, yaml-cpp and Boost built from pinned Debian source packages (scripts/release/deps.sh, cached
 # under ~/.cache/kubectl-mindie/release; ~15 min per architecture the first time on 2 cores, then reused).
 # Checks, for each architecture: the highest GLIBC_ symbol version needed is 2.17 and no library but glibc's is
-# needed (objdump -p); --help, version, a client dry run of the example, deploy of a missing file and completion
-# run (arm64 under qemu-user, on Debian 12's arm64 glibc unpacked privately); amd64 also on Debian 11's glibc 2.31,
-# started with its own loader. Then krew v0.4.3 (scripts/release/krew-test.sh) installs each archive from a local
-# index, runs `kubectl mindie version` (arm64 under qemu-user) and uninstalls.
-# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, no path of the
-# checkout in the binaries; the same commit gives the same sha256 under the same $HOME (the dependency prefix's
-# path, ~/.cache/kubectl-mindie/release/deps-<arch>, is still in them: Boost's file names, OpenSSL's MODULESDIR).
+# needed (objdump -p); neither the checkout's nor the release cache's path is in the binaries; --help, version, a
+# client dry run of the example, deploy of a missing file and completion run (arm64 under qemu-user, on Debian 12's
+# arm64 glibc unpacked privately); amd64 also on Debian 11's glibc 2.31, started with its own loader. Then krew
+# v0.4.3 (scripts/release/krew-test.sh) installs each archive from a local index, runs `kubectl mindie version`
+# (arm64 under qemu-user) and uninstalls.
+# Archives are reproducible: fixed mtimes (the commit's time, also the build date), owners and order, and no path of
+# the build machine in the binaries (the checkout's and the build folder's are mapped away here, the release cache's
+# by the compiler wrappers of scripts/release/lib.sh, OpenSSL's folders are fixed in scripts/release/deps.sh): the
+# same commit gives the same sha256 wherever it is checked out and wherever $MINDIE_RELEASE_CACHE (or $HOME) is.
 #   bash scripts/release.sh [amd64] [arm64]     (default: both; the manifest is written only when both archives
 #                                                of this commit are in dist/)
 # Needs root for apt-get (once): qemu-user-static, binutils-aarch64-linux-gnu, dpkg-dev, xz-utils, golang for krew.
@@ -110,6 +112,15 @@ for arch in "${archs[@]}"; do
       exit 1
     fi
     echo "$exe ($arch) needs $(tr '\n' ' ' <<<"$needed")- symbol versions up to ${glibc:-none}"
+    # No path of this machine: one would make the sha256 depend on where the checkout and the cache are. (With the
+    # slash: a checkout at /tmp must not match the product's own "/tmp".)
+    for path in "$release_cache/" "$PWD/"; do
+      if grep -qaF "$path" "$stage/$exe"; then
+        echo "$exe ($arch) holds a path of the build machine, $path:" >&2
+        strings -a "$stage/$exe" | grep -F "$path" | head -n 3 >&2
+        exit 1
+      fi
+    done
   done
 
   smoke() {  # smoke RUNNER...: the binary's commands that need no cluster

@@ -11,8 +11,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 arch=$1
 target=$(zig_target "$arch")
-# Raise deps_recipe when a change to this script changes what is built (flags, options, libraries).
-deps_recipe=1
+# Raise deps_recipe when a change to this script (or to the compiler wrappers of lib.sh) changes what is built
+# (flags, options, libraries). 2: no path of the cache in the libraries, OpenSSL's build date from its package.
+deps_recipe=2
 key="recipe $deps_recipe, zig $zig_version, ${source_pins[*]}"
 # A fixed folder (its absolute path is written into the CMake packages installed there), valid while .key matches.
 prefix=$release_cache/deps-$arch
@@ -34,8 +35,10 @@ mkdir -p "$work"
 toolchain=$prefix/toolchain.cmake
 zig_toolchain_file "$arch" "$prefix" >"$toolchain"
 export CC=$zig_bin/cc-$arch CXX=$zig_bin/c++-$arch AR=$zig_bin/ar RANLIB=$zig_bin/ranlib
-# Build paths stay out of the objects (assertion messages name sources relative to their folder).
-flags="-O2 -ffunction-sections -fdata-sections -ffile-prefix-map=$work/="
+# Build paths stay out of the objects (assertion messages name sources relative to their folder; the wrappers map
+# the rest of the cache away).
+base_flags="-O2 -ffunction-sections -fdata-sections"
+flags="$base_flags -ffile-prefix-map=$work/="
 export CFLAGS=$flags CXXFLAGS=$flags
 # Each library is built once: an interrupted build resumes at the first one without its .done-NAME stamp.
 step() {
@@ -53,12 +56,16 @@ quiet() {
   "$@" >"$work/$name.log" 2>&1 || { tail -n 40 "$work/$name.log" >&2; echo "[$arch] $name failed" >&2; return 1; }
 }
 
-# Unpacks source package NAME (Debian's patches applied) into $work/NAME; sets src.
+# Unpacks source package NAME (Debian's patches applied) into $work/NAME; sets src, and SOURCE_DATE_EPOCH to the
+# time of the package's latest changelog entry, as dpkg-buildpackage does (a library that records its build date,
+# OpenSSL's "built on", then records the same one in every cache, not the time or the commit it was first built at).
 unpack() {
   local dsc
   dsc=$(fetch_source "$1")
   src=$work/$1
   quiet "$1-unpack" dpkg-source --no-copy -x "$dsc" "$src"
+  SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l "$src/debian/changelog" -STimestamp)
+  export SOURCE_DATE_EPOCH
 }
 cmake_lib() {  # cmake_lib SOURCE-DIR ARGS...: configures, builds and installs a CMake project into the prefix
   local dir=$1
@@ -74,15 +81,25 @@ build_zlib() {
     "$src" "$prefix" "$jobs"
 }
 
-# OPENSSLDIR names a folder of its own: the host's openssl.cnf belongs to the host's OpenSSL (often 1.1 on the
-# target systems), not to this one. no-dso/no-engine/no-module: nothing is loaded at run time. Protocols and
-# ciphers no Kubernetes API server speaks are left out (a third less to compile); MD4 and DES stay for curl's NTLM.
+# OPENSSLDIR names a fixed folder of its own, /etc/kubectl-mindie/ssl, on every host: the host's openssl.cnf
+# belongs to the host's OpenSSL (often 1.1 on the target systems), not to this one. OpenSSL 3 loads its default
+# config ($OPENSSL_CONF, else OPENSSLDIR/openssl.cnf) with CONF_MFLAGS_IGNORE_MISSING_FILE (openssl/openssl
+# include/internal/conf.h DEFAULT_CONF_MFLAGS, crypto/conf/conf_mod.c), so where the folder does not exist nothing
+# is read. Its cert.pem and certs/ are never used: the product passes the CA certificates to curl itself
+# (src/kube/trust_store.h). no-dso/no-engine/no-module: nothing is loaded at run time, so ENGINESDIR and MODULESDIR
+# (otherwise this prefix's lib/, a path of the build machine) are set to fixed folders no host has. CC by name on
+# PATH and CFLAGS without a path: crypto/buildinf.h records "$CC $CFLAGS" in the binary (OpenSSL_version), and the
+# sources compile with relative names. Protocols and ciphers no Kubernetes API server speaks are left out (a third
+# less to compile); MD4 and DES stay for curl's NTLM.
 build_openssl() {
   unpack openssl
-  local os_target=linux-x86_64
+  local os_target=linux-x86_64 dirs=(ENGINESDIR=/usr/lib/kubectl-mindie/engines-3
+    MODULESDIR=/usr/lib/kubectl-mindie/ossl-modules)
   [[ $arch == arm64 ]] && os_target=linux-aarch64
-  quiet openssl sh -c 'cd "$1" && j=$2 && shift 2 && ./Configure "$@" && make -j "$j" build_libs && make install_dev' \
-    - "$src" "$jobs" "$os_target" no-shared no-tests no-dso no-engine no-module no-ui-console no-legacy \
+  PATH=$zig_bin:$PATH CC=cc-$arch CFLAGS=$base_flags quiet openssl sh -c \
+    'cd "$1" && j=$2 && d1=$3 && d2=$4 && shift 4 && ./Configure "$@" && make -j "$j" "$d1" "$d2" build_libs &&
+     make "$d1" "$d2" install_dev' \
+    - "$src" "$jobs" "${dirs[@]}" "$os_target" no-shared no-tests no-dso no-engine no-module no-ui-console no-legacy \
     no-ssl3 no-dtls no-sctp no-srtp no-srp no-gost no-idea no-mdc2 no-rc2 no-rc4 no-rc5 no-seed no-whirlpool \
     no-camellia no-aria no-sm2 no-sm3 no-sm4 no-cast no-bf no-ec2m no-ts no-cms \
     --prefix="$prefix" --libdir=lib --openssldir=/etc/kubectl-mindie/ssl

@@ -7,7 +7,8 @@
 # need nothing but glibc >= 2.17. Libraries: Debian 12's source packages (`apt-get source`), pinned by the sha256 of
 # their .dsc; the .dsc lists the sha256 of every tarball, and dpkg-source verifies them before unpacking.
 
-release_cache=${MINDIE_RELEASE_CACHE:-$HOME/.cache/kubectl-mindie/release}
+# (absolute: the compiler wrappers map this path away, and a relative one would not match the paths compiled)
+release_cache=$(realpath -m "${MINDIE_RELEASE_CACHE:-$HOME/.cache/kubectl-mindie/release}")
 
 # The ziglang wheel for an x86_64 build host: version and the wheel's sha256.
 zig_version=0.14.1
@@ -36,6 +37,9 @@ zig_target() {
 # Installs the pinned zig into $release_cache/zig-<version> (once) and writes the compiler wrappers that CMake,
 # OpenSSL's Configure and make take as CC/CXX/AR: $zig_bin/{cc,c++}-<arch>, ar, ranlib. Sets zig_bin and exports
 # zig's cache folders (the first compile for a target builds libc++ and the glibc stubs there, ~3 min).
+# Every compile maps $release_cache/ away (-ffile-prefix-map: __FILE__ and debug paths): file names of the
+# dependency prefix's headers (Boost.JSON's source locations), of zig's own headers and of the libraries' build
+# folders are then the same in every cache, so the binaries do not depend on where the cache is ($HOME).
 setup_zig() {
   local home=$release_cache/zig-$zig_version
   zig_bin=$home/bin
@@ -52,10 +56,10 @@ setup_zig() {
     rm -rf "$tmp"
   fi
   mkdir -p "$zig_bin"
-  local zig=$home/python/ziglang/zig arch
+  local zig=$home/python/ziglang/zig arch map="-ffile-prefix-map=$release_cache/="
   for arch in amd64 arm64; do
-    wrapper "cc-$arch" "$zig" cc -target "$(zig_target $arch)"
-    wrapper "c++-$arch" "$zig" c++ -target "$(zig_target $arch)"
+    wrapper "cc-$arch" "$zig" cc -target "$(zig_target $arch)" "$map"
+    wrapper "c++-$arch" "$zig" c++ -target "$(zig_target $arch)" "$map"
   done
   wrapper ar "$zig" ar
   wrapper ranlib "$zig" ranlib
