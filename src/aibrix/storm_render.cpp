@@ -7,6 +7,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "util/json_path.h"
+#include "util/time.h"
+
 namespace mindie::aibrix {
 namespace json = boost::json;
 
@@ -562,6 +565,37 @@ ScalePlan plan_scale(const json::object& live, std::string_view role_name, int r
         plan.restarted_roles.emplace_back(n->get_string());
   plan.services = render_services(after);
   return plan;
+}
+
+json::array template_change_ops(const json::object& live, const std::vector<std::string>& roles, std::int64_t at) {
+  json::array names;
+  for (const auto& r : roles) names.emplace_back(r);
+  const std::string value =
+      json::serialize(json::object{{"at", util::utc_text(at, "%Y-%m-%dT%H:%M:%SZ")}, {"roles", std::move(names)}});
+  const json::value* md = live.if_contains("metadata");
+  const json::value* annotations = md && md->is_object() ? md->get_object().if_contains("annotations") : nullptr;
+  if (annotations && annotations->is_object())  // RFC 6901: "/" in a key is "~1"
+    return {json::object{
+        {"op", "add"}, {"path", "/metadata/annotations/kubectl-mindie~1template-change"}, {"value", value}}};
+  return {json::object{
+      {"op", "add"}, {"path", "/metadata/annotations"}, {"value", json::object{{kTemplateChangeAnnotation, value}}}}};
+}
+
+std::optional<TemplateChange> read_template_change(const json::object& storm_service) {
+  const json::value ss = storm_service;
+  const json::value* text = util::find(&ss, {"metadata", "annotations", kTemplateChangeAnnotation});
+  if (!text || !text->is_string()) return std::nullopt;
+  json::error_code ec;
+  const json::value v = json::parse(text->get_string(), ec);
+  const json::value* at = ec ? nullptr : util::find(&v, {"at"});
+  const json::value* roles = ec ? nullptr : util::find(&v, {"roles"});
+  if (!at || !at->is_string() || !roles || !roles->is_array()) return std::nullopt;
+  const auto seconds = util::parse_rfc3339(std::string(at->get_string()));
+  if (!seconds) return std::nullopt;
+  TemplateChange change{*seconds, {}};
+  for (const auto& r : roles->get_array())
+    if (r.is_string()) change.roles.emplace_back(r.get_string());
+  return change;
 }
 
 }  // namespace mindie::aibrix

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,5 +119,24 @@ struct ScalePlan {
 /// so a later deploy of the updated file changes nothing. Throws std::invalid_argument when replicas is out of
 /// range, the role is unknown or absent, or `live` is not shaped as rendered (the message names the field).
 ScalePlan plan_scale(const boost::json::object& live, std::string_view role, int replicas);
+
+/// The StormService annotation a scale that changes role pod templates writes with its patch, as JSON
+/// {"at": RFC 3339, "roles": [names]}: status tells the pods AIBrix recreated for the change (role updateStrategy
+/// Recreate) from those a fault or a delete recreated.
+inline constexpr const char* kTemplateChangeAnnotation = "kubectl-mindie/template-change";
+
+/// A template change as recorded in kTemplateChangeAnnotation.
+struct TemplateChange {
+  std::int64_t at = 0;  ///< seconds since the epoch
+  std::vector<std::string> roles;
+};
+
+/// RFC 6902 operations recording on `live` that the pod templates of `roles` change at `at` (seconds since the
+/// epoch): kTemplateChangeAnnotation added to metadata.annotations (the map added when `live` has none).
+boost::json::array template_change_ops(const boost::json::object& live, const std::vector<std::string>& roles,
+                                       std::int64_t at);
+
+/// The template change recorded on `storm_service`; nullopt when none is, or it cannot be read.
+std::optional<TemplateChange> read_template_change(const boost::json::object& storm_service);
 
 }  // namespace mindie::aibrix

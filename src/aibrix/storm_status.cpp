@@ -41,6 +41,7 @@ json::object StormStatus::to_json() const {
                             {"node", p.state.node},
                             {"reason", p.state.reason},
                             {"recreated", p.earlier_pods > 0},
+                            {"recreatedAfterTemplateChange", p.after_template_change},
                             {"earlierPods", p.earlier_pods},
                             {"lastEvent", util::or_null(p.last_event)}});
       groups_out.push_back({{"replica", g.replica}, {"ready", g.ready}, {"pods", std::move(pods_out)}});
@@ -83,11 +84,13 @@ struct PodEvidence {
   std::map<std::string, std::set<std::string>> earlier;                       ///< pod name -> earlier uids
   std::map<std::string, std::pair<std::int64_t, std::string>> earlier_event;  ///< pod name -> (time, text)
   std::map<std::string, std::pair<std::int64_t, std::string>> warning;        ///< live pod -> latest warning
+  std::optional<TemplateChange> template_change;                              ///< the latest scale recorded
 };
 
 /// Earlier pods per name, from events about a pod of that name with another uid than the live one.
 PodEvidence read_evidence(const StormStatusInputs& inputs) {
   PodEvidence ev;
+  ev.template_change = read_template_change(inputs.storm_service);
   std::map<std::string, std::string> live_uid;
   for (const auto& p : inputs.pods) live_uid[str(find(&p, {"metadata", "name"}))] = str(find(&p, {"metadata", "uid"}));
   for (const auto& e : inputs.events) {
@@ -155,9 +158,16 @@ StormPod read_storm_pod(const json::value& p, std::int64_t now, std::int64_t r, 
   pod.earlier_pods = e == ev.earlier.end() ? 0 : static_cast<std::int64_t>(e->second.size());
   if (pod.earlier_pods) {
     ++role.recreated_pods;
+    // Made since its role's template changed: AIBrix replaced the earlier pod for it (issue 33's words).
+    const auto& change = ev.template_change;
+    pod.after_template_change =
+        change && std::find(change->roles.begin(), change->roles.end(), role.name) != change->roles.end() &&
+        util::parse_rfc3339(pod.state.created_at).value_or(0) >= change->at;
     const std::string& last = ev.earlier_event.at(pod_name).second;
-    report.rescheduling.push_back(where + ": recreated: " + std::to_string(pod.earlier_pods) + " earlier pod" +
-                                  (pod.earlier_pods > 1 ? "s" : "") + " of this name (" + last + ")");
+    report.rescheduling.push_back(
+        where + (pod.after_template_change ? ": recreated after a template change: " : ": recreated: ") +
+        std::to_string(pod.earlier_pods) + " earlier pod" + (pod.earlier_pods > 1 ? "s" : "") + " of this name (" +
+        last + ")");
     pod.last_event = last;
   } else if (const auto w = ev.warning.find(pod_name); w != ev.warning.end()) {
     pod.last_event = w->second.second;

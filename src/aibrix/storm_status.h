@@ -29,7 +29,9 @@ struct StormPod {
   std::optional<std::int64_t> pod_group_index;  ///< AIBrix's pod-group-index label
   bool ready = false;                           ///< Ready and not being deleted
   std::int64_t earlier_pods = 0;                ///< pods of this name with another uid that events name (recreations)
-  std::optional<std::string> last_event;        ///< the latest event about an earlier pod, else the latest warning
+  /// Recreated, and made at or after the recorded change of its role's pod template (kTemplateChangeAnnotation).
+  bool after_template_change = false;
+  std::optional<std::string> last_event;  ///< the latest event about an earlier pod, else the latest warning
 };
 
 /// One replica (pod group) of a role.
@@ -64,7 +66,8 @@ struct StormStatus {
   bool ready = false;
   std::vector<StormRole> roles;
   std::vector<std::string> expected_services, missing_services, extra_services;
-  /// "pod P (role decode, replica 0, pod 1): recreated: 1 earlier pod of this name (kubelet Killing: ...)",
+  /// "pod P (role decode, replica 0, pod 1): recreated: 1 earlier pod of this name (kubelet Killing: ...)", or
+  /// "recreated after a template change: ..." for a pod made since kubectl-mindie changed its role's template,
   /// "pod P (...): 3 restarts, last exit Error (exit code 1)".
   std::vector<std::string> rescheduling;
   /// "pod P (role prefill, replica 1): crash loop: ...", "role decode replica 1: 1 of 2 pods".
@@ -76,7 +79,8 @@ struct StormStatus {
   ///  roles: [{name, replicas, podGroupSize, minAvailable, statusReplicas, statusReadyReplicas, readyReplicas,
   ///           desiredPods, pods, readyPods, restarts, recreatedPods,
   ///           groups: [{replica, ready, pods: [{name, podGroupIndex, phase, status, ready, restarts, createdAt,
-  ///                     ageSeconds, node, reason, recreated, earlierPods, lastEvent}]}]}],
+  ///                     ageSeconds, node, reason, recreated, recreatedAfterTemplateChange, earlierPods,
+  ///                     lastEvent}]}]}],
   ///  services: {expected, missing, extra}, rescheduling, unready}
   boost::json::object to_json() const;
 };
@@ -86,7 +90,9 @@ struct StormStatus {
 /// and no pods beyond them. Pods are grouped by AIBrix's labels (role-name, role-replica-index, pod-group-index),
 /// never by name. A pod is "recreated" when pod events name a pod of the same name with another uid: an earlier
 /// pod in that slot was killed (a fault reschedule by MindCluster, a manual delete, or a role template change), as
-/// AIBrix's stateful roles keep pod names. Pods are explained by kube::read_pod_state.
+/// AIBrix's stateful roles keep pod names; "after a template change" when the StormService records
+/// (kTemplateChangeAnnotation) that its role's template changed at or before the pod was made. Pods are explained by
+/// kube::read_pod_state.
 StormStatus build_storm_status(const std::string& ns, const StormStatusInputs& inputs,
                                std::chrono::system_clock::time_point now);
 

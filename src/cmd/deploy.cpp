@@ -8,6 +8,7 @@
 #include "cmd/deploy_steps.h"
 #include "cmd/node_port_claims.h"
 #include "cmd/npu_preflight.h"
+#include "cmd/rights.h"
 #include "cmd/rollout_restart.h"
 #include "kube/names.h"
 #include "mindie/deployer_scripts.h"
@@ -91,6 +92,10 @@ void DeployOptions::print_client_dry_run(Printer& printer) const {
 
 DeployOptions::Prepared DeployOptions::prepare(kube::Client& client, Printer& printer) {
   check_served(client, objects_);
+  // Every right its writes need, all named at once, before the reads that need some of them (issue 33: a 403
+  // half-way left what only an administrator could remove).
+  rights::check_before_write(client, config_->job_id, rights::kDeploy | (flags_.prune ? rights::kDeployPrune : 0U),
+                             config_->deploy_mode == config::DeployMode::InferServiceSet, "deploy");
   Prepared p;
   p.opts.dry_run = dry_run_ == DryRun::Server;
   p.opts.force = flags_.force_conflicts;

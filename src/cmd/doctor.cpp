@@ -182,7 +182,8 @@ Command doctor_command() {
           "kubectl mindie doctor [-n NS] [-f user_config.json [-e env.json] | --config-dir DIR] [flags]",
           "Check, one line each (ok, warning or failed, with the fix): the API server and its version;\n"
           "infer-operator's, Volcano's and AIBrix's resources served; infer-operator's and Volcano's scheduler's\n"
-          "Deployments running; the namespace; every right a deploy needs (SelfSubjectAccessReview); the nodes of\n"
+          "Deployments running; the namespace; every right a deploy needs (the namespace's SelfSubjectRulesReview,\n"
+          "SelfSubjectAccessReviews for what it leaves open); the nodes of\n"
           "each hardware profile with their NPUs allocatable and free (allocatable less what the pods bound there\n"
           "request); and with a config, whether its engine pods fit the free NPUs and its nodePorts are free; with\n"
           "a namespace that holds a deployment, what status says of it. What the config's deploy mode needs fails,\n"

@@ -230,9 +230,9 @@ std::string describe_lock_holder(const kube::LeaseRecord& record);
 struct LockNotes {
   std::vector<std::string> drift;       ///< an intent left by a command that is gone, with its age
   std::vector<std::string> converging;  ///< a change that a live holder is making now
-  /// The roles a scale under way (a live holder's intent) is changing: role → (from, to) instances.
+  /// The roles a scale, redeploy or rollout under way (a live holder's intent) is changing: role → (from, to).
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling;
-  std::string scaling_by;  ///< the command changing them: "scale", or "rollout" (its temporary instances)
+  std::string scaling_by;  ///< the command changing them: "scale", "deploy", or "rollout" (its temporary instances)
 };
 /// Reads `lease` (a Lease object) at `now` (seconds since the epoch). One look cannot watch the lease as LeaseLock
 /// does: a holder's renewTime is compared with `now` to tell a likely live holder from a gone one, and a renewTime

@@ -111,16 +111,19 @@ std::pair<std::string, std::string> describe_record(const json::object& record, 
 
 namespace {
 
-/// The roles record `o` scales, from → to, when it is a readable scale intent, or a rollout's roles given a temporary
-/// instance (before → before + 1); none otherwise.
+/// The roles record `o` scales, from → to, when it is a readable scale intent or a redeploy's that changes counts
+/// (the stored baseline's → the new one's), or a rollout's roles given a temporary instance (before → before + 1);
+/// none otherwise.
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling_of(const json::object& o) {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> out;
   const auto command = change::known_command(o);
-  if (command != "scale" && command != "rollout") return out;
+  if (command != "scale" && command != "rollout" && command != "deploy") return out;
   try {
     const change::Intent intent = change::parse_intent(o);
     if (const auto* s = std::get_if<change::ScaleIntent>(&intent.change))
       for (const auto& role : s->counts.roles) out[role] = {s->counts.from.of(role), s->counts.to.of(role)};
+    if (const auto* d = std::get_if<change::DeployIntent>(&intent.change); d != nullptr && d->counts)
+      for (const auto& role : d->counts->roles) out[role] = {d->counts->from.of(role), d->counts->to.of(role)};
     if (const auto* r = std::get_if<change::RolloutIntent>(&intent.change))
       for (const auto& [role, before] : r->surged) out[role] = {before, before + 1};
   } catch (const change::UnreadableIntent&) {

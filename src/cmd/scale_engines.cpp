@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cmd/multi_deployment.h"
+#include "cmd/rights.h"
 #include "cmd/scale_steps.h"
 #include "mindie/overrides.h"
 #include "mindie/render.h"
@@ -128,6 +129,8 @@ void ScaleOptions::run_multi(kube::Client& client, Printer& printer, const json:
     writes.push_back(revision_step(client, namespace_, baseline_after,
                                    author_.value_or(author_now(flags_.history.cause_or("scale"))),
                                    flags_.history.history_limit, printer));
+  // Every right the writes need, all named before the first (issue 33).
+  if (!writes.empty()) rights::check_before_write(client, namespace_, rights::kScale, false, "scale");
   LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence,
                         wording(base, target, [&] { return engines_now(client, namespace_, workload, targets); }));

@@ -4,6 +4,7 @@
 
 #include "cmd/gang_instances.h"
 #include "cmd/pod_groups.h"
+#include "cmd/rights.h"
 #include "cmd/scale_steps.h"
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
@@ -67,6 +68,8 @@ void ScaleOptions::run_service_set(kube::Client& client, Printer& printer, const
     steps.push_back(revision_step(client, namespace_, baseline_after,
                                   author_.value_or(author_now(flags_.history.cause_or("scale"))),
                                   flags_.history.history_limit, printer));
+  // Every right the writes need, all named before the first (issue 33).
+  if (!steps.empty()) rights::check_before_write(client, namespace_, rights::kScale, true, "scale");
   LockFence fence(*lock_, change::Intent{intent_});
   change::Runner runner(fence, wording(base, target,
                                        [&] { return service_set_now(client, namespace_, iss_name, changes, target); }));

@@ -1,5 +1,6 @@
 // scale --framework aibrix (cmd/aibrix.h): a JSON Patch guarded by test ops, then the Services the new count needs,
 // as steps of the change engine.
+#include <chrono>
 #include <optional>
 
 #include "aibrix/storm_config.h"
@@ -117,6 +118,13 @@ ab::ScalePlan StormScaleOptions::patch_replicas(kube::Client& client, Printer& p
                            ", and AIBrix would recreate their running pods: pass --allow-restart to scale "
                            "anyway; nothing was changed");
       printer.warning(what + ": AIBrix recreates their running pods");
+    }
+    if (!plan.restarted_roles.empty()) {
+      // Recorded with the change, so status can say which pods AIBrix recreated for it.
+      const auto now = std::chrono::system_clock::now().time_since_epoch();
+      for (auto& op : ab::template_change_ops(live, plan.restarted_roles,
+                                              std::chrono::duration_cast<std::chrono::seconds>(now).count()))
+        plan.patch.push_back(std::move(op));
     }
     try {
       runner.run({scale_step(client, printer, plan)});

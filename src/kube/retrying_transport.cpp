@@ -48,6 +48,13 @@ bool starts_with_test_op(const std::string& body) {
   return op != nullptr && op->is_string() && op->get_string() == "test";
 }
 
+// A review is asked, never stored (kubernetes/kubernetes pkg/registry/authorization/selfsubject*review/rest.go).
+bool is_self_subject_review(std::string_view path) {
+  path = path.substr(0, path.find('?'));
+  return path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" ||
+         path == "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+}
+
 }  // namespace
 
 Sleeper& real_sleeper() {
@@ -65,6 +72,7 @@ bool is_safe_to_retry(const HttpRequest& req) {
     return false;
   }
   if (req.method == "PUT") return carries_resource_version(req.body);
+  if (req.method == "POST") return is_self_subject_review(req.path);
   return false;
 }
 

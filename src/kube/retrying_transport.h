@@ -42,7 +42,8 @@ struct RetryPolicy {
 /// GET and HEAD; server-side apply (PATCH application/apply-patch+yaml — the body is the whole intended state);
 /// a JSON Patch whose first operation is a `test` (all-or-nothing: a repeat after success fails the test with 422
 /// instead of applying twice); a merge patch or PUT whose body carries metadata.resourceVersion (a precondition:
-/// a repeat after success fails with 409). Never POST, DELETE, or an unguarded patch or PUT.
+/// a repeat after success fails with 409); a POST of a SelfSubjectAccessReview or SelfSubjectRulesReview (a
+/// question: the server stores nothing). Never another POST, DELETE, or an unguarded patch or PUT.
 bool is_safe_to_retry(const HttpRequest& req);
 
 /// True for the answers worth another attempt: 429 TooManyRequests and 500/502/503/504 (server or proxy trouble

@@ -43,11 +43,11 @@ struct StatusInputs {
   boost::json::array workload_events;
   /// Why `workload_events` could not be read (a 403 on listing events), "" when they were or were not needed.
   std::string workload_events_unknown;
-  /// The roles a kubectl-mindie scale (or rollout) under way is changing (its intent in the namespace lock): role →
-  /// (from, to) instances. Between its workload write and its baseline write the two disagree: that is converging, not
-  /// drift.
+  /// The roles a kubectl-mindie scale, redeploy or rollout under way is changing (its intent in the namespace lock):
+  /// role → (from, to) instances. Between its workload write and its baseline write the two disagree: that is
+  /// converging, not drift.
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaling;
-  /// The command of `scaling`: "scale", or "rollout" (a rollout restart's temporary instances).
+  /// The command of `scaling`: "scale", "deploy", or "rollout" (a rollout restart's temporary instances).
   std::string scaling_by = "scale";
 };
 

@@ -187,6 +187,16 @@ TEST_CASE("aibrix: deploy, rescheduling evidence, scale, status and delete of a 
   e2e::eventually([&] { return status_json(sb)["ready"] == true; }, "the scaled StormService ready");
   report = status_json(sb);
   CHECK(report["ready"] == true);  // the template change recreated every pod, the crash loop with them
+  // ... which status says in those words (issue 33), from what the scale recorded on the StormService.
+  const json change =
+      json::parse(json::parse(ss.out)["metadata"]["annotations"]["kubectl-mindie/template-change"].get<std::string>());
+  CHECK(change["roles"] == json::array({"prefill", "decode", "routing"}));
+  CHECK((*pod_of(report, "qwen3-pd-roleset-prefill-0"))["recreatedAfterTemplateChange"] == true);
+  CHECK((*pod_of(report, "qwen3-pd-roleset-decode-1-0"))["recreatedAfterTemplateChange"] == false);  // new
+  CHECK_MESSAGE(report["rescheduling"].dump().find("qwen3-pd-roleset-prefill-0 (role prefill, replica 0): recreated "
+                                                   "after a template change: 1 earlier pod of this name") !=
+                    std::string::npos,
+                report["rescheduling"].dump());
   CHECK(role_of(report, "decode")["readyReplicas"] == 2);
   CHECK(role_of(report, "decode")["pods"] == 4);
   CHECK(report["services"]["expected"].size() == 6);

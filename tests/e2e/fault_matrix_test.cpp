@@ -145,9 +145,10 @@ TEST_CASE("fault matrix: every request of deploy, scale and update-config failed
   }
   std::cout << table.str() << "fault matrix: " << cells << " cells (" << hidden << " hidden by retries, "
             << consistent_failures << " failed consistently, " << recovery_named << " failed naming the recovery)\n";
-  // deploy: discovery, baseline read, Service list (nodePort check), 3 nodePort claim reads, Node and Pod lists
-  // (node preflight), 3 claims, 7 applies; scale: 2 reads, Node and Pod lists, 2 patches; update-config: 1 read,
+  // deploy: discovery, the rights check (the namespace's rules review, one access review of "*" cluster-wide),
+  // baseline read, Service list (nodePort check), 3 nodePort claim reads, Node and Pod lists (node preflight),
+  // 3 claims, 7 applies; scale: 2 reads, Node and Pod lists, the rules review, 2 patches; update-config: 1 read,
   // 1 patch; each then its revision (a ControllerRevision list and apply), and each reads, takes and frees the
   // namespace lock.
-  CHECK(cells == (20 + 8 + 4 + 3 * 3) * kKinds.size());
+  CHECK(cells == (22 + 9 + 4 + 3 * 3) * kKinds.size());
 }

@@ -37,9 +37,11 @@ struct LoggedRequest {
   std::string fault;  ///< the fault KIND the proxy applied to it ("" none): a released hold-reply is logged late
   /// Every method but GET, except on the namespace lock's Lease (lease.coordination.k8s.io/kubectl-mindie, which
   /// every mutating command takes and frees) and on the baseline's history (the ControllerRevision each baseline
-  /// write ends with): the writes to the deployment. lock_test.cpp asserts the lock's own, history_test.cpp the
-  /// history's.
-  bool is_write() const { return method != "GET" && !is_lock() && !is_history(); }
+  /// write ends with), and the access reviews (questions, of which the server stores nothing): the writes to the
+  /// deployment. lock_test.cpp asserts the lock's own, history_test.cpp the history's.
+  bool is_write() const { return method != "GET" && !is_lock() && !is_history() && !is_review(); }
+  /// A SelfSubjectAccessReview or SelfSubjectRulesReview: deploy's and scale's rights check (cmd/rights.h).
+  bool is_review() const { return path.find("/apis/authorization.k8s.io/v1/selfsubject") == 0; }
   /// A request to the namespace lock's Lease or its collection.
   bool is_lock() const {
     return path.find("/apis/coordination.k8s.io/v1/namespaces/") == 0 && path.find("/leases") != std::string::npos;

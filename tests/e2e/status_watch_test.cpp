@@ -208,6 +208,31 @@ TEST_CASE("status --watch during a scale: converging while the scale runs, never
   CHECK_MESSAGE(run.out.find("drift: ") == std::string::npos, run.out);
 }
 
+TEST_CASE("status --watch during a redeploy that changes counts: converging while it runs, never a drift line") {
+  // Issue 33: only scale's and rollout's intents counted as converging, so a redeploy flashed drift.
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_example(sb);
+  sb.wait_ready("mindie-demo");
+  json cfg = json::parse(e2e::read_file(e2e::kExample));
+  cfg["motor_deploy_config"]["p_instances_num"] = 2;
+  dir.write("user_config.json", cfg.dump(2));
+  dir.write("env.json", e2e::read_file(kExampleDir + "/env.json"));
+  Background watch(sb.mindie_argv({"status", "-n", "mindie-demo", "--watch"}));
+  watch.wait_for_output("every desired pod exists and is ready");
+  // The InferServiceSet's apply (AFTER 1: its server dry run comes first) is held: the baseline says 2, it still 1.
+  sb.add_fault("PATCH:/apis/mindcluster.huawei.com/v1/namespaces/mindie-demo/inferservicesets/.*:hold:1:1");
+  Background redeploy(sb.mindie_argv({"deploy", "--config-dir", dir.path(), "--scripts-dir", kScripts}));
+  sb.wait_held(1);
+  watch.wait_for_output("converging: role prefill: kubectl-mindie deploy is changing it from 1 to 2 instances");
+  sb.release_held();
+  const auto deployed = redeploy.finish();
+  REQUIRE_MESSAGE(deployed.exit_code == 0, deployed.err);
+  watch.wait_for_output("resolved: converging: role prefill: kubectl-mindie deploy is changing it");
+  const auto run = watch.stop();
+  CHECK_MESSAGE(run.out.find("drift: ") == std::string::npos, run.out);
+}
+
 TEST_CASE("status -o json --watch writes each document whole as it happens (a pipe is not a terminal)") {
   Cluster sb;
   deploy_example(sb);

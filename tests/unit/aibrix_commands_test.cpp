@@ -115,6 +115,49 @@ TEST_CASE("storm status: a healthy StormService, grouped by AIBrix's labels") {
   CHECK(human.find("replica 0  ready") != std::string::npos);
 }
 
+TEST_CASE("storm status: pods recreated since scale changed their role's template say so (issue 33's words)") {
+  // decode's template changed at 00:00:00 (the pods were made then); prefill's was not recorded as changed.
+  auto in = healthy();
+  in.pods.at(1) = pod("prefill", 1, -1, "u2-new");
+  in.pods.at(2) = pod("decode", 0, 0, "u3-new");
+  for (const auto& [name, uid] :
+       {std::pair{"demo-roleset-prefill-1", "u2"}, std::pair{"demo-roleset-decode-0-0", "u3"}})
+    in.events.push_back({{"involvedObject", {{"kind", "Pod"}, {"name", name}, {"uid", uid}}},
+                         {"type", "Normal"},
+                         {"reason", "Scheduled"},
+                         {"message", "Successfully assigned"},
+                         {"source", {{"component", "default-scheduler"}}},
+                         {"lastTimestamp", "2025-12-31T23:50:00Z"}});
+  const auto ops = aibrix::template_change_ops(in.storm_service, {"decode"}, 1767225600);  // 2026-01-01T00:00:00Z
+  REQUIRE(ops.size() == 1);
+  CHECK(ops.at(0).at("path") == "/metadata/annotations");  // the StormService had no annotations
+  json::value patched = in.storm_service;
+  patched.as_object()["metadata"].as_object()["annotations"] = ops.at(0).at("value");
+  in.storm_service = patched.as_object();
+  CHECK(aibrix::template_change_ops(in.storm_service, {"decode"}, 1).at(0).at("path") ==
+        "/metadata/annotations/kubectl-mindie~1template-change");
+  const auto report = build("team-a", in, kNow);
+  const auto& resched = report.at("rescheduling").as_array();
+  REQUIRE(resched.size() == 2);
+  CHECK(resched.at(0) ==
+        "pod demo-roleset-prefill-1 (role prefill, replica 1): recreated: 1 earlier pod of this name "
+        "(default-scheduler Scheduled: Successfully assigned)");
+  CHECK(resched.at(1) ==
+        "pod demo-roleset-decode-0-0 (role decode, replica 0, pod 0): recreated after a template change: 1 earlier "
+        "pod of this name (default-scheduler Scheduled: Successfully assigned)");
+  const auto pod_json = [&](const char* role_name, std::size_t group, std::size_t index) {
+    return role(report, role_name).at("groups").as_array().at(group).at("pods").as_array().at(index);
+  };
+  CHECK(pod_json("decode", 0, 0).at("recreatedAfterTemplateChange") == true);
+  CHECK(pod_json("prefill", 1, 0).at("recreated") == true);
+  CHECK(pod_json("prefill", 1, 0).at("recreatedAfterTemplateChange") == false);
+  // A pod made before the recorded change was not recreated for it.
+  in.storm_service["metadata"].as_object()["annotations"].as_object()[aibrix::kTemplateChangeAnnotation] =
+      R"({"at":"2026-01-01T00:00:01Z","roles":["decode"]})";
+  CHECK(build("team-a", in, kNow).at("rescheduling").as_array().at(1).as_string().find("template change") ==
+        std::string::npos);
+}
+
 TEST_CASE("storm status: recreated pods from events about an earlier uid, restarts, missing pods, old generation") {
   auto in = healthy();
   in.pods.at(1) = pod("prefill", 1, -1, "u2-new");
