@@ -134,6 +134,7 @@ std::vector<Check> DoctorOptions::checks(kube::Client& client, const doctor::Tar
   run_check(out, "controllers", [&] { add(doctor::controllers(client)); });
   run_check(out, "namespace", [&] { add_one(doctor::namespace_exists(client, target)); });
   run_check(out, "rbac", [&] { out.push_back(doctor::rights(client, target)); });
+  run_check(out, "rbac/stop-operator", [&] { out.push_back(doctor::stop_operator_rights(client)); });
   run_check(out, "nodes", [&] { add(doctor::nodes(client, target)); });
   run_check(out, "nodeports", [&] { add_one(doctor::node_ports(client, target)); });
   run_check(out, "deployment", [&] { add_one(deployment(client, target.ns)); });

@@ -46,6 +46,8 @@ std::vector<Check> controllers(kube::Client& client);
 std::optional<Check> namespace_exists(kube::Client& client, const Target& target);
 /// Every right a deploy into the target namespace needs, asked of the server (SelfSubjectAccessReview).
 Check rights(kube::Client& client, const Target& target);
+/// The rights rollout restart --stop-operator needs (rights::stop_operator_rights): a warning when denied.
+Check stop_operator_rights(kube::Client& client);
 /// Nodes per hardware profile: how many, NPUs allocatable and free (allocatable less what bound pods request); with
 /// a config, whether its engine pods fit the free NPUs.
 std::vector<Check> nodes(kube::Client& client, const Target& target);

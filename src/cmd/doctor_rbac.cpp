@@ -6,6 +6,7 @@
 #include "cmd/doctor_checks.h"
 #include "cmd/rights.h"
 #include "kube/access_review.h"
+#include "mindie/operator_rules.h"
 
 namespace mindie::cmd::doctor {
 
@@ -22,6 +23,19 @@ Check rights(kube::Client& client, const Target& target) {
     return {"rbac", State::Ok, "all " + std::to_string(asked.size()) + " rights a deploy needs, " + scope, ""};
   return {"rbac", State::Failed, "missing " + rights::describe(denied) + " (" + scope + ")",
           "ask an administrator to bind the Role and ClusterRole that kubectl mindie doctor --print-rbac prints"};
+}
+
+Check stop_operator_rights(kube::Client& client) {
+  const std::string where = std::string("in namespace ") + operator_rules::kOperatorNamespace;
+  const auto denied = kube::denied(client, rights::stop_operator_rights());
+  if (denied.empty())
+    return {"rbac/stop-operator", State::Ok,
+            "rollout restart --stop-operator may stop and start infer-operator (" + where + ")", ""};
+  // Only gang-scheduled roles' rollouts need it: a warning.
+  return {"rbac/stop-operator", State::Warning,
+          "missing " + rights::describe(denied) + " " + where +
+              ": rollout restart --stop-operator (gang-scheduled roles) cannot run",
+          "ask an administrator for them, or for the rollout of gang roles"};
 }
 
 boost::json::object rbac_manifest(const std::string& ns) {

@@ -46,6 +46,18 @@ void refuse_gang_rebuild_loop(kube::Client& client, const std::string& ns, const
   }
 }
 
+namespace {
+
+/// InstanceSet `name`'s kRemovedGangInstancesAnnotation set to `value` (null deletes it), by a merge patch.
+void set_removed_gang_instances(kube::Client& client, const std::string& ns, const std::string& name,
+                                const json::value& value, const kube::WriteOptions& opts) {
+  client.patch(
+      kube::gvr::kInstanceSets, ns, name, kube::PatchType::Merge,
+      json::object{{"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, value}}}}}}, opts);
+}
+
+}  // namespace
+
 void record_gang_instances(kube::Client& client, const std::string& ns, const json::object& iss,
                            const std::vector<scale::RoleChange>& changes, bool operator_restarted,
                            const kube::WriteOptions& opts, Printer& printer) {
@@ -63,10 +75,7 @@ void record_gang_instances(kube::Client& client, const std::string& ns, const js
         value = json::string(operator_rules::removed_gang_instances_value(
             operator_rules::removed_gang_instances(json::value(*ist)), static_cast<int>(c.to), static_cast<int>(c.from),
             util::utc_text(now, "%Y-%m-%dT%H:%M:%SZ")));
-      client.patch(kube::gvr::kInstanceSets, ns, name, kube::PatchType::Merge,
-                   json::object{
-                       {"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, value}}}}}},
-                   opts);
+      set_removed_gang_instances(client, ns, name, value, opts);
     } catch (const std::exception& e) {
       printer.warning("the scale is done, but recording on instanceset/" + name +
                       " which instances it removed "
@@ -86,10 +95,7 @@ void clear_removed_gang_instances(kube::Client& client, const std::string& ns, c
     if (!ist || operator_rules::removed_gang_instances(json::value(*ist)).empty()) return;
     kube::WriteOptions opts;
     opts.field_manager = render::kFieldManager;
-    client.patch(kube::gvr::kInstanceSets, ns, name, kube::PatchType::Merge,
-                 json::object{
-                     {"metadata", {{"annotations", {{operator_rules::kRemovedGangInstancesAnnotation, nullptr}}}}}},
-                 opts);
+    set_removed_gang_instances(client, ns, name, nullptr, opts);
   } catch (const std::exception& e) {
     printer.warning("infer-operator restarted, but clearing on instanceset/" + name +
                     " the instances removed before failed (" + e.what() + "): a later scale-out of role " + role +

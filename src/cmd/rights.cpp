@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cmd/common.h"
+#include "mindie/operator_rules.h"
 #include "util/strings.h"
 
 namespace mindie::cmd::rights {
@@ -87,6 +88,14 @@ std::vector<kube::ResourceAccess> needed(unsigned uses, std::optional<bool> serv
     }
   }
   return out;
+}
+
+std::vector<kube::ResourceAccess> stop_operator_rights() {
+  const std::string ns = operator_rules::kOperatorNamespace;
+  return {{"get", "apps", "deployments", ns},
+          {"patch", "apps", "deployments", ns},
+          {"list", "", "pods", ns},
+          {"watch", "", "pods", ns}};
 }
 
 std::string describe(const std::vector<kube::ResourceAccess>& denied) {

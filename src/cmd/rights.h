@@ -34,6 +34,10 @@ const std::vector<Right>& table();
 /// in `uses` (0: all of them), for deploy mode infer_service_set (`service_set`), the others, or any (nullopt).
 std::vector<kube::ResourceAccess> needed(unsigned uses, std::optional<bool> service_set, const std::string& ns);
 
+/// What rollout restart --stop-operator needs besides: to read and scale infer-operator's Deployment and watch its
+/// pods, in the namespace its published manifest installs it (operator_rules::kOperatorNamespace).
+std::vector<kube::ResourceAccess> stop_operator_rights();
+
 /// `denied` in kubectl auth can-i's words, grouped per resource in the table's order:
 /// "create,patch configmaps; patch clusterroles.rbac.authorization.k8s.io (cluster-wide)".
 std::string describe(const std::vector<kube::ResourceAccess>& denied);

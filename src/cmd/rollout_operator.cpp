@@ -13,7 +13,9 @@
 #include "cmd/gang_instances.h"
 #include "cmd/interrupt.h"
 #include "cmd/lock.h"
+#include "cmd/rights.h"
 #include "cmd/rollout_restart.h"
+#include "kube/access_review.h"
 #include "kube/pod_state.h"
 #include "kube/watch.h"
 #include "mindie/operator_rules.h"
@@ -54,6 +56,10 @@ bool operator_replicas_are(kube::Client& client, std::int64_t n) {
 }  // namespace
 
 void RolloutRestart::check_operator() {
+  if (const auto denied = kube::denied(client_, rights::stop_operator_rights()); !denied.empty())
+    throw CommandError("--stop-operator needs rights your user does not have in namespace " +
+                       std::string(operator_rules::kOperatorNamespace) + ": " + rights::describe(denied) +
+                       "; nothing was changed");
   const auto live = client_.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
                                           operator_rules::kOperatorDeployment);
   if (!live)

@@ -58,6 +58,8 @@ TEST_CASE("doctor: a cluster ready for the example passes, each check named, wit
   CHECK(check_of(report, "api/volcano")["status"] == "ok");
   CHECK(check_of(report, "namespace")["status"] == "ok");
   CHECK_MESSAGE(check_of(report, "rbac")["status"] == "ok", report.dump(2));
+  CHECK(check_of(report, "rbac/stop-operator")["message"] ==
+        "rollout restart --stop-operator may stop and start infer-operator (in namespace mindx-dl)");
   CHECK(check_of(report, "nodes/800I_A2")["message"] ==
         "8 schedulable nodes, 64 huawei.com/Ascend910 allocatable, 64 free");
   CHECK(check_of(report, "fit")["status"] == "ok");
@@ -117,6 +119,13 @@ TEST_CASE("doctor: a user without the rights is told which; --print-rbac's Role 
                     "get,list,create,patch,delete clusterroles.rbac.authorization.k8s.io "
                     "(cluster-wide)") != std::string::npos,
                 rbac.dump());
+  // Only the rollout of gang roles needs the operator's namespace: a warning.
+  const json stop = check_of(report, "rbac/stop-operator");
+  CHECK(stop["status"] == "warning");
+  CHECK_MESSAGE(stop["message"] ==
+                    "missing get,patch deployments.apps; list,watch pods in namespace mindx-dl: rollout restart "
+                    "--stop-operator (gang-scheduled roles) cannot run",
+                stop.dump());
   // What the user may not read is not checked, in the server's words: a warning, the rbac check is the verdict.
   CHECK(check_of(report, "nodes")["status"] == "warning");
   CHECK(check_of(report, "nodes")["message"].get<std::string>().find("not checked: Error from server (Forbidden)") ==
