@@ -99,8 +99,16 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
     for (const auto& rr : plan.roles)
       if (rr.surge) targets[rr.role] = static_cast<int>(rr.instances + 1);
     const auto changes = scale::plan_role_changes(iss, targets);
-    // A gang role's temporary instance must not be one infer-operator still holds a fault record for.
-    refuse_gang_rebuild_loop(client_, ns_, iss, changes, false);
+    // A gang role's temporary instance must not be one infer-operator still holds a fault record for (one that an
+    // interrupted rollout or a scale removed), unless the rollout may restart the operator, which forgets them.
+    for (const auto& c : changes) {
+      try {
+        refuse_gang_rebuild_loop(client_, ns_, iss, {c}, false);
+      } catch (const CommandError&) {
+        if (!request_.stop_operator) throw;
+        records_to_forget_.insert(c.role);
+      }
+    }
     for (const auto& c : changes)
       surged.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
     services_ = status::service_count(iss);
@@ -115,6 +123,12 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
 }
 
 void RolloutRestart::roll_role(NamespaceLock& lock, const rollout::RoleRestart& rr) {
+  if (rr.surge && records_to_forget_.count(rr.role) > 0) {
+    wait_pods(lock, ns_, instance_pods(rr.role, rr.instances),
+              "the pods of role " + rr.role + "'s removed instance to be gone",
+              [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+    restart_operator(lock, rr.role);
+  }
   if (rr.surge) {
     intent_.surged[rr.role] = static_cast<int>(rr.instances);
     surge_step(lock, rr.role, rr.instances, rr.instances + 1);

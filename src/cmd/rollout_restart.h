@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "change/intent.h"
@@ -85,6 +86,9 @@ class RolloutRestart {
   bool service_set_ = false;
   std::int64_t services_ = 1;      ///< the InferServices of the set (status::service_count)
   std::string operator_selector_;  ///< check_operator: the label selector of infer-operator's pods
+  /// Gang roles whose temporary instance infer-operator may hold fault records for (refuse_gang_rebuild_loop): with
+  /// --stop-operator, the operator is restarted before that instance is added.
+  std::set<std::string> records_to_forget_;
 };
 
 /// Annotation on the namespace lock's Lease by `rollout pause`: the holderIdentity of the rollout asked to pause. The

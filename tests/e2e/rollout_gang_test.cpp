@@ -124,6 +124,35 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
   CHECK(operator_replicas(sb) == "1");
 }
 
+TEST_CASE("rollout resume of a gang rollout killed with its temporary instance up: the operator forgets it first") {
+  Cluster sb({Cluster::kOperatorDeployment});
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, gang_example());
+  // Killed once its stop of the operator reached the server: prefill's temporary instance runs, instance 0 is old.
+  sb.add_fault("PATCH:/apis/apps/v1/namespaces/mindx-dl/deployments/infer-operator-manager:hold-reply:1");
+  e2e::Background restart(sb.mindie_argv({"rollout", "restart", "-n", kNs, "--role", "prefill", "--stop-operator"}));
+  sb.wait_held(1);
+  restart.signal(SIGKILL);
+  restart.finish();
+  sb.clear_faults();
+  sb.release_held();
+
+  // The recovery starts the operator and removes the temporary instance, whose pods the operator then sees go: the
+  // rollout's new temporary instance (the same index) would be rebuilt in a loop, so the operator is restarted
+  // before it is added.
+  const auto resumed = sb.mindie({"rollout", "resume", "-n", kNs, "--timeout", "5m"});
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK_MESSAGE(resumed.err.find("started infer-operator again") != std::string::npos, resumed.err);
+  CHECK(resumed.err.find("removed the temporary instance of role prefill") != std::string::npos);
+  CHECK_MESSAGE(resumed.out.find("statefulset.apps/mindie-motor-vllm-0-prefill-0 restarted") != std::string::npos,
+                resumed.out);
+  check_new_image(sb, e2e::role_pods("prefill"));
+  CHECK(operator_replicas(sb) == "1");
+  CHECK(sb.admin_ok({"get", "instancesets.mindcluster.huawei.com", "mindie-motor-vllm-0-prefill", "-n", kNs, "-o",
+                     "jsonpath={.metadata.annotations.kubectl-mindie/removed-gang-instances}"})
+            .empty());
+}
+
 TEST_CASE("rollout restart --stop-operator is refused before any write where infer-operator has no Deployment") {
   Cluster sb({Cluster::kFreshOperator});
   e2e::TempDir dir;
