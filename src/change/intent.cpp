@@ -181,6 +181,7 @@ RolloutIntent rollout_from(const json::object& o) {
   r.surge = !o.contains("surge") || bool_field(o, "surge");
   r.allow_downtime = bool_field(o, "allow_downtime");
   r.stop_operator = bool_field(o, "stop_operator");
+  r.replacing = string_field(o, "replacing", true);
   r.operator_replicas = o.contains("operator_replicas")
                             ? bounded(o.if_contains("operator_replicas"), 1 << 10, "\"operator_replicas\"")
                             : 0;
@@ -209,6 +210,7 @@ void put_rollout(json::object& o, const RolloutIntent& r) {
   o["max_unavailable"] = r.max_unavailable;
   o["stop_operator"] = r.stop_operator;
   o["operator_replicas"] = r.operator_replicas;
+  o["replacing"] = r.replacing;
   o["done"] = std::move(done);
   json::object surged, strategies;
   for (const auto& [role, n] : r.surged) surged[role] = n;

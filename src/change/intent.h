@@ -96,6 +96,9 @@ struct RolloutIntent {
   bool stop_operator = false;  ///< --stop-operator: gang roles rolled with infer-operator stopped meanwhile
   /// The replicas of infer-operator's Deployment while the rollout has it scaled to 0 (0: it is not stopped).
   int operator_replicas = 0;
+  /// While infer-operator is stopped: the label selector of the pods of the gang instance being replaced, which must
+  /// all be gone before it starts again ("" none).
+  std::string replacing;
 };
 
 /// The kind-specific part of an intent.

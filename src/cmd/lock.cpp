@@ -222,7 +222,9 @@ void NamespaceLock::take(const std::optional<change::Intent>& intent) {
   if (left != nullptr && left->is_string() && left->get_string() != text) {
     // An earlier holder stopped half-way: put that right before anything else, then plan from fresh reads.
     printer_.drop_warnings();
-    if ((command_ == "deploy" || command_ == "delete") && !text.empty())
+    // A rollout's intent is recovered even then: what it changed for the while (infer-operator stopped for every
+    // namespace, a temporary instance) is not something a deploy or delete would put right.
+    if ((command_ == "deploy" || command_ == "delete") && !text.empty() && !is_rollout_record(*left))
       supersede(got.previous, std::string(left->get_string()), *intent);
     else recover(got.previous, std::string(left->get_string()));
     throw PlanAgain();

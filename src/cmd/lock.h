@@ -114,6 +114,9 @@ class NamespaceLock {
   /// command to recover. After superseding an earlier intent, that one is put back instead: what it stood for is
   /// still to be put right.
   void nothing_to_recover() { nothing_to_recover_ = true; }
+  /// Takes nothing_to_recover() back: the intent recorded stays for the next command (a change kind whose earlier
+  /// steps left something to recover when a later one was refused).
+  void keep_intent() { nothing_to_recover_ = false; }
   /// True while the lock is held.
   bool held() const { return lock_ && lock_->held(); }
   /// Where the command prints: recoveries warn through it.

@@ -214,4 +214,11 @@ std::string intent_key(change::Intent intent) {
   return json::serialize(change::to_record(intent));
 }
 
+bool is_rollout_record(const json::value& text) {
+  if (!text.is_string()) return false;
+  json::error_code ec;
+  const json::value record = json::parse(text.get_string(), ec);
+  return !ec && record.is_object() && change::known_command(record.get_object()) == "rollout";
+}
+
 }  // namespace mindie::cmd

@@ -24,4 +24,7 @@ std::string free_lock_hint(const std::string& ns);
 /// What `intent` records, without when and by whom: two writes with the same key need one lease update.
 std::string intent_key(change::Intent intent);
 
+/// Whether `text` (the lock's intent annotation's value) records a rollout.
+bool is_rollout_record(const boost::json::value& text);
+
 }  // namespace mindie::cmd

@@ -48,6 +48,7 @@ const std::vector<Right>& table() {
       {"apps", "deployments", {"create", "patch"}, false, Modes::Deployments, kDeploy | kScale},
       {"apps", "deployments", {"delete"}, false, Modes::Deployments, kScale},
       {"apps", "statefulsets", {"list", "watch"}, false, Modes::ServiceSet, kNone},
+      {"apps", "statefulsets", {"delete"}, false, Modes::ServiceSet, kNone},  // rollout restart's replacements
       {"apps", "controllerrevisions", {"get", "list", "create", "patch", "delete"}, false, Modes::All, kNone},
       {"rbac.authorization.k8s.io", "roles", {"get", "list"}, false, Modes::All, kNone},
       {"rbac.authorization.k8s.io", "roles", {"create", "patch"}, false, Modes::All, kDeploy},

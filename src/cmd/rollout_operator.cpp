@@ -7,6 +7,7 @@
 // finds one, so a new instance would be deleted and made again for ever (Ascend/mind-cluster
 // component/infer-operator/pkg/controller/rescheduling/rescheduling.go: handlePodDelete, recordWorkLoadFault,
 // DoRescheduling). A process that starts lists pods: it gets no delete event for a pod that went while it was down.
+#include <algorithm>
 #include <ctime>
 #include <thread>
 
@@ -32,25 +33,54 @@ namespace {
 const std::string kOperatorRef = std::string("deployment.apps/") + operator_rules::kOperatorDeployment + " -n " +
                                  operator_rules::kOperatorNamespace;
 
+/// The annotation a --stop-operator rollout puts on infer-operator's Deployment while it has it stopped: the
+/// rollout's namespace. infer-operator serves every namespace, so one rollout at a time may stop it: another finds
+/// the mark and refuses, and only the rollout it names starts the operator again.
+constexpr const char* kStoppedByAnnotation = "kubectl-mindie/stopped-by";
+
 std::int64_t replicas_of(const json::value& deployment) {
   return util::num(util::find(&deployment, {"spec", "replicas"}), 1);
 }
 
-/// The operator Deployment's replicas by a JSON Patch guarded by the value it replaces (test op).
-void set_operator_replicas(kube::Client& client, std::int64_t from, std::int64_t to) {
-  kube::WriteOptions opts;
-  opts.field_manager = render::kFieldManager;
-  client.patch(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment,
-               kube::PatchType::Json,
-               json::array{{{"op", "test"}, {"path", "/spec/replicas"}, {"value", from}},
-                           {{"op", "replace"}, {"path", "/spec/replicas"}, {"value", to}}},
-               opts);
+std::string stopped_by(const json::value& deployment) {
+  return util::str(util::find(&deployment, {"metadata", "annotations", kStoppedByAnnotation}));
 }
 
-bool operator_replicas_are(kube::Client& client, std::int64_t n) {
+json::value live_operator(kube::Client& client) {
+  return client.get(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment);
+}
+
+/// Scales infer-operator's Deployment `live` (as read) to `replicas`, marked stopped by namespace `ns` ("": the mark
+/// removed), by a merge patch guarded by the resourceVersion read: a rival's change in between is a conflict.
+void set_operator(kube::Client& client, const json::value& live, std::int64_t replicas, const std::string& ns) {
+  kube::WriteOptions opts;
+  opts.field_manager = render::kFieldManager;
+  const json::value mark = ns.empty() ? json::value(nullptr) : json::value(ns);
+  const json::object patch{{"metadata",
+                            {{"resourceVersion", util::str(util::find(&live, {"metadata", "resourceVersion"}))},
+                             {"annotations", {{kStoppedByAnnotation, mark}}}}},
+                           {"spec", {{"replicas", replicas}}}};
+  client.patch(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment,
+               kube::PatchType::Merge, patch, opts);
+}
+
+/// Whether infer-operator's Deployment runs `replicas` with the mark `ns` ("": none).
+bool operator_is(kube::Client& client, std::int64_t replicas, const std::string& ns) {
   const auto live = client.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
                                          operator_rules::kOperatorDeployment);
-  return live && replicas_of(json::value(*live)) == n;
+  return live && replicas_of(json::value(*live)) == replicas && stopped_by(json::value(*live)) == ns;
+}
+
+/// Refuses to stop infer-operator where it does not run, or another rollout stopped it.
+void check_running(const json::value& live) {
+  if (const std::string by = stopped_by(live); !by.empty())
+    throw CommandError("infer-operator is stopped by the rollout in namespace " + by + " (" + kOperatorRef +
+                       ", annotation " + kStoppedByAnnotation + "): one rollout at a time may stop it; wait until " +
+                       "that one has started it again");
+  if (replicas_of(live) < 1)
+    throw CommandError("--stop-operator: " + kOperatorRef +
+                       " runs no replicas: infer-operator is stopped, and nothing would make the replaced instances "
+                       "again");
 }
 
 }  // namespace
@@ -66,10 +96,11 @@ void RolloutRestart::check_operator() {
     throw CommandError("--stop-operator: infer-operator's Deployment " + kOperatorRef +
                        " (where its published manifest installs it) does not exist, nothing was changed");
   const json::value v = *live;
-  if (replicas_of(v) < 1)
-    throw CommandError("--stop-operator: " + kOperatorRef +
-                       " runs no replicas: infer-operator is stopped, and nothing would make the replaced instances "
-                       "again; nothing was changed");
+  try {
+    check_running(v);
+  } catch (const CommandError& e) {
+    throw CommandError(std::string(e.what()) + "; nothing was changed");
+  }
   std::string selector;
   if (const auto* labels = util::find(&v, {"spec", "selector", "matchLabels"}); labels && labels->is_object())
     for (const auto& [k, value] : labels->get_object())
@@ -81,13 +112,14 @@ void RolloutRestart::check_operator() {
 }
 
 void RolloutRestart::stop_operator(NamespaceLock& lock) {
-  const std::int64_t replicas = replicas_of(
-      client_.get(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment));
+  const json::value live = live_operator(client_);
+  check_running(live);  // refused here, the intent keeps what the rollout changed so far, for the next command
+  const std::int64_t replicas = replicas_of(live);
   intent_.operator_replicas = static_cast<int>(replicas);  // recorded before the write: recovery starts it again
-  run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')), "scaled",
-                  [this, replicas] { set_operator_replicas(client_, replicas, 0); },
-                  [this] { return operator_replicas_are(client_, 0); },
-                  [this, replicas] { set_operator_replicas(client_, 0, replicas); }});
+  run_step(lock,
+           {kOperatorRef.substr(0, kOperatorRef.find(' ')), "scaled",
+            [this, live] { set_operator(client_, live, 0, ns_); }, [this] { return operator_is(client_, 0, ns_); },
+            [this, replicas] { set_operator(client_, live_operator(client_), replicas, ""); }});
   printer_.notice("infer-operator stopped (" + kOperatorRef + " scaled to 0): every namespace's reconciles wait");
   wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator's pods to be gone",
             [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
@@ -97,10 +129,11 @@ void RolloutRestart::start_operator(NamespaceLock& lock) {
   const std::int64_t replicas = intent_.operator_replicas;
   run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')),
                   "scaled",
-                  [this, replicas] { set_operator_replicas(client_, 0, replicas); },
-                  [this, replicas] { return operator_replicas_are(client_, replicas); },
+                  [this, replicas] { set_operator(client_, live_operator(client_), replicas, ""); },
+                  [this, replicas] { return operator_is(client_, replicas, ""); },
                   {}});  // the operator runs again: nothing to take back
   intent_.operator_replicas = 0;
+  intent_.replacing.clear();
   lock.before_write(change::Intent{intent_});
   printer_.notice("infer-operator started again (" + kOperatorRef + " scaled to " + std::to_string(replicas) + ")");
   wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator to run again",
@@ -136,15 +169,21 @@ void RolloutRestart::wait_pods(NamespaceLock& lock, const std::string& ns, const
 
 namespace {
 
-/// The operator's pods of namespace `ns` still terminating (infer-operator's instance-index label, a
-/// deletionTimestamp): a started operator would see them go.
-std::vector<std::string> terminating_instance_pods(kube::Client& client, const std::string& ns) {
+/// The pods a started operator would see go: those of the instance the rollout was replacing (`replacing`, a label
+/// selector; "" none), which the garbage collector may not have marked for deletion yet, and every instance pod of
+/// namespace `ns` being deleted.
+std::vector<std::string> pods_going(kube::Client& client, const std::string& ns, const std::string& replacing) {
   std::vector<std::string> names;
-  const json::value pods = client.list(kube::gvr::kPods, ns, "infer.huawei.com/instanceset-index");
-  if (const auto* items = util::find(&pods, {"items"}); items && items->is_array())
-    for (const auto& p : items->as_array())
-      if (util::find(&p, {"metadata", "deletionTimestamp"}) != nullptr)
-        names.push_back(util::str(util::find(&p, {"metadata", "name"})));
+  const auto add = [&](const json::value& pods, bool terminating_only) {
+    if (const auto* items = util::find(&pods, {"items"}); items && items->is_array())
+      for (const auto& p : items->as_array())
+        if (!terminating_only || util::find(&p, {"metadata", "deletionTimestamp"}) != nullptr)
+          names.push_back(util::str(util::find(&p, {"metadata", "name"})));
+  };
+  if (!replacing.empty()) add(client.list(kube::gvr::kPods, ns, replacing), false);
+  add(client.list(kube::gvr::kPods, ns, "infer.huawei.com/instanceset-index"), true);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
@@ -152,22 +191,25 @@ std::vector<std::string> terminating_instance_pods(kube::Client& client, const s
 
 std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                              const change::RolloutIntent& intent) {
-  if (intent.operator_replicas < 1 || !operator_replicas_are(client, 0)) return "";
-  // An instance the rollout deleted may still be going: started before its pods are gone, the operator would
+  if (intent.operator_replicas < 1) return "";
+  const auto live = client.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
+                                         operator_rules::kOperatorDeployment);
+  if (!live || stopped_by(json::value(*live)) != ns) return "";  // not stopped by this rollout (any more)
+  // The instance the rollout deleted may still be going: started before its pods are gone, the operator would
   // record their deletion and rebuild the instance in a loop. No watch here (a recovery has only the client): a LIST
   // a second, within the longest grace period the templates give.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  for (auto going = terminating_instance_pods(client, ns); !going.empty();
-       going = terminating_instance_pods(client, ns)) {
+  for (auto going = pods_going(client, ns, intent.replacing); !going.empty();
+       going = pods_going(client, ns, intent.replacing)) {
     if (std::chrono::steady_clock::now() > give_up)
       throw CommandError("infer-operator stays stopped (" + kOperatorRef + " at 0 replicas): pods of namespace " + ns +
-                         " are still terminating (" + util::join(going, ", ") +
+                         " are still going (" + util::join(going, ", ") +
                          "), and the operator must not see them go; run the command again once they are gone");
     check_interrupt("while waiting for the pods the rollout deleted to be gone before infer-operator starts again");
     lock.renew();
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  set_operator_replicas(client, 0, intent.operator_replicas);
+  set_operator(client, live_operator(client), intent.operator_replicas, "");
   return "started infer-operator again (" + kOperatorRef + " scaled to " + std::to_string(intent.operator_replicas) +
          ")";
 }

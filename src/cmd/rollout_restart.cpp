@@ -7,6 +7,7 @@
 #include "cmd/status_inputs.h"
 #include "cmd/wait.h"
 #include "mindie/config.h"
+#include "mindie/operator_rules.h"
 #include "mindie/render.h"
 #include "mindie/scale_plan.h"
 #include "util/json_path.h"
@@ -67,6 +68,13 @@ void RolloutRestart::run() {
       } catch (const Paused&) {
         pause(lock);
         return;  // the lock is freed with the intent kept (NamespaceLock's destructor)
+      } catch (...) {
+        if (intent_.operator_replicas > 0)
+          printer_.notice("Warning: infer-operator is left stopped for every namespace (deployment.apps/" +
+                          std::string(operator_rules::kOperatorDeployment) + " -n " +
+                          operator_rules::kOperatorNamespace + " at 0 replicas): kubectl mindie rollout abort -n " +
+                          ns_ + " starts it again once the replaced instance's pods are gone");
+        throw;
       }
       lock.done();
       return;
@@ -171,7 +179,16 @@ void RolloutRestart::roll_instance(NamespaceLock& lock, const rollout::RoleResta
     // Its pods go while infer-operator is stopped, so its rescheduler records no fault for them; started again, it
     // makes the instance from the current template.
     stop_operator(lock);
-    delete_step(lock, workload, uid);
+    intent_.replacing = instance_pods(rr.role, index);  // recorded with the delete: recovery waits for these pods
+    try {
+      delete_step(lock, workload, uid);
+    } catch (const PartialFailure&) {
+      throw;  // the delete may have reached the server: its pods may be going
+    } catch (...) {
+      intent_.replacing.clear();  // refused: its pods stay, and recovery must not wait for them
+      lock.before_write(change::Intent{intent_});
+      throw;
+    }
     wait_pods(lock, ns_, instance_pods(rr.role, index), workload + "'s pods to be gone",
               [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
     start_operator(lock);
@@ -216,7 +233,14 @@ void RolloutRestart::run_step(NamespaceLock& lock, change::Step step) {
                      "temporary instance and strategies (kubectl mindie rollout abort -n " +
                      ns_ + " does only that)";
   change::Runner runner(fence, wording);
-  runner.run({std::move(step)});
+  try {
+    runner.run({std::move(step)});
+  } catch (...) {
+    // A step refused before it wrote leaves nothing of its own to recover, but the rollout's earlier steps may have:
+    // a stopped operator, a temporary instance, a replaced strategy. The intent stays for the next command.
+    if (intent_.operator_replicas > 0 || !intent_.surged.empty() || !intent_.strategies.empty()) lock.keep_intent();
+    throw;
+  }
 }
 
 void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, std::int64_t from, std::int64_t to) {

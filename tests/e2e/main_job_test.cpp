@@ -54,10 +54,11 @@ TEST_CASE("deploy writes the baseline first, then RBAC and the InferServiceSet, 
         std::string::npos);
 
   const auto reqs = sb.requests();
-  // discovery, baseline GET, the Service LIST (nodePort), a GET per nodePort claim, the Node and Pod LISTs (free
-  // NPUs), 3 claims (cmd/node_port_claims.h) and 7 applies; the baseline's revision (a LIST and its apply); and the
-  // namespace lock read, created and freed
-  CHECK(reqs.size() <= 23);
+  // discovery, baseline GET, the user's rights (a SelfSubjectRulesReview and, for the cluster-wide ones, one
+  // SelfSubjectAccessReview of everything: cmd/rights.h), the Service LIST (nodePort), a GET per nodePort claim, the
+  // Node and Pod LISTs (free NPUs), 3 claims (cmd/node_port_claims.h) and 7 applies; the baseline's revision (a LIST
+  // and its apply); and the namespace lock read, created and freed
+  CHECK(reqs.size() <= 25);
   std::vector<std::string> writes;
   for (const auto& r : reqs) {
     if (!r.is_write()) continue;
@@ -133,9 +134,9 @@ TEST_CASE("scale prefill 1 to 3 sends exactly one JSON Patch of the InferService
   CHECK(run.out == "inferserviceset.mindcluster.huawei.com/mindie-motor-vllm scaled\n");
 
   const auto reqs = sb.requests_since(mark);
-  // 2 reads, the Node and Pod LISTs (free NPUs), 2 patches, the revision's LIST and apply; the lock read, taken and
-  // freed
-  CHECK(reqs.size() <= 11);
+  // 2 reads, the user's rights (a SelfSubjectRulesReview: cmd/rights.h), the Node and Pod LISTs (free NPUs), 2
+  // patches, the revision's LIST and apply; the lock read, taken and freed
+  CHECK(reqs.size() <= 12);
   std::size_t iss_patches = 0;
   for (const auto& r : reqs) {
     if (r.path != kIss || r.method == "GET") continue;

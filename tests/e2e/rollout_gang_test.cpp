@@ -124,6 +124,29 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
   CHECK(operator_replicas(sb) == "1");
 }
 
+TEST_CASE("a workload delete refused after the operator was stopped keeps the intent: a deploy starts it again") {
+  Cluster sb({Cluster::kOperatorDeployment});
+  e2e::TempDir dir;
+  json cfg = gang_example();
+  deploy_then_change_image(sb, dir, cfg);
+  sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/statefulsets/.*:403:1");
+  const auto run = sb.mindie({"rollout", "restart", "-n", kNs, "--role", "decode", "--stop-operator"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("Warning: infer-operator is left stopped for every namespace") != std::string::npos,
+                run.err);
+  sb.clear_faults();
+  CHECK(operator_replicas(sb) == "0");
+  const json lease = json::parse(sb.admin_ok({"get", "lease", "kubectl-mindie", "-n", kNs, "-o", "json"}));
+  REQUIRE(lease["metadata"]["annotations"].contains("kubectl-mindie/intent"));
+
+  // A deploy (which supersedes other kinds' intents) recovers a rollout's: the operator runs again.
+  cfg["motor_deploy_config"]["image_name"] = e2e::rollout::kNewImage;
+  const auto redeploy = e2e::rollout::deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(redeploy.exit_code == 0, redeploy.err);
+  CHECK_MESSAGE(redeploy.err.find("started infer-operator again") != std::string::npos, redeploy.err);
+  CHECK(operator_replicas(sb) == "1");
+}
+
 TEST_CASE("rollout resume of a gang rollout killed with its temporary instance up: the operator forgets it first") {
   Cluster sb({Cluster::kOperatorDeployment});
   e2e::TempDir dir;

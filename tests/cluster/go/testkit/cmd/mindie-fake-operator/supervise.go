@@ -106,6 +106,10 @@ func loop(ctx context.Context, changed <-chan struct{}, alive func() bool, start
 			return nil
 		case <-changed:
 		case err := <-done:
+			if ctx.Err() != nil { // a signal raced the select: the controllers stopped for it
+				return nil
+			}
+			cancel()
 			return fmt.Errorf("the controllers stopped: %v", err)
 		}
 	}
