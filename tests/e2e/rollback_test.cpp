@@ -81,14 +81,19 @@ std::string workload_image(const Cluster& sb, const std::string& role, int index
 
 void ok(const e2e::Run& run) { REQUIRE_MESSAGE(run.exit_code == 0, (run.out + run.err)); }
 
-/// The version of every object in the namespace that a rollback could write, and the revisions' names: the
-/// generation of objects with a status (their controllers update it meanwhile, which a dry run must not be blamed
-/// for), the resourceVersion of the others.
+/// The version of every object in the namespace that a rollback of an infer_service_set deployment could write: the
+/// generation of the InferServiceSet (infer-operator updates its status meanwhile, which a dry run must not be blamed
+/// for), the resourceVersion of the ConfigMaps, Leases and the baseline's revisions (kubectl-mindie/history-of). The
+/// workloads are infer-operator's: it makes and the StatefulSet controller revises them on its own time after a
+/// scale (a dry run's writes to them would carry dryRun=All, which preview() checks).
 std::map<std::string, std::string> versions(const Cluster& sb) {
   std::map<std::string, std::string> out;
-  for (const char* kind :
-       {"configmaps", "inferservicesets", "deployments", "statefulsets", "controllerrevisions", "leases"})
-    for (const auto& o : e2e::kubectl_items(sb, kind, kNs)) {
+  const std::vector<std::pair<const char*, const char*>> kinds = {{"configmaps", ""},
+                                                                  {"inferservicesets", ""},
+                                                                  {"controllerrevisions", "kubectl-mindie/history-of"},
+                                                                  {"leases", ""}};
+  for (const auto& [kind, selector] : kinds)
+    for (const auto& o : e2e::kubectl_items(sb, kind, kNs, selector)) {
       const json& meta = o["metadata"];
       out[std::string(kind) + "/" + meta["name"].get<std::string>()] = meta.contains("generation")
                                                                            ? "generation " + meta["generation"].dump()
