@@ -18,6 +18,7 @@
 #include "cmd/rollout_restart.h"
 #include "kube/access_review.h"
 #include "kube/pod_state.h"
+#include "kube/retry_on_conflict.h"
 #include "kube/watch.h"
 #include "mindie/operator_rules.h"
 #include "mindie/render.h"
@@ -50,18 +51,24 @@ json::value live_operator(kube::Client& client) {
   return client.get(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment);
 }
 
-/// Scales infer-operator's Deployment `live` (as read) to `replicas`, marked stopped by namespace `ns` ("": the mark
-/// removed), by a merge patch guarded by the resourceVersion read: a rival's change in between is a conflict.
-void set_operator(kube::Client& client, const json::value& live, std::int64_t replicas, const std::string& ns) {
+/// Scales infer-operator's Deployment to `replicas`, marked stopped by namespace `ns` ("": the mark removed), by a
+/// merge patch guarded by the resourceVersion just read, once `check` accepts what was read (it throws otherwise). A
+/// conflict (the deployment controller writes the Deployment's status too) reads, checks and patches again.
+void set_operator(kube::Client& client, std::int64_t replicas, const std::string& ns,
+                  const std::function<void(const json::value&)>& check = {}) {
   kube::WriteOptions opts;
   opts.field_manager = render::kFieldManager;
   const json::value mark = ns.empty() ? json::value(nullptr) : json::value(ns);
-  const json::object patch{{"metadata",
-                            {{"resourceVersion", util::str(util::find(&live, {"metadata", "resourceVersion"}))},
-                             {"annotations", {{kStoppedByAnnotation, mark}}}}},
-                           {"spec", {{"replicas", replicas}}}};
-  client.patch(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment,
-               kube::PatchType::Merge, patch, opts);
+  kube::retry_on_conflict(5, [&](int) {
+    const json::value live = live_operator(client);
+    if (check) check(live);
+    const json::object patch{{"metadata",
+                              {{"resourceVersion", util::str(util::find(&live, {"metadata", "resourceVersion"}))},
+                               {"annotations", {{kStoppedByAnnotation, mark}}}}},
+                             {"spec", {{"replicas", replicas}}}};
+    client.patch(kube::gvr::kDeployments, operator_rules::kOperatorNamespace, operator_rules::kOperatorDeployment,
+                 kube::PatchType::Merge, patch, opts);
+  });
 }
 
 /// Whether infer-operator's Deployment runs `replicas` with the mark `ns` ("": none).
@@ -116,10 +123,16 @@ void RolloutRestart::stop_operator(NamespaceLock& lock) {
   check_running(live);  // refused here, the intent keeps what the rollout changed so far, for the next command
   const std::int64_t replicas = replicas_of(live);
   intent_.operator_replicas = static_cast<int>(replicas);  // recorded before the write: recovery starts it again
-  run_step(lock,
-           {kOperatorRef.substr(0, kOperatorRef.find(' ')), "scaled",
-            [this, live] { set_operator(client_, live, 0, ns_); }, [this] { return operator_is(client_, 0, ns_); },
-            [this, replicas] { set_operator(client_, live_operator(client_), replicas, ""); }});
+  run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')), "scaled",
+                  [this, replicas] {
+                    set_operator(client_, 0, ns_, [replicas](const json::value& now) {
+                      check_running(now);
+                      if (replicas_of(now) != replicas)
+                        throw CommandError(kOperatorRef + " changed while it was stopped");
+                    });
+                  },
+                  [this] { return operator_is(client_, 0, ns_); },
+                  [this, replicas] { set_operator(client_, replicas, ""); }});
   printer_.notice("infer-operator stopped (" + kOperatorRef + " scaled to 0): every namespace's reconciles wait");
   wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator's pods to be gone",
             [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
@@ -129,7 +142,7 @@ void RolloutRestart::start_operator(NamespaceLock& lock) {
   const std::int64_t replicas = intent_.operator_replicas;
   run_step(lock, {kOperatorRef.substr(0, kOperatorRef.find(' ')),
                   "scaled",
-                  [this, replicas] { set_operator(client_, live_operator(client_), replicas, ""); },
+                  [this, replicas] { set_operator(client_, replicas, ""); },
                   [this, replicas] { return operator_is(client_, replicas, ""); },
                   {}});  // the operator runs again: nothing to take back
   intent_.operator_replicas = 0;
@@ -143,7 +156,10 @@ void RolloutRestart::start_operator(NamespaceLock& lock) {
             });
 }
 
-void RolloutRestart::restart_operator(NamespaceLock& lock, const std::string& role) {
+void RolloutRestart::forget_removed_instance(NamespaceLock& lock, const std::string& role, std::int64_t index) {
+  wait_pods(lock, ns_, instance_pods(role, index),
+            "the pods of role " + role + "'s removed instance " + std::to_string(index) + " to be gone",
+            [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
   stop_operator(lock);
   start_operator(lock);
   clear_removed_gang_instances(client_, ns_, client_.get(kube::gvr::kInferServiceSets, ns_, intent_.workload), role,
@@ -209,7 +225,7 @@ std::string restore_operator(kube::Client& client, NamespaceLock& lock, const st
     lock.renew();
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  set_operator(client, live_operator(client), intent.operator_replicas, "");
+  set_operator(client, intent.operator_replicas, "");
   return "started infer-operator again (" + kOperatorRef + " scaled to " + std::to_string(intent.operator_replicas) +
          ")";
 }

@@ -131,12 +131,7 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
 }
 
 void RolloutRestart::roll_role(NamespaceLock& lock, const rollout::RoleRestart& rr) {
-  if (rr.surge && records_to_forget_.count(rr.role) > 0) {
-    wait_pods(lock, ns_, instance_pods(rr.role, rr.instances),
-              "the pods of role " + rr.role + "'s removed instance to be gone",
-              [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
-    restart_operator(lock, rr.role);
-  }
+  if (rr.surge && records_to_forget_.count(rr.role) > 0) forget_removed_instance(lock, rr.role, rr.instances);
   if (rr.surge) {
     intent_.surged[rr.role] = static_cast<int>(rr.instances);
     surge_step(lock, rr.role, rr.instances, rr.instances + 1);
@@ -147,12 +142,8 @@ void RolloutRestart::roll_role(NamespaceLock& lock, const rollout::RoleRestart& 
   if (rr.surge) {
     surge_step(lock, rr.role, rr.instances + 1, rr.instances);
     intent_.surged.erase(rr.role);
-    if (rr.gang) {
-      // The operator saw the temporary instance's pods go and holds their fault records: a restart forgets them.
-      wait_pods(lock, ns_, instance_pods(rr.role, rr.instances), "the temporary instance's pods to be gone",
-                [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
-      restart_operator(lock, rr.role);
-    }
+    // The operator saw the temporary instance's pods go and holds their fault records: a restart forgets them.
+    if (rr.gang) forget_removed_instance(lock, rr.role, rr.instances);
   }
   printer_.notice("role " + rr.role + ": " + std::to_string(rr.indexes.size()) + " of " + std::to_string(rr.instances) +
                   " instances replaced, every one on the current pod template");

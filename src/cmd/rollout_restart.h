@@ -66,9 +66,9 @@ class RolloutRestart {
   void stop_operator(NamespaceLock& lock);
   /// Scales it back to the recorded replicas and waits for a pod of it to be ready.
   void start_operator(NamespaceLock& lock);
-  /// stop_operator, start_operator, then clears the removed-instance record of gang role `role` (the restart
-  /// forgot the operator's fault records).
-  void restart_operator(NamespaceLock& lock, const std::string& role);
+  /// Once the pods of gang role `role`'s removed instance `index` are gone: stop_operator, start_operator (which
+  /// forgets the operator's fault records of them), then clears the role's removed-instance record.
+  void forget_removed_instance(NamespaceLock& lock, const std::string& role, std::int64_t index);
   /// Waits (watching the pods `selector` selects in `ns`) until `done` accepts them; throws CommandError naming
   /// `what` on timeout.
   void wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector, const std::string& what,
