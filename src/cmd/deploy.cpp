@@ -35,6 +35,7 @@ void DeployOptions::validate() const {
   check_history_flags(flags_.history);
   if (flags_.rollout && dry_run_ != DryRun::None)
     throw UsageError("--rollout cannot be used with --dry-run: nothing changes");
+  if (flags_.stop_operator && !flags_.rollout) throw UsageError("--stop-operator applies only to --rollout");
   if (flags_.adopt && dry_run_ == DryRun::Client)
     throw UsageError("--adopt takes over objects on the cluster: preview it with --dry-run=server");
 }
@@ -227,8 +228,10 @@ class DeployInvocation : public Invocation {
     o.run(session.client(), printer);
     if (flags_.rollout)
       RolloutRestart(
-          session.client(), printer, [&session] { return session.new_transport(); }, o.target_namespace(), {},
-          check_wait_after_flags(flags_.wait, DryRun::None), check_lock_flags(flags_.lock))
+          session.client(), printer, [&session] { return session.new_transport(); }, o.target_namespace(),
+          rollout::RestartRequest::defaults(flags_.stop_operator), check_wait_after_flags(flags_.wait, DryRun::None),
+          check_lock_flags(flags_.lock))
+          .after("deploy")
           .run();
     wait_after(session, flags_.wait, o.target_namespace(), printer);
   }

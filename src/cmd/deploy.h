@@ -41,6 +41,7 @@ struct DeployFlags {
   bool adopt = false;            ///< --adopt: take over a deployment another tool (deploy.py) made (cmd/adopt.h)
   bool prune = false;            ///< --prune: confirms the instances and Deployments a redeploy removes
   bool rollout = false;          ///< --rollout: then rollout restart (cmd/rollout_restart.h), bounded by --timeout
+  bool stop_operator = false;    ///< --stop-operator: the --rollout's (rollout::RestartRequest::stop_operator)
   WaitAfterFlags wait;           ///< --wait, --timeout
   HistoryFlags history;          ///< --history-limit
 };

@@ -38,7 +38,10 @@ void add_deploy_flags(po::options_description& desc, DeployFlags& flags) {
       "Confirm that a redeploy removes running instances: counts below the live ones, Deployments the config no "
       "longer has")("rollout", po::bool_switch(&flags.rollout),
                     "Then replace the instances on an earlier pod template one at a time, as kubectl mindie rollout "
-                    "restart does; --timeout bounds it");
+                    "restart does; --timeout bounds it")(
+      "stop-operator", po::bool_switch(&flags.stop_operator),
+      "With --rollout: gang-scheduled roles may be rolled by stopping infer-operator (in every namespace) while each "
+      "old instance's pods go, as kubectl mindie rollout restart --stop-operator does");
   add_wait_after_flags(desc, flags.wait);
   add_lock_flags(desc, flags.lock);
   add_history_flags(desc, flags.history);

@@ -49,15 +49,15 @@ void check_npu_fit(kube::Client& client, Printer& printer, const NpuPreflight& c
     if (e.code() != 403) throw;
     printer.warning("cannot check that " + check.subject + " fit the nodes' free NPUs: " + e.status_message() +
                     "; pods that fit no node stay Pending (kubectl mindie status explains them); ask for list on "
-                    "nodes and on pods in all namespaces, or pass " +
-                    check.skip_flag + " to skip this check");
+                    "nodes and on pods in all namespaces" +
+                    (check.skip_flag.empty() ? "" : ", or pass " + check.skip_flag + " to skip this check"));
     return;
   }
   const auto short_roles = node_fit::pack(check.demands, nodes);
   if (short_roles.empty()) return;
   std::string msg = check.subject + " do not fit the NPUs free on the cluster's nodes (allocatable less what " +
-                    (check.freed_namespace.empty() ? "their pods hold" : "the pods of other namespaces hold") +
-                    "); nothing was written:";
+                    (check.freed_namespace.empty() ? "their pods hold" : "the pods of other namespaces hold") + "); " +
+                    check.unwritten + ":";
   for (const auto& s : short_roles) msg += "\n* " + s.message();
   msg += "\n" + check.fix;
   throw CommandError(msg);

@@ -95,6 +95,7 @@ void RollbackOptions::validate() const {
     throw UsageError("--dry-run=client is not supported by rollback (it needs the live objects): use --dry-run=server");
   if (flags_.rollout && dry_run_ != DryRun::None)
     throw UsageError("--rollout cannot be used with --dry-run: nothing changes");
+  if (flags_.stop_operator && !flags_.rollout) throw UsageError("--stop-operator applies only to --rollout");
   check_history_flags(flags_.history);
 }
 
@@ -112,7 +113,11 @@ void RollbackOptions::run(kube::Client& client, Printer& printer,
   }
   lock.done();
   // As kubectl rollout undo, the pods too: the template the rollback restored reaches running instances.
-  if (flags_.rollout) RolloutRestart(client, printer, new_transport, namespace_, {}, timeout_, lock_wait_).run();
+  if (flags_.rollout)
+    RolloutRestart(client, printer, new_transport, namespace_, rollout::RestartRequest::defaults(flags_.stop_operator),
+                   timeout_, lock_wait_)
+        .after("rollback")
+        .run();
 }
 
 void RollbackOptions::run_once(kube::Client& client, Printer& printer, NamespaceLock& lock) {
@@ -200,7 +205,10 @@ class RollbackInvocation : public Invocation {
         "Then replace the instances on an earlier pod template one at a time, as kubectl mindie rollout restart "
         "does (with its defaults), so that the pods run the revision's template too")(
         "timeout", po::value(&flags_.timeout)->default_value("0s"),
-        "How long the --rollout may take (a duration: 30s, 10m, 1h); 0 means never give up");
+        "How long the --rollout may take (a duration: 30s, 10m, 1h); 0 means never give up")(
+        "stop-operator", po::bool_switch(&flags_.stop_operator),
+        "With --rollout: gang-scheduled roles may be rolled by stopping infer-operator (in every namespace) while "
+        "each old instance's pods go, as kubectl mindie rollout restart --stop-operator does");
     add_lock_flags(desc, flags_.lock);
     add_history_flags(desc, flags_.history);
   }
@@ -221,7 +229,8 @@ class RollbackInvocation : public Invocation {
 Command rollback_command() {
   return {"rollback",
           "Go back to a revision of the baseline through scale, update-config or deploy",
-          "kubectl mindie rollback [-n NS] [--to-revision N] [--dry-run=server | --rollout [--timeout D]] [flags]",
+          "kubectl mindie rollback [-n NS] [--to-revision N] [--dry-run=server | --rollout [--stop-operator] "
+          "[--timeout D]] [flags]",
           "Go back to revision N of the motor-config baseline (default: the one before the latest; kubectl mindie\n"
           "history lists them) through the commands' own guarded paths: instance counts as scale changes them,\n"
           "then, when only update-config's whitelisted settings and env.json differ, as update-config does; anything\n"

@@ -24,6 +24,7 @@ struct RollbackFlags {
   LockFlags lock;              ///< --lock-timeout
   HistoryFlags history;        ///< --history-limit
   bool rollout = false;        ///< --rollout: then rollout restart (cmd/rollout_restart.h), as deploy --rollout
+  bool stop_operator = false;  ///< --stop-operator: the --rollout's (rollout::RestartRequest::stop_operator)
   std::string timeout = "0s";  ///< --timeout of the --rollout
 };
 

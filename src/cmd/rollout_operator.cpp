@@ -95,26 +95,30 @@ void check_running(const json::value& live) {
 void RolloutRestart::check_operator() {
   if (const auto denied = kube::denied(client_, rights::stop_operator_rights()); !denied.empty())
     throw CommandError("--stop-operator needs rights your user does not have in namespace " +
-                       std::string(operator_rules::kOperatorNamespace) + ": " + rights::describe(denied) +
-                       "; nothing was changed");
+                       std::string(operator_rules::kOperatorNamespace) + ": " + rights::describe(denied) + "; " +
+                       unchanged_);
+  // The replaced instances' Volcano PodGroups go with them (drop_pod_groups).
+  if (const auto denied = kube::denied(client_, {{"delete", kube::gvr::kPodGroups.group, "podgroups", ns_}});
+      !denied.empty())
+    throw CommandError("--stop-operator needs rights your user does not have in namespace " + ns_ + ": " +
+                       rights::describe(denied) + "; " + unchanged_);
   const auto live = client_.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
                                           operator_rules::kOperatorDeployment);
   if (!live)
     throw CommandError("--stop-operator: infer-operator's Deployment " + kOperatorRef +
-                       " (where its published manifest installs it) does not exist, nothing was changed");
+                       " (where its published manifest installs it) does not exist, " + unchanged_);
   const json::value v = *live;
   try {
     check_running(v);
   } catch (const CommandError& e) {
-    throw CommandError(std::string(e.what()) + "; nothing was changed");
+    throw CommandError(std::string(e.what()) + "; " + unchanged_);
   }
   std::string selector;
   if (const auto* labels = util::find(&v, {"spec", "selector", "matchLabels"}); labels && labels->is_object())
     for (const auto& [k, value] : labels->get_object())
       selector += (selector.empty() ? "" : ",") + std::string(k) + "=" + util::str(&value);
   if (selector.empty())
-    throw CommandError("--stop-operator: " + kOperatorRef +
-                       " selects its pods without matchLabels, nothing was changed");
+    throw CommandError("--stop-operator: " + kOperatorRef + " selects its pods without matchLabels, " + unchanged_);
   operator_selector_ = selector;
 }
 
@@ -161,9 +165,36 @@ void RolloutRestart::forget_removed_instance(NamespaceLock& lock, const std::str
             "the pods of role " + role + "'s removed instance " + std::to_string(index) + " to be gone",
             [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
   stop_operator(lock);
+  drop_pod_groups(lock, role, index);  // as a scale-in removes them (cmd/pod_groups.h)
   start_operator(lock);
   clear_removed_gang_instances(client_, ns_, client_.get(kube::gvr::kInferServiceSets, ns_, intent_.workload), role,
                                printer_);
+}
+
+void RolloutRestart::drop_pod_groups(NamespaceLock& lock, const std::string& role, std::int64_t index) {
+  for (std::int64_t service = 0; service < services_; ++service) {
+    const std::string name = operator_rules::pod_group_prefix(intent_.workload, static_cast<int>(service), role) +
+                             std::to_string(index);
+    const auto live = client_.get_if_exists(kube::gvr::kPodGroups, ns_, name);
+    if (!live) continue;
+    const std::string uid = util::str(util::find(&live->at("metadata"), {"uid"}));
+    const kube::GVR& r = kube::gvr::kPodGroups;
+    run_step(lock, {r.kind_dot_group() + "/" + name,
+                    "deleted",
+                    [this, name, uid] {
+                      try {
+                        client_.remove_exact(kube::gvr::kPodGroups, ns_, name, uid, "");
+                      } catch (const kube::ApiError& e) {
+                        if (!e.is_not_found()) throw;
+                      }
+                    },
+                    [this, name, uid] {
+                      const auto now = client_.get_if_exists(kube::gvr::kPodGroups, ns_, name);
+                      return !now || util::str(util::find(&now->at("metadata"), {"uid"})) != uid;
+                    },
+                    {}});  // infer-operator makes it again, from the current template, with the instance
+    printer_.mutation(r, name, "deleted", DryRun::None);
+  }
 }
 
 void RolloutRestart::wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector,
@@ -203,11 +234,9 @@ std::vector<std::string> pods_going(kube::Client& client, const std::string& ns,
   return names;
 }
 
-}  // namespace
-
-std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
-                             const change::RolloutIntent& intent) {
-  if (intent.operator_replicas < 1) return "";
+/// restore_operator's work, its rights granted.
+std::string start_once_pods_gone(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                                 const change::RolloutIntent& intent) {
   const auto live = client.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
                                          operator_rules::kOperatorDeployment);
   if (!live || stopped_by(json::value(*live)) != ns) return "";  // not stopped by this rollout (any more)
@@ -228,6 +257,24 @@ std::string restore_operator(kube::Client& client, NamespaceLock& lock, const st
   set_operator(client, intent.operator_replicas, "");
   return "started infer-operator again (" + kOperatorRef + " scaled to " + std::to_string(intent.operator_replicas) +
          ")";
+}
+
+}  // namespace
+
+std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
+                             const change::RolloutIntent& intent) {
+  if (intent.operator_replicas < 1) return "";
+  try {
+    return start_once_pods_gone(client, lock, ns, intent);
+  } catch (const kube::ApiError& e) {
+    // Another user's command meets the rollout's intent: the recovery is theirs to run, the rights perhaps not.
+    if (e.code() != 403) throw;
+    throw CommandError("infer-operator stays stopped (" + kOperatorRef + " at 0 replicas) by the interrupted rollout " +
+                       "in namespace " + ns + ", and your user may not start it again: " + e.status_message() +
+                       "; a user who may get and patch it and list pods in namespaces " +
+                       operator_rules::kOperatorNamespace + " and " + ns + " runs kubectl mindie rollout abort -n " +
+                       ns);
+  }
 }
 
 }  // namespace mindie::cmd

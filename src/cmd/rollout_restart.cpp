@@ -28,8 +28,9 @@ std::pair<const kube::GVR*, std::string> split_workload(const std::string& workl
 /// Thrown between two instances when `rollout pause` asked for it.
 struct Paused {};
 
-std::string refusal_text(const std::string& ns, const std::vector<std::string>& refusals) {
-  std::string out = "cannot roll out the deployment in namespace " + ns + ", nothing was changed:";
+std::string refusal_text(const std::string& ns, const std::string& unchanged,
+                         const std::vector<std::string>& refusals) {
+  std::string out = "cannot roll out the deployment in namespace " + ns + ", " + unchanged + ":";
   for (const auto& r : refusals) out += "\n* " + r;
   return out;
 }
@@ -48,6 +49,11 @@ RolloutRestart::RolloutRestart(kube::Client& client, Printer& printer, kube::Inf
                                      : std::chrono::steady_clock::now() + timeout),
       lock_wait_(lock_wait) {}
 
+RolloutRestart& RolloutRestart::after(const std::string& command) {
+  unchanged_ = "the " + command + " stays applied and no pod was replaced";
+  return *this;
+}
+
 void RolloutRestart::run() {
   NamespaceLock lock(client_, printer_, ns_, "rollout", lock_wait_);
   lock.recover_first();
@@ -56,7 +62,7 @@ void RolloutRestart::run() {
       const status::Report report = status::build_report(ns_, read_status_inputs(client_, ns_),
                                                          std::chrono::system_clock::now());
       const rollout::RestartPlan plan = rollout::plan_restart(report, request_);
-      if (!plan.refusals.empty()) throw CommandError(refusal_text(ns_, plan.refusals));
+      if (!plan.refusals.empty()) throw CommandError(refusal_text(ns_, unchanged_, plan.refusals));
       if (plan.roles.empty()) {
         printer_.summary("every instance in namespace " + ns_ + " runs its role's current pod template" +
                          (request_.roles.empty() ? "" : " in the roles asked for") + ": nothing to roll");
@@ -97,7 +103,8 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
                                   {},
                                   {},
                                   request_.stop_operator,
-                                  0};
+                                  0,
+                                  {}};
   if (std::any_of(plan.roles.begin(), plan.roles.end(), [](const auto& rr) { return rr.gang; })) check_operator();
   if (service_set_) {
     // The temporary instances must find NPUs, as a scale-out's (npu_preflight.h), before any write.
@@ -121,11 +128,11 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
       surged.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
     services_ = status::service_count(iss);
     const std::vector<std::string> resources = npu_resources();
-    check_npu_fit(client_, printer_,
-                  {node_fit::added_demands(node_fit::npu_demands({iss}, resources),
-                                           node_fit::npu_demands({surged}, resources)),
-                   "", "the temporary instances' pods",
-                   "free or add nodes, or pass --no-surge --allow-downtime to replace instances without one"});
+    check_npu_fit(
+        client_, printer_,
+        {node_fit::added_demands(node_fit::npu_demands({iss}, resources), node_fit::npu_demands({surged}, resources)),
+         "", "the temporary instances' pods",
+         "free or add nodes, or pass --no-surge --allow-downtime to replace instances without one", "", unchanged_});
   }
   for (const auto& rr : plan.roles) roll_role(lock, rr);
 }
@@ -182,6 +189,7 @@ void RolloutRestart::roll_instance(NamespaceLock& lock, const rollout::RoleResta
     }
     wait_pods(lock, ns_, instance_pods(rr.role, index), workload + "'s pods to be gone",
               [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+    drop_pod_groups(lock, rr.role, index);
     start_operator(lock);
   } else if (service_set_) {
     delete_step(lock, workload, uid);

@@ -34,6 +34,9 @@ class RolloutRestart {
   /// maxSurge 0 under --no-surge, restarted with --all), waits until it runs the current template and is ready.
   /// Throws CommandError (refused, timed out), Interrupted, PartialFailure; an interrupted rollout leaves its intent.
   void run();
+  /// The rollout follows `command`'s writes (deploy --rollout, rollback --rollout): a refusal then says that they
+  /// stay applied and no pod was replaced, where it would say "nothing was changed".
+  RolloutRestart& after(const std::string& command);
 
  private:
   void run_planned(NamespaceLock& lock, const status::Report& report, const rollout::RestartPlan& plan);
@@ -69,6 +72,12 @@ class RolloutRestart {
   /// Once the pods of gang role `role`'s removed instance `index` are gone: stop_operator, start_operator (which
   /// forgets the operator's fault records of them), then clears the role's removed-instance record.
   void forget_removed_instance(NamespaceLock& lock, const std::string& role, std::int64_t index);
+  /// While infer-operator is stopped: deletes the Volcano PodGroups of gang role `role`'s instance `index` (one per
+  /// InferService of the set). The operator reuses an instance's PodGroup unchanged (Ascend/mind-cluster
+  /// component/infer-operator/pkg/controller/workload/podgroup_manager.go, GetOrCreatePodGroupForInstance), so a
+  /// replaced instance would keep the minMember and minResources of its old template, and a removed one leave its
+  /// PodGroup for a later scale-out; started again, the operator makes each from the current template.
+  void drop_pod_groups(NamespaceLock& lock, const std::string& role, std::int64_t index);
   /// Waits (watching the pods `selector` selects in `ns`) until `done` accepts them; throws CommandError naming
   /// `what` on timeout.
   void wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector, const std::string& what,
@@ -84,8 +93,9 @@ class RolloutRestart {
   std::chrono::milliseconds lock_wait_;
   change::RolloutIntent intent_;
   bool service_set_ = false;
-  std::int64_t services_ = 1;      ///< the InferServices of the set (status::service_count)
-  std::string operator_selector_;  ///< check_operator: the label selector of infer-operator's pods
+  std::int64_t services_ = 1;                      ///< the InferServices of the set (status::service_count)
+  std::string unchanged_ = "nothing was changed";  ///< what a refusal before the rollout's first write says (after())
+  std::string operator_selector_;                  ///< check_operator: the label selector of infer-operator's pods
   /// Gang roles whose temporary instance infer-operator may hold fault records for (refuse_gang_rebuild_loop): with
   /// --stop-operator, the operator is restarted before that instance is added.
   std::set<std::string> records_to_forget_;

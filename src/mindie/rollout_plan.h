@@ -21,6 +21,12 @@ struct RestartRequest {
   std::vector<std::string> done;  ///< instances a resumed rollout replaced already (Instance::workload)
   /// --stop-operator: gang roles may be rolled by stopping infer-operator while each old instance's pods go.
   bool stop_operator = false;
+  /// rollout restart's defaults (every role), as deploy --rollout and rollback --rollout roll, with --stop-operator.
+  static RestartRequest defaults(bool stop_operator) {
+    RestartRequest r;
+    r.stop_operator = stop_operator;
+    return r;
+  }
 };
 
 /// One role's part of the rollout.

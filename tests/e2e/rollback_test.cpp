@@ -252,6 +252,9 @@ TEST_CASE(
   auto run = sb.mindie({"rollback", "-n", kNs, "--rollout", "--dry-run=server"});
   CHECK(run.exit_code == 1);
   CHECK(run.err == "error: --rollout cannot be used with --dry-run: nothing changes\n");
+  run = sb.mindie({"rollback", "-n", kNs, "--stop-operator"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "error: --stop-operator applies only to --rollout\n");
   CHECK(sb.requests_since(mark).empty());
 
   mark = sb.requests().size();

@@ -107,6 +107,22 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
   sb.release_held();
   CHECK(operator_replicas(sb) == "0");
 
+  // A user of the namespace alone cannot start the operator: the recovery says so and keeps the intent.
+  sb.admin_ok({"create", "serviceaccount", "ns-user", "-n", kNs});
+  sb.admin_ok({"create", "rolebinding", "ns-user", "-n", kNs, "--clusterrole", "cluster-admin", "--serviceaccount",
+               kNs + ":ns-user"});
+  std::string token = sb.admin_ok({"create", "token", "ns-user", "-n", kNs});
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  const auto refused = sb.mindie({"rollout", "abort", "-n", kNs, "--token", token});
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(refused.err.find(
+                    "infer-operator stays stopped (deployment.apps/infer-operator-manager -n mindx-dl at 0 "
+                    "replicas) by the interrupted rollout in namespace " +
+                    kNs + ", and your user may not start it again: ") != std::string::npos,
+                refused.err);
+  CHECK(refused.err.find("runs kubectl mindie rollout abort -n " + kNs) != std::string::npos);
+  CHECK(operator_replicas(sb) == "0");
+
   // Any other command first takes back what the rollout changed for the while: here rollout abort.
   const auto aborted = sb.mindie({"rollout", "abort", "-n", kNs});
   REQUIRE_MESSAGE(aborted.exit_code == 0, aborted.err);
@@ -188,4 +204,42 @@ TEST_CASE("rollout restart --stop-operator is refused before any write where inf
                              "not exist, nothing was changed") != std::string::npos,
                 run.err);
   CHECK(e2e::writes_since(sb, mark).empty());
+}
+
+TEST_CASE("deploy --rollout of a gang role: refused saying the deploy stays applied; --stop-operator rolls it") {
+  Cluster sb({Cluster::kOperatorDeployment});
+  e2e::TempDir dir;
+  json cfg = gang_example();
+  auto run = e2e::rollout::deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  sb.wait_ready(kNs);
+  cfg["motor_deploy_config"]["image_name"] = e2e::rollout::kNewImage;
+
+  // Without --stop-operator the new template is applied, and the refusal says so instead of "nothing was changed".
+  run = e2e::rollout::deploy(sb, dir, cfg, {"--rollout"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("cannot roll out the deployment in namespace " + kNs +
+                             ", the deploy stays applied and no pod was replaced:\n* role prefill: its instances are "
+                             "gang-scheduled") != std::string::npos,
+                run.err);
+  CHECK(run.err.find("nothing was changed") == std::string::npos);
+  CHECK(operator_replicas(sb) == "1");
+
+  // With it, and a decode pod's memory request changed too: the replaced instances' PodGroups are made again from
+  // the new template (infer-operator would reuse the old ones unchanged), the temporary instance's is gone.
+  const std::string overrides = dir.write("overrides.yaml",
+                                          "roles:\n  decode:\n    resources:\n      requests:\n        memory: 96Gi\n");
+  run = e2e::rollout::deploy(sb, dir, cfg,
+                             {"--overrides", overrides, "--rollout", "--stop-operator", "--timeout", "5m"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.err.find("infer-operator started again") != std::string::npos);
+  CHECK_MESSAGE(run.out.find("podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-1 deleted") !=
+                    std::string::npos,
+                run.out);
+  check_new_image(sb, e2e::role_pods("decode"));
+  check_new_image(sb, e2e::role_pods("prefill"));
+  CHECK(operator_replicas(sb) == "1");
+  for (const char* pg : {"pg-mindie-motor-vllm-0-decode-0", "pg-mindie-motor-vllm-0-decode-1"})
+    CHECK(sb.admin_ok({"get", "podgroup", pg, "-n", kNs, "-o", "jsonpath={.spec.minResources.memory}"}) == "192Gi");
+  CHECK(sb.admin({"get", "podgroup", "pg-mindie-motor-vllm-0-prefill-1", "-n", kNs}).exit_code != 0);
 }

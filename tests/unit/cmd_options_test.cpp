@@ -356,6 +356,14 @@ TEST_CASE("deploy: a refused input sends nothing") {
     o.complete();
     CHECK_THROWS_AS(o.validate(), cmd::UsageError);
   }
+  SUBCASE("flags: --stop-operator without --rollout, refused by validate()") {
+    cmd::DeployFlags flags;
+    flags.config_dir = kExampleDir;
+    flags.stop_operator = true;
+    cmd::DeployOptions o(flags, "");
+    o.complete();
+    CHECK_THROWS_WITH_AS(o.validate(), "--stop-operator applies only to --rollout", cmd::UsageError);
+  }
   CHECK(t.requests.empty());
   CHECK(out.str().empty());
 }
