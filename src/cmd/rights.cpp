@@ -116,15 +116,38 @@ std::string describe(const std::vector<kube::ResourceAccess>& denied) {
   return util::join(parts, "; ");
 }
 
-void check_before_write(kube::Client& client, const std::string& ns, unsigned uses, bool service_set,
-                        const std::string& command) {
-  const auto denied = kube::denied(client, needed(uses, service_set, ns));
+std::vector<kube::ResourceAccess> storm_rights(Use use, const std::string& ns) {
+  const std::string storm_group = "orchestration.aibrix.ai";
+  std::vector<kube::ResourceAccess> out{{"get", "coordination.k8s.io", "leases", ns},
+                                        {"create", "coordination.k8s.io", "leases", ns},
+                                        {"patch", "coordination.k8s.io", "leases", ns}};
+  if (use == kDeploy) out.push_back({"create", storm_group, "stormservices", ns});
+  out.push_back({"patch", storm_group, "stormservices", ns});
+  for (const char* verb : {"create", "patch", "delete"}) out.push_back({verb, "", "services", ns});
+  return out;
+}
+
+namespace {
+
+void refuse_denied(const std::vector<kube::ResourceAccess>& denied, const std::string& ns, const std::string& command,
+                   const std::string& remedy) {
   if (denied.empty()) return;
   throw CommandError(command + " needs rights your user does not have (in namespace " + ns +
-                     ", or cluster-wide where said): " + describe(denied) +
-                     "; an administrator can bind the Role and ClusterRole that `kubectl mindie doctor --print-rbac "
-                     "-n " +
-                     ns + "` prints; nothing was written");
+                     ", or cluster-wide where said): " + describe(denied) + "; " + remedy + "; nothing was written");
+}
+
+}  // namespace
+
+void check_before_write(kube::Client& client, const std::string& ns, unsigned uses, bool service_set,
+                        const std::string& command) {
+  refuse_denied(kube::denied(client, needed(uses, service_set, ns)), ns, command,
+                "an administrator can bind the Role and ClusterRole that `kubectl mindie doctor --print-rbac -n " + ns +
+                    "` prints");
+}
+
+void check_before_write(kube::Client& client, const std::string& ns, const std::vector<kube::ResourceAccess>& needed,
+                        const std::string& command) {
+  refuse_denied(kube::denied(client, needed), ns, command, "ask an administrator to grant them");
 }
 
 }  // namespace mindie::cmd::rights

@@ -38,6 +38,10 @@ std::vector<kube::ResourceAccess> needed(unsigned uses, std::optional<bool> serv
 /// pods, in the namespace its published manifest installs it (operator_rules::kOperatorNamespace).
 std::vector<kube::ResourceAccess> stop_operator_rights();
 
+/// What deploy (kDeploy) or scale (kScale) --framework aibrix writes in namespace `ns`: the lock's Lease, the
+/// StormService (deploy applies it, scale patches its replicas), the per-replica Services (applied, pruned).
+std::vector<kube::ResourceAccess> storm_rights(Use use, const std::string& ns);
+
 /// `denied` in kubectl auth can-i's words, grouped per resource in the table's order:
 /// "create,patch configmaps; patch clusterroles.rbac.authorization.k8s.io (cluster-wide)".
 std::string describe(const std::vector<kube::ResourceAccess>& denied);
@@ -46,6 +50,10 @@ std::string describe(const std::vector<kube::ResourceAccess>& denied);
 /// `service_set` or not) that the server denies the user, ending "nothing was written". One SelfSubjectRulesReview,
 /// and SelfSubjectAccessReviews for what it does not settle (kube/access_review.h).
 void check_before_write(kube::Client& client, const std::string& ns, unsigned uses, bool service_set,
+                        const std::string& command);
+
+/// As check_before_write, for the rights `needed` in `ns` that the table does not hold (--framework aibrix).
+void check_before_write(kube::Client& client, const std::string& ns, const std::vector<kube::ResourceAccess>& needed,
                         const std::string& command);
 
 }  // namespace mindie::cmd::rights

@@ -4,6 +4,7 @@
 #include "aibrix/storm_config.h"
 #include "aibrix/storm_render.h"
 #include "cmd/aibrix.h"
+#include "cmd/rights.h"
 #include "cmd/storm_common.h"
 
 namespace mindie::cmd {
@@ -55,6 +56,7 @@ void StormDeployOptions::run(kube::Client& client, Printer& printer,
     return;
   }
   storm::require_crd(client, "nothing was written");
+  rights::check_before_write(client, app_namespace_, rights::storm_rights(rights::kDeploy, app_namespace_), "deploy");
   const kube::WriteOptions opts = storm::write_options(dry_run_, flags_.force_conflicts);
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, app_namespace_, "deploy", lock_wait_, dry_run_ == DryRun::None);

@@ -6,6 +6,7 @@
 #include "aibrix/storm_config.h"
 #include "aibrix/storm_render.h"
 #include "cmd/aibrix.h"
+#include "cmd/rights.h"
 #include "cmd/storm_common.h"
 #include "util/json_path.h"
 
@@ -73,6 +74,7 @@ void StormScaleOptions::complete(const std::string& context_namespace) {
 void StormScaleOptions::run(kube::Client& client, Printer& printer,
                             const kube::Informer::TransportFactory& new_transport) {
   storm::require_crd(client, "nothing was changed");
+  rights::check_before_write(client, namespace_, rights::storm_rights(rights::kScale, namespace_), "scale");
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
   storm::take_lock(*lock);

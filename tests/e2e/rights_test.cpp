@@ -15,11 +15,12 @@ namespace {
 
 const std::string& kNs = e2e::kExampleNamespace;
 
-/// A token of a new ServiceAccount `sa` of the example's namespace, bound there to ClusterRole or Role `role`.
-std::string token_bound_to(const Cluster& sb, const std::string& sa, const std::string& kind, const std::string& role) {
-  sb.admin_ok({"create", "serviceaccount", sa, "-n", kNs});
-  sb.admin_ok({"create", "rolebinding", sa, "-n", kNs, "--" + kind, role, "--serviceaccount", kNs + ":" + sa});
-  std::string token = sb.admin_ok({"create", "token", sa, "-n", kNs});
+/// A token of a new ServiceAccount `sa` of namespace `ns`, bound there to ClusterRole or Role `role`.
+std::string token_bound_to(const Cluster& sb, const std::string& sa, const std::string& kind, const std::string& role,
+                           const std::string& ns = kNs) {
+  sb.admin_ok({"create", "serviceaccount", sa, "-n", ns});
+  sb.admin_ok({"create", "rolebinding", sa, "-n", ns, "--" + kind, role, "--serviceaccount", ns + ":" + sa});
+  std::string token = sb.admin_ok({"create", "token", sa, "-n", ns});
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
   return token;
 }
@@ -93,4 +94,35 @@ TEST_CASE("rights: a scale by a user who may not patch the InferServiceSet is re
       {"create", "rolebinding", "iss-patch", "-n", kNs, "--role", "iss-patch", "--serviceaccount", kNs + ":scaler"});
   const e2e::Run again = sb.mindie({"scale", "-n", kNs, "--prefill", "2", "--skip-node-check", "--token", token});
   CHECK_MESSAGE(again.exit_code == 0, again.err);
+}
+
+TEST_CASE("rights: an AIBrix deploy and scale by a user who may only read StormServices are refused before any write") {
+  Cluster sb({"--namespace", "vllm-test"});
+  const std::string storm = std::string(MINDIE_SOURCE_DIR) + "/examples/aibrix/stormservice.yaml";
+  REQUIRE(sb.mindie({"deploy", "--framework", "aibrix", "-f", storm}).exit_code == 0);
+  // Services, pods and the lock's Lease, but only reads of StormServices.
+  e2e::TempDir dir;
+  sb.admin_ok({"apply", "-f", dir.write("role.json", R"({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role",
+    "metadata":{"name":"storm-reader","namespace":"vllm-test"},"rules":[
+    {"apiGroups":[""],"resources":["services","pods","events"],"verbs":["*"]},
+    {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["*"]},
+    {"apiGroups":["orchestration.aibrix.ai"],"resources":["stormservices"],"verbs":["get","list","watch"]}]})")});
+  const std::string token = token_bound_to(sb, "storm-reader", "role", "storm-reader", "vllm-test");
+  std::size_t mark = sb.requests().size();
+  e2e::Run run = sb.mindie({"deploy", "--framework", "aibrix", "-f", storm, "--token", token});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err ==
+                    "error: deploy needs rights your user does not have (in namespace vllm-test, or cluster-wide "
+                    "where said): create,patch stormservices.orchestration.aibrix.ai; ask an administrator to grant "
+                    "them; nothing was written\n",
+                run.err);
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
+  mark = sb.requests().size();
+  run = sb.mindie({"scale", "--framework", "aibrix", "-n", "vllm-test", "--app", "qwen3-pd", "--role", "prefill",
+                   "--replicas", "3", "--allow-restart", "--token", token});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("error: scale needs rights your user does not have (in namespace vllm-test, or "
+                             "cluster-wide where said): patch stormservices.orchestration.aibrix.ai;") == 0,
+                run.err);
+  CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);
 }
