@@ -5,7 +5,7 @@
 # The binaries need nothing but glibc >= 2.17: zig (scripts/release/lib.sh, pinned) compiles for
 # x86_64-linux-gnu.2.17 and aarch64-linux-gnu.2.17 and links its libc++ statically, against static zlib, OpenSSL,
 # nghttp2, libcurl, yaml-cpp and Boost built from pinned Debian source packages (scripts/release/deps.sh, cached
-# under ~/.cache/kubectl-mindie/release; ~15 min per architecture the first time on 2 cores, then reused).
+# under ~/.cache/kubectl-mindie/release; built once per architecture, then reused).
 # Checks, for each architecture: the highest GLIBC_ symbol version needed is 2.17 and no library but glibc's is
 # needed (objdump -p); neither the checkout's nor the release cache's path is in the binaries; --help, version, a
 # client dry run of the example, deploy of a missing file and completion run (arm64 under qemu-user, on Debian 12's
