@@ -182,6 +182,7 @@ RolloutIntent rollout_from(const json::object& o) {
   r.allow_downtime = bool_field(o, "allow_downtime");
   r.stop_operator = bool_field(o, "stop_operator");
   r.replacing = string_field(o, "replacing", true);
+  r.pod_groups = names_field(o, "pod_groups");
   r.operator_replicas = o.contains("operator_replicas")
                             ? bounded(o.if_contains("operator_replicas"), 1 << 10, "\"operator_replicas\"")
                             : 0;
@@ -211,6 +212,9 @@ void put_rollout(json::object& o, const RolloutIntent& r) {
   o["stop_operator"] = r.stop_operator;
   o["operator_replicas"] = r.operator_replicas;
   o["replacing"] = r.replacing;
+  json::array pod_groups;
+  for (const auto& pg : r.pod_groups) pod_groups.emplace_back(pg);
+  o["pod_groups"] = std::move(pod_groups);
   o["done"] = std::move(done);
   json::object surged, strategies;
   for (const auto& [role, n] : r.surged) surged[role] = n;

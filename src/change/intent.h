@@ -99,6 +99,9 @@ struct RolloutIntent {
   /// While infer-operator is stopped: the label selector of the pods of the gang instance being replaced, which must
   /// all be gone before it starts again ("" none).
   std::string replacing;
+  /// While infer-operator is stopped: the Volcano PodGroups of the gang instance being replaced or removed, deleted
+  /// before it starts again, so that it makes them from the current template (empty: none).
+  std::vector<std::string> pod_groups;
 };
 
 /// The kind-specific part of an intent.

@@ -56,8 +56,8 @@ void check_npu_fit(kube::Client& client, Printer& printer, const NpuPreflight& c
   const auto short_roles = node_fit::pack(check.demands, nodes);
   if (short_roles.empty()) return;
   std::string msg = check.subject + " do not fit the NPUs free on the cluster's nodes (allocatable less what " +
-                    (check.freed_namespace.empty() ? "their pods hold" : "the pods of other namespaces hold") + "); " +
-                    check.unwritten + ":";
+                    (check.freed_namespace.empty() ? "their pods hold" : "the pods of other namespaces hold") +
+                    "); nothing was written:";
   for (const auto& s : short_roles) msg += "\n* " + s.message();
   msg += "\n" + check.fix;
   throw CommandError(msg);

@@ -31,10 +31,9 @@ struct NpuPreflight {
   std::vector<node_fit::PodDemand> demands;  ///< the pods that must find room
   /// Pods of this namespace count as free ("" none): a redeploy replaces its own pods.
   std::string freed_namespace;
-  std::string subject;                            ///< "the engine pods", "the added instances"
-  std::string fix;                                ///< the last line of the refusal: what to do instead
-  std::string skip_flag = "--skip-node-check";    ///< "": the command has none
-  std::string unwritten = "nothing was written";  ///< what the refusal says of the command's writes
+  std::string subject;                          ///< "the engine pods", "the added instances"
+  std::string fix;                              ///< the last line of the refusal: what to do instead
+  std::string skip_flag = "--skip-node-check";  ///< "": the command has none
 };
 
 /// Throws CommandError naming each role whose pods do not fit, with what the matching nodes have and hold; nothing

@@ -95,34 +95,42 @@ void check_running(const json::value& live) {
 void RolloutRestart::check_operator() {
   if (const auto denied = kube::denied(client_, rights::stop_operator_rights()); !denied.empty())
     throw CommandError("--stop-operator needs rights your user does not have in namespace " +
-                       std::string(operator_rules::kOperatorNamespace) + ": " + rights::describe(denied) + "; " +
-                       unchanged_);
+                       std::string(operator_rules::kOperatorNamespace) + ": " + rights::describe(denied) +
+                       "; nothing was changed");
   // The replaced instances' Volcano PodGroups go with them (drop_pod_groups).
-  if (const auto denied = kube::denied(client_, {{"delete", kube::gvr::kPodGroups.group, "podgroups", ns_}});
+  if (const auto denied = kube::denied(client_, {{"get", kube::gvr::kPodGroups.group, "podgroups", ns_},
+                                                 {"delete", kube::gvr::kPodGroups.group, "podgroups", ns_}});
       !denied.empty())
     throw CommandError("--stop-operator needs rights your user does not have in namespace " + ns_ + ": " +
-                       rights::describe(denied) + "; " + unchanged_);
+                       rights::describe(denied) + "; nothing was changed");
   const auto live = client_.get_if_exists(kube::gvr::kDeployments, operator_rules::kOperatorNamespace,
                                           operator_rules::kOperatorDeployment);
   if (!live)
     throw CommandError("--stop-operator: infer-operator's Deployment " + kOperatorRef +
-                       " (where its published manifest installs it) does not exist, " + unchanged_);
+                       " (where its published manifest installs it) does not exist, nothing was changed");
   const json::value v = *live;
   try {
     check_running(v);
   } catch (const CommandError& e) {
-    throw CommandError(std::string(e.what()) + "; " + unchanged_);
+    throw CommandError(std::string(e.what()) + "; nothing was changed");
   }
   std::string selector;
   if (const auto* labels = util::find(&v, {"spec", "selector", "matchLabels"}); labels && labels->is_object())
     for (const auto& [k, value] : labels->get_object())
       selector += (selector.empty() ? "" : ",") + std::string(k) + "=" + util::str(&value);
   if (selector.empty())
-    throw CommandError("--stop-operator: " + kOperatorRef + " selects its pods without matchLabels, " + unchanged_);
+    throw CommandError("--stop-operator: " + kOperatorRef +
+                       " selects its pods without matchLabels, nothing was changed");
   operator_selector_ = selector;
 }
 
 void RolloutRestart::stop_operator(NamespaceLock& lock) {
+  // Stopped before it copied a changed template into the InstanceSets, it would make the new instances from the old.
+  wait_for(lock, "infer-operator to give the InstanceSets their role's current pod template",
+           [](const status::Report& r) {
+             return std::all_of(r.roles.begin(), r.roles.end(),
+                                [](const auto& role) { return role.instance_sets_on_other_templates.empty(); });
+           });
   const json::value live = live_operator(client_);
   check_running(live);  // refused here, the intent keeps what the rollout changed so far, for the next command
   const std::int64_t replicas = replicas_of(live);
@@ -151,6 +159,7 @@ void RolloutRestart::start_operator(NamespaceLock& lock) {
                   {}});  // the operator runs again: nothing to take back
   intent_.operator_replicas = 0;
   intent_.replacing.clear();
+  intent_.pod_groups.clear();
   lock.before_write(change::Intent{intent_});
   printer_.notice("infer-operator started again (" + kOperatorRef + " scaled to " + std::to_string(replicas) + ")");
   wait_pods(lock, operator_rules::kOperatorNamespace, operator_selector_, "infer-operator to run again",
@@ -164,37 +173,12 @@ void RolloutRestart::forget_removed_instance(NamespaceLock& lock, const std::str
   wait_pods(lock, ns_, instance_pods(role, index),
             "the pods of role " + role + "'s removed instance " + std::to_string(index) + " to be gone",
             [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
+  intent_.pod_groups = pod_group_names(role, index);  // as a scale-in removes them (cmd/pod_groups.h)
   stop_operator(lock);
-  drop_pod_groups(lock, role, index);  // as a scale-in removes them (cmd/pod_groups.h)
+  drop_pod_groups(lock);
   start_operator(lock);
   clear_removed_gang_instances(client_, ns_, client_.get(kube::gvr::kInferServiceSets, ns_, intent_.workload), role,
                                printer_);
-}
-
-void RolloutRestart::drop_pod_groups(NamespaceLock& lock, const std::string& role, std::int64_t index) {
-  for (std::int64_t service = 0; service < services_; ++service) {
-    const std::string name = operator_rules::pod_group_prefix(intent_.workload, static_cast<int>(service), role) +
-                             std::to_string(index);
-    const auto live = client_.get_if_exists(kube::gvr::kPodGroups, ns_, name);
-    if (!live) continue;
-    const std::string uid = util::str(util::find(&live->at("metadata"), {"uid"}));
-    const kube::GVR& r = kube::gvr::kPodGroups;
-    run_step(lock, {r.kind_dot_group() + "/" + name,
-                    "deleted",
-                    [this, name, uid] {
-                      try {
-                        client_.remove_exact(kube::gvr::kPodGroups, ns_, name, uid, "");
-                      } catch (const kube::ApiError& e) {
-                        if (!e.is_not_found()) throw;
-                      }
-                    },
-                    [this, name, uid] {
-                      const auto now = client_.get_if_exists(kube::gvr::kPodGroups, ns_, name);
-                      return !now || util::str(util::find(&now->at("metadata"), {"uid"})) != uid;
-                    },
-                    {}});  // infer-operator makes it again, from the current template, with the instance
-    printer_.mutation(r, name, "deleted", DryRun::None);
-  }
 }
 
 void RolloutRestart::wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector,
@@ -254,9 +238,21 @@ std::string start_once_pods_gone(kube::Client& client, NamespaceLock& lock, cons
     lock.renew();
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  std::vector<std::string> did;
+  for (const auto& name : intent.pod_groups) {  // as the rollout would have (RolloutRestart::drop_pod_groups)
+    // Only the set's own: the intent is the Lease's annotation, which others may write.
+    if (!name.starts_with(operator_rules::workload_pod_group(intent.workload + "-"))) continue;
+    try {
+      client.remove(kube::gvr::kPodGroups, ns, name);
+      did.push_back("deleted podgroup." + kube::gvr::kPodGroups.group + "/" + name);
+    } catch (const kube::ApiError& e) {
+      if (!e.is_not_found()) throw;
+    }
+  }
   set_operator(client, intent.operator_replicas, "");
-  return "started infer-operator again (" + kOperatorRef + " scaled to " + std::to_string(intent.operator_replicas) +
-         ")";
+  did.push_back("started infer-operator again (" + kOperatorRef + " scaled to " +
+                std::to_string(intent.operator_replicas) + ")");
+  return util::join(did, ", ");
 }
 
 }  // namespace
@@ -271,9 +267,8 @@ std::string restore_operator(kube::Client& client, NamespaceLock& lock, const st
     if (e.code() != 403) throw;
     throw CommandError("infer-operator stays stopped (" + kOperatorRef + " at 0 replicas) by the interrupted rollout " +
                        "in namespace " + ns + ", and your user may not start it again: " + e.status_message() +
-                       "; a user who may get and patch it and list pods in namespaces " +
-                       operator_rules::kOperatorNamespace + " and " + ns + " runs kubectl mindie rollout abort -n " +
-                       ns);
+                       "; a user who may get and patch it, and list pods and delete podgroups in namespace " + ns +
+                       ", runs kubectl mindie rollout abort -n " + ns);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "cmd/rollout_restart.h"
 
 #include "cmd/gang_instances.h"
+#include "cmd/interrupt.h"
 #include "cmd/lock.h"
 #include "cmd/logs_streams.h"
 #include "cmd/npu_preflight.h"
@@ -28,9 +29,8 @@ std::pair<const kube::GVR*, std::string> split_workload(const std::string& workl
 /// Thrown between two instances when `rollout pause` asked for it.
 struct Paused {};
 
-std::string refusal_text(const std::string& ns, const std::string& unchanged,
-                         const std::vector<std::string>& refusals) {
-  std::string out = "cannot roll out the deployment in namespace " + ns + ", " + unchanged + ":";
+std::string refusal_text(const std::string& ns, const std::vector<std::string>& refusals) {
+  std::string out = "cannot roll out the deployment in namespace " + ns + ", nothing was changed:";
   for (const auto& r : refusals) out += "\n* " + r;
   return out;
 }
@@ -50,11 +50,33 @@ RolloutRestart::RolloutRestart(kube::Client& client, Printer& printer, kube::Inf
       lock_wait_(lock_wait) {}
 
 RolloutRestart& RolloutRestart::after(const std::string& command) {
-  unchanged_ = "the " + command + " stays applied and no pod was replaced";
+  after_ = command;
   return *this;
 }
 
 void RolloutRestart::run() {
+  if (after_.empty()) return run_rollout();
+  // What refuses before the rollout's first write (the lock, the plan, the checks) says "nothing was changed" or
+  // "nothing was written"; after `after_` wrote, that is said of the pods.
+  const auto reword = [this](std::string what) {
+    const std::string instead = "the " + after_ + " stays applied and no pod was replaced";
+    for (const std::string phrase : {"nothing was changed", "Nothing was changed", "nothing was written"})
+      for (auto at = what.find(phrase); at != std::string::npos; at = what.find(phrase, at + instead.size()))
+        what.replace(at, phrase.size(), phrase[0] == 'N' ? "T" + instead.substr(1) : instead);
+    return what;
+  };
+  try {
+    run_rollout();
+  } catch (const Interrupted& e) {
+    if (stepped_) throw;
+    throw Interrupted(e.signal(), reword(e.what()));
+  } catch (const CommandError& e) {
+    if (stepped_) throw;  // a step's own refusal after others changed pods speaks of that step
+    throw CommandError(reword(e.what()));
+  }
+}
+
+void RolloutRestart::run_rollout() {
   NamespaceLock lock(client_, printer_, ns_, "rollout", lock_wait_);
   lock.recover_first();
   for (int attempt = 0;; ++attempt) {
@@ -62,7 +84,7 @@ void RolloutRestart::run() {
       const status::Report report = status::build_report(ns_, read_status_inputs(client_, ns_),
                                                          std::chrono::system_clock::now());
       const rollout::RestartPlan plan = rollout::plan_restart(report, request_);
-      if (!plan.refusals.empty()) throw CommandError(refusal_text(ns_, unchanged_, plan.refusals));
+      if (!plan.refusals.empty()) throw CommandError(refusal_text(ns_, plan.refusals));
       if (plan.roles.empty()) {
         printer_.summary("every instance in namespace " + ns_ + " runs its role's current pod template" +
                          (request_.roles.empty() ? "" : " in the roles asked for") + ": nothing to roll");
@@ -104,6 +126,7 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
                                   {},
                                   request_.stop_operator,
                                   0,
+                                  {},
                                   {}};
   if (std::any_of(plan.roles.begin(), plan.roles.end(), [](const auto& rr) { return rr.gang; })) check_operator();
   if (service_set_) {
@@ -128,11 +151,11 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
       surged.at("spec").at("template").at("roles").as_array().at(c.index).as_object()["replicas"] = c.to;
     services_ = status::service_count(iss);
     const std::vector<std::string> resources = npu_resources();
-    check_npu_fit(
-        client_, printer_,
-        {node_fit::added_demands(node_fit::npu_demands({iss}, resources), node_fit::npu_demands({surged}, resources)),
-         "", "the temporary instances' pods",
-         "free or add nodes, or pass --no-surge --allow-downtime to replace instances without one", "", unchanged_});
+    check_npu_fit(client_, printer_,
+                  {node_fit::added_demands(node_fit::npu_demands({iss}, resources),
+                                           node_fit::npu_demands({surged}, resources)),
+                   "", "the temporary instances' pods",
+                   "free or add nodes, or pass --no-surge --allow-downtime to replace instances without one", ""});
   }
   for (const auto& rr : plan.roles) roll_role(lock, rr);
 }
@@ -177,19 +200,22 @@ void RolloutRestart::roll_instance(NamespaceLock& lock, const rollout::RoleResta
     // Its pods go while infer-operator is stopped, so its rescheduler records no fault for them; started again, it
     // makes the instance from the current template.
     stop_operator(lock);
-    intent_.replacing = instance_pods(rr.role, index);  // recorded with the delete: recovery waits for these pods
+    // Recorded with the delete: recovery waits for these pods, then deletes these PodGroups.
+    intent_.replacing = instance_pods(rr.role, index);
+    intent_.pod_groups = {operator_rules::workload_pod_group(name)};
     try {
       delete_step(lock, workload, uid);
     } catch (const PartialFailure&) {
       throw;  // the delete may have reached the server: its pods may be going
     } catch (...) {
       intent_.replacing.clear();  // refused: its pods stay, and recovery must not wait for them
+      intent_.pod_groups.clear();
       lock.before_write(change::Intent{intent_});
       throw;
     }
     wait_pods(lock, ns_, instance_pods(rr.role, index), workload + "'s pods to be gone",
               [](const std::vector<kube::PodState>& pods) { return pods.empty(); });
-    drop_pod_groups(lock, rr.role, index);
+    drop_pod_groups(lock);
     start_operator(lock);
   } else if (service_set_) {
     delete_step(lock, workload, uid);
@@ -224,6 +250,7 @@ status::Report RolloutRestart::wait_for(NamespaceLock& lock, const std::string& 
 }
 
 void RolloutRestart::run_step(NamespaceLock& lock, change::Step step) {
+  stepped_ = true;
   LockFence fence(lock, change::Intent{intent_});
   change::Wording wording;
   wording.change = "rollout";
@@ -240,38 +267,6 @@ void RolloutRestart::run_step(NamespaceLock& lock, change::Step step) {
     if (intent_.operator_replicas > 0 || !intent_.surged.empty() || !intent_.strategies.empty()) lock.keep_intent();
     throw;
   }
-}
-
-void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, std::int64_t from, std::int64_t to) {
-  const std::string name = intent_.workload;
-  const json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, name);
-  const auto changes = scale::plan_role_changes(iss, {{role, static_cast<int>(to)}});
-  if (changes.empty() || changes.front().from != from)
-    throw CommandError("role " + role + " of inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + name +
-                       " no longer runs " + std::to_string(from) + " instances: it changed while the rollout ran");
-  kube::WriteOptions opts;
-  opts.field_manager = render::kFieldManager;
-  const auto set = [this, name, opts](const json::array& patch) {
-    client_.patch(kube::gvr::kInferServiceSets, ns_, name, kube::PatchType::Json, patch, opts);
-  };
-  const std::size_t index = changes.front().index;
-  run_step(lock, {kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name, "scaled",
-                  [set, changes] { set(scale::build_replicas_patch(changes)); },
-                  [this, name, index, to] {
-                    const json::value live = client_.get(kube::gvr::kInferServiceSets, ns_, name);
-                    const auto* roles = util::find(&live, {"spec", "template", "roles"});
-                    return roles && roles->is_array() && index < roles->as_array().size() &&
-                           util::num(util::find(&roles->as_array()[index], {"replicas"}), 1) == to;
-                  },
-                  [set, changes] { set(scale::build_undo_patch(changes)); }});
-  if (to < from) record_gang_instances(client_, ns_, iss, changes, false, opts, printer_);
-  printer_.notice("role " + role + ": " +
-                  (to > from ? "added a temporary instance" : "removed the temporary instance") + " (replicas " +
-                  std::to_string(from) + " -> " + std::to_string(to) + ")");
-}
-
-std::string RolloutRestart::instance_pods(const std::string& role, std::int64_t index) const {
-  return log_selector({ns_, intent_.workload, false, services_, role, index});
 }
 
 void RolloutRestart::delete_step(NamespaceLock& lock, const std::string& workload, const std::string& uid) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "change/intent.h"
 #include "change/runner.h"
@@ -39,6 +40,8 @@ class RolloutRestart {
   RolloutRestart& after(const std::string& command);
 
  private:
+  /// run() itself; run() rewords its refusals after after().
+  void run_rollout();
   void run_planned(NamespaceLock& lock, const status::Report& report, const rollout::RestartPlan& plan);
   void roll_role(NamespaceLock& lock, const rollout::RoleRestart& role);
   void roll_instance(NamespaceLock& lock, const rollout::RoleRestart& role, std::size_t k);
@@ -72,12 +75,14 @@ class RolloutRestart {
   /// Once the pods of gang role `role`'s removed instance `index` are gone: stop_operator, start_operator (which
   /// forgets the operator's fault records of them), then clears the role's removed-instance record.
   void forget_removed_instance(NamespaceLock& lock, const std::string& role, std::int64_t index);
-  /// While infer-operator is stopped: deletes the Volcano PodGroups of gang role `role`'s instance `index` (one per
-  /// InferService of the set). The operator reuses an instance's PodGroup unchanged (Ascend/mind-cluster
-  /// component/infer-operator/pkg/controller/workload/podgroup_manager.go, GetOrCreatePodGroupForInstance), so a
-  /// replaced instance would keep the minMember and minResources of its old template, and a removed one leave its
-  /// PodGroup for a later scale-out; started again, the operator makes each from the current template.
-  void drop_pod_groups(NamespaceLock& lock, const std::string& role, std::int64_t index);
+  /// The Volcano PodGroups of gang role `role`'s instance `index`, one per InferService of the set.
+  std::vector<std::string> pod_group_names(const std::string& role, std::int64_t index) const;
+  /// While infer-operator is stopped: deletes the PodGroups the intent records (intent_.pod_groups). The operator
+  /// reuses an instance's PodGroup unchanged (Ascend/mind-cluster component/infer-operator/pkg/controller/workload/
+  /// podgroup_manager.go, GetOrCreatePodGroupForInstance), so a replaced instance would keep the minMember and
+  /// minResources of its old template, and a removed one leave its PodGroup for a later scale-out; started again,
+  /// the operator makes each from the current template.
+  void drop_pod_groups(NamespaceLock& lock);
   /// Waits (watching the pods `selector` selects in `ns`) until `done` accepts them; throws CommandError naming
   /// `what` on timeout.
   void wait_pods(NamespaceLock& lock, const std::string& ns, const std::string& selector, const std::string& what,
@@ -93,9 +98,10 @@ class RolloutRestart {
   std::chrono::milliseconds lock_wait_;
   change::RolloutIntent intent_;
   bool service_set_ = false;
-  std::int64_t services_ = 1;                      ///< the InferServices of the set (status::service_count)
-  std::string unchanged_ = "nothing was changed";  ///< what a refusal before the rollout's first write says (after())
-  std::string operator_selector_;                  ///< check_operator: the label selector of infer-operator's pods
+  std::int64_t services_ = 1;      ///< the InferServices of the set (status::service_count)
+  std::string after_;              ///< the command whose writes the rollout follows (after()), "" none
+  bool stepped_ = false;           ///< a step of the rollout ran (run_step): its refusals are no longer reworded
+  std::string operator_selector_;  ///< check_operator: the label selector of infer-operator's pods
   /// Gang roles whose temporary instance infer-operator may hold fault records for (refuse_gang_rebuild_loop): with
   /// --stop-operator, the operator is restarted before that instance is added.
   std::set<std::string> records_to_forget_;
@@ -120,8 +126,8 @@ std::string settle_rollout(kube::Client& client, NamespaceLock& lock, const std:
                            const change::RolloutIntent& intent);
 
 /// Starts infer-operator again where `intent` stopped it (its Deployment still at 0), once no pod of infer-operator's
-/// in `ns` is terminating (it would record their deletion): what it did, "" nothing. Throws CommandError when they do
-/// not go within 10 minutes.
+/// in `ns` is terminating (it would record their deletion), after deleting the PodGroups the intent records: what it
+/// did, "" nothing. Throws CommandError when they do not go within 10 minutes, or when the user may not start it.
 std::string restore_operator(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                              const change::RolloutIntent& intent);
 

@@ -4,7 +4,9 @@
 
 #include "cmd/gang_instances.h"
 #include "cmd/lock.h"
+#include "cmd/logs_streams.h"
 #include "cmd/rollout_restart.h"
+#include "mindie/operator_rules.h"
 #include "mindie/render.h"
 #include "mindie/scale_plan.h"
 #include "util/json_path.h"
@@ -160,6 +162,70 @@ std::string remove_surge(kube::Client& client, Printer& printer, const std::stri
 }
 
 }  // namespace
+
+std::vector<std::string> RolloutRestart::pod_group_names(const std::string& role, std::int64_t index) const {
+  std::vector<std::string> names;
+  for (std::int64_t service = 0; service < services_; ++service)
+    names.push_back(operator_rules::pod_group_prefix(intent_.workload, static_cast<int>(service), role) +
+                    std::to_string(index));
+  return names;
+}
+
+void RolloutRestart::drop_pod_groups(NamespaceLock& lock) {
+  const kube::GVR& r = kube::gvr::kPodGroups;
+  for (const std::string& name : intent_.pod_groups) {
+    const auto live = client_.get_if_exists(r, ns_, name);
+    if (!live) continue;
+    const std::string uid = util::str(util::find(&live->at("metadata"), {"uid"}));
+    run_step(lock, {r.kind_dot_group() + "/" + name,
+                    "deleted",
+                    [this, name, uid] {
+                      try {
+                        client_.remove_exact(kube::gvr::kPodGroups, ns_, name, uid, "");
+                      } catch (const kube::ApiError& e) {
+                        if (!e.is_not_found()) throw;
+                      }
+                    },
+                    [this, name, uid] {
+                      const auto now = client_.get_if_exists(kube::gvr::kPodGroups, ns_, name);
+                      return !now || util::str(util::find(&now->at("metadata"), {"uid"})) != uid;
+                    },
+                    {}});  // infer-operator makes it again, from the current template, with the instance
+    printer_.mutation(r, name, "deleted", DryRun::None);
+  }
+}
+
+void RolloutRestart::surge_step(NamespaceLock& lock, const std::string& role, std::int64_t from, std::int64_t to) {
+  const std::string name = intent_.workload;
+  const json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, name);
+  const auto changes = scale::plan_role_changes(iss, {{role, static_cast<int>(to)}});
+  if (changes.empty() || changes.front().from != from)
+    throw CommandError("role " + role + " of inferserviceset." + kube::gvr::kInferServiceSets.group + "/" + name +
+                       " no longer runs " + std::to_string(from) + " instances: it changed while the rollout ran");
+  kube::WriteOptions opts;
+  opts.field_manager = render::kFieldManager;
+  const auto set = [this, name, opts](const json::array& patch) {
+    client_.patch(kube::gvr::kInferServiceSets, ns_, name, kube::PatchType::Json, patch, opts);
+  };
+  const std::size_t index = changes.front().index;
+  run_step(lock, {kube::gvr::kInferServiceSets.kind_dot_group() + "/" + name, "scaled",
+                  [set, changes] { set(scale::build_replicas_patch(changes)); },
+                  [this, name, index, to] {
+                    const json::value live = client_.get(kube::gvr::kInferServiceSets, ns_, name);
+                    const auto* roles = util::find(&live, {"spec", "template", "roles"});
+                    return roles && roles->is_array() && index < roles->as_array().size() &&
+                           util::num(util::find(&roles->as_array()[index], {"replicas"}), 1) == to;
+                  },
+                  [set, changes] { set(scale::build_undo_patch(changes)); }});
+  if (to < from) record_gang_instances(client_, ns_, iss, changes, false, opts, printer_);
+  printer_.notice("role " + role + ": " +
+                  (to > from ? "added a temporary instance" : "removed the temporary instance") + " (replicas " +
+                  std::to_string(from) + " -> " + std::to_string(to) + ")");
+}
+
+std::string RolloutRestart::instance_pods(const std::string& role, std::int64_t index) const {
+  return log_selector({ns_, intent_.workload, false, services_, role, index});
+}
 
 std::string settle_rollout(kube::Client& client, NamespaceLock& lock, const std::string& ns,
                            const change::RolloutIntent& intent) {

@@ -49,7 +49,7 @@ json::array read_slim_pods(kube::Client& client, const std::string& ns, const st
 status::StatusInputs read_multi_inputs(kube::Client& client, const std::string& ns, const std::string& name,
                                        json::object cm) {
   const std::string selector = multi_selector(name);
-  status::StatusInputs in{std::move(cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  status::StatusInputs in{std::move(cm), std::nullopt, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   in.deployments = items(client.list(kube::gvr::kDeployments, ns, selector));
   in.pods = read_slim_pods(client, ns, selector);
   const bool trouble = std::any_of(in.pods.begin(), in.pods.end(),
@@ -132,6 +132,7 @@ status::StatusInputs read_service_set_inputs(kube::Client& client, const std::st
                           {},
                           {},
                           std::move(workload_events),
+                          {},
                           {}};
   in.workload_events_unknown = std::move(events_unknown);
   // The operator's role Services carry the InstanceSet's labels, so the pods' selector finds them

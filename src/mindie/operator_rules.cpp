@@ -170,8 +170,10 @@ std::optional<int> own_node_port(const render::NodePortClaim& claim, const json:
 }
 
 std::string pod_group_prefix(const std::string& iss, int service, const std::string& role) {
-  return "pg-" + iss + "-" + std::to_string(service) + "-" + role + "-";
+  return workload_pod_group(iss + "-" + std::to_string(service) + "-" + role + "-");
 }
+
+std::string workload_pod_group(const std::string& workload_name) { return "pg-" + workload_name; }
 
 std::map<int, std::string> removed_gang_instances(const json::value& instance_set) {
   std::map<int, std::string> out;

@@ -92,6 +92,10 @@ std::map<std::string, std::vector<std::string>> instances_on_other_templates(con
 /// delete those of removed instances.
 std::string pod_group_prefix(const std::string& iss, int service, const std::string& role);
 
+/// The PodGroup of the instance whose workload is `workload_name` ("<iss>-<service>-<role>-<index>"): the same name
+/// with pod_group_prefix's "pg-" (podgroup_manager.go GetPGNameFromIndexer).
+std::string workload_pod_group(const std::string& workload_name);
+
 /// The annotation kubectl-mindie puts on a gang role's InstanceSet when a scale removes instances: each removed
 /// index with the time, {"1":"2026-12-05T06:01:02Z"}. infer-operator's rescheduler records a fault for the workload of
 /// every deleted pod of a gang-scheduled InstanceSet and keeps it in memory until the operator restarts (or sees the

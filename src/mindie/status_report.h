@@ -149,6 +149,10 @@ struct Role {
   std::vector<std::string> other_images;                    ///< images pods run that the spec does not name
   std::vector<Event> operator_events;                       ///< infer-operator's Warning events about its InstanceSets
   std::vector<std::string> instance_sets_without_strategy;  ///< InstanceSets lacking the priority-scheduling label
+  /// InstanceSets whose pod template is not yet the role's: infer-operator copies a changed template into them a
+  /// reconcile after the InferService (inferservice_controller.go updateExistInstanceSets), and makes new workloads
+  /// from theirs.
+  std::vector<std::string> instance_sets_on_other_templates;
   std::vector<Instance> instances;
 
   /// Off everywhere: neither the baseline nor the live spec asks for it and no pod of it exists (kv-pool,

@@ -48,6 +48,11 @@ std::string statefulset_uid(const Cluster& sb, const std::string& name) {
   return sb.admin_ok({"get", "statefulset", name, "-n", kNs, "-o", "jsonpath={.metadata.uid}"});
 }
 
+/// The uid of PodGroup `name` in the example's namespace.
+std::string pod_group_uid(const Cluster& sb, const std::string& name) {
+  return sb.admin_ok({"get", "podgroup", name, "-n", kNs, "-o", "jsonpath={.metadata.uid}"});
+}
+
 }  // namespace
 
 TEST_CASE("rollout restart --stop-operator rolls gang roles without infer-operator's rebuild loop") {
@@ -97,6 +102,7 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
   Cluster sb({Cluster::kOperatorDeployment});
   e2e::TempDir dir;
   deploy_then_change_image(sb, dir, gang_example());
+  const std::string pg_uid = pod_group_uid(sb, "pg-mindie-motor-vllm-0-decode-0");
   // Killed once the deletion of the first decode instance's workload reached the server: the operator is stopped.
   sb.add_fault("DELETE:/apis/apps/v1/namespaces/" + kNs + "/statefulsets/.*:hold-reply:1");
   e2e::Background restart(sb.mindie_argv({"rollout", "restart", "-n", kNs, "--role", "decode", "--stop-operator"}));
@@ -126,8 +132,9 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
   // Any other command first takes back what the rollout changed for the while: here rollout abort.
   const auto aborted = sb.mindie({"rollout", "abort", "-n", kNs});
   REQUIRE_MESSAGE(aborted.exit_code == 0, aborted.err);
-  CHECK_MESSAGE(aborted.err.find("started infer-operator again (deployment.apps/infer-operator-manager -n mindx-dl "
-                                 "scaled to 1)") != std::string::npos,
+  CHECK_MESSAGE(aborted.err.find("deleted podgroup.scheduling.volcano.sh/pg-mindie-motor-vllm-0-decode-0, started "
+                                 "infer-operator again (deployment.apps/infer-operator-manager -n mindx-dl scaled to "
+                                 "1)") != std::string::npos,
                 aborted.err);
   CHECK(operator_replicas(sb) == "1");
   // The operator made the deleted instance again, from the current template, and left it alone: a new rollout
@@ -138,6 +145,10 @@ TEST_CASE("rollout restart --stop-operator killed while the operator is stopped:
                 again.out);
   CHECK(again.out.find("decode-0 restarted") == std::string::npos);
   CHECK(operator_replicas(sb) == "1");
+  // The interrupted instance's PodGroup was made again with it, from the current template.
+  const std::string remade = pod_group_uid(sb, "pg-mindie-motor-vllm-0-decode-0");
+  CHECK(!remade.empty());
+  CHECK(remade != pg_uid);
 }
 
 TEST_CASE("a workload delete refused after the operator was stopped keeps the intent: a deploy starts it again") {

@@ -93,6 +93,7 @@ TEST_CASE("intent: a rollout record reads back as written; names that could not 
   r.strategies = {{"vllm-p0", R"({"type":"RollingUpdate"})"}};
   r.stop_operator = true;
   r.operator_replicas = 2;
+  r.pod_groups = {"pg-mindie-motor-vllm-0-prefill-0"};
   change::Intent intent{r};
   intent.at = 1764900000;
   const json::object record = change::to_record(intent);
@@ -106,16 +107,18 @@ TEST_CASE("intent: a rollout record reads back as written; names that could not 
   CHECK(back.surged == r.surged);
   CHECK(back.strategies == r.strategies);
   CHECK(back.stop_operator);
-  CHECK(back.operator_replicas == 2);  // what recovery scales infer-operator back to
+  CHECK(back.operator_replicas == 2);      // what recovery scales infer-operator back to
+  CHECK(back.pod_groups == r.pod_groups);  // what recovery deletes before
   CHECK(change::to_record(change::Intent{back}).at("done") == record.at("done"));
 
   // A record from anyone with write access to the Lease: what reaches the terminal must look like a name.
   const auto hostile = parsed(R"({"format":1,"command":"rollout","roles":["prefill","\u001b[31mred"],
-    "done":["deployment/a",7,"x y"],"surged":{"decode":1,"bad\nrole":2}})");
+    "done":["deployment/a",7,"x y"],"surged":{"decode":1,"bad\nrole":2},"pod_groups":["pg-a","../x y"]})");
   const auto h = std::get<change::RolloutIntent>(change::parse_intent(hostile).change);
   CHECK(h.roles == std::vector<std::string>{"prefill"});
   CHECK(h.done == std::vector<std::string>{"deployment/a"});
   CHECK(h.surged == std::map<std::string, int>{{"decode", 1}});
+  CHECK(h.pod_groups == std::vector<std::string>{"pg-a"});
   CHECK(h.surge);  // absent: the default
   CHECK(h.max_unavailable == 1);
   CHECK(h.operator_replicas == 0);  // absent: the operator was not stopped

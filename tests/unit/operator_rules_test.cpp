@@ -156,6 +156,8 @@ TEST_CASE("instances_on_other_templates counts workloads whose template hash is 
 
 TEST_CASE("pod_group_prefix follows the operator's podgroup_manager") {
   CHECK(operator_rules::pod_group_prefix("mindie-motor-vllm", 0, "decode") + "3" == "pg-mindie-motor-vllm-0-decode-3");
+  // The instance's workload has the same name without "pg-".
+  CHECK(operator_rules::workload_pod_group("mindie-motor-vllm-1-decode-3") == "pg-mindie-motor-vllm-1-decode-3");
 }
 
 // Issue 29: decode 2 -> 1 -> 2 on the real operator re-created the new decode-1 StatefulSet every ~10 s, 42 times in

@@ -333,3 +333,28 @@ TEST_CASE("infer_service_set: a gang instance on an earlier template is not read
   CHECK(unready.find("do not delete a gang instance's workload") != std::string::npos);
   CHECK(unready.find("kubectl delete") == std::string::npos);
 }
+
+// rollout restart --stop-operator must not stop infer-operator before it copied a changed role template into the
+// InstanceSets (inferservice_controller.go updateExistInstanceSets): started again, it makes workloads from theirs.
+TEST_CASE("infer_service_set: InstanceSets not yet given their role's current pod template are named") {
+  auto in = set_live();
+  json::object decode;
+  for (const auto& r : in.service_set->at("spec").at("template").at("roles").as_array())
+    if (r.at("name") == "decode") decode = r.as_object();
+  const json::object labels{{"infer.huawei.com/inferservice-name", "mindie-motor-vllm-0"},
+                            {"infer.huawei.com/instanceset-name", "decode"},
+                            {render::kPrioritySchedulingLabel, "Parallel"}};
+  in.instance_sets.push_back(json::object{{"kind", "InstanceSet"},
+                                          {"metadata", {{"name", "mindie-motor-vllm-0-decode"}, {"labels", labels}}},
+                                          {"spec", decode}});
+  const auto lagging = [&] {
+    for (const auto& role : status::build_report("team-a", in, kNow).roles)
+      if (role.name == "decode") return role.instance_sets_on_other_templates;
+    FAIL("no role decode");
+    return std::vector<std::string>{};
+  };
+  CHECK(lagging().empty());
+  in.instance_sets.back().as_object()["spec"].as_object()["spec"].as_object()["template"] = {
+      {"metadata", {{"annotations", {{render::kTemplateHashAnnotation, "0123456789abcdef"}}}}}};
+  CHECK(lagging() == std::vector<std::string>{"mindie-motor-vllm-0-decode"});
+}
