@@ -64,7 +64,7 @@ const std::vector<Right>& table() {
       {"mindcluster.huawei.com", "inferservicesets", {"delete"}, false, Modes::ServiceSet, kNone},
       {"mindcluster.huawei.com", "instancesets", {"get", "list", "watch", "patch"}, false, Modes::ServiceSet, kNone},
       {"mindcluster.huawei.com", "inferservices", {"get", "list", "watch"}, false, Modes::ServiceSet, kNone},
-      {"scheduling.volcano.sh", "podgroups", {"list", "delete"}, false, Modes::ServiceSet, kNone},
+      {"scheduling.volcano.sh", "podgroups", {"get", "list", "delete"}, false, Modes::ServiceSet, kNone},
       {"rbac.authorization.k8s.io", "clusterroles", {"get", "list"}, true, Modes::All, kNone},
       {"rbac.authorization.k8s.io", "clusterroles", {"create", "patch"}, true, Modes::All, kDeploy},
       {"rbac.authorization.k8s.io", "clusterroles", {"delete"}, true, Modes::All, kNone},
@@ -116,14 +116,15 @@ std::string describe(const std::vector<kube::ResourceAccess>& denied) {
   return util::join(parts, "; ");
 }
 
-std::vector<kube::ResourceAccess> storm_rights(Use use, const std::string& ns) {
+std::vector<kube::ResourceAccess> storm_rights(const StormWrites& writes, const std::string& ns) {
   const std::string storm_group = "orchestration.aibrix.ai";
-  std::vector<kube::ResourceAccess> out{{"get", "coordination.k8s.io", "leases", ns},
-                                        {"create", "coordination.k8s.io", "leases", ns},
-                                        {"patch", "coordination.k8s.io", "leases", ns}};
-  if (use == kDeploy) out.push_back({"create", storm_group, "stormservices", ns});
+  std::vector<kube::ResourceAccess> out;
+  if (writes.lease)
+    for (const char* verb : {"get", "create", "patch"}) out.push_back({verb, "coordination.k8s.io", "leases", ns});
+  if (writes.create) out.push_back({"create", storm_group, "stormservices", ns});
   out.push_back({"patch", storm_group, "stormservices", ns});
-  for (const char* verb : {"create", "patch", "delete"}) out.push_back({verb, "", "services", ns});
+  for (const char* verb : {"create", "patch"}) out.push_back({verb, "", "services", ns});
+  if (writes.prune) out.push_back({"delete", "", "services", ns});
   return out;
 }
 

@@ -38,9 +38,16 @@ std::vector<kube::ResourceAccess> needed(unsigned uses, std::optional<bool> serv
 /// pods, in the namespace its published manifest installs it (operator_rules::kOperatorNamespace).
 std::vector<kube::ResourceAccess> stop_operator_rights();
 
-/// What deploy (kDeploy) or scale (kScale) --framework aibrix writes in namespace `ns`: the lock's Lease, the
-/// StormService (deploy applies it, scale patches its replicas), the per-replica Services (applied, pruned).
-std::vector<kube::ResourceAccess> storm_rights(Use use, const std::string& ns);
+/// What a deploy or scale --framework aibrix writes, as far as it is known before its first write.
+struct StormWrites {
+  bool lease = true;    ///< the namespace lock (not under --dry-run=server)
+  bool create = false;  ///< the StormService is created (deploy of one that does not exist)
+  bool prune = false;   ///< Services of the app are deleted (replicas fewer than there are Services)
+};
+
+/// The rights `writes` needs in namespace `ns`: the Lease, patch (and create) on the StormService, create and patch
+/// (and delete) on Services.
+std::vector<kube::ResourceAccess> storm_rights(const StormWrites& writes, const std::string& ns);
 
 /// `denied` in kubectl auth can-i's words, grouped per resource in the table's order:
 /// "create,patch configmaps; patch clusterroles.rbac.authorization.k8s.io (cluster-wide)".

@@ -1,4 +1,5 @@
 // deploy --framework aibrix (cmd/aibrix.h): the StormService, then its Services, as steps of the change engine.
+#include <algorithm>
 #include <optional>
 
 #include "aibrix/storm_config.h"
@@ -56,7 +57,13 @@ void StormDeployOptions::run(kube::Client& client, Printer& printer,
     return;
   }
   storm::require_crd(client, "nothing was written");
-  rights::check_before_write(client, app_namespace_, rights::storm_rights(rights::kDeploy, app_namespace_), "deploy");
+  rights::StormWrites writes{dry_run_ == DryRun::None, !client.get_if_exists(kStormServices, app_namespace_, app_),
+                             false};
+  for (const auto& svc : storm::list_services(client, app_namespace_, app_))
+    writes.prune |= std::none_of(objects_.begin() + 1, objects_.end(), [&](const boost::json::object& o) {
+      return storm::name_of(o) == storm::name_of(svc);
+    });
+  rights::check_before_write(client, app_namespace_, rights::storm_rights(writes, app_namespace_), "deploy");
   const kube::WriteOptions opts = storm::write_options(dry_run_, flags_.force_conflicts);
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, app_namespace_, "deploy", lock_wait_, dry_run_ == DryRun::None);

@@ -74,11 +74,17 @@ void StormScaleOptions::complete(const std::string& context_namespace) {
 void StormScaleOptions::run(kube::Client& client, Printer& printer,
                             const kube::Informer::TransportFactory& new_transport) {
   storm::require_crd(client, "nothing was changed");
-  rights::check_before_write(client, namespace_, rights::storm_rights(rights::kScale, namespace_), "scale");
   std::optional<NamespaceLock> lock;
   lock.emplace(client, printer, namespace_, "scale", lock_wait_, dry_run_ == DryRun::None);
+  const std::optional<json::object> storm = framework_.app.empty()
+                                                ? storm::find_storm(client, namespace_, "")
+                                                : client.get_if_exists(kStormServices, namespace_, framework_.app);
+  if (framework_.app.empty()) framework_.app = storm::name_of(*storm);
+  // Services go when the role has fewer replicas than before (ab::plan_scale).
+  const rights::StormWrites writes{dry_run_ == DryRun::None, false,
+                                   storm && *framework_.replicas < role_replicas(*storm, framework_.role)};
+  rights::check_before_write(client, namespace_, rights::storm_rights(writes, namespace_), "scale");
   storm::take_lock(*lock);
-  if (framework_.app.empty()) framework_.app = storm::name_of(storm::find_storm(client, namespace_, ""));
   LockFence fence(*lock, std::nullopt);
   change::Runner runner(fence, storm::wording("scale",
                                               "kubectl mindie scale --framework aibrix -n " + namespace_ + " --app " +

@@ -113,7 +113,7 @@ TEST_CASE("rights: an AIBrix deploy and scale by a user who may only read StormS
   CHECK(run.exit_code == 1);
   CHECK_MESSAGE(run.err ==
                     "error: deploy needs rights your user does not have (in namespace vllm-test, or cluster-wide "
-                    "where said): create,patch stormservices.orchestration.aibrix.ai; ask an administrator to grant "
+                    "where said): patch stormservices.orchestration.aibrix.ai; ask an administrator to grant "
                     "them; nothing was written\n",
                 run.err);
   CHECK(e2e::count_writes(sb.requests_since(mark)) == 0);

@@ -157,3 +157,12 @@ TEST_CASE("deploy and scale check only their writes' rights, per deploy mode") {
   CHECK(describe(needed(kDeploy | kDeployPrune, false, "ns")).find("delete,create,patch deployments.apps") !=
         std::string::npos);
 }
+
+TEST_CASE("--framework aibrix asks only for what its writes need: the lock, create on a new app, delete to prune") {
+  using namespace mindie::cmd::rights;
+  CHECK(describe(storm_rights({}, "ns")) ==
+        "get,create,patch leases.coordination.k8s.io; patch stormservices.orchestration.aibrix.ai; create,patch "
+        "services");
+  CHECK(describe(storm_rights({false, true, true}, "ns")) ==
+        "create,patch stormservices.orchestration.aibrix.ai; create,patch,delete services");
+}
