@@ -254,11 +254,12 @@ Command deploy_command() {
           "refuse: a nodePort another Service holds, gang-scheduled roles without Volcano's PodGroup CRD, and on a\n"
           "redeploy a change of what live InstanceSets fixed at creation; and that the engine pods fit the NPUs\n"
           "free on the nodes their nodeSelector matches: allocatable less what the pods of other namespaces hold\n"
-          "(--skip-node-check skips that). A namespace\n"
-          "another tool deployed (motor-config without kubectl-mindie's records, e.g. PyMotor's deploy.py) is refused\n"
-          "unless --adopt, which takes its objects over and deletes those ours replace. A redeploy that would remove\n"
-          "running instances (counts below the live ones, Deployments the config no longer has) is refused before\n"
-          "any write, naming them, unless --prune confirms it; kubectl mindie diff shows what a deploy changes.",
+          "(--skip-node-check skips that). A namespace another tool deployed (motor-config without kubectl-mindie's\n"
+          "records, e.g. PyMotor's deploy.py) is refused unless --adopt, which takes its objects over and deletes\n"
+          "those ours replace. A redeploy that would remove running instances (counts below the live ones,\n"
+          "Deployments the config no longer has) is refused before any write, naming them, unless --prune confirms\n"
+          "it; kubectl mindie diff shows what a deploy changes. --rollout then replaces the instances on an earlier\n"
+          "pod template, as kubectl mindie rollout restart does (with --stop-operator for gang-scheduled roles).",
           "  # Deploy from a folder holding user_config.json and env.json, with PyMotor's deployer folder\n"
           "  kubectl mindie deploy --config-dir ./conf --scripts-dir ./deployer\n\n"
           "  # Print the objects without contacting the cluster\n"
