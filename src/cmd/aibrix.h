@@ -109,6 +109,8 @@ class StormScaleOptions {
   /// Reads the StormService, plans and runs the guarded patch (scale_step); re-reads and re-plans when a test op
   /// failed (422), at most kBaselineWriteAttempts times. Returns the plan that was applied (or needed no patch).
   aibrix::ScalePlan patch_replicas(kube::Client& client, Printer& printer, change::Runner& runner);
+  /// Whether the scale of the live `storm` deletes Services of the app (those its plan no longer wants): one LIST.
+  bool prunes(kube::Client& client, const boost::json::object& storm) const;
   /// The guarded JSON Patch of `plan`, read back by the role's replicas when its answer was lost (no answer, a 5xx).
   change::Step scale_step(kube::Client& client, Printer& printer, const aibrix::ScalePlan& plan) const;
 

@@ -250,7 +250,11 @@ status::Report RolloutRestart::wait_for(NamespaceLock& lock, const std::string& 
 }
 
 void RolloutRestart::run_step(NamespaceLock& lock, change::Step step) {
-  stepped_ = true;
+  // Once a step writes, the lock is held (the fence's take, whose refusals are still the rollout's first).
+  step.write = [this, write = std::move(step.write)] {
+    stepped_ = true;
+    write();
+  };
   LockFence fence(lock, change::Intent{intent_});
   change::Wording wording;
   wording.change = "rollout";

@@ -1,5 +1,6 @@
 // scale --framework aibrix (cmd/aibrix.h): a JSON Patch guarded by test ops, then the Services the new count needs,
 // as steps of the change engine.
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -80,9 +81,7 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
                                                 ? storm::find_storm(client, namespace_, "")
                                                 : client.get_if_exists(kStormServices, namespace_, framework_.app);
   if (framework_.app.empty()) framework_.app = storm::name_of(*storm);
-  // Services go when the role has fewer replicas than before (ab::plan_scale).
-  const rights::StormWrites writes{dry_run_ == DryRun::None, false,
-                                   storm && *framework_.replicas < role_replicas(*storm, framework_.role)};
+  const rights::StormWrites writes{dry_run_ == DryRun::None, false, storm && prunes(client, *storm)};
   rights::check_before_write(client, namespace_, rights::storm_rights(writes, namespace_), "scale");
   storm::take_lock(*lock);
   LockFence fence(*lock, std::nullopt);
@@ -97,6 +96,20 @@ void StormScaleOptions::run(kube::Client& client, Printer& printer,
   lock->done();
   lock.reset();  // a Ctrl-C during the wait ends it at once
   if (flags_.wait.wait) storm::wait_ready(printer, namespace_, framework_.app, timeout_, new_transport);
+}
+
+bool StormScaleOptions::prunes(kube::Client& client, const json::object& storm) const {
+  std::vector<json::object> wanted;
+  try {
+    wanted = ab::plan_scale(storm, framework_.role, *framework_.replicas).services;
+  } catch (const std::invalid_argument&) {
+    return false;  // refused later, with its reason, before any write
+  }
+  for (const auto& svc : storm::list_services(client, namespace_, framework_.app))
+    if (std::none_of(wanted.begin(), wanted.end(),
+                     [&](const json::object& o) { return storm::name_of(o) == storm::name_of(svc); }))
+      return true;
+  return false;
 }
 
 ab::ScalePlan StormScaleOptions::patch_replicas(kube::Client& client, Printer& printer, change::Runner& runner) {

@@ -112,8 +112,9 @@ void judge_instance_sets(const Context& ctx, const Grouped& grouped, const LiveR
       if (!tally.healthy) ctx.report.unready.push_back(line);  // why wait never sees the new instances
     }
   for (const auto* ist : instance_sets)
-    if (!lr.hash.empty() && str(find(ist, {"spec", "spec", "template", "metadata", "annotations",
-                                           render::kTemplateHashAnnotation})) != lr.hash)
+    if (!lr.hash.empty() && !find(ist, {"metadata", "deletionTimestamp"}) &&
+        str(find(ist, {"spec", "spec", "template", "metadata", "annotations", render::kTemplateHashAnnotation})) !=
+            lr.hash)
       role.instance_sets_on_other_templates.push_back(str(find(ist, {"metadata", "name"})));
 }
 

@@ -309,6 +309,27 @@ TEST_CASE("deploy --rollout: a new image is deployed and then reaches every pod;
   CHECK_MESSAGE(e2e::baseline_agrees_with_live(sb, kNs, why), why);
 }
 
+TEST_CASE("deploy --rollout: a refusal of the rollout's lock take says the deploy stays applied") {
+  Cluster sb;
+  e2e::TempDir dir;
+  deploy_then_change_image(sb, dir, example("infer_service_set"));
+  json cfg = example("infer_service_set");
+  cfg["motor_deploy_config"]["image_name"] = kNewImage;
+  // How many times a deploy that changes nothing writes the Lease: the rollout's take is the next write.
+  const std::string lease = "/apis/coordination.k8s.io/v1/namespaces/" + kNs + "/leases/kubectl-mindie";
+  const std::size_t mark = sb.requests().size();
+  auto run = deploy(sb, dir, cfg);
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  std::size_t patches = 0;
+  for (const auto& r : sb.requests_since(mark)) patches += r.path == lease && r.method == "PATCH" ? 1 : 0;
+  sb.add_fault("PATCH:" + lease + ":403:1:" + std::to_string(patches));
+  run = deploy(sb, dir, cfg, {"--rollout"});
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(run.err.find("may not create or update leases there") != std::string::npos, run.err);
+  CHECK_MESSAGE(run.err.find("; the deploy stays applied and no pod was replaced") != std::string::npos, run.err);
+  CHECK(run.err.find("nothing was changed") == std::string::npos);
+}
+
 TEST_CASE("rollout restart and another mutating command: whichever comes second names the first, nothing written") {
   Cluster sb;
   e2e::TempDir dir;

@@ -357,4 +357,7 @@ TEST_CASE("infer_service_set: InstanceSets not yet given their role's current po
   in.instance_sets.back().as_object()["spec"].as_object()["spec"].as_object()["template"] = {
       {"metadata", {{"annotations", {{render::kTemplateHashAnnotation, "0123456789abcdef"}}}}}};
   CHECK(lagging() == std::vector<std::string>{"mindie-motor-vllm-0-decode"});
+  // One being deleted is never updated: not waited for.
+  in.instance_sets.back().as_object()["metadata"].as_object()["deletionTimestamp"] = "2027-01-15T08:00:00Z";
+  CHECK(lagging().empty());
 }
