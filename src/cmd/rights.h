@@ -42,7 +42,7 @@ std::vector<kube::ResourceAccess> stop_operator_rights();
 struct StormWrites {
   bool lease = true;    ///< the namespace lock (not under --dry-run=server)
   bool create = false;  ///< the StormService is created (deploy of one that does not exist)
-  bool prune = false;   ///< Services of the app are deleted (replicas fewer than there are Services)
+  bool prune = false;   ///< Services of the app are deleted (some the new state no longer wants)
 };
 
 /// The rights `writes` needs in namespace `ns`: the Lease, patch (and create) on the StormService, create and patch

@@ -125,14 +125,6 @@ void RolloutRestart::check_operator() {
 }
 
 void RolloutRestart::stop_operator(NamespaceLock& lock) {
-  // Stopped before it copied a changed template into the InstanceSets, it would make the new instances from the old;
-  // stopped already (another rollout, a user), nothing would copy it.
-  check_running(live_operator(client_));
-  wait_for(lock, "infer-operator to give the InstanceSets their role's current pod template",
-           [](const status::Report& r) {
-             return std::all_of(r.roles.begin(), r.roles.end(),
-                                [](const auto& role) { return role.instance_sets_on_other_templates.empty(); });
-           });
   const json::value live = live_operator(client_);
   check_running(live);  // refused here, the intent keeps what the rollout changed so far, for the next command
   const std::int64_t replicas = replicas_of(live);

@@ -128,7 +128,16 @@ void RolloutRestart::run_planned(NamespaceLock& lock, const status::Report& repo
                                   0,
                                   {},
                                   {}};
-  if (std::any_of(plan.roles.begin(), plan.roles.end(), [](const auto& rr) { return rr.gang; })) check_operator();
+  if (std::any_of(plan.roles.begin(), plan.roles.end(), [](const auto& rr) { return rr.gang; })) {
+    check_operator();
+    // Stopped before it copied a changed template into the InstanceSets, it would make the new instances from the
+    // old one. Once is enough: no other command changes the templates while the rollout holds the lock.
+    wait_for(lock, "infer-operator to give the InstanceSets their role's current pod template",
+             [](const status::Report& r) {
+               return std::all_of(r.roles.begin(), r.roles.end(),
+                                  [](const auto& role) { return role.instance_sets_on_other_templates.empty(); });
+             });
+  }
   if (service_set_) {
     // The temporary instances must find NPUs, as a scale-out's (npu_preflight.h), before any write.
     json::object iss = client_.get(kube::gvr::kInferServiceSets, ns_, report.name);
